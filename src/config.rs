@@ -1,0 +1,186 @@
+//! Runtime configuration (`ht_runtime_new`'s JSON). `{}` means defaults with
+//! nothing built-in switched on. Unknown keys are errors naming the key, so a
+//! typo never silently changes behaviour.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+use crate::error::{Error, Result};
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Built-in toolsets to switch on: "terminal", "file", "todo", "memory", "skills".
+    pub builtin_toolsets: Vec<String>,
+    pub terminal: TerminalConfig,
+    pub approvals: ApprovalsConfig,
+    pub dispatch: DispatchConfig,
+    pub availability: AvailabilityConfig,
+    pub data_dir: Option<String>,
+    pub skills_dir: Option<String>,
+    pub workspace_root: Option<String>,
+    /// Minimum level forwarded to the host log handler: error|warn|info|debug|trace.
+    pub log_level: Option<String>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TerminalConfig {
+    /// "local" or "sandbox".
+    pub backend: String,
+    pub cwd: Option<String>,
+    /// Default foreground timeout in seconds.
+    pub timeout: u64,
+    pub env: BTreeMap<String, String>,
+    /// Output cap in characters for a foreground command (head + tail kept).
+    pub max_output_chars: usize,
+    /// Sandbox backend: allow network access.
+    pub network: bool,
+    /// Directory where full outputs are spilled when truncated (None: no spill).
+    pub spill_dir: Option<String>,
+}
+
+impl Default for TerminalConfig {
+    fn default() -> Self {
+        TerminalConfig {
+            backend: "local".into(),
+            cwd: None,
+            timeout: 180,
+            env: BTreeMap::new(),
+            max_output_chars: 50_000,
+            network: false,
+            spill_dir: None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ApprovalsConfig {
+    /// "manual" (ask the host), "smart" (host reviewer first), "off" (allow ask-tier).
+    pub mode: String,
+    pub allowlist_path: Option<String>,
+    /// What `ask` means with no handler or a non-interactive context: "deny" | "allow".
+    pub non_interactive: String,
+    /// Seconds to wait for a host answer; silence is a deny.
+    pub timeout: u64,
+    /// Extra rules, exemptions and deny rules for the analysis engine (engine-defined shape).
+    pub rules: Option<serde_json::Value>,
+}
+
+impl Default for ApprovalsConfig {
+    fn default() -> Self {
+        ApprovalsConfig {
+            mode: "manual".into(),
+            allowlist_path: None,
+            non_interactive: "deny".into(),
+            timeout: 60,
+            rules: None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DispatchConfig {
+    /// Default per-call timeout in seconds for host handlers (0 = none).
+    pub timeout: f64,
+    /// Seconds to wait for a hook decision before continuing without it.
+    pub hook_timeout: f64,
+    /// Default result cap in characters for tools that do not set their own.
+    pub max_result_size_chars: usize,
+    /// Worker threads for a parallel batch segment.
+    pub max_parallel: usize,
+}
+
+impl Default for DispatchConfig {
+    fn default() -> Self {
+        DispatchConfig {
+            timeout: 300.0,
+            hook_timeout: 30.0,
+            max_result_size_chars: 100_000,
+            max_parallel: 8,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AvailabilityConfig {
+    /// How long a check result is trusted, in seconds.
+    pub ttl: f64,
+    /// A check that fails within this many seconds of a success still counts as available.
+    pub failure_grace: f64,
+    /// How long definitions wait for checks before treating them as unavailable, in ms.
+    pub check_timeout_ms: u64,
+}
+
+impl Default for AvailabilityConfig {
+    fn default() -> Self {
+        AvailabilityConfig {
+            ttl: 30.0,
+            failure_grace: 60.0,
+            check_timeout_ms: 250,
+        }
+    }
+}
+
+pub const BUILTIN_TOOLSETS: &[&str] = &["terminal", "file", "todo", "memory", "skills"];
+
+impl Config {
+    pub fn parse(text: &str) -> Result<Config> {
+        let text = if text.trim().is_empty() { "{}" } else { text };
+        let cfg: Config =
+            serde_json::from_str(text).map_err(|e| Error::json(format!("runtime config: {e}")))?;
+        for name in &cfg.builtin_toolsets {
+            if !BUILTIN_TOOLSETS.contains(&name.as_str()) {
+                return Err(Error::invalid(format!(
+                    "runtime config: builtin_toolsets: unknown toolset '{name}' (known: {})",
+                    BUILTIN_TOOLSETS.join(", ")
+                )));
+            }
+        }
+        match cfg.terminal.backend.as_str() {
+            "local" | "sandbox" => {}
+            other => {
+                return Err(Error::invalid(format!(
+                    "runtime config: terminal.backend: unknown backend '{other}' (local, sandbox)"
+                )));
+            }
+        }
+        match cfg.approvals.mode.as_str() {
+            "manual" | "smart" | "off" => {}
+            other => {
+                return Err(Error::invalid(format!(
+                    "runtime config: approvals.mode: unknown mode '{other}' (manual, smart, off)"
+                )));
+            }
+        }
+        match cfg.approvals.non_interactive.as_str() {
+            "deny" | "allow" => {}
+            other => {
+                return Err(Error::invalid(format!(
+                    "runtime config: approvals.non_interactive: '{other}' (deny, allow)"
+                )));
+            }
+        }
+        if !(cfg.dispatch.timeout >= 0.0 && cfg.dispatch.timeout.is_finite()) {
+            return Err(Error::invalid(
+                "runtime config: dispatch.timeout must be >= 0",
+            ));
+        }
+        if cfg.dispatch.max_result_size_chars < 1000 {
+            return Err(Error::invalid(
+                "runtime config: dispatch.max_result_size_chars must be >= 1000",
+            ));
+        }
+        if let Some(level) = &cfg.log_level {
+            if crate::logging::parse_level(level).is_none() {
+                return Err(Error::invalid(format!(
+                    "runtime config: log_level: unknown level '{level}' (error, warn, info, debug, trace)"
+                )));
+            }
+        }
+        Ok(cfg)
+    }
+}

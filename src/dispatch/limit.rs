@@ -1,0 +1,111 @@
+//! Result shaping: size limits that keep head and tail, and the error
+//! sanitiser that keeps framing tokens and fences out of what the model reads.
+
+use once_cell::sync::Lazy;
+use regex::Regex;
+
+/// Cap `text` at `max` characters, keeping 40 % head and 60 % tail (errors
+/// at the end matter) with a marker that says how much was cut.
+pub fn truncate_middle(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let total = text.chars().count();
+    if total <= max {
+        return text.to_string();
+    }
+    let mut budget = max;
+    let mut omitted = total - max;
+    // The marker counts against the budget; two passes settle the digits.
+    for _ in 0..2 {
+        let marker_len = marker(omitted, total).chars().count();
+        budget = max.saturating_sub(marker_len);
+        omitted = total - budget;
+    }
+    let head = budget * 2 / 5;
+    let tail = budget - head;
+    let head_end = text.char_indices().nth(head).map_or(text.len(), |(i, _)| i);
+    let tail_start = text
+        .char_indices()
+        .nth(total - tail)
+        .map_or(text.len(), |(i, _)| i);
+    let mut out = String::with_capacity(max * 4 / 3 + 64);
+    out.push_str(&text[..head_end]);
+    out.push_str(&marker(omitted, total));
+    out.push_str(&text[tail_start..]);
+    out
+}
+
+fn marker(omitted: usize, total: usize) -> String {
+    format!("\n\n... [OUTPUT TRUNCATED - {omitted} chars omitted out of {total} total] ...\n\n")
+}
+
+static TAGS: Lazy<Regex> = Lazy::new(|| {
+    Regex::new(r"(?i)</?(tool_call|function_call|tool_result|function_result|result|response|output|input|system|assistant|user|im_start|im_end)>|<\|[a-z_]+\|>")
+        .expect("valid")
+});
+static FENCE_OPEN: Lazy<Regex> =
+    Lazy::new(|| Regex::new(r"(?m)^\s*```(json|xml|html|markdown|md|text)?\s*").expect("valid"));
+static FENCE_CLOSE: Lazy<Regex> = Lazy::new(|| Regex::new(r"(?m)\s*```\s*$").expect("valid"));
+static CDATA: Lazy<Regex> = Lazy::new(|| Regex::new(r"(?s)<!\[CDATA\[.*?\]\]>").expect("valid"));
+
+/// Make an error message safe to show the model: strip role/framing tags and
+/// chat-template tokens, code fences and CDATA, cap at 2000 characters, and
+/// prefix `[TOOL_ERROR] `.
+pub fn sanitize_error(msg: &str) -> String {
+    let s = TAGS.replace_all(msg, "");
+    let s = CDATA.replace_all(&s, "");
+    let s = FENCE_OPEN.replace_all(&s, "");
+    let s = FENCE_CLOSE.replace_all(&s, "");
+    let s = s.trim();
+    let capped: String = if s.chars().count() > 2000 {
+        let mut c: String = s.chars().take(1997).collect();
+        c.push_str("...");
+        c
+    } else {
+        s.to_string()
+    };
+    format!("[TOOL_ERROR] {capped}")
+}
+
+/// `{"error": message}` as JSON text.
+pub fn error_json(message: &str) -> String {
+    serde_json::json!({ "error": message }).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncation_keeps_head_and_tail_within_budget() {
+        let text: String = (0..100_000)
+            .map(|i| char::from(b'a' + (i % 26) as u8))
+            .collect();
+        let out = truncate_middle(&format!("START{text}END"), 10_000);
+        assert!(out.chars().count() <= 10_000, "{}", out.chars().count());
+        assert!(out.starts_with("START"));
+        assert!(out.ends_with("END"));
+        assert!(out.contains("chars omitted out of 100008 total"));
+    }
+
+    #[test]
+    fn truncation_is_char_safe() {
+        let text = "é".repeat(5000);
+        let out = truncate_middle(&text, 1000);
+        assert!(out.chars().count() <= 1000);
+        assert!(out.contains("OUTPUT TRUNCATED"));
+        assert_eq!(truncate_middle("short", 1000), "short");
+    }
+
+    #[test]
+    fn sanitizer_strips_framing() {
+        let s = sanitize_error(
+            "<tool_call>boom</tool_call>\n```json\n{\"a\":1}\n```\n<![CDATA[x]]><|im_end|>",
+        );
+        assert_eq!(s, "[TOOL_ERROR] boom\n{\"a\":1}");
+        assert_eq!(sanitize_error(""), "[TOOL_ERROR] ");
+        let long = sanitize_error(&"x".repeat(5000));
+        assert_eq!(long.chars().count(), "[TOOL_ERROR] ".len() + 2000);
+    }
+}

@@ -1,0 +1,941 @@
+//! The dispatch pipeline, one for every call:
+//! parse → repair → validate → pre hooks → run → post hooks → transform → limit → wrap.
+//!
+//! The pipeline is a state machine ([`Flow`]) that stops whenever it needs
+//! the host (a handler, a hook decision). The synchronous driver waits on the
+//! calling thread; the asynchronous driver parks the flow in the host request
+//! and resumes it on the callback thread when the host answers. Both run the
+//! same steps, so sync, async and batch calls behave the same.
+
+pub mod batch;
+pub mod limit;
+pub mod validate;
+
+use serde_json::{Map, Value, json};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::error::{Error, Result, Status};
+use crate::host::{HostData, SendPtr, ht_call, ht_hook};
+use crate::pending::{self, Answer, Kind, SyncSlot, Waiter};
+use crate::registry::{Handler, ToolEntry};
+use crate::runtime::{Hook, Hooks, Shared};
+use crate::tools::{CancelToken, NativeTool, ToolCtx};
+
+/// The dispatch context (`context_json`).
+#[derive(Debug, Default, Clone)]
+pub struct CallContext {
+    pub task_id: String,
+    pub session_id: String,
+    pub tool_call_id: String,
+    pub user_task: Option<String>,
+    pub interactive: Option<bool>,
+    /// Per-call timeout override in seconds.
+    pub timeout: Option<f64>,
+    /// The context as JSON for handlers (`None` = `{}`).
+    pub json: Option<Arc<str>>,
+}
+
+impl CallContext {
+    pub fn parse(text: Option<&str>) -> Result<CallContext> {
+        let text = match text.map(str::trim) {
+            None | Some("") => return Ok(CallContext::default()),
+            Some(t) => t,
+        };
+        let v: Value =
+            serde_json::from_str(text).map_err(|e| Error::json(format!("context: {e}")))?;
+        let Value::Object(map) = v else {
+            return Err(Error::json("context: must be a JSON object"));
+        };
+        let s = |k: &str| -> Result<Option<String>> {
+            match map.get(k) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.clone())),
+                Some(_) => Err(Error::json(format!("context: {k}: must be a string"))),
+            }
+        };
+        let interactive = match map.get("interactive") {
+            None | Some(Value::Null) => None,
+            Some(Value::Bool(b)) => Some(*b),
+            Some(_) => return Err(Error::json("context: interactive: must be a boolean")),
+        };
+        let timeout = match map.get("timeout") {
+            None | Some(Value::Null) => None,
+            Some(v) => match v.as_f64() {
+                Some(t) if t > 0.0 && t.is_finite() => Some(t),
+                _ => {
+                    return Err(Error::json(
+                        "context: timeout: must be a positive number of seconds",
+                    ));
+                }
+            },
+        };
+        Ok(CallContext {
+            task_id: s("task_id")?.unwrap_or_default(),
+            session_id: s("session_id")?.unwrap_or_default(),
+            tool_call_id: s("tool_call_id")?.unwrap_or_default(),
+            user_task: s("user_task")?,
+            interactive,
+            timeout,
+            json: Some(Arc::from(Value::Object(map).to_string())),
+        })
+    }
+
+    /// The same context for another call of a batch.
+    pub fn with_tool_call_id(&self, id: &str) -> CallContext {
+        let mut c = self.clone();
+        c.tool_call_id = id.to_string();
+        let mut map = match self.json.as_deref().map(serde_json::from_str::<Value>) {
+            Some(Ok(Value::Object(m))) => m,
+            _ => Map::new(),
+        };
+        map.insert("tool_call_id".into(), Value::String(id.to_string()));
+        c.json = Some(Arc::from(Value::Object(map).to_string()));
+        c
+    }
+}
+
+/// Control block of an async flow (cancellation).
+#[derive(Default)]
+pub struct FlowCtl {
+    cancelled: AtomicBool,
+    waiting: AtomicU64,
+    pub token: Arc<CancelToken>,
+}
+
+impl FlowCtl {
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::Release);
+        self.token.cancel();
+        let w = self.waiting.load(Ordering::Acquire);
+        if w != 0 {
+            pending::abandon(w, Answer::Cancelled);
+        }
+    }
+    fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Acquire)
+    }
+}
+
+/// How a call ended, before it becomes text.
+#[derive(Debug)]
+enum Outcome {
+    Text {
+        text: String,
+        is_error: bool,
+    },
+    Blocked(String),
+    TimedOut(f64),
+    Cancelled,
+    /// A ready-made error result (bad arguments, unknown tool).
+    Invalid(String),
+}
+
+impl Outcome {
+    fn status(&self) -> (&'static str, Option<&'static str>) {
+        match self {
+            Outcome::Text {
+                is_error: false, ..
+            } => ("ok", None),
+            Outcome::Text { is_error: true, .. } => ("error", Some("tool_error")),
+            Outcome::Blocked(_) => ("blocked", Some("plugin_block")),
+            Outcome::TimedOut(_) => ("timeout", Some("timeout")),
+            Outcome::Cancelled => ("cancelled", Some("cancelled")),
+            Outcome::Invalid(_) => ("error", Some("invalid_arguments")),
+        }
+    }
+}
+
+/// What the flow needs next.
+enum Next {
+    Done(String),
+    Host(HostRequest),
+    Native(Arc<dyn NativeTool>, Value),
+}
+
+/// A host callback to invoke and wait for.
+struct HostRequest {
+    kind: Kind,
+    target: HostTarget,
+    payload: Arc<str>,
+    extra: Option<Arc<str>>,
+    deadline: Option<Instant>,
+}
+
+enum HostTarget {
+    Handler(crate::host::HandlerFn, Arc<HostData>),
+    Hook(Hook),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    Pre(usize),
+    Run,
+    Post,
+    Transform(usize),
+    Finish,
+}
+
+/// One call's pipeline state.
+pub struct Flow {
+    entry: Arc<ToolEntry>,
+    hooks: Option<Arc<Hooks>>,
+    args_text: Arc<str>,
+    args: Option<Value>,
+    ctx: CallContext,
+    stage: Stage,
+    outcome: Option<Outcome>,
+    result: String,
+    started: Instant,
+    ran_for: Duration,
+    ctl: Option<Arc<FlowCtl>>,
+    timeout: Option<Duration>,
+    hook_timeout: Duration,
+    max_chars: usize,
+}
+
+/// Words a model might have meant: same prefix or a small edit distance.
+pub fn similar(candidate: &str, wanted: &str) -> bool {
+    if candidate == wanted {
+        return false;
+    }
+    let (a, b) = (candidate.to_ascii_lowercase(), wanted.to_ascii_lowercase());
+    if a.len() >= 4 && b.len() >= 4 && (a.starts_with(&b) || b.starts_with(&a)) {
+        return true;
+    }
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    if a.len().abs_diff(b.len()) > 2 {
+        return false;
+    }
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()] <= 2
+}
+
+fn unknown_tool(shared: &Shared, name: &str) -> String {
+    let snap = shared.snapshot.load();
+    let mut close: Vec<&str> = snap
+        .tools
+        .keys()
+        .map(String::as_str)
+        .filter(|n| similar(n, name))
+        .collect();
+    close.sort_unstable();
+    close.truncate(3);
+    let shown: String = name.chars().take(80).collect();
+    if close.is_empty() {
+        json!({"error": format!("Unknown tool: {shown}")}).to_string()
+    } else {
+        json!({"error": format!("Unknown tool: {shown}"), "did_you_mean": close}).to_string()
+    }
+}
+
+/// Parse, repair and validate arguments. `Err` is the error result for the model.
+fn prepare_args(
+    entry: &ToolEntry,
+    text: &str,
+    keep_value: bool,
+) -> std::result::Result<(Arc<str>, Option<Value>), String> {
+    let trimmed = text.trim();
+    let mut v: Value = if trimmed.is_empty() {
+        Value::Object(Map::new())
+    } else {
+        serde_json::from_str(trimmed).map_err(|e| {
+            json!({
+                "error": format!("Invalid tool arguments for '{}': {e}. Arguments must be a JSON object; the tool was not run.", entry.name),
+            })
+            .to_string()
+        })?
+    };
+    let mut changed = trimmed.is_empty();
+    // Arguments double-encoded as a JSON string holding an object.
+    if let Value::String(s) = &v {
+        if let Ok(inner @ Value::Object(_)) = serde_json::from_str::<Value>(s) {
+            v = inner;
+            changed = true;
+        }
+    }
+    if !v.is_object() {
+        return Err(json!({
+            "error": format!("Invalid tool arguments for '{}': expected a JSON object, got {}. The tool was not run.", entry.name, kind_name(&v)),
+        })
+        .to_string());
+    }
+    if !entry.params_trivial {
+        let mut notes = Vec::new();
+        entry.params.coerce(&mut v, "", &mut notes);
+        if !notes.is_empty() {
+            tracing::debug!(tool = %entry.name, repairs = ?notes, "arguments repaired");
+            changed = true;
+        }
+        let mut errs = Vec::new();
+        entry.params.validate(&v, "", &mut errs, 20);
+        if !errs.is_empty() {
+            return Err(json!({
+                "error": format!("Invalid arguments for tool '{}': {}. Fix the arguments and call the tool again.", entry.name, errs.join("; ")),
+                "errors": errs,
+            })
+            .to_string());
+        }
+    }
+    let text: Arc<str> = if changed {
+        Arc::from(v.to_string())
+    } else {
+        Arc::from(trimmed)
+    };
+    Ok((text, if keep_value { Some(v) } else { None }))
+}
+
+fn kind_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// An error result from a tool, made safe for the model (inner wrapping level).
+fn wrap_tool_error(text: &str) -> String {
+    if let Ok(Value::Object(mut map)) = serde_json::from_str::<Value>(text) {
+        if let Some(Value::String(e)) = map.get("error") {
+            let clean = limit::sanitize_error(e);
+            map.insert("error".into(), Value::String(clean));
+            return Value::Object(map).to_string();
+        }
+    }
+    limit::error_json(&limit::sanitize_error(text))
+}
+
+impl Flow {
+    fn new(
+        shared: &Shared,
+        entry: Arc<ToolEntry>,
+        hooks: Option<Arc<Hooks>>,
+        args_text: &str,
+        ctx: CallContext,
+    ) -> Flow {
+        let cfg = &shared.config.dispatch;
+        let timeout = ctx
+            .timeout
+            .map(Duration::from_secs_f64)
+            .or(entry.timeout)
+            .or_else(|| (cfg.timeout > 0.0).then(|| Duration::from_secs_f64(cfg.timeout)));
+        let max_chars = entry
+            .max_result_size_chars
+            .unwrap_or(cfg.max_result_size_chars);
+        let keep_value = hooks.is_some() || matches!(entry.handler, Handler::Native(_));
+        let mut flow = Flow {
+            hooks,
+            args_text: Arc::from(""),
+            args: None,
+            ctx,
+            stage: Stage::Pre(0),
+            outcome: None,
+            result: String::new(),
+            started: Instant::now(),
+            ran_for: Duration::ZERO,
+            ctl: None,
+            timeout,
+            hook_timeout: Duration::from_secs_f64(cfg.hook_timeout.max(0.001)),
+            max_chars,
+            entry,
+        };
+        if flow.entry.agent_loop {
+            flow.outcome = Some(Outcome::Invalid(limit::error_json(&format!(
+                "{} must be handled by the agent loop",
+                flow.entry.name
+            ))));
+            flow.stage = Stage::Finish;
+            return flow;
+        }
+        match prepare_args(&flow.entry, args_text, keep_value) {
+            Ok((text, value)) => {
+                flow.args_text = text;
+                flow.args = value;
+            }
+            Err(result) => {
+                flow.outcome = Some(Outcome::Invalid(result));
+                flow.stage = Stage::Finish;
+            }
+        }
+        flow
+    }
+
+    fn event_base(&self, event: &str) -> Map<String, Value> {
+        let mut m = Map::new();
+        m.insert("event".into(), event.into());
+        m.insert("tool_name".into(), self.entry.name.clone().into());
+        m.insert("args".into(), self.args.clone().unwrap_or(Value::Null));
+        m.insert("task_id".into(), self.ctx.task_id.clone().into());
+        m.insert("session_id".into(), self.ctx.session_id.clone().into());
+        m.insert("tool_call_id".into(), self.ctx.tool_call_id.clone().into());
+        m
+    }
+
+    fn result_event(&self, event: &str) -> Arc<str> {
+        let mut m = self.event_base(event);
+        let (status, error_type) = self.outcome.as_ref().map_or(("ok", None), Outcome::status);
+        m.insert("result".into(), self.result.clone().into());
+        m.insert(
+            "duration_ms".into(),
+            (self.ran_for.as_millis() as u64).into(),
+        );
+        m.insert("status".into(), status.into());
+        m.insert(
+            "error_type".into(),
+            error_type.map_or(Value::Null, Value::from),
+        );
+        Arc::from(Value::Object(m).to_string())
+    }
+
+    fn cancelled(&self, shared: &Shared) -> bool {
+        shared.is_closed() || self.ctl.as_ref().is_some_and(|c| c.is_cancelled())
+    }
+
+    fn apply_pre_decision(&mut self, answer: Answer) {
+        let text = match answer {
+            Answer::Responded { text, .. } => text,
+            Answer::TimedOut => {
+                tracing::warn!(tool = %self.entry.name, "pre_tool_call hook did not answer in time; continuing");
+                return;
+            }
+            Answer::Cancelled => {
+                self.outcome = Some(Outcome::Cancelled);
+                return;
+            }
+        };
+        let trimmed = text.trim();
+        if trimmed.is_empty() {
+            return;
+        }
+        let Ok(Value::Object(d)) = serde_json::from_str::<Value>(trimmed) else {
+            tracing::warn!(tool = %self.entry.name, "pre_tool_call hook answered with something that is not a JSON object; ignored");
+            return;
+        };
+        match d.get("action").and_then(Value::as_str) {
+            None | Some("continue") => {}
+            Some("block") => match d.get("message").and_then(Value::as_str) {
+                Some(m) if !m.trim().is_empty() => {
+                    self.outcome = Some(Outcome::Blocked(m.to_string()))
+                }
+                _ => {
+                    tracing::warn!(tool = %self.entry.name, "pre_tool_call block without a message; ignored")
+                }
+            },
+            Some("rewrite") => match d.get("args") {
+                Some(new @ Value::Object(_)) => {
+                    match prepare_args(&self.entry, &new.to_string(), true) {
+                        Ok((text, value)) => {
+                            self.args_text = text;
+                            self.args = value;
+                        }
+                        Err(result) => self.outcome = Some(Outcome::Invalid(result)),
+                    }
+                }
+                _ => {
+                    tracing::warn!(tool = %self.entry.name, "pre_tool_call rewrite without an args object; ignored")
+                }
+            },
+            Some(other) => {
+                tracing::warn!(tool = %self.entry.name, action = other, "unknown pre_tool_call action; ignored")
+            }
+        }
+    }
+
+    fn apply_transform(&mut self, answer: Answer) {
+        if let Answer::Responded { text, .. } = answer {
+            match serde_json::from_str::<Value>(text.trim()) {
+                Ok(Value::Object(d)) => {
+                    if let Some(Value::String(r)) = d.get("result") {
+                        self.result = r.clone();
+                    }
+                }
+                _ if text.trim().is_empty() => {}
+                _ => {
+                    tracing::warn!(tool = %self.entry.name, "transform_tool_result answer is not a JSON object; ignored")
+                }
+            }
+        }
+    }
+
+    fn finish_outcome(&mut self) {
+        let outcome = self.outcome.take().unwrap_or(Outcome::Text {
+            text: String::new(),
+            is_error: false,
+        });
+        self.result = match &outcome {
+            Outcome::Text { text, is_error: false } => text.clone(),
+            Outcome::Text { text, is_error: true } => wrap_tool_error(text),
+            Outcome::Blocked(m) => limit::error_json(m),
+            Outcome::TimedOut(s) => json!({
+                "error": format!("Tool '{}' timed out after {s} s; its result was discarded.", self.entry.name),
+                "status": "timeout",
+            })
+            .to_string(),
+            Outcome::Cancelled => json!({"error": "Tool execution cancelled", "status": "cancelled"}).to_string(),
+            Outcome::Invalid(r) => r.clone(),
+        };
+        self.outcome = Some(outcome);
+    }
+
+    /// Advance until the host is needed or the call is done. `input` answers
+    /// the request made at the current stage.
+    fn step(&mut self, shared: &Arc<Shared>, mut input: Option<Answer>) -> Next {
+        loop {
+            match self.stage {
+                Stage::Pre(i) => {
+                    if let Some(a) = input.take() {
+                        self.apply_pre_decision(a);
+                        self.stage = if self.outcome.is_some() {
+                            Stage::Post
+                        } else {
+                            Stage::Pre(i + 1)
+                        };
+                        if self.outcome.is_some() {
+                            self.finish_outcome();
+                        }
+                        continue;
+                    }
+                    let hook = self.hooks.as_ref().and_then(|h| h.pre.get(i)).cloned();
+                    match hook {
+                        Some(hook) => {
+                            if self.cancelled(shared) {
+                                self.outcome = Some(Outcome::Cancelled);
+                                self.finish_outcome();
+                                self.stage = Stage::Post;
+                                continue;
+                            }
+                            let event = Arc::from(
+                                Value::Object(self.event_base("pre_tool_call")).to_string(),
+                            );
+                            return Next::Host(HostRequest {
+                                kind: Kind::Hook,
+                                target: HostTarget::Hook(hook),
+                                payload: event,
+                                extra: None,
+                                deadline: Some(Instant::now() + self.hook_timeout),
+                            });
+                        }
+                        None => self.stage = Stage::Run,
+                    }
+                }
+                Stage::Run => {
+                    if let Some(a) = input.take() {
+                        self.ran_for = self.started.elapsed();
+                        self.outcome = Some(match a {
+                            Answer::Responded { is_error, text } => {
+                                Outcome::Text { text, is_error }
+                            }
+                            Answer::TimedOut => {
+                                Outcome::TimedOut(self.timeout.map_or(0.0, |t| t.as_secs_f64()))
+                            }
+                            Answer::Cancelled => Outcome::Cancelled,
+                        });
+                        self.finish_outcome();
+                        self.stage = Stage::Post;
+                        continue;
+                    }
+                    if self.cancelled(shared) {
+                        self.outcome = Some(Outcome::Cancelled);
+                        self.finish_outcome();
+                        self.stage = Stage::Post;
+                        continue;
+                    }
+                    self.started = Instant::now();
+                    match &self.entry.handler {
+                        Handler::Host { func, data } => {
+                            return Next::Host(HostRequest {
+                                kind: Kind::Call,
+                                target: HostTarget::Handler(*func, data.clone()),
+                                payload: self.args_text.clone(),
+                                extra: self.ctx.json.clone(),
+                                deadline: self.timeout.map(|t| Instant::now() + t),
+                            });
+                        }
+                        Handler::Native(tool) => {
+                            let args = self
+                                .args
+                                .clone()
+                                .unwrap_or_else(|| Value::Object(Map::new()));
+                            return Next::Native(tool.clone(), args);
+                        }
+                    }
+                }
+                Stage::Post => {
+                    if let Some(hooks) = self.hooks.clone() {
+                        if !hooks.post.is_empty() {
+                            let event = self.result_event("post_tool_call");
+                            for hook in &hooks.post {
+                                observe(shared, hook, event.clone());
+                            }
+                        }
+                    }
+                    self.stage = Stage::Transform(0);
+                }
+                Stage::Transform(i) => {
+                    if let Some(a) = input.take() {
+                        self.apply_transform(a);
+                        self.stage = Stage::Transform(i + 1);
+                        continue;
+                    }
+                    let hook = self
+                        .hooks
+                        .as_ref()
+                        .and_then(|h| h.transform.get(i))
+                        .cloned();
+                    match hook {
+                        Some(hook) if !self.cancelled(shared) => {
+                            return Next::Host(HostRequest {
+                                kind: Kind::Hook,
+                                target: HostTarget::Hook(hook),
+                                payload: self.result_event("transform_tool_result"),
+                                extra: None,
+                                deadline: Some(Instant::now() + self.hook_timeout),
+                            });
+                        }
+                        _ => self.stage = Stage::Finish,
+                    }
+                }
+                Stage::Finish => {
+                    if self.outcome.is_none() {
+                        // Reached directly (bad arguments, agent-loop tool): no hooks ran.
+                        self.outcome = Some(Outcome::Invalid(String::new()));
+                    }
+                    if let Some(Outcome::Invalid(r)) = &self.outcome {
+                        if self.result.is_empty() {
+                            self.result = r.clone();
+                        }
+                    }
+                    let text = std::mem::take(&mut self.result);
+                    return Next::Done(limit::truncate_middle(&text, self.max_chars));
+                }
+            }
+        }
+    }
+
+    fn is_cancelled_outcome(&self) -> bool {
+        matches!(self.outcome, Some(Outcome::Cancelled))
+    }
+}
+
+/// Fire an observe-only hook: the host answers to free the event; nobody waits.
+fn observe(shared: &Shared, hook: &Hook, event: Arc<str>) {
+    let id = pending::insert(
+        Kind::Hook,
+        shared.id,
+        "post_tool_call",
+        event,
+        None,
+        Waiter::Async(Box::new(|_| {})),
+    );
+    unsafe { (hook.func)(hook.data.user_data, id as *mut ht_hook) };
+}
+
+fn invoke(shared: &Shared, req: &HostRequest, name: &str, waiter: Waiter) -> u64 {
+    let id = pending::insert(
+        req.kind,
+        shared.id,
+        name,
+        req.payload.clone(),
+        req.extra.clone(),
+        waiter,
+    );
+    id
+}
+
+fn call_host(target: &HostTarget, id: u64) {
+    unsafe {
+        match target {
+            HostTarget::Handler(f, data) => f(data.user_data, id as *mut ht_call),
+            HostTarget::Hook(h) => (h.func)(h.data.user_data, id as *mut ht_hook),
+        }
+    }
+}
+
+/// Run one host request on this thread and wait for its answer.
+fn run_host_sync(shared: &Shared, req: HostRequest, name: &str, ctl: Option<&FlowCtl>) -> Answer {
+    let slot = SyncSlot::new();
+    let id = invoke(shared, &req, name, Waiter::Sync(slot.clone()));
+    if let Some(ctl) = ctl {
+        ctl.waiting.store(id, Ordering::Release);
+        if ctl.is_cancelled() {
+            pending::abandon(id, Answer::Cancelled);
+        }
+    }
+    if shared.is_closed() {
+        pending::abandon(id, Answer::Cancelled);
+    }
+    call_host(&req.target, id);
+    if let Some(a) = slot.try_take() {
+        return a;
+    }
+    match slot.wait(req.deadline) {
+        Some(a) => a,
+        None => {
+            pending::abandon(id, Answer::TimedOut);
+            slot.wait(None).unwrap_or(Answer::TimedOut)
+        }
+    }
+}
+
+fn run_native(
+    shared: &Arc<Shared>,
+    flow: &Flow,
+    tool: &Arc<dyn NativeTool>,
+    args: Value,
+    token: &CancelToken,
+) -> Answer {
+    let ctx = ToolCtx {
+        shared,
+        context: &flow.ctx,
+        cancel: token,
+        deadline: flow.timeout.map(|t| Instant::now() + t),
+    };
+    match catch_unwind(AssertUnwindSafe(|| tool.call(args, &ctx))) {
+        Ok(out) => Answer::Responded {
+            is_error: out.is_error,
+            text: out.text,
+        },
+        Err(_) => Answer::Responded {
+            is_error: true,
+            text: format!(
+                "internal error in built-in tool '{}' (bug)",
+                flow.entry.name
+            ),
+        },
+    }
+}
+
+/// The outer wrapping level: a failure of the pipeline itself still gives the model JSON.
+fn outer_error(name: &str, what: &str) -> String {
+    limit::error_json(&limit::sanitize_error(&format!(
+        "Error executing {name}: {what}"
+    )))
+}
+
+/// Synchronous dispatch: handlers run on this thread; the result is text for the model.
+pub fn dispatch_sync(
+    shared: &Arc<Shared>,
+    name: &str,
+    args: &str,
+    ctx: CallContext,
+) -> Result<String> {
+    let _active = shared.enter()?;
+    let (entry, hooks) = {
+        let snap = shared.snapshot.load();
+        match snap.tools.get(name) {
+            Some(e) => (e.clone(), snap.hooks.clone()),
+            None => return Ok(unknown_tool(shared, name)),
+        }
+    };
+    let tool_name = entry.name.clone();
+    let run = AssertUnwindSafe(|| {
+        let mut flow = Flow::new(shared, entry, hooks, args, ctx);
+        let token = CancelToken::default();
+        let mut input = None;
+        loop {
+            match flow.step(shared, input.take()) {
+                Next::Done(text) => return text,
+                Next::Host(req) => input = Some(run_host_sync(shared, req, &flow.entry.name, None)),
+                Next::Native(tool, args) => {
+                    input = Some(run_native(shared, &flow, &tool, args, &token))
+                }
+            }
+        }
+    });
+    match catch_unwind(run) {
+        Ok(text) => Ok(text),
+        Err(_) => Ok(outer_error(&tool_name, "internal error (bug)")),
+    }
+}
+
+/// Host completion callback of an async dispatch.
+pub type CompletionFn = unsafe extern "C" fn(
+    user_data: *mut std::ffi::c_void,
+    status: Status,
+    result: *const u8,
+    len: usize,
+);
+
+struct Completion {
+    func: CompletionFn,
+    user_data: SendPtr,
+}
+
+struct AsyncFlow {
+    flow: Flow,
+    shared: Arc<Shared>,
+    call_id: u64,
+    completion: Completion,
+    timer_key: Option<u64>,
+    _active: crate::runtime::OwnedActive,
+}
+
+/// Start an async dispatch; `on_done` runs exactly once on the callback thread.
+pub fn dispatch_async(
+    shared: &Arc<Shared>,
+    name: &str,
+    args: &str,
+    ctx: CallContext,
+    on_done: CompletionFn,
+    user_data: *mut std::ffi::c_void,
+) -> Result<u64> {
+    let active = shared.enter_owned()?;
+    let call_id = pending::next_id();
+    let snap = shared.snapshot.load();
+    let completion = Completion {
+        func: on_done,
+        user_data: SendPtr(user_data),
+    };
+    let Some(entry) = snap.tools.get(name).cloned() else {
+        let text = unknown_tool(shared, name);
+        shared.callbacks.post(Box::new(move || {
+            let c = completion;
+            unsafe { (c.func)(c.user_data.0, Status::Ok, text.as_ptr(), text.len()) };
+            drop(active);
+        }));
+        return Ok(call_id);
+    };
+    let hooks = snap.hooks.clone();
+    drop(snap);
+    let ctl = Arc::new(FlowCtl::default());
+    shared.flows.lock().insert(call_id, ctl.clone());
+    let mut flow = Flow::new(shared, entry, hooks, args, ctx);
+    flow.ctl = Some(ctl);
+    let af = Box::new(AsyncFlow {
+        flow,
+        shared: shared.clone(),
+        call_id,
+        completion,
+        timer_key: None,
+        _active: active,
+    });
+    shared
+        .callbacks
+        .post(Box::new(move || drive_async(af, None)));
+    Ok(call_id)
+}
+
+/// Run an async flow on the callback thread until it waits or finishes.
+fn drive_async(mut af: Box<AsyncFlow>, mut input: Option<Answer>) {
+    if let Some(k) = af.timer_key.take() {
+        af.shared.timer.cancel(k);
+    }
+    let shared = af.shared.clone();
+    loop {
+        let step = catch_unwind(AssertUnwindSafe(|| af.flow.step(&shared, input.take())));
+        let next = match step {
+            Ok(n) => n,
+            Err(_) => Next::Done(outer_error(&af.flow.entry.name, "internal error (bug)")),
+        };
+        match next {
+            Next::Done(text) => {
+                shared.flows.lock().remove(&af.call_id);
+                let status = if af.flow.is_cancelled_outcome() {
+                    Status::Cancelled
+                } else {
+                    Status::Ok
+                };
+                let c = &af.completion;
+                unsafe { (c.func)(c.user_data.0, status, text.as_ptr(), text.len()) };
+                return;
+            }
+            Next::Native(tool, args) => {
+                let token = af
+                    .flow
+                    .ctl
+                    .as_ref()
+                    .map(|c| c.token.clone())
+                    .unwrap_or_default();
+                let spawned = std::thread::Builder::new()
+                    .name("ht-tool".into())
+                    .spawn(move || {
+                        let answer = run_native(&af.shared.clone(), &af.flow, &tool, args, &token);
+                        let cb = af.shared.callbacks.clone();
+                        cb.post(Box::new(move || drive_async(af, Some(answer))));
+                    });
+                if spawned.is_err() {
+                    tracing::error!("could not start a worker thread for a built-in tool");
+                }
+                return;
+            }
+            Next::Host(req) => {
+                let name = af.flow.entry.name.clone();
+                let deadline = req.deadline;
+                let target = match &req.target {
+                    HostTarget::Handler(f, d) => HostTarget::Handler(*f, d.clone()),
+                    HostTarget::Hook(h) => HostTarget::Hook(h.clone()),
+                };
+                let ctl = af.flow.ctl.clone();
+                let cb = shared.callbacks.clone();
+                // Park the flow in the request: the answer (from any thread) queues its resumption.
+                let slot: Arc<parking_lot::Mutex<Option<Box<AsyncFlow>>>> =
+                    Arc::new(parking_lot::Mutex::new(None));
+                let slot2 = slot.clone();
+                let waiter = Waiter::Async(Box::new(move |answer| {
+                    cb.post(Box::new(move || {
+                        if let Some(af) = slot2.lock().take() {
+                            drive_async(af, Some(answer));
+                        }
+                    }));
+                }));
+                let id = invoke(&shared, &req, &name, waiter);
+                if let Some(deadline) = deadline {
+                    af.timer_key = Some(shared.timer.schedule(
+                        deadline,
+                        Box::new(move || {
+                            pending::abandon(id, Answer::TimedOut);
+                        }),
+                    ));
+                }
+                *slot.lock() = Some(af);
+                if let Some(ctl) = ctl {
+                    ctl.waiting.store(id, Ordering::Release);
+                    if ctl.is_cancelled() {
+                        pending::abandon(id, Answer::Cancelled);
+                    }
+                }
+                if shared.is_closed() {
+                    pending::abandon(id, Answer::Cancelled);
+                }
+                call_host(&target, id);
+                return;
+            }
+        }
+    }
+}
+
+/// Whether a registered tool is parallel-safe (for batches).
+pub fn is_parallel_safe(shared: &Shared, name: &str) -> bool {
+    shared
+        .snapshot
+        .load()
+        .tools
+        .get(name)
+        .is_some_and(|e| e.parallel_safe)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn similar_names() {
+        assert!(similar("read_file", "read_fil"));
+        assert!(similar("terminal", "termnal"));
+        assert!(!similar("terminal", "web_search"));
+    }
+}

@@ -1,0 +1,677 @@
+//! A compiled subset of JSON Schema, made for tool arguments: compile once at
+//! registration (bad schemas are refused with the path of the problem),
+//! then repair and validate each call quickly, with errors a model can fix.
+//!
+//! Why our own: the subset tools use (type, properties, required, enum,
+//! const, items, bounds, pattern, anyOf/oneOf/allOf, nullable) is small, and
+//! argument repair needs the same walk as validation. A general validator
+//! would cost a second walk and give messages written for people, not models.
+
+use regex::Regex;
+use serde_json::{Map, Value};
+
+const T_NULL: u8 = 1;
+const T_BOOL: u8 = 2;
+const T_INT: u8 = 4;
+const T_NUM: u8 = 8;
+const T_STR: u8 = 16;
+const T_ARR: u8 = 32;
+const T_OBJ: u8 = 64;
+
+fn type_bit(name: &str) -> Option<u8> {
+    Some(match name {
+        "null" => T_NULL,
+        "boolean" => T_BOOL,
+        "integer" => T_INT,
+        "number" => T_NUM,
+        "string" => T_STR,
+        "array" => T_ARR,
+        "object" => T_OBJ,
+        _ => return None,
+    })
+}
+
+fn type_names(bits: u8) -> String {
+    let names = [
+        (T_NULL, "null"),
+        (T_BOOL, "boolean"),
+        (T_INT, "integer"),
+        (T_NUM, "number"),
+        (T_STR, "string"),
+        (T_ARR, "array"),
+        (T_OBJ, "object"),
+    ];
+    let v: Vec<&str> = names
+        .iter()
+        .filter(|(b, _)| bits & b != 0 && !(*b == T_INT && bits & T_NUM != 0))
+        .map(|(_, n)| *n)
+        .collect();
+    v.join(" or ")
+}
+
+fn value_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn matches_type(bits: u8, v: &Value) -> bool {
+    if bits == 0 {
+        return true;
+    }
+    match v {
+        Value::Null => bits & T_NULL != 0,
+        Value::Bool(_) => bits & T_BOOL != 0,
+        Value::Number(n) => {
+            if bits & T_NUM != 0 {
+                return true;
+            }
+            bits & T_INT != 0
+                && (n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0))
+        }
+        Value::String(_) => bits & T_STR != 0,
+        Value::Array(_) => bits & T_ARR != 0,
+        Value::Object(_) => bits & T_OBJ != 0,
+    }
+}
+
+#[derive(Debug, Default)]
+enum Additional {
+    #[default]
+    Any,
+    Deny,
+    Schema(Box<Node>),
+}
+
+/// One compiled schema node.
+#[derive(Debug, Default)]
+pub struct Node {
+    types: u8,
+    properties: Vec<(String, Node)>,
+    required: Vec<String>,
+    additional: Additional,
+    items: Option<Box<Node>>,
+    enum_values: Option<Vec<Value>>,
+    const_value: Option<Value>,
+    minimum: Option<f64>,
+    maximum: Option<f64>,
+    exclusive_minimum: Option<f64>,
+    exclusive_maximum: Option<f64>,
+    min_length: Option<usize>,
+    max_length: Option<usize>,
+    min_items: Option<usize>,
+    max_items: Option<usize>,
+    pattern: Option<Regex>,
+    any_of: Vec<Node>,
+    one_of: Vec<Node>,
+    all_of: Vec<Node>,
+}
+
+fn as_count(v: &Value, path: &str) -> Result<usize, String> {
+    v.as_u64()
+        .map(|n| n as usize)
+        .ok_or_else(|| format!("{path}: must be a non-negative integer"))
+}
+
+fn as_num(v: &Value, path: &str) -> Result<f64, String> {
+    v.as_f64()
+        .ok_or_else(|| format!("{path}: must be a number"))
+}
+
+impl Node {
+    /// Compile a schema; `path` names where it sits in the tool spec.
+    pub fn compile(schema: &Value, path: &str) -> Result<Node, String> {
+        let obj = match schema {
+            Value::Object(o) => o,
+            Value::Bool(true) => return Ok(Node::default()),
+            _ => return Err(format!("{path}: a schema must be a JSON object")),
+        };
+        let mut n = Node::default();
+        if let Some(t) = obj.get("type") {
+            match t {
+                Value::String(s) => {
+                    n.types =
+                        type_bit(s).ok_or_else(|| format!("{path}.type: unknown type '{s}'"))?
+                }
+                Value::Array(list) => {
+                    for item in list {
+                        let s = item
+                            .as_str()
+                            .ok_or_else(|| format!("{path}.type: entries must be strings"))?;
+                        n.types |= type_bit(s)
+                            .ok_or_else(|| format!("{path}.type: unknown type '{s}'"))?;
+                    }
+                }
+                _ => {
+                    return Err(format!(
+                        "{path}.type: must be a string or an array of strings"
+                    ));
+                }
+            }
+        }
+        if obj.get("nullable") == Some(&Value::Bool(true)) && n.types != 0 {
+            n.types |= T_NULL;
+        }
+        if let Some(p) = obj.get("properties") {
+            let props = p
+                .as_object()
+                .ok_or_else(|| format!("{path}.properties: must be an object"))?;
+            for (k, v) in props {
+                n.properties.push((
+                    k.clone(),
+                    Node::compile(v, &format!("{path}.properties.{k}"))?,
+                ));
+            }
+        }
+        if let Some(r) = obj.get("required") {
+            let list = r
+                .as_array()
+                .ok_or_else(|| format!("{path}.required: must be an array of strings"))?;
+            for item in list {
+                let s = item
+                    .as_str()
+                    .ok_or_else(|| format!("{path}.required: must be an array of strings"))?;
+                n.required.push(s.to_string());
+            }
+        }
+        match obj.get("additionalProperties") {
+            None | Some(Value::Bool(true)) => {}
+            Some(Value::Bool(false)) => n.additional = Additional::Deny,
+            Some(v @ Value::Object(_)) => {
+                n.additional = Additional::Schema(Box::new(Node::compile(
+                    v,
+                    &format!("{path}.additionalProperties"),
+                )?))
+            }
+            Some(_) => {
+                return Err(format!(
+                    "{path}.additionalProperties: must be a boolean or a schema"
+                ));
+            }
+        }
+        if let Some(items) = obj.get("items") {
+            if items.is_object() || items.is_boolean() {
+                n.items = Some(Box::new(Node::compile(items, &format!("{path}.items"))?));
+            } else {
+                return Err(format!("{path}.items: must be a schema object"));
+            }
+        }
+        if let Some(e) = obj.get("enum") {
+            let list = e
+                .as_array()
+                .ok_or_else(|| format!("{path}.enum: must be an array"))?;
+            if list.is_empty() {
+                return Err(format!("{path}.enum: must not be empty"));
+            }
+            n.enum_values = Some(list.clone());
+        }
+        n.const_value = obj.get("const").cloned();
+        let num = |k: &str| {
+            obj.get(k)
+                .map(|v| as_num(v, &format!("{path}.{k}")))
+                .transpose()
+        };
+        n.minimum = num("minimum")?;
+        n.maximum = num("maximum")?;
+        n.exclusive_minimum = match obj.get("exclusiveMinimum") {
+            Some(Value::Bool(_)) | None => None,
+            Some(v) => Some(as_num(v, &format!("{path}.exclusiveMinimum"))?),
+        };
+        n.exclusive_maximum = match obj.get("exclusiveMaximum") {
+            Some(Value::Bool(_)) | None => None,
+            Some(v) => Some(as_num(v, &format!("{path}.exclusiveMaximum"))?),
+        };
+        let cnt = |k: &str| {
+            obj.get(k)
+                .map(|v| as_count(v, &format!("{path}.{k}")))
+                .transpose()
+        };
+        n.min_length = cnt("minLength")?;
+        n.max_length = cnt("maxLength")?;
+        n.min_items = cnt("minItems")?;
+        n.max_items = cnt("maxItems")?;
+        if let Some(p) = obj.get("pattern") {
+            let s = p
+                .as_str()
+                .ok_or_else(|| format!("{path}.pattern: must be a string"))?;
+            n.pattern =
+                Some(Regex::new(s).map_err(|e| format!("{path}.pattern: invalid regex: {e}"))?);
+        }
+        for (key, dest) in [
+            ("anyOf", &mut n.any_of),
+            ("oneOf", &mut n.one_of),
+            ("allOf", &mut n.all_of),
+        ] {
+            if let Some(v) = obj.get(key) {
+                let list = v
+                    .as_array()
+                    .ok_or_else(|| format!("{path}.{key}: must be an array of schemas"))?;
+                for (i, s) in list.iter().enumerate() {
+                    dest.push(Node::compile(s, &format!("{path}.{key}[{i}]"))?);
+                }
+            }
+        }
+        Ok(n)
+    }
+
+    fn allows_null(&self) -> bool {
+        self.types & T_NULL != 0
+            || self.any_of.iter().any(|s| s.allows_null())
+            || self.one_of.iter().any(|s| s.allows_null())
+    }
+
+    fn property(&self, name: &str) -> Option<&Node> {
+        self.properties
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v)
+    }
+
+    /// Declared property names (for messages).
+    pub fn property_names(&self) -> Vec<&str> {
+        self.properties.iter().map(|(k, _)| k.as_str()).collect()
+    }
+
+    /// Repair `v` in place where the schema makes the intent unambiguous.
+    /// Returns a description of each repair made.
+    pub fn coerce(&self, v: &mut Value, path: &str, notes: &mut Vec<String>) {
+        // A union: if the value fails every branch, coerce it towards the first branch it then fits.
+        let branches = if !self.any_of.is_empty() {
+            &self.any_of
+        } else {
+            &self.one_of
+        };
+        if !branches.is_empty() && !branches.iter().any(|b| b.is_valid(v)) {
+            for b in branches {
+                let mut candidate = v.clone();
+                let mut n = Vec::new();
+                b.coerce(&mut candidate, path, &mut n);
+                if b.is_valid(&candidate) {
+                    *v = candidate;
+                    notes.extend(n);
+                    break;
+                }
+            }
+        }
+        if self.types != 0 && !matches_type(self.types, v) {
+            if let Some(new) = self.coerce_scalar(v) {
+                notes.push(format!(
+                    "{path}: converted {} to {}",
+                    value_kind(v),
+                    value_kind(&new)
+                ));
+                *v = new;
+            }
+        }
+        match v {
+            Value::Object(map) => {
+                for (k, child) in map.iter_mut() {
+                    if let Some(node) = self.property(k) {
+                        node.coerce(child, &format!("{path}.{k}"), notes);
+                    } else if let Additional::Schema(node) = &self.additional {
+                        node.coerce(child, &format!("{path}.{k}"), notes);
+                    }
+                }
+            }
+            Value::Array(items) => {
+                if let Some(node) = &self.items {
+                    for (i, child) in items.iter_mut().enumerate() {
+                        node.coerce(child, &format!("{path}[{i}]"), notes);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn coerce_scalar(&self, v: &Value) -> Option<Value> {
+        let t = self.types;
+        if let Value::String(s) = v {
+            let trimmed = s.trim();
+            if trimmed.eq_ignore_ascii_case("null") && t & T_NULL != 0 {
+                return Some(Value::Null);
+            }
+            if t & (T_INT | T_NUM) != 0 {
+                if let Ok(f) = trimmed.parse::<f64>() {
+                    // Never accept NaN or infinities, whatever their spelling.
+                    if f.is_finite() && !trimmed.is_empty() {
+                        if f.fract() == 0.0 && f.abs() < 9.0e15 {
+                            return Some(Value::from(f as i64));
+                        }
+                        if t & T_NUM != 0 {
+                            return serde_json::Number::from_f64(f).map(Value::Number);
+                        }
+                    }
+                }
+            }
+            if t & T_BOOL != 0 {
+                if trimmed.eq_ignore_ascii_case("true") {
+                    return Some(Value::Bool(true));
+                }
+                if trimmed.eq_ignore_ascii_case("false") {
+                    return Some(Value::Bool(false));
+                }
+            }
+            if t & (T_ARR | T_OBJ) != 0 && (trimmed.starts_with('[') || trimmed.starts_with('{')) {
+                if let Ok(parsed) = serde_json::from_str::<Value>(trimmed) {
+                    if (parsed.is_array() && t & T_ARR != 0)
+                        || (parsed.is_object() && t & T_OBJ != 0)
+                    {
+                        return Some(parsed);
+                    }
+                }
+            }
+        }
+        if let Value::Number(n) = v {
+            // 42.0 where an integer is expected.
+            if t & T_INT != 0 && t & T_NUM == 0 {
+                if let Some(f) = n.as_f64() {
+                    if f.fract() == 0.0 && f.abs() < 9.0e15 {
+                        return Some(Value::from(f as i64));
+                    }
+                }
+            }
+        }
+        // A bare value where a list is expected: a one-item list, if the item fits.
+        if t & T_ARR != 0 && !v.is_null() && !v.is_array() {
+            let ok = self.items.as_ref().is_none_or(|it| {
+                let mut probe = v.clone();
+                it.coerce(&mut probe, "", &mut Vec::new());
+                it.is_valid(&probe)
+            });
+            if ok {
+                return Some(Value::Array(vec![v.clone()]));
+            }
+        }
+        None
+    }
+
+    pub fn is_valid(&self, v: &Value) -> bool {
+        let mut errs = Vec::new();
+        self.validate(v, "", &mut errs, 1);
+        errs.is_empty()
+    }
+
+    /// Collect up to `limit` problems (each names its path).
+    pub fn validate(&self, v: &Value, path: &str, errs: &mut Vec<String>, limit: usize) {
+        if errs.len() >= limit {
+            return;
+        }
+        let here = if path.is_empty() { "arguments" } else { path };
+        if self.types != 0 && !matches_type(self.types, v) {
+            errs.push(format!(
+                "{here}: expected {}, got {} {}",
+                type_names(self.types),
+                value_kind(v),
+                short(v)
+            ));
+            return;
+        }
+        if let Some(list) = &self.enum_values {
+            if !list.contains(v) {
+                errs.push(format!(
+                    "{here}: must be one of {}, got {}",
+                    Value::Array(list.clone()),
+                    short(v)
+                ));
+            }
+        }
+        if let Some(c) = &self.const_value {
+            if c != v {
+                errs.push(format!("{here}: must be {c}, got {}", short(v)));
+            }
+        }
+        match v {
+            Value::Number(n) => {
+                let f = n.as_f64().unwrap_or(0.0);
+                if let Some(m) = self.minimum.filter(|m| f < *m) {
+                    errs.push(format!("{here}: must be >= {m}, got {n}"));
+                }
+                if let Some(m) = self.maximum.filter(|m| f > *m) {
+                    errs.push(format!("{here}: must be <= {m}, got {n}"));
+                }
+                if let Some(m) = self.exclusive_minimum.filter(|m| f <= *m) {
+                    errs.push(format!("{here}: must be > {m}, got {n}"));
+                }
+                if let Some(m) = self.exclusive_maximum.filter(|m| f >= *m) {
+                    errs.push(format!("{here}: must be < {m}, got {n}"));
+                }
+            }
+            Value::String(s) => {
+                let needs_len = self.min_length.is_some() || self.max_length.is_some();
+                let len = if needs_len { s.chars().count() } else { 0 };
+                if let Some(m) = self.min_length.filter(|m| len < *m) {
+                    errs.push(format!("{here}: must be at least {m} characters long"));
+                }
+                if let Some(m) = self.max_length.filter(|m| len > *m) {
+                    errs.push(format!(
+                        "{here}: must be at most {m} characters long, got {len}"
+                    ));
+                }
+                if let Some(re) = &self.pattern {
+                    if !re.is_match(s) {
+                        errs.push(format!("{here}: must match the pattern {}", re.as_str()));
+                    }
+                }
+            }
+            Value::Array(items) => {
+                if let Some(m) = self.min_items.filter(|m| items.len() < *m) {
+                    errs.push(format!(
+                        "{here}: must have at least {m} items, got {}",
+                        items.len()
+                    ));
+                }
+                if let Some(m) = self.max_items.filter(|m| items.len() > *m) {
+                    errs.push(format!(
+                        "{here}: must have at most {m} items, got {}",
+                        items.len()
+                    ));
+                }
+                if let Some(node) = &self.items {
+                    for (i, item) in items.iter().enumerate() {
+                        node.validate(item, &format!("{path}[{i}]"), errs, limit);
+                    }
+                }
+            }
+            Value::Object(map) => self.validate_object(map, path, errs, limit),
+            _ => {}
+        }
+        for s in &self.all_of {
+            s.validate(v, path, errs, limit);
+        }
+        if !self.any_of.is_empty() && !self.any_of.iter().any(|s| s.is_valid(v)) {
+            errs.push(format!("{here}: does not match any of the allowed forms"));
+        }
+        if !self.one_of.is_empty() {
+            let n = self.one_of.iter().filter(|s| s.is_valid(v)).count();
+            if n != 1 {
+                errs.push(format!(
+                    "{here}: must match exactly one of the allowed forms, matches {n}"
+                ));
+            }
+        }
+    }
+
+    fn validate_object(
+        &self,
+        map: &Map<String, Value>,
+        path: &str,
+        errs: &mut Vec<String>,
+        limit: usize,
+    ) {
+        for r in &self.required {
+            if !map.contains_key(r) {
+                let at = if path.is_empty() {
+                    String::new()
+                } else {
+                    format!(" in {path}")
+                };
+                errs.push(format!("missing required property '{r}'{at}"));
+            }
+        }
+        for (k, child) in map {
+            let child_path = if path.is_empty() {
+                k.clone()
+            } else {
+                format!("{path}.{k}")
+            };
+            if let Some(node) = self.property(k) {
+                node.validate(child, &child_path, errs, limit);
+            } else {
+                match &self.additional {
+                    Additional::Any => {}
+                    Additional::Deny => errs.push(format!(
+                        "unexpected property '{child_path}' (allowed: {})",
+                        self.property_names().join(", ")
+                    )),
+                    Additional::Schema(node) => node.validate(child, &child_path, errs, limit),
+                }
+            }
+        }
+    }
+
+    /// True when nothing can fail: no checks at all (lets dispatch skip the walk).
+    pub fn is_trivial(&self) -> bool {
+        self.types & !T_OBJ == 0
+            && self.properties.is_empty()
+            && self.required.is_empty()
+            && matches!(self.additional, Additional::Any)
+            && self.any_of.is_empty()
+            && self.one_of.is_empty()
+            && self.all_of.is_empty()
+            && self.enum_values.is_none()
+            && self.const_value.is_none()
+    }
+
+    /// Whether the schema allows null anywhere at the top (used by repair of "null").
+    pub fn nullable(&self) -> bool {
+        self.allows_null()
+    }
+}
+
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 60 {
+        let cut: String = s.chars().take(57).collect();
+        format!("{cut}...")
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn node(s: Value) -> Node {
+        Node::compile(&s, "parameters").unwrap()
+    }
+
+    fn fix(n: &Node, mut v: Value) -> Value {
+        n.coerce(&mut v, "", &mut Vec::new());
+        v
+    }
+
+    #[test]
+    fn repairs_unambiguous_types() {
+        let n = node(json!({"type":"object","properties":{
+            "i":{"type":"integer"},"f":{"type":"number"},"b":{"type":"boolean"},
+            "a":{"type":"array","items":{"type":"string"}},"o":{"type":"object"},
+            "n":{"type":["integer","null"]}}}));
+        let v = fix(
+            &n,
+            json!({"i":"42","f":"1.5","b":"TRUE","a":"[\"x\"]","o":"{\"k\":1}","n":"null"}),
+        );
+        assert_eq!(
+            v,
+            json!({"i":42,"f":1.5,"b":true,"a":["x"],"o":{"k":1},"n":null})
+        );
+        let v = fix(&n, json!({"a":"solo","i":42.0}));
+        assert_eq!(v, json!({"a":["solo"],"i":42}));
+        assert!(n.is_valid(&v));
+    }
+
+    #[test]
+    fn never_accepts_nan_or_infinity() {
+        let n = node(json!({"type":"object","properties":{"x":{"type":"number"}}}));
+        for bad in ["NaN", "nan", "inf", "-Infinity", "infinity", "1e999", ""] {
+            let v = fix(&n, json!({ "x": bad }));
+            assert_eq!(v["x"], json!(bad), "{bad} must stay a string");
+            assert!(!n.is_valid(&v));
+        }
+    }
+
+    #[test]
+    fn fractional_integer_is_not_repaired() {
+        let n = node(json!({"type":"object","properties":{"x":{"type":"integer"}}}));
+        let v = fix(&n, json!({"x":"4.5"}));
+        assert_eq!(v["x"], json!("4.5"));
+        let mut errs = Vec::new();
+        n.validate(&v, "", &mut errs, 10);
+        assert_eq!(
+            errs,
+            vec!["x: expected integer, got string \"4.5\"".to_string()]
+        );
+    }
+
+    #[test]
+    fn reports_every_problem_with_paths() {
+        let n = node(
+            json!({"type":"object","additionalProperties":false,"required":["path"],
+            "properties":{"path":{"type":"string"},"mode":{"enum":["r","w"]},
+            "n":{"type":"integer","minimum":1},"tags":{"type":"array","items":{"type":"string"},"maxItems":2}}}),
+        );
+        let mut errs = Vec::new();
+        n.validate(
+            &json!({"mode":"x","n":0,"tags":["a",1,"c"],"extra":true}),
+            "",
+            &mut errs,
+            20,
+        );
+        let text = errs.join("\n");
+        assert!(text.contains("missing required property 'path'"), "{text}");
+        assert!(
+            text.contains("mode: must be one of [\"r\",\"w\"]"),
+            "{text}"
+        );
+        assert!(text.contains("n: must be >= 1"), "{text}");
+        assert!(text.contains("tags: must have at most 2 items"), "{text}");
+        assert!(
+            text.contains("tags[1]: expected string, got integer 1"),
+            "{text}"
+        );
+        assert!(text.contains("unexpected property 'extra'"), "{text}");
+    }
+
+    #[test]
+    fn bad_schemas_name_the_field() {
+        let e = Node::compile(
+            &json!({"type":"object","properties":{"x":{"type":"strng"}}}),
+            "schema.parameters",
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            "schema.parameters.properties.x.type: unknown type 'strng'"
+        );
+        let e = Node::compile(&json!({"type":"object","required":"x"}), "p").unwrap_err();
+        assert_eq!(e, "p.required: must be an array of strings");
+        let e = Node::compile(&json!({"pattern":"("}), "p").unwrap_err();
+        assert!(e.starts_with("p.pattern: invalid regex"), "{e}");
+    }
+
+    #[test]
+    fn union_branches_are_repaired() {
+        let n = node(
+            json!({"type":"object","properties":{"x":{"anyOf":[{"type":"integer"},{"type":"array"}]}}}),
+        );
+        assert_eq!(fix(&n, json!({"x":"7"})), json!({"x":7}));
+    }
+}

@@ -1,0 +1,283 @@
+//! Host requests in flight: every time the library waits for the host (a tool
+//! call, a hook decision, an approval) it files an entry here and hands the
+//! host an opaque handle that is the entry's id, never a raw pointer.
+//!
+//! Why ids and not boxes: a host that answers twice, answers after a timeout,
+//! or answers after the runtime was freed must get a clear status, not a
+//! use-after-free. A respond looks the id up; a missing id is `NotFound`.
+//! The table is sharded so concurrent dispatches do not share a lock.
+
+use parking_lot::{Condvar, Mutex};
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+/// What kind of object a handle names; accessors check it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Call,
+    Hook,
+    Approval,
+}
+
+/// How a wait ended.
+#[derive(Debug)]
+pub enum Answer {
+    Responded { is_error: bool, text: String },
+    TimedOut,
+    Cancelled,
+}
+
+/// Who is waiting for the answer.
+pub enum Waiter {
+    /// A thread blocked in a synchronous call.
+    Sync(Arc<SyncSlot>),
+    /// A continuation, run on the responding thread (it must only queue work).
+    Async(Box<dyn FnOnce(Answer) + Send>),
+}
+
+/// A one-shot slot a synchronous caller waits on.
+#[derive(Default)]
+pub struct SyncSlot {
+    answer: Mutex<Option<Answer>>,
+    ready: Condvar,
+}
+
+impl SyncSlot {
+    pub fn new() -> Arc<SyncSlot> {
+        Arc::new(SyncSlot::default())
+    }
+    fn put(&self, answer: Answer) {
+        let mut slot = self.answer.lock();
+        if slot.is_none() {
+            *slot = Some(answer);
+        }
+        drop(slot);
+        self.ready.notify_all();
+    }
+    /// Take the answer if it is there already (fast path: inline responders).
+    pub fn try_take(&self) -> Option<Answer> {
+        self.answer.lock().take()
+    }
+    /// Wait until answered or `deadline`; `None` on timeout.
+    pub fn wait(&self, deadline: Option<Instant>) -> Option<Answer> {
+        let mut slot = self.answer.lock();
+        loop {
+            if let Some(a) = slot.take() {
+                return Some(a);
+            }
+            match deadline {
+                Some(d) => {
+                    if self.ready.wait_until(&mut slot, d).timed_out() {
+                        return slot.take();
+                    }
+                }
+                None => self.ready.wait(&mut slot),
+            }
+        }
+    }
+}
+
+impl Waiter {
+    pub fn deliver(self, answer: Answer) {
+        match self {
+            Waiter::Sync(slot) => slot.put(answer),
+            Waiter::Async(k) => k(answer),
+        }
+    }
+}
+
+struct Entry {
+    kind: Kind,
+    runtime_id: u64,
+    /// The JSON the host reads (arguments, hook event, approval request).
+    payload: Arc<str>,
+    /// Secondary text (call context); `None` reads as `{}`.
+    extra: Option<Arc<str>>,
+    name: Box<str>,
+    waiter: Option<Waiter>,
+}
+
+#[derive(Default)]
+struct IdHasher(u64);
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, _: &[u8]) {
+        unreachable!("ids hash as u64")
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+const SHARDS: usize = 64;
+type Shard = Mutex<HashMap<u64, Entry, BuildHasherDefault<IdHasher>>>;
+static TABLE: once_cell::sync::Lazy<Vec<Shard>> = once_cell::sync::Lazy::new(|| {
+    (0..SHARDS)
+        .map(|_| Mutex::new(HashMap::default()))
+        .collect()
+});
+
+/// A thread's ids share one block, hence one shard: no lock line is shared
+/// between threads dispatching at the same time.
+fn shard(id: u64) -> &'static Shard {
+    &TABLE[((id / BLOCK) as usize) % SHARDS]
+}
+
+/// Ids come in per-thread blocks so threads do not contend on one counter.
+static NEXT_BLOCK: AtomicU64 = AtomicU64::new(1);
+const BLOCK: u64 = 4096;
+thread_local! {
+    static NEXT_ID: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
+}
+
+/// A process-unique id, never 0, never below 4096 (so it never looks like NULL).
+pub fn next_id() -> u64 {
+    NEXT_ID.with(|c| {
+        let (mut next, mut end) = c.get();
+        if next == end {
+            let block = NEXT_BLOCK.fetch_add(1, Ordering::Relaxed);
+            next = block * BLOCK;
+            end = next + BLOCK;
+        }
+        c.set((next + 1, end));
+        next
+    })
+}
+
+/// File a request; the returned id is the host's handle.
+pub fn insert(
+    kind: Kind,
+    runtime_id: u64,
+    name: &str,
+    payload: Arc<str>,
+    extra: Option<Arc<str>>,
+    waiter: Waiter,
+) -> u64 {
+    let id = next_id();
+    let entry = Entry {
+        kind,
+        runtime_id,
+        payload,
+        extra,
+        name: name.into(),
+        waiter: Some(waiter),
+    };
+    shard(id).lock().insert(id, entry);
+    id
+}
+
+/// Which text of an entry an accessor wants.
+#[derive(Clone, Copy)]
+pub enum Field {
+    Payload,
+    Extra,
+    Name,
+}
+
+/// Borrow a text of a live entry. The pointer stays valid until the entry is
+/// answered (the entry's boxes never move while it is in the table).
+pub fn borrow(id: u64, kind: Kind, field: Field) -> Option<(*const u8, usize)> {
+    let guard = shard(id).lock();
+    let e = guard.get(&id)?;
+    if e.kind != kind {
+        return None;
+    }
+    let s: &str = match field {
+        Field::Payload => &e.payload,
+        Field::Extra => e.extra.as_deref().unwrap_or("{}"),
+        Field::Name => &e.name,
+    };
+    Some((s.as_ptr(), s.len()))
+}
+
+/// Outcome of a host's respond.
+#[derive(Debug, PartialEq, Eq)]
+pub enum RespondOutcome {
+    /// Delivered to a waiter.
+    Delivered,
+    /// The wait had already ended (timeout, cancel): the answer is dropped, harmlessly.
+    Late,
+    /// No such live handle: answered before, freed with its runtime, or never issued.
+    Unknown,
+    /// The handle is of another kind (e.g. an ht_hook passed to ht_call_respond).
+    WrongKind,
+}
+
+/// Answer a request: removes the entry, then wakes the waiter outside the lock.
+pub fn respond(id: u64, kind: Kind, answer: Answer) -> RespondOutcome {
+    let entry = {
+        let mut guard = shard(id).lock();
+        match guard.get(&id) {
+            None => return RespondOutcome::Unknown,
+            Some(e) if e.kind != kind => return RespondOutcome::WrongKind,
+            Some(_) => guard.remove(&id).expect("present"),
+        }
+    };
+    match entry.waiter {
+        Some(w) => {
+            w.deliver(answer);
+            RespondOutcome::Delivered
+        }
+        None => RespondOutcome::Late,
+    }
+}
+
+/// End a wait without an answer (timeout, cancellation). The entry stays so
+/// the host's later respond is recognised and its borrowed texts stay valid.
+/// Returns false when the answer already arrived.
+pub fn abandon(id: u64, answer: Answer) -> bool {
+    let waiter = {
+        let mut guard = shard(id).lock();
+        guard.get_mut(&id).and_then(|e| e.waiter.take())
+    };
+    match waiter {
+        Some(w) => {
+            w.deliver(answer);
+            true
+        }
+        None => false,
+    }
+}
+
+/// Runtime shutdown: every wait of this runtime ends with `Cancelled` and its
+/// entries are dropped (a later respond answers `Unknown`, harmlessly).
+pub fn cancel_runtime(runtime_id: u64) -> usize {
+    let mut waiters = Vec::new();
+    for s in TABLE.iter() {
+        let mut guard = s.lock();
+        guard.retain(|_, e| {
+            if e.runtime_id == runtime_id {
+                if let Some(w) = e.waiter.take() {
+                    waiters.push(w);
+                }
+                false
+            } else {
+                true
+            }
+        });
+    }
+    let n = waiters.len();
+    for w in waiters {
+        w.deliver(Answer::Cancelled);
+    }
+    n
+}
+
+/// Number of live entries of a runtime (for tests and diagnostics).
+pub fn live_count(runtime_id: u64) -> usize {
+    TABLE
+        .iter()
+        .map(|s| {
+            s.lock()
+                .values()
+                .filter(|e| e.runtime_id == runtime_id)
+                .count()
+        })
+        .sum()
+}

@@ -1,0 +1,272 @@
+//! Definitions: which tools the model sees, in which format. Resolution of
+//! enabled/disabled toolsets follows the original (disabled last; presets
+//! only remove their non-core tools) except that disabling can never
+//! silently leave zero tools when the enabled set selects some. Results are
+//! cached by (query text, registry generation, availability epoch) and
+//! handed out without copying.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::error::{Error, Result};
+use crate::registry::{Check, Format, ToolEntry};
+use crate::runtime::Shared;
+use crate::text::Text;
+use crate::toolsets;
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Query {
+    #[serde(default)]
+    enabled_toolsets: Option<Vec<String>>,
+    #[serde(default)]
+    disabled_toolsets: Option<Vec<String>>,
+    #[serde(default)]
+    format: Option<String>,
+}
+
+struct Cached {
+    generation: u64,
+    epoch: u64,
+    valid_until: Instant,
+    text: Text,
+}
+
+/// Definitions cache keyed by the exact query text.
+#[derive(Default)]
+pub struct DefsCache {
+    map: HashMap<String, Cached>,
+}
+
+impl DefsCache {
+    pub fn clear(&mut self) {
+        self.map.clear();
+    }
+}
+
+fn parse_format(f: Option<&str>) -> Result<Format> {
+    Ok(match f.unwrap_or("openai") {
+        "openai" => Format::OpenAi,
+        "anthropic" => Format::Anthropic,
+        "mcp" => Format::Mcp,
+        other => {
+            return Err(Error::invalid(format!(
+                "definitions query: format: unknown format '{other}' (openai, anthropic, mcp)"
+            )));
+        }
+    })
+}
+
+/// Names of the tools a query selects (before availability), or `None` for all.
+fn select(shared: &Shared, q: &Query) -> Result<Option<BTreeSet<String>>> {
+    let disabled = q.disabled_toolsets.as_deref().unwrap_or(&[]);
+    if q.enabled_toolsets.is_none() && disabled.is_empty() {
+        return Ok(None);
+    }
+    let reg = shared.registry.lock();
+    let mut selected = match &q.enabled_toolsets {
+        None => reg.tools.keys().cloned().collect::<BTreeSet<String>>(),
+        Some(list) => {
+            let mut out = BTreeSet::new();
+            for name in list {
+                toolsets::resolve_into(&reg, name, &mut Vec::new(), &mut out)?;
+            }
+            out
+        }
+    };
+    let registered_before = selected
+        .iter()
+        .filter(|n| reg.tools.contains_key(*n))
+        .count();
+    for name in disabled {
+        let remove = toolsets::disabled_set(&reg, name)?;
+        selected.retain(|t| !remove.contains(t));
+    }
+    let registered_after = selected
+        .iter()
+        .filter(|n| reg.tools.contains_key(*n))
+        .count();
+    if registered_before > 0 && registered_after == 0 {
+        return Err(Error::invalid(format!(
+            "definitions query: disabled_toolsets {:?} remove every one of the {registered_before} tools that enabled_toolsets {:?} select; refusing to return an empty tool list",
+            disabled,
+            q.enabled_toolsets.as_deref().unwrap_or(&[])
+        )));
+    }
+    Ok(Some(selected))
+}
+
+fn env_ok(entry: &ToolEntry) -> bool {
+    entry
+        .requires_env
+        .iter()
+        .all(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty()))
+}
+
+/// Which of `entries` are available now; returns them and how long that holds.
+pub fn available<'a>(
+    shared: &Shared,
+    entries: &[&'a Arc<ToolEntry>],
+) -> (Vec<&'a Arc<ToolEntry>>, Instant, u64) {
+    let checks: Vec<&Check> = entries.iter().filter_map(|e| e.check.as_ref()).collect();
+    let verdicts = shared.availability.evaluate(&checks);
+    let out = entries
+        .iter()
+        .copied()
+        .filter(|e| {
+            env_ok(e)
+                && e.check
+                    .as_ref()
+                    .is_none_or(|c| verdicts.values.get(&c.key()).copied().unwrap_or(false))
+        })
+        .collect();
+    (out, verdicts.valid_until, verdicts.epoch)
+}
+
+fn conditional_extra(entry: &ToolEntry, names: &HashSet<&str>) -> String {
+    let mut extra = String::new();
+    for c in &entry.conditional {
+        let any = c.when_any_available.is_empty()
+            || c.when_any_available
+                .iter()
+                .any(|t| names.contains(t.as_str()));
+        let all = c
+            .when_all_available
+            .iter()
+            .all(|t| names.contains(t.as_str()));
+        if any && all {
+            extra.push_str(&c.text);
+        }
+    }
+    extra
+}
+
+/// `ht_runtime_definitions_json`.
+pub fn definitions(shared: &Arc<Shared>, query_text: &str) -> Result<Text> {
+    let _g = shared.enter()?;
+    let snap = shared.snapshot.load_full();
+    {
+        let cache = shared.defs_cache.lock();
+        if let Some(c) = cache.map.get(query_text) {
+            if c.generation == snap.generation
+                && c.epoch == shared.availability.epoch()
+                && Instant::now() < c.valid_until
+            {
+                return Ok(c.text.clone());
+            }
+        }
+    }
+    let q: Query = if query_text.trim().is_empty() {
+        Query::default()
+    } else {
+        serde_json::from_str(query_text)
+            .map_err(|e| Error::json(format!("definitions query: {e}")))?
+    };
+    let format = parse_format(q.format.as_deref())?;
+    let selected = select(shared, &q)?;
+    let candidates: Vec<&Arc<ToolEntry>> = match &selected {
+        None => snap.sorted.iter().collect(),
+        Some(names) => snap
+            .sorted
+            .iter()
+            .filter(|e| names.contains(&e.name))
+            .collect(),
+    };
+    let (avail, valid_until, epoch) = available(shared, &candidates);
+    let has_conditional = avail.iter().any(|e| !e.conditional.is_empty());
+    let names: HashSet<&str> = if has_conditional {
+        avail.iter().map(|e| e.name.as_str()).collect()
+    } else {
+        HashSet::new()
+    };
+    let mut parts: Vec<std::borrow::Cow<'_, str>> = Vec::with_capacity(avail.len());
+    for e in &avail {
+        if e.conditional.is_empty() {
+            parts.push(e.rendered(format).into());
+        } else {
+            parts.push(e.render(format, &conditional_extra(e, &names)).into());
+        }
+    }
+    let total: usize = parts.iter().map(|p| p.len() + 1).sum::<usize>() + 2;
+    let mut out = String::with_capacity(total);
+    out.push('[');
+    for (i, p) in parts.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(p);
+    }
+    out.push(']');
+    let text = Text::new(&out);
+    let mut cache = shared.defs_cache.lock();
+    if cache.map.len() >= 64 {
+        cache.map.clear();
+    }
+    cache.map.insert(
+        query_text.to_string(),
+        Cached {
+            generation: snap.generation,
+            epoch,
+            valid_until,
+            text: text.clone(),
+        },
+    );
+    Ok(text)
+}
+
+/// `ht_runtime_toolsets_json`: every toolset with its tools and availability.
+pub fn toolsets_json(shared: &Arc<Shared>) -> Result<String> {
+    let _g = shared.enter()?;
+    let snap = shared.snapshot.load_full();
+    let rows: Vec<(toolsets::View, std::result::Result<BTreeSet<String>, Error>)> = {
+        let reg = shared.registry.lock();
+        toolsets::all_names(&reg)
+            .into_iter()
+            .filter_map(|n| toolsets::view(&reg, &n).map(|v| (v, toolsets::resolve(&reg, &n))))
+            .collect()
+    };
+    let all: Vec<&Arc<ToolEntry>> = snap.sorted.iter().collect();
+    let (avail, _, _) = available(shared, &all);
+    let avail: HashSet<&str> = avail.iter().map(|e| e.name.as_str()).collect();
+    let out: Vec<Value> = rows
+        .into_iter()
+        .map(|(v, resolved)| {
+            let mut row = json!({
+                "name": v.name,
+                "description": v.description,
+                "source": v.source.as_str(),
+                "tools": v.tools,
+                "includes": v.includes,
+            });
+            match resolved {
+                Ok(tools) => {
+                    let registered: Vec<&String> = tools
+                        .iter()
+                        .filter(|t| snap.tools.contains_key(*t))
+                        .collect();
+                    let available: Vec<&String> = registered
+                        .iter()
+                        .copied()
+                        .filter(|t| avail.contains(t.as_str()))
+                        .collect();
+                    row["resolved_tools"] = json!(tools);
+                    row["registered_tools"] = json!(registered);
+                    row["available_tools"] = json!(available);
+                    row["available"] = json!(!available.is_empty());
+                }
+                Err(e) => {
+                    row["error"] = json!(e.message);
+                    row["available"] = json!(false);
+                }
+            }
+            if let Some(a) = v.alias_of {
+                row["alias_of"] = json!(a);
+            }
+            row
+        })
+        .collect();
+    Ok(Value::Array(out).to_string())
+}
