@@ -9,19 +9,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crate::threads::CallbackThread;
 
 /// Opaque handle for a tool call (`ht_call*`); its value is an id, never dereferenced.
-#[repr(C)]
 pub struct ht_call {
     _private: [u8; 0],
 }
 
 /// Opaque handle for a hook event (`ht_hook*`).
-#[repr(C)]
 pub struct ht_hook {
     _private: [u8; 0],
 }
 
 /// Opaque handle for an approval request (`ht_approval*`).
-#[repr(C)]
 pub struct ht_approval {
     _private: [u8; 0],
 }

@@ -52,7 +52,7 @@ pub type ht_log_fn = Option<
 
 const VERSION: &str = concat!("hermes-tools/", env!("CARGO_PKG_VERSION"), "\0");
 /// The ABI version; equals `HT_ABI_VERSION` in the header this library was built with.
-pub const ABI_VERSION: u32 = 1;
+pub(crate) const ABI_VERSION: u32 = 1;
 
 static DEFAULT_ENGINE: once_cell::sync::Lazy<Arc<crate::approval::Engine>> =
     once_cell::sync::Lazy::new(|| Arc::new(crate::approval::Engine::default()));

@@ -1,0 +1,89 @@
+//! Builds the C and C++ contract programs against the committed header and
+//! the freshly built library, and runs them plainly, with ASan/UBSan, and
+//! under valgrind (when installed).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// target/<profile>, where cargo put libhermes_tools.so.
+fn lib_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test exe");
+    exe.parent().and_then(Path::parent).expect("target dir").to_path_buf()
+}
+
+fn build(source: &str, out_name: &str, extra: &[&str]) -> PathBuf {
+    let src = root().join(source);
+    let out = lib_dir().join(out_name);
+    let is_cpp = source.ends_with(".cpp");
+    let compiler = if is_cpp { "c++" } else { "cc" };
+    let std = if is_cpp { "-std=c++17" } else { "-std=c11" };
+    let lib = lib_dir();
+    let status = Command::new(compiler)
+        .arg(std)
+        .args(["-Wall", "-Wextra", "-Werror", "-g", "-D_GNU_SOURCE", "-pthread"])
+        .args(extra)
+        .arg(format!("-I{}", root().join("include").display()))
+        .arg(format!("-I{}", root().join("bindings/cpp").display()))
+        .arg(&src)
+        .arg("-o")
+        .arg(&out)
+        .arg(format!("-L{}", lib.display()))
+        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        .arg("-lhermes_tools")
+        .status()
+        .expect("run the C compiler");
+    assert!(status.success(), "compiling {source} failed");
+    out
+}
+
+fn run(cmd: &mut Command, what: &str) {
+    let out = cmd.output().expect("run test program");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{what} failed ({}):\n{stdout}\n{stderr}", out.status);
+}
+
+fn have(tool: &str) -> bool {
+    Command::new("sh").arg("-c").arg(format!("command -v {tool}")).output().is_ok_and(|o| o.status.success())
+}
+
+fn run_all(source: &str, name: &str) {
+    let plain = build(source, name, &[]);
+    run(&mut Command::new(&plain), &format!("{name} (plain)"));
+    let asan = build(source, &format!("{name}-asan"), &["-fsanitize=address,undefined", "-fno-omit-frame-pointer"]);
+    // Leak checking would report Rust's intentionally leaked statics; errors still fail.
+    run(
+        Command::new(&asan)
+            .env("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=1")
+            .env("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1"),
+        &format!("{name} (asan+ubsan)"),
+    );
+    if have("valgrind") {
+        run(
+            Command::new("valgrind").args(["--error-exitcode=99", "--quiet", "--leak-check=no"]).arg(&plain),
+            &format!("{name} (valgrind)"),
+        );
+    } else {
+        eprintln!("valgrind not installed: skipping the valgrind run of {name}");
+    }
+}
+
+#[test]
+fn c_contract() {
+    run_all("tests/c/contract.c", "contract-c");
+}
+
+#[test]
+fn cpp_contract() {
+    run_all("tests/cpp/contract.cpp", "contract-cpp");
+}
+
+#[test]
+fn c_quickstart_example() {
+    let exe = build("examples/c/quickstart.c", "quickstart-c", &[]);
+    run(Command::new(&exe).current_dir(root()), "examples/c/quickstart.c");
+}
