@@ -10,11 +10,13 @@
 #![allow(non_camel_case_types)]
 
 pub mod approval;
+pub mod approval_host;
 pub mod availability;
 pub mod config;
 pub mod dispatch;
 pub mod error;
 pub mod ffi;
+pub mod gate;
 pub mod host;
 pub mod logging;
 pub mod pending;
