@@ -206,6 +206,27 @@ impl Shared {
         self.snapshot.store(Arc::new(snap));
     }
 
+    /// Register a native tool (built-in toolsets call this from `tools::install`).
+    pub fn register_native_tool(&self, spec_json: &str, tool: Arc<dyn NativeTool>) -> Result<()> {
+        let spec = registry::parse_spec(spec_json)?;
+        let override_ = spec.override_;
+        let entry = registry::build_entry(spec, Handler::Native(tool), None)?;
+        self.insert_entry(entry, override_)
+    }
+
+    fn insert_entry(&self, entry: ToolEntry, override_: bool) -> Result<()> {
+        let name = entry.name.clone();
+        let old = {
+            let mut reg = self.registry.lock();
+            let old = reg.insert(entry, override_)?;
+            self.publish(&reg);
+            old
+        };
+        tracing::debug!(tool = %name, replaced = old.is_some(), "tool registered");
+        drop(old); // outside the lock: may queue a free function
+        Ok(())
+    }
+
     /// Send an event (JSON object) to the host's event handler, on the callback thread.
     pub fn emit_event(&self, event: serde_json::Value) {
         let sink = self.events.read().clone();
@@ -295,23 +316,11 @@ impl Runtime {
 
     /// Register a native tool (built-in tools and Rust hosts).
     pub fn register_native_tool(&self, spec_json: &str, tool: Arc<dyn NativeTool>) -> Result<()> {
-        let spec = registry::parse_spec(spec_json)?;
-        let override_ = spec.override_;
-        let entry = registry::build_entry(spec, Handler::Native(tool), None)?;
-        self.insert_entry(entry, override_)
+        self.shared.register_native_tool(spec_json, tool)
     }
 
     fn insert_entry(&self, entry: ToolEntry, override_: bool) -> Result<()> {
-        let name = entry.name.clone();
-        let old = {
-            let mut reg = self.shared.registry.lock();
-            let old = reg.insert(entry, override_)?;
-            self.shared.publish(&reg);
-            old
-        };
-        tracing::debug!(tool = %name, replaced = old.is_some(), "tool registered");
-        drop(old); // outside the lock: may queue a free function
-        Ok(())
+        self.shared.insert_entry(entry, override_)
     }
 
     pub fn deregister_tool(&self, name: &str) -> Result<()> {
