@@ -1,0 +1,1609 @@
+//! From a parse tree to the list of programs that would actually run.
+//!
+//! The analyser walks the AST in execution order, keeping a small variable
+//! environment so that `X=r; ${X}m` and `for c in rm; do $c ...` resolve. For
+//! every simple command it performs bash's expansions that matter for safety
+//! (brace expansion, tilde, parameters with the common operators, `$IFS`
+//! splitting, trivial `$(echo x)` / `$(printf ...)` substitutions, quote
+//! removal) and then *unwraps* it: wrappers (`sudo`, `env`, `timeout`,
+//! `xargs`, `find -exec`, `ssh host ...`, ...) yield the inner argv, and shell
+//! payloads (`bash -c`, `eval`, `su -c`, heredocs or literal text piped into a
+//! shell, `watch`, `trap`, `alias`, ...) are re-parsed and analysed
+//! recursively. Every program on the way is recorded as an [`Exec`] so the
+//! rules see both the wrapper and what it runs.
+//!
+//! Values that cannot be known statically (unset variables, command output)
+//! become the marker character [`DYN`]; a command name containing it is a
+//! "dynamic command" and paths containing it are treated as unknown.
+
+use std::collections::HashMap;
+
+use super::parse::{self, Cmd, List, Parsed, Part, RedirOp, Sep, Simple, Word};
+
+/// Stands for a value the analyser cannot know (unset variable, command output).
+pub const DYN: char = '\u{1}';
+/// The path a process substitution expands to.
+pub const PROCSUB_PATH: &str = "/dev/fd/63";
+
+const MAX_EXECS: usize = 4_000;
+const MAX_BRACE: usize = 64;
+const MAX_FOR_VALUES: usize = 8;
+
+#[derive(Clone, Debug)]
+pub struct RedirT {
+    pub fd: Option<u32>,
+    pub op: RedirOp,
+    pub target: String,
+}
+
+/// One program that would run.
+#[derive(Clone, Debug, Default)]
+pub struct Exec {
+    pub argv: Vec<String>,
+    /// Basename of `argv[0]`, lowercased, without `.exe`; empty for a bare
+    /// redirection.
+    pub name: String,
+    pub redirs: Vec<RedirT>,
+    /// Upstream program in a pipeline.
+    pub stdin_from: Option<usize>,
+    /// Text fed through a heredoc or here-string.
+    pub stdin_text: Option<String>,
+    /// Extra arguments are appended at run time (`xargs`, `find -exec`).
+    pub bulk: bool,
+    pub depth: usize,
+    /// The wrapper or shell that launched this program.
+    pub via: Option<String>,
+    /// The command name comes from an unknown expansion or a glob.
+    pub dynamic_name: bool,
+    /// Runs in the background (`&`).
+    pub background: bool,
+}
+
+/// A structural finding made during analysis (not from the rule table
+/// matchers): keyed by rule key.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub rule: &'static str,
+    pub exec: Option<usize>,
+    pub text: String,
+}
+
+#[derive(Debug, Default)]
+pub struct Analysis {
+    pub execs: Vec<Exec>,
+    pub findings: Vec<Finding>,
+    /// Payload texts that were re-parsed (shell `-c`, eval, heredocs...).
+    pub payloads: Vec<String>,
+    pub error: Option<String>,
+    /// Secret-looking values assigned in the command (for redaction).
+    pub assigned: Vec<(String, String)>,
+}
+
+#[derive(Clone, Debug)]
+enum Val {
+    Known(String),
+    Unknown,
+}
+
+#[derive(Clone, Default)]
+struct Ctx {
+    stdin_from: Option<usize>,
+    stdin_text: Option<String>,
+    redirs: Vec<RedirT>,
+    bulk: bool,
+    depth: usize,
+    via: Option<String>,
+    background: bool,
+}
+
+pub struct Analyzer {
+    vars: HashMap<String, Val>,
+    out: Analysis,
+    heredoc_tables: Vec<Vec<parse::Heredoc>>,
+}
+
+/// Analyse a normalised command line.
+pub fn analyze(text: &str) -> Analysis {
+    let mut a = Analyzer {
+        vars: HashMap::new(),
+        out: Analysis::default(),
+        heredoc_tables: Vec::new(),
+    };
+    a.vars.insert("HOME".into(), Val::Known("~".into()));
+    a.vars
+        .insert("HERMES_HOME".into(), Val::Known("~/.hermes".into()));
+    a.vars.insert("IFS".into(), Val::Known(" \t\n".into()));
+    a.vars.insert("PWD".into(), Val::Known(".".into()));
+    let ctx = Ctx::default();
+    a.analyze_text(text, &ctx, false);
+    a.out
+}
+
+/// Basename of a program path, lowercased, without `.exe`.
+pub fn cmd_name(argv0: &str) -> String {
+    let base = argv0.rsplit(['/', '\\']).next().unwrap_or(argv0);
+    let mut n = base.to_lowercase();
+    for ext in [".exe", ".com", ".bat", ".cmd"] {
+        if n.len() > ext.len() && n.ends_with(ext) {
+            n.truncate(n.len() - ext.len());
+        }
+    }
+    n
+}
+
+pub fn is_shell(name: &str) -> bool {
+    matches!(
+        name,
+        "sh" | "bash"
+            | "zsh"
+            | "dash"
+            | "ksh"
+            | "mksh"
+            | "ash"
+            | "fish"
+            | "csh"
+            | "tcsh"
+            | "rbash"
+            | "yash"
+            | "posh"
+            | "oksh"
+            | "pdksh"
+    )
+}
+
+pub fn is_interpreter(name: &str) -> bool {
+    let n = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    matches!(
+        n,
+        "python"
+            | "py"
+            | "pypy"
+            | "perl"
+            | "ruby"
+            | "node"
+            | "nodejs"
+            | "php"
+            | "lua"
+            | "luajit"
+            | "tclsh"
+            | "wish"
+            | "deno"
+            | "bun"
+            | "osascript"
+            | "rscript"
+            | "julia"
+            | "groovy"
+            | "jshell"
+            | "irb"
+            | "powershell"
+            | "pwsh"
+            | "awk"
+            | "gawk"
+            | "mawk"
+            | "nawk"
+            | "expect"
+            | "guile"
+            | "racket"
+            | "sbcl"
+            | "elixir"
+            | "erl"
+            | "scala"
+            | "kotlin"
+    ) || n.starts_with("python")
+}
+
+struct Field {
+    s: String,
+    glob: bool,
+}
+
+impl Analyzer {
+    fn finding(&mut self, rule: &'static str, exec: Option<usize>, text: impl Into<String>) {
+        if self.out.findings.len() < 256 {
+            self.out.findings.push(Finding {
+                rule,
+                exec,
+                text: text.into(),
+            });
+        }
+    }
+
+    fn over_budget(&mut self) -> bool {
+        if self.out.execs.len() >= MAX_EXECS {
+            if self.out.error.is_none() {
+                self.out.error = Some("command too complex".into());
+            }
+            return true;
+        }
+        false
+    }
+
+    /// Parse and analyse a (payload) text. Returns the last exec index.
+    fn analyze_text(&mut self, text: &str, ctx: &Ctx, payload: bool) -> Option<usize> {
+        if ctx.depth > parse::MAX_DEPTH {
+            if self.out.error.is_none() {
+                self.out.error = Some("nesting too deep".into());
+            }
+            return None;
+        }
+        if payload {
+            if self.out.payloads.len() < 64 {
+                self.out.payloads.push(text.to_string());
+            }
+            if text.contains(DYN) {
+                self.finding("dynamic-payload", None, text.replace(DYN, "$?"));
+            }
+        }
+        let Parsed {
+            list,
+            heredocs,
+            error,
+        } = parse::parse(text, ctx.depth);
+        if let Some(e) = error
+            && self.out.error.is_none()
+        {
+            self.out.error = Some(e);
+        }
+        self.heredoc_tables.push(heredocs);
+        let r = self.walk_list(&list, ctx);
+        self.heredoc_tables.pop();
+        r
+    }
+
+    fn heredoc(&self, idx: usize) -> Option<&parse::Heredoc> {
+        self.heredoc_tables.last().and_then(|t| t.get(idx))
+    }
+
+    fn walk_list(&mut self, list: &List, ctx: &Ctx) -> Option<usize> {
+        let mut last = None;
+        for (k, (pl, sep)) in list.items.iter().enumerate() {
+            if self.over_budget() {
+                break;
+            }
+            let mut c = ctx.clone();
+            if k > 0 {
+                c.stdin_from = None;
+                c.stdin_text = None;
+            }
+            c.background = *sep == Sep::Bg || ctx.background;
+            let mut prev: Option<usize> = c.stdin_from;
+            for (j, cmd) in pl.cmds.iter().enumerate() {
+                let mut cc = c.clone();
+                if j > 0 {
+                    cc.stdin_from = prev;
+                    cc.stdin_text = None;
+                }
+                let r = self.walk_cmd(cmd, &cc);
+                if r.is_some() {
+                    prev = r;
+                }
+            }
+            if prev.is_some() {
+                last = prev;
+            }
+        }
+        last
+    }
+
+    fn walk_cmd(&mut self, cmd: &Cmd, ctx: &Ctx) -> Option<usize> {
+        match cmd {
+            Cmd::Simple(s) => self.walk_simple(s, ctx),
+            Cmd::Subshell(l, rs) | Cmd::Group(l, rs) => {
+                let mut c = ctx.clone();
+                let redirs = self.expand_redirs(rs, &mut c);
+                c.redirs.extend(redirs.iter().cloned());
+                if !rs.is_empty() {
+                    self.push_exec(Vec::new(), &c);
+                }
+                self.walk_list(l, &c)
+            }
+            Cmd::For { var, words, body } => {
+                let values: Vec<Option<String>> = match words {
+                    Some(ws) => {
+                        let mut vals = Vec::new();
+                        for w in ws {
+                            for f in self.expand_word(w, true, ctx) {
+                                vals.push(if f.s.contains(DYN) { None } else { Some(f.s) });
+                            }
+                        }
+                        vals
+                    }
+                    None => vec![None],
+                };
+                let mut last = None;
+                let known: Vec<String> = values.iter().flatten().cloned().collect();
+                let any_unknown = values.iter().any(|v| v.is_none()) || values.is_empty();
+                let mut runs: Vec<Val> = known
+                    .into_iter()
+                    .take(MAX_FOR_VALUES)
+                    .map(Val::Known)
+                    .collect();
+                if any_unknown || values.len() > MAX_FOR_VALUES {
+                    runs.push(Val::Unknown);
+                }
+                for v in runs {
+                    self.vars.insert(var.clone(), v);
+                    let r = self.walk_list(body, ctx);
+                    if r.is_some() {
+                        last = r;
+                    }
+                    if self.over_budget() {
+                        break;
+                    }
+                }
+                last
+            }
+            Cmd::FuncDef { name, body } => {
+                if is_fork_bomb(name, body) {
+                    self.finding(
+                        "fork-bomb",
+                        None,
+                        format!("{name}() {{ {name} | {name} & }}"),
+                    );
+                }
+                // analyse the body as if it were called
+                let c = ctx.clone();
+                self.walk_cmd(body, &c)
+            }
+        }
+    }
+
+    fn expand_redirs(&mut self, rs: &[parse::Redir], ctx: &mut Ctx) -> Vec<RedirT> {
+        let mut out = Vec::new();
+        for r in rs {
+            match r.op {
+                RedirOp::Heredoc => {
+                    if let Some(idx) = r.heredoc
+                        && let Some(hd) = self.heredoc(idx).cloned()
+                    {
+                        let text = if hd.expand && !hd.parts.is_empty() {
+                            let w = Word {
+                                parts: vec![Part::Dq(hd.parts.clone())],
+                                raw: String::new(),
+                            };
+                            let f = self.expand_word(&w, false, ctx);
+                            f.into_iter().map(|f| f.s).collect::<Vec<_>>().join(" ")
+                        } else {
+                            hd.body.clone()
+                        };
+                        ctx.stdin_text = Some(text);
+                    }
+                }
+                RedirOp::Herestring => {
+                    let f = self.expand_word(&r.target, false, ctx);
+                    let text = f.into_iter().map(|f| f.s).collect::<Vec<_>>().join(" ");
+                    ctx.stdin_text = Some(text);
+                }
+                _ => {
+                    let f = self.expand_word(&r.target, false, ctx);
+                    let target = f.into_iter().map(|f| f.s).collect::<Vec<_>>().join(" ");
+                    out.push(RedirT {
+                        fd: r.fd,
+                        op: r.op,
+                        target,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    fn walk_simple(&mut self, s: &Simple, ctx: &Ctx) -> Option<usize> {
+        let mut c = ctx.clone();
+        for (name, w) in &s.assigns {
+            let fields = self.expand_word(w, false, &c);
+            let v: String = fields
+                .into_iter()
+                .map(|f| f.s)
+                .collect::<Vec<_>>()
+                .join(" ");
+            if v.contains(DYN) {
+                self.vars.insert(name.clone(), Val::Unknown);
+            } else {
+                self.vars.insert(name.clone(), Val::Known(v.clone()));
+            }
+            if self.out.assigned.len() < 64 {
+                self.out.assigned.push((name.clone(), v));
+            }
+        }
+        let mut argv = Vec::new();
+        let mut glob0 = false;
+        for (k, w) in s.words.iter().enumerate() {
+            let fields = self.expand_word(w, true, &c);
+            for f in fields {
+                if argv.is_empty() && k == 0 {
+                    glob0 = f.glob;
+                }
+                argv.push(f.s);
+            }
+        }
+        let redirs = self.expand_redirs(&s.redirs, &mut c);
+        c.redirs = redirs;
+        if argv.is_empty() {
+            if c.redirs.is_empty() && c.stdin_text.is_none() {
+                return None;
+            }
+            return Some(self.push_exec(Vec::new(), &c));
+        }
+        Some(self.run_argv(argv, &c, glob0))
+    }
+
+    fn push_exec(&mut self, argv: Vec<String>, ctx: &Ctx) -> usize {
+        let name = argv.first().map(|a| cmd_name(a)).unwrap_or_default();
+        let dynamic_name = argv.first().is_some_and(|a| a.contains(DYN));
+        let e = Exec {
+            argv,
+            name,
+            redirs: ctx.redirs.clone(),
+            stdin_from: ctx.stdin_from,
+            stdin_text: ctx.stdin_text.clone(),
+            bulk: ctx.bulk,
+            depth: ctx.depth,
+            via: ctx.via.clone(),
+            dynamic_name,
+            background: ctx.background,
+        };
+        self.out.execs.push(e);
+        self.out.execs.len() - 1
+    }
+
+    /// Record a program and unwrap it. Returns the innermost exec index.
+    fn run_argv(&mut self, argv: Vec<String>, ctx: &Ctx, glob0: bool) -> usize {
+        let idx = self.push_exec(argv, ctx);
+        if glob0 {
+            self.out.execs[idx].dynamic_name = true;
+        }
+        if self.over_budget() {
+            return idx;
+        }
+        let argv = self.out.execs[idx].argv.clone();
+        let name = self.out.execs[idx].name.clone();
+        let mut inner = ctx.clone();
+        inner.via = Some(name.clone());
+        match unwrap(&name, &argv) {
+            Unwrap::None => {}
+            Unwrap::Argv(start, bulk) => {
+                if start < argv.len() {
+                    inner.bulk |= bulk;
+                    let rest = argv[start..].to_vec();
+                    return self.run_argv(rest, &inner, false);
+                }
+            }
+            Unwrap::Multi(groups) => {
+                for (s, e) in groups {
+                    if s < e && e <= argv.len() {
+                        let mut ic = inner.clone();
+                        ic.bulk = true;
+                        ic.redirs = Vec::new();
+                        self.run_argv(argv[s..e].to_vec(), &ic, false);
+                    }
+                }
+            }
+            Unwrap::Script(text) => {
+                inner.depth += 1;
+                self.analyze_text(&text, &inner, true);
+            }
+            Unwrap::Stdin => {
+                // a shell reading its script from stdin
+                inner.depth += 1;
+                if let Some(t) = ctx.stdin_text.clone() {
+                    inner.stdin_text = None;
+                    inner.stdin_from = None;
+                    self.analyze_text(&t, &inner, true);
+                } else if let Some(up) = ctx.stdin_from {
+                    // literal text piped in: echo/printf/cat <<EOF
+                    if let Some(t) = self.literal_output(up) {
+                        inner.stdin_from = None;
+                        self.analyze_text(&t, &inner, true);
+                    }
+                }
+            }
+        }
+        idx
+    }
+
+    /// The output of an upstream program when it is fully known.
+    fn literal_output(&self, idx: usize) -> Option<String> {
+        let e = self.out.execs.get(idx)?;
+        match e.name.as_str() {
+            "echo" | "printf" => trivial_output(&e.argv),
+            "cat" if e.argv.len() == 1 => e.stdin_text.clone(),
+            _ => None,
+        }
+    }
+
+    fn var(&self, name: &str) -> Val {
+        self.vars.get(name).cloned().unwrap_or(Val::Unknown)
+    }
+
+    fn param_value(&mut self, p: &parse::Param, ctx: &Ctx) -> Val {
+        if p.indirect {
+            return Val::Unknown;
+        }
+        let base = self.var(&p.name);
+        if p.length {
+            return match base {
+                Val::Known(s) => Val::Known(s.chars().count().to_string()),
+                Val::Unknown => Val::Unknown,
+            };
+        }
+        let op = p.op.as_str();
+        let arg = |a: &mut Analyzer| -> Val {
+            match &p.arg {
+                Some(w) => {
+                    let f = a.expand_word(w, false, ctx);
+                    let s: String = f.into_iter().map(|f| f.s).collect::<Vec<_>>().join(" ");
+                    if s.contains(DYN) {
+                        Val::Unknown
+                    } else {
+                        Val::Known(s)
+                    }
+                }
+                None => Val::Known(String::new()),
+            }
+        };
+        match op {
+            "" => base,
+            ":-" | "-" | ":=" | "=" => {
+                // the operand is evaluated (substitutions run) in any case
+                let a = arg(self);
+                match base {
+                    Val::Known(s) if !s.is_empty() || !op.starts_with(':') => Val::Known(s),
+                    Val::Known(_) => a,
+                    Val::Unknown => match a {
+                        // unknown variable with a default: most likely the default
+                        Val::Known(d) => Val::Known(d),
+                        Val::Unknown => Val::Unknown,
+                    },
+                }
+            }
+            ":+" | "+" => {
+                let a = arg(self);
+                match base {
+                    Val::Known(s) if s.is_empty() && op == ":+" => Val::Known(String::new()),
+                    Val::Known(_) => a,
+                    Val::Unknown => Val::Unknown,
+                }
+            }
+            ":?" | "?" => base,
+            ":" => {
+                // ${v:off[:len]}
+                let Val::Known(s) = base else {
+                    return Val::Unknown;
+                };
+                let spec = p.arg.as_ref().map(|w| w.raw.clone()).unwrap_or_default();
+                let mut it = spec.splitn(2, ':');
+                let off: i64 = it.next().unwrap_or("0").trim().parse().unwrap_or(0);
+                let len: Option<i64> = it.next().and_then(|l| l.trim().parse().ok());
+                let chars: Vec<char> = s.chars().collect();
+                let n = chars.len() as i64;
+                let start = if off < 0 {
+                    (n + off).max(0)
+                } else {
+                    off.min(n)
+                };
+                let end = match len {
+                    Some(l) if l >= 0 => (start + l).min(n),
+                    Some(l) => (n + l).max(start),
+                    None => n,
+                };
+                Val::Known(chars[start as usize..end as usize].iter().collect())
+            }
+            "#" | "##" | "%" | "%%" => {
+                let Val::Known(s) = base else {
+                    return Val::Unknown;
+                };
+                let Val::Known(pat) = arg(self) else {
+                    return Val::Unknown;
+                };
+                Val::Known(strip_pattern(&s, &pat, op))
+            }
+            "/" | "//" | "/#" | "/%" => {
+                let Val::Known(s) = base else {
+                    return Val::Unknown;
+                };
+                let Val::Known(pat) = arg(self) else {
+                    return Val::Unknown;
+                };
+                let rep = match &p.arg2 {
+                    Some(w) => {
+                        let f = self.expand_word(w, false, ctx);
+                        let r: String = f.into_iter().map(|f| f.s).collect::<Vec<_>>().join(" ");
+                        if r.contains(DYN) {
+                            return Val::Unknown;
+                        }
+                        r
+                    }
+                    None => String::new(),
+                };
+                if pat.contains(['*', '?', '[']) {
+                    return Val::Unknown;
+                }
+                if pat.is_empty() {
+                    return Val::Known(s);
+                }
+                Val::Known(match op {
+                    "//" => s.replace(&pat, &rep),
+                    "/#" => match s.strip_prefix(&pat) {
+                        Some(r) => format!("{rep}{r}"),
+                        None => s,
+                    },
+                    "/%" => match s.strip_suffix(&pat) {
+                        Some(r) => format!("{r}{rep}"),
+                        None => s,
+                    },
+                    _ => s.replacen(&pat, &rep, 1),
+                })
+            }
+            "^^" | "^" => match base {
+                Val::Known(s) => Val::Known(if op == "^^" {
+                    s.to_uppercase()
+                } else {
+                    let mut c = s.chars();
+                    match c.next() {
+                        Some(f) => f.to_uppercase().chain(c).collect(),
+                        None => s,
+                    }
+                }),
+                u => u,
+            },
+            ",," | "," => match base {
+                Val::Known(s) => Val::Known(if op == ",," {
+                    s.to_lowercase()
+                } else {
+                    let mut c = s.chars();
+                    match c.next() {
+                        Some(f) => f.to_lowercase().chain(c).collect(),
+                        None => s,
+                    }
+                }),
+                u => u,
+            },
+            "@" => base,
+            _ => {
+                let _ = arg(self);
+                Val::Unknown
+            }
+        }
+    }
+
+    /// Expand a word into fields (bash: brace, tilde, parameter, command
+    /// substitution, arithmetic, word splitting, quote removal; no pathname
+    /// expansion: glob characters stay and are flagged).
+    fn expand_word(&mut self, w: &Word, split: bool, ctx: &Ctx) -> Vec<Field> {
+        // Windows drive paths keep their backslashes (`C:\Users\x`).
+        if is_windows_path(&w.raw) {
+            return vec![Field {
+                s: w.raw.clone(),
+                glob: false,
+            }];
+        }
+        if split && let Some(alts) = brace_expand(&w.parts) {
+            let mut out = Vec::new();
+            for parts in alts {
+                let ww = Word {
+                    parts,
+                    raw: String::new(),
+                };
+                out.extend(self.expand_parts(&ww.parts, split, ctx));
+            }
+            return out;
+        }
+        self.expand_parts(&w.parts, split, ctx)
+    }
+
+    fn expand_parts(&mut self, parts: &[Part], split: bool, ctx: &Ctx) -> Vec<Field> {
+        let mut fields: Vec<Field> = Vec::new();
+        let mut cur = String::new();
+        let mut glob = false;
+        let mut have = false;
+        let ifs: Vec<char> = match self.var("IFS") {
+            Val::Known(s) => s.chars().collect(),
+            Val::Unknown => vec![' ', '\t', '\n'],
+        };
+        for p in parts {
+            match p {
+                Part::Lit(t) => {
+                    if t.contains(['*', '?', '[']) {
+                        glob = true;
+                    }
+                    cur.push_str(t);
+                    have = true;
+                }
+                Part::Quoted(t) => {
+                    cur.push_str(t);
+                    have = true;
+                }
+                Part::Dq(inner) => {
+                    have = true;
+                    for q in inner {
+                        let v = self.expand_one(q, ctx);
+                        cur.push_str(&v);
+                    }
+                }
+                Part::Tilde(_) | Part::Arith(_) => {
+                    let v = self.expand_one(p, ctx);
+                    cur.push_str(&v);
+                    have = true;
+                }
+                Part::Param(_) | Part::CmdSub(_) | Part::ProcSub(_) => {
+                    let v = self.expand_one(p, ctx);
+                    if split && !v.contains(DYN) && v.chars().any(|c| ifs.contains(&c)) {
+                        let mut first = true;
+                        let pieces: Vec<&str> = v.split(|c| ifs.contains(&c)).collect();
+                        let n = pieces.len();
+                        for (ix, piece) in pieces.into_iter().enumerate() {
+                            if !first {
+                                if have || !cur.is_empty() {
+                                    fields.push(Field {
+                                        s: std::mem::take(&mut cur),
+                                        glob,
+                                    });
+                                    glob = false;
+                                }
+                                have = false;
+                            }
+                            first = false;
+                            if !piece.is_empty() {
+                                cur.push_str(piece);
+                                have = true;
+                            } else if ix == n - 1 {
+                                // trailing separator: nothing
+                            }
+                        }
+                    } else {
+                        if !v.is_empty() {
+                            have = true;
+                        }
+                        cur.push_str(&v);
+                    }
+                }
+            }
+        }
+        if have || !cur.is_empty() {
+            fields.push(Field { s: cur, glob });
+        }
+        if !split && fields.is_empty() {
+            fields.push(Field {
+                s: String::new(),
+                glob: false,
+            });
+        }
+        fields
+    }
+
+    /// Expand one part to a single string (no splitting).
+    fn expand_one(&mut self, p: &Part, ctx: &Ctx) -> String {
+        match p {
+            Part::Lit(t) | Part::Quoted(t) => t.clone(),
+            Part::Dq(inner) => {
+                let mut s = String::new();
+                for q in inner {
+                    s.push_str(&self.expand_one(q, ctx));
+                }
+                s
+            }
+            Part::Tilde(user) => {
+                if user.is_empty() {
+                    match self.var("HOME") {
+                        Val::Known(h) => h,
+                        Val::Unknown => "~".into(),
+                    }
+                } else if user == "root" {
+                    "/root".into()
+                } else {
+                    format!("/home/{user}")
+                }
+            }
+            Part::Arith(t) => {
+                let t = t.trim();
+                if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit()) {
+                    t.to_string()
+                } else {
+                    DYN.to_string()
+                }
+            }
+            Part::Param(p) => match self.param_value(p, ctx) {
+                Val::Known(s) => s,
+                Val::Unknown => DYN.to_string(),
+            },
+            Part::CmdSub(l) => {
+                let mut c = Ctx {
+                    depth: ctx.depth + 1,
+                    via: Some("$(...)".into()),
+                    ..Default::default()
+                };
+                c.background = false;
+                let before = self.out.execs.len();
+                self.walk_list(l, &c);
+                // trivial `$(echo x)` / `$(printf ...)`
+                if let Some(out) = trivial_list_output(l, &self.out.execs[before..]) {
+                    return out;
+                }
+                DYN.to_string()
+            }
+            Part::ProcSub(l) => {
+                let c = Ctx {
+                    depth: ctx.depth + 1,
+                    via: Some("<(...)".into()),
+                    ..Default::default()
+                };
+                self.walk_list(l, &c);
+                PROCSUB_PATH.to_string()
+            }
+        }
+    }
+}
+
+fn is_windows_path(raw: &str) -> bool {
+    let b = raw.as_bytes();
+    b.len() >= 3
+        && b[0].is_ascii_alphabetic()
+        && b[1] == b':'
+        && b[2] == b'\\'
+        && !raw.contains(['$', '`', '\'', '"'])
+}
+
+fn strip_pattern(s: &str, pat: &str, op: &str) -> String {
+    // support literal patterns and the `*x` / `x*` forms
+    let longest = op.len() == 2;
+    if op.starts_with('#') {
+        if let Some(lit) = pat
+            .strip_suffix('*')
+            .filter(|p| !p.contains(['*', '?', '[']))
+        {
+            // `#lit*` removes everything (longest) or lit (shortest)
+            if s.starts_with(lit) {
+                return if longest {
+                    String::new()
+                } else {
+                    s[lit.len()..].to_string()
+                };
+            }
+            return s.to_string();
+        }
+        if let Some(lit) = pat
+            .strip_prefix('*')
+            .filter(|p| !p.contains(['*', '?', '[']))
+        {
+            let pos = if longest { s.rfind(lit) } else { s.find(lit) };
+            return match pos {
+                Some(i) => s[i + lit.len()..].to_string(),
+                None => s.to_string(),
+            };
+        }
+        if !pat.contains(['*', '?', '[']) {
+            return s.strip_prefix(pat).unwrap_or(s).to_string();
+        }
+    } else {
+        if let Some(lit) = pat
+            .strip_prefix('*')
+            .filter(|p| !p.contains(['*', '?', '[']))
+        {
+            if s.ends_with(lit) {
+                return if longest {
+                    String::new()
+                } else {
+                    s[..s.len() - lit.len()].to_string()
+                };
+            }
+            return s.to_string();
+        }
+        if let Some(lit) = pat
+            .strip_suffix('*')
+            .filter(|p| !p.contains(['*', '?', '[']))
+        {
+            let pos = if longest { s.find(lit) } else { s.rfind(lit) };
+            return match pos {
+                Some(i) => s[..i].to_string(),
+                None => s.to_string(),
+            };
+        }
+        if !pat.contains(['*', '?', '[']) {
+            return s.strip_suffix(pat).unwrap_or(s).to_string();
+        }
+    }
+    DYN.to_string()
+}
+
+/// Output of `echo ...` / `printf ...` when fully known.
+pub fn trivial_output(argv: &[String]) -> Option<String> {
+    if argv.iter().any(|a| a.contains(DYN)) {
+        return None;
+    }
+    let name = cmd_name(argv.first()?);
+    match name.as_str() {
+        "echo" => {
+            let mut i = 1;
+            let mut interp = false;
+            while i < argv.len()
+                && argv[i].starts_with('-')
+                && argv[i].len() > 1
+                && argv[i][1..].chars().all(|c| matches!(c, 'n' | 'e' | 'E'))
+            {
+                if argv[i].contains('e') {
+                    interp = true;
+                }
+                i += 1;
+            }
+            let s = argv[i.min(argv.len())..].join(" ");
+            Some(if interp {
+                parse::ansi_c_unescape(&s)
+            } else {
+                s
+            })
+        }
+        "printf" => {
+            let mut i = 1;
+            if argv.get(i).map(|s| s.as_str()) == Some("--") {
+                i += 1;
+            }
+            let fmt = parse::ansi_c_unescape(argv.get(i)?);
+            let mut args = argv[i + 1..].iter();
+            let mut out = String::new();
+            let cs: Vec<char> = fmt.chars().collect();
+            let mut k = 0;
+            while k < cs.len() {
+                if cs[k] == '%' && k + 1 < cs.len() {
+                    match cs[k + 1] {
+                        '%' => out.push('%'),
+                        's' => out.push_str(args.next().map(|s| s.as_str()).unwrap_or("")),
+                        'b' => out.push_str(&parse::ansi_c_unescape(
+                            args.next().map(|s| s.as_str()).unwrap_or(""),
+                        )),
+                        'c' => out.extend(args.next().and_then(|s| s.chars().next())),
+                        'd' | 'i' => out.push_str(args.next().map(|s| s.as_str()).unwrap_or("0")),
+                        _ => return None,
+                    }
+                    k += 2;
+                } else {
+                    out.push(cs[k]);
+                    k += 1;
+                }
+            }
+            Some(out)
+        }
+        _ => None,
+    }
+}
+
+fn trivial_list_output(l: &List, execs: &[Exec]) -> Option<String> {
+    if l.items.len() != 1 || l.items[0].0.cmds.len() != 1 {
+        return None;
+    }
+    if execs.len() != 1 {
+        return None;
+    }
+    let e = &execs[0];
+    if !e.redirs.is_empty() {
+        return None;
+    }
+    trivial_output(&e.argv).map(|s| s.trim_end_matches('\n').to_string())
+}
+
+/// Bash brace expansion of `{a,b}` inside unquoted literal parts.
+fn brace_expand(parts: &[Part]) -> Option<Vec<Vec<Part>>> {
+    for (ix, p) in parts.iter().enumerate() {
+        let Part::Lit(t) = p else { continue };
+        let cs: Vec<char> = t.chars().collect();
+        let mut k = 0;
+        while k < cs.len() {
+            if cs[k] == '{' && !(k > 0 && cs[k - 1] == '$') {
+                // find matching close within this literal
+                let mut depth = 0;
+                let mut commas = Vec::new();
+                let mut close = None;
+                for (j, &c) in cs.iter().enumerate().skip(k) {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                close = Some(j);
+                                break;
+                            }
+                        }
+                        ',' if depth == 1 => commas.push(j),
+                        _ => {}
+                    }
+                }
+                if let Some(cl) = close
+                    && !commas.is_empty()
+                {
+                    let pre: String = cs[..k].iter().collect();
+                    let post: String = cs[cl + 1..].iter().collect();
+                    let mut bounds = vec![k];
+                    bounds.extend(commas.iter().copied());
+                    bounds.push(cl);
+                    let mut out = Vec::new();
+                    for w in bounds.windows(2) {
+                        let alt: String = cs[w[0] + 1..w[1]].iter().collect();
+                        let mut np: Vec<Part> = parts[..ix].to_vec();
+                        np.push(Part::Lit(format!("{pre}{alt}{post}")));
+                        np.extend(parts[ix + 1..].iter().cloned());
+                        // expand further braces recursively
+                        match brace_expand(&np) {
+                            Some(more) => out.extend(more),
+                            None => out.push(np),
+                        }
+                        if out.len() > MAX_BRACE {
+                            return Some(out);
+                        }
+                    }
+                    return Some(out);
+                }
+            }
+            k += 1;
+        }
+    }
+    None
+}
+
+fn is_fork_bomb(name: &str, body: &Cmd) -> bool {
+    fn scan(name: &str, l: &List) -> bool {
+        for (pl, sep) in &l.items {
+            let multi = pl.cmds.len() > 1 || *sep == Sep::Bg;
+            for c in &pl.cmds {
+                match c {
+                    Cmd::Simple(s) => {
+                        if multi && s.words.first().is_some_and(|w| w.raw == name) {
+                            return true;
+                        }
+                    }
+                    Cmd::Subshell(l, _) | Cmd::Group(l, _) => {
+                        if scan(name, l) {
+                            return true;
+                        }
+                    }
+                    Cmd::For { body, .. } => {
+                        if scan(name, body) {
+                            return true;
+                        }
+                    }
+                    Cmd::FuncDef { .. } => {}
+                }
+            }
+        }
+        false
+    }
+    match body {
+        Cmd::Group(l, _) | Cmd::Subshell(l, _) => scan(name, l),
+        _ => false,
+    }
+}
+
+/// How a program hands control to another one.
+enum Unwrap {
+    None,
+    /// The inner argv starts at this index (bool: bulk arguments appended).
+    Argv(usize, bool),
+    /// Several inner argv ranges (`find -exec ... \;`).
+    Multi(Vec<(usize, usize)>),
+    /// A shell script text to parse.
+    Script(String),
+    /// A shell that reads its script from stdin.
+    Stdin,
+}
+
+/// Skip options; `vals` lists options that take a separate value. Returns the
+/// index of the first operand.
+fn skip_opts(argv: &[String], mut i: usize, vals: &[&str]) -> usize {
+    while i < argv.len() {
+        let a = &argv[i];
+        if a == "--" {
+            return i + 1;
+        }
+        if !a.starts_with('-') || a == "-" {
+            return i;
+        }
+        if a.starts_with("--") {
+            if !a.contains('=') && vals.contains(&a.as_str()) {
+                i += 1;
+            }
+            i += 1;
+            continue;
+        }
+        // short bundle: value-taking letter consumes the rest or the next word
+        let cs: Vec<char> = a.chars().skip(1).collect();
+        let mut consumed_next = false;
+        for (k, c) in cs.iter().enumerate() {
+            let opt = format!("-{c}");
+            if vals.contains(&opt.as_str()) {
+                if k == cs.len() - 1 {
+                    consumed_next = true;
+                }
+                break;
+            }
+        }
+        i += if consumed_next { 2 } else { 1 };
+    }
+    i
+}
+
+fn has_flag(argv: &[String], end: usize, short: char, long: &str) -> bool {
+    argv[1..end.min(argv.len())].iter().any(|a| {
+        (a.starts_with('-') && !a.starts_with("--") && a[1..].contains(short))
+            || (!long.is_empty() && (a == long || a.starts_with(&format!("{long}="))))
+    })
+}
+
+fn unwrap(name: &str, argv: &[String]) -> Unwrap {
+    let n = argv.len();
+    match name {
+        "sudo" => {
+            let i = skip_opts(
+                argv,
+                1,
+                &[
+                    "-u",
+                    "-g",
+                    "-h",
+                    "-p",
+                    "-r",
+                    "-t",
+                    "-C",
+                    "-D",
+                    "-U",
+                    "-T",
+                    "-R",
+                    "--user",
+                    "--group",
+                    "--host",
+                    "--prompt",
+                    "--role",
+                    "--type",
+                    "--close-from",
+                    "--chdir",
+                    "--other-user",
+                    "--command-timeout",
+                    "--chroot",
+                ],
+            );
+            if i < n {
+                if has_flag(argv, i, 's', "--shell") || has_flag(argv, i, 'i', "--login") {
+                    return Unwrap::Script(argv[i..].join(" "));
+                }
+                Unwrap::Argv(i, false)
+            } else {
+                Unwrap::None
+            }
+        }
+        "doas" => Unwrap::Argv(skip_opts(argv, 1, &["-u", "-C"]), false),
+        "pkexec" => Unwrap::Argv(skip_opts(argv, 1, &["--user"]), false),
+        "su" | "runuser" | "sg" => {
+            let mut i = 1;
+            while i < n {
+                let a = &argv[i];
+                if a == "-c" || a == "--command" {
+                    if i + 1 < n {
+                        return Unwrap::Script(argv[i + 1].clone());
+                    }
+                    return Unwrap::None;
+                }
+                if let Some(v) = a.strip_prefix("--command=") {
+                    return Unwrap::Script(v.to_string());
+                }
+                if a == "--" && name == "runuser" {
+                    return Unwrap::Argv(i + 1, false);
+                }
+                if a.starts_with('-') && !a.starts_with("--") && a.len() > 2 && a.ends_with('c') {
+                    // bundled -lc
+                    if i + 1 < n {
+                        return Unwrap::Script(argv[i + 1].clone());
+                    }
+                }
+                i += 1;
+            }
+            if name == "sg" && n > 2 {
+                return Unwrap::Script(argv[2..].join(" "));
+            }
+            Unwrap::None
+        }
+        "env" => {
+            let mut i = 1;
+            while i < n {
+                let a = &argv[i];
+                if a == "-S" || a == "--split-string" {
+                    if i + 1 < n {
+                        let mut s = argv[i + 1].clone();
+                        for x in &argv[i + 2..] {
+                            s.push(' ');
+                            s.push_str(x);
+                        }
+                        return Unwrap::Script(s);
+                    }
+                    return Unwrap::None;
+                }
+                if let Some(v) = a.strip_prefix("--split-string=") {
+                    return Unwrap::Script(v.to_string());
+                }
+                if a.starts_with("-S") && a.len() > 2 {
+                    return Unwrap::Script(a[2..].to_string());
+                }
+                if a == "-u" || a == "-C" || a == "-P" || a == "--unset" || a == "--chdir" {
+                    i += 2;
+                    continue;
+                }
+                if a == "--" {
+                    i += 1;
+                    continue;
+                }
+                if a.starts_with('-') && a != "-" {
+                    i += 1;
+                    continue;
+                }
+                if a == "-" {
+                    i += 1;
+                    continue;
+                }
+                if let Some(eq) = a.find('=')
+                    && eq > 0
+                    && a[..eq]
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_')
+                {
+                    i += 1;
+                    continue;
+                }
+                break;
+            }
+            Unwrap::Argv(i, false)
+        }
+        "nice" => {
+            let mut i = 1;
+            while i < n {
+                let a = &argv[i];
+                if a == "-n" || a == "--adjustment" {
+                    i += 2;
+                } else if a.starts_with('-') && a.len() > 1 {
+                    i += 1;
+                } else {
+                    break;
+                }
+            }
+            Unwrap::Argv(i, false)
+        }
+        "ionice" => {
+            if argv.iter().any(|a| a == "-p" || a == "-P" || a == "--pid") {
+                return Unwrap::None;
+            }
+            Unwrap::Argv(
+                skip_opts(argv, 1, &["-c", "-n", "--class", "--classdata"]),
+                false,
+            )
+        }
+        "timeout" => {
+            let i = skip_opts(argv, 1, &["-s", "-k", "--signal", "--kill-after"]);
+            Unwrap::Argv(i + 1, false)
+        }
+        "nohup" | "builtin" | "unbuffer" | "torsocks" | "tsocks" | "busybox" | "toybox"
+        | "caffeinate" | "catchsegv" | "nocache" | "eatmydata" | "fakeroot" | "dbus-launch"
+        | "with-contenv" | "proxychains" | "proxychains4" | "firejail" | "numactl" | "nsenter"
+        | "unshare" | "setpriv" | "valgrind" | "time" | "stdbuf" | "setsid" | "chronic" | "sem"
+        | "systemd-inhibit" | "aa-exec" | "lxc-attach" => {
+            let vals: &[&str] = match name {
+                "proxychains" | "proxychains4" => &["-f"],
+                "time" => &["-f", "-o", "--format", "--output"],
+                "stdbuf" => &["-i", "-o", "-e", "--input", "--output", "--error"],
+                "nsenter" => &["-t", "--target"],
+                "aa-exec" => &["-p", "--profile"],
+                "lxc-attach" => &["-n", "--name"],
+                _ => &[],
+            };
+            let i = skip_opts(argv, 1, vals);
+            if name == "caffeinate" || name == "proxychains" {
+                return Unwrap::Argv(i, false);
+            }
+            Unwrap::Argv(i, false)
+        }
+        "command" => {
+            if argv[1..]
+                .iter()
+                .take_while(|a| a.starts_with('-'))
+                .any(|a| a.contains('v') || a.contains('V'))
+            {
+                return Unwrap::None;
+            }
+            Unwrap::Argv(skip_opts(argv, 1, &[]), false)
+        }
+        "exec" => Unwrap::Argv(skip_opts(argv, 1, &["-a"]), false),
+        "xargs" => {
+            let i = skip_opts(
+                argv,
+                1,
+                &[
+                    "-I",
+                    "-n",
+                    "-P",
+                    "-L",
+                    "-s",
+                    "-d",
+                    "-E",
+                    "-a",
+                    "--arg-file",
+                    "--max-args",
+                    "--max-procs",
+                    "--delimiter",
+                    "--max-lines",
+                    "--max-chars",
+                    "--eof",
+                    "--replace",
+                    "--process-slot-var",
+                ],
+            );
+            Unwrap::Argv(i, true)
+        }
+        "watch" => {
+            let i = skip_opts(argv, 1, &["-n", "--interval", "-g", "-q", "--chgexit"]);
+            if i >= n {
+                return Unwrap::None;
+            }
+            if has_flag(argv, i, 'x', "--exec") {
+                Unwrap::Argv(i, false)
+            } else {
+                Unwrap::Script(argv[i..].join(" "))
+            }
+        }
+        "flock" => {
+            let i = skip_opts(argv, 1, &["-w", "-E", "--timeout", "--conflict-exit-code"]);
+            // lock file, then command or -c
+            let j = i + 1;
+            if j < n && (argv[j] == "-c" || argv[j] == "--command") {
+                if j + 1 < n {
+                    return Unwrap::Script(argv[j + 1].clone());
+                }
+                return Unwrap::None;
+            }
+            Unwrap::Argv(j, false)
+        }
+        "chroot" => {
+            let i = skip_opts(argv, 1, &["--userspec", "--groups"]);
+            Unwrap::Argv(i + 1, false)
+        }
+        "taskset" | "chrt" => {
+            let i = skip_opts(argv, 1, &[]);
+            Unwrap::Argv(i + 1, false)
+        }
+        "cgexec" => Unwrap::Argv(skip_opts(argv, 1, &["-g"]), false),
+        "strace" | "ltrace" => Unwrap::Argv(
+            skip_opts(
+                argv,
+                1,
+                &[
+                    "-o", "-e", "-p", "-s", "-u", "-E", "-a", "-P", "-I", "-S", "-X", "-b", "-n",
+                ],
+            ),
+            false,
+        ),
+        "systemd-run" => Unwrap::Argv(
+            skip_opts(
+                argv,
+                1,
+                &[
+                    "-p",
+                    "-u",
+                    "-E",
+                    "--unit",
+                    "--property",
+                    "--setenv",
+                    "-M",
+                    "--machine",
+                    "--uid",
+                    "--gid",
+                ],
+            ),
+            false,
+        ),
+        "script" => {
+            let mut i = 1;
+            while i < n {
+                if argv[i] == "-c" || argv[i] == "--command" {
+                    if i + 1 < n {
+                        return Unwrap::Script(argv[i + 1].clone());
+                    }
+                }
+                if let Some(v) = argv[i].strip_prefix("--command=") {
+                    return Unwrap::Script(v.to_string());
+                }
+                i += 1;
+            }
+            Unwrap::None
+        }
+        "eval" => {
+            if n > 1 {
+                Unwrap::Script(argv[1..].join(" "))
+            } else {
+                Unwrap::None
+            }
+        }
+        "trap" => {
+            if n > 2 && !argv[1].starts_with('-') {
+                Unwrap::Script(argv[1].clone())
+            } else {
+                Unwrap::None
+            }
+        }
+        "alias" => {
+            for a in &argv[1..] {
+                if let Some(eq) = a.find('=') {
+                    return Unwrap::Script(a[eq + 1..].to_string());
+                }
+            }
+            Unwrap::None
+        }
+        "ssh" => {
+            let i = skip_opts(
+                argv,
+                1,
+                &[
+                    "-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O",
+                    "-o", "-p", "-Q", "-R", "-S", "-W", "-w", "-B",
+                ],
+            );
+            if i + 1 < n {
+                Unwrap::Script(argv[i + 1..].join(" "))
+            } else {
+                Unwrap::None
+            }
+        }
+        "docker" | "podman" | "nerdctl" => {
+            if argv.get(1).map(|s| s.as_str()) == Some("exec") {
+                let i = skip_opts(
+                    argv,
+                    2,
+                    &[
+                        "-u",
+                        "-w",
+                        "-e",
+                        "--env",
+                        "--user",
+                        "--workdir",
+                        "--env-file",
+                    ],
+                );
+                return Unwrap::Argv(i + 1, false);
+            }
+            Unwrap::None
+        }
+        "kubectl" | "oc" => {
+            if argv.iter().any(|a| a == "exec")
+                && let Some(p) = argv.iter().position(|a| a == "--")
+            {
+                return Unwrap::Argv(p + 1, false);
+            }
+            Unwrap::None
+        }
+        "find" => {
+            let mut groups = Vec::new();
+            let mut i = 1;
+            while i < n {
+                if matches!(argv[i].as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
+                    let s = i + 1;
+                    let mut e = s;
+                    while e < n && argv[e] != ";" && argv[e] != "+" {
+                        e += 1;
+                    }
+                    groups.push((s, e));
+                    i = e + 1;
+                } else {
+                    i += 1;
+                }
+            }
+            if groups.is_empty() {
+                Unwrap::None
+            } else {
+                Unwrap::Multi(groups)
+            }
+        }
+        "rsync" => {
+            for (k, a) in argv.iter().enumerate() {
+                if (a == "-e" || a == "--rsh") && k + 1 < n {
+                    return Unwrap::Script(argv[k + 1].clone());
+                }
+                if let Some(v) = a.strip_prefix("--rsh=") {
+                    return Unwrap::Script(v.to_string());
+                }
+            }
+            Unwrap::None
+        }
+        _ if is_shell(name) => {
+            // -c payload, possibly bundled (-lc, -ec, -xc)
+            let mut i = 1;
+            let mut reads_stdin = false;
+            while i < n {
+                let a = &argv[i];
+                if a == "--" {
+                    i += 1;
+                    break;
+                }
+                if a == "-o"
+                    || a == "-O"
+                    || a == "+O"
+                    || a == "+o"
+                    || a == "--rcfile"
+                    || a == "--init-file"
+                {
+                    i += 2;
+                    continue;
+                }
+                if a.starts_with("--") {
+                    i += 1;
+                    continue;
+                }
+                if (a.starts_with('-') || a.starts_with('+')) && a.len() > 1 {
+                    if a.contains('c') && a.starts_with('-') {
+                        // the first operand after the options is the payload
+                        let mut j = i + 1;
+                        while j < n && argv[j].starts_with('-') && argv[j].len() > 1 {
+                            j += 1;
+                        }
+                        if j < n {
+                            return Unwrap::Script(argv[j].clone());
+                        }
+                        return Unwrap::None;
+                    }
+                    if a.contains('s') && a.starts_with('-') {
+                        reads_stdin = true;
+                    }
+                    i += 1;
+                    continue;
+                }
+                if a == "-" {
+                    reads_stdin = true;
+                    i += 1;
+                    continue;
+                }
+                break;
+            }
+            if i >= n || reads_stdin {
+                Unwrap::Stdin
+            } else {
+                Unwrap::None
+            }
+        }
+        _ => Unwrap::None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argvs(s: &str) -> Vec<Vec<String>> {
+        analyze(s).execs.into_iter().map(|e| e.argv).collect()
+    }
+
+    #[test]
+    fn expansions() {
+        assert!(argvs("X=r; ${X}m -rf /").contains(&vec!["rm".into(), "-rf".into(), "/".into()]));
+        assert!(argvs("rm${IFS}-rf${IFS}/").contains(&vec!["rm".into(), "-rf".into(), "/".into()]));
+        assert!(argvs("r\\m -rf /").contains(&vec!["rm".into(), "-rf".into(), "/".into()]));
+        assert!(argvs("r''m -rf /").contains(&vec!["rm".into(), "-rf".into(), "/".into()]));
+        assert!(argvs("$'\\x72\\x6d' -rf /").contains(&vec![
+            "rm".into(),
+            "-rf".into(),
+            "/".into()
+        ]));
+        assert!(argvs("{rm,-rf,/}").contains(&vec!["rm".into(), "-rf".into(), "/".into()]));
+        assert!(argvs("$(echo rm) -rf /").contains(&vec!["rm".into(), "-rf".into(), "/".into()]));
+        assert!(
+            argvs("sudo -u root env A=1 nice -n 5 rm -rf /").contains(&vec![
+                "rm".into(),
+                "-rf".into(),
+                "/".into()
+            ])
+        );
+        assert!(argvs("bash -c 'rm -rf /'").contains(&vec!["rm".into(), "-rf".into(), "/".into()]));
+        assert!(argvs("echo 'rm -rf /' | sh").contains(&vec![
+            "rm".into(),
+            "-rf".into(),
+            "/".into()
+        ]));
+        assert!(argvs("rm -rf ~").contains(&vec!["rm".into(), "-rf".into(), "~".into()]));
+        assert!(argvs("for c in ls rm; do $c -rf /; done").contains(&vec![
+            "rm".into(),
+            "-rf".into(),
+            "/".into()
+        ]));
+    }
+}

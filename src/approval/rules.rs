@@ -1,0 +1,2272 @@
+//! The rule table: data describing what is catastrophic (`block`) or risky
+//! (`ask`), each with a matcher over the analysed programs.
+//!
+//! Built-in matchers are small functions over one [`Exec`] (its normalised
+//! name, argv, redirections, pipe source, wrapper chain), so a rule judges what
+//! a program *does* (`rm` with a recursive flag on `/`, a write whose target
+//! is a block device), not how the command line is spelled. Host rules from
+//! the config use `argv_prefix` (matched on the normalised argv, so
+//! `/usr/bin/git push --force` matches `["git","push","--force"]`) or a regex
+//! `pattern` matched against each program's argv joined with spaces. A small
+//! regex floor ([`FLOOR`]) is consulted only when parsing failed.
+
+use once_cell::sync::Lazy;
+use regex::Regex;
+
+use super::Verdict;
+use super::analyze::{self, Analysis, DYN, Exec, cmd_name, is_interpreter, is_shell};
+use super::parse::RedirOp;
+
+pub type ExecMatcher = fn(&RuleCtx, usize, &Exec) -> bool;
+
+/// How a rule recognises a program.
+#[derive(Clone, Debug)]
+pub enum Matcher {
+    /// Built-in structural check on one program.
+    Exec(ExecMatcher),
+    /// Raised by the analyser itself (fork bomb, dynamic payload, parse error).
+    Finding,
+    /// The argv starts with these words (first word compared by basename).
+    ArgvPrefix(Vec<String>),
+    /// Regex over each program's argv joined with spaces.
+    Pattern(Regex),
+}
+
+#[derive(Clone, Debug)]
+pub struct Rule {
+    pub key: String,
+    pub description: String,
+    pub tier: Verdict,
+    pub matcher: Matcher,
+    /// Built-in rule (block-tier built-ins cannot be exempted).
+    pub builtin: bool,
+}
+
+/// What matchers can look at besides the program itself.
+pub struct RuleCtx<'a> {
+    pub analysis: &'a Analysis,
+    /// The whole input is one simple command (no lists, pipes, substitutions).
+    pub single: bool,
+}
+
+macro_rules! r {
+    ($key:expr, $tier:ident, $desc:expr, $f:expr) => {
+        ($key, Verdict::$tier, $desc, Some($f as ExecMatcher))
+    };
+    ($key:expr, $tier:ident, $desc:expr) => {
+        ($key, Verdict::$tier, $desc, None)
+    };
+}
+
+type RuleRow = (&'static str, Verdict, &'static str, Option<ExecMatcher>);
+
+/// The built-in rules. Order is the order reasons are reported in.
+pub fn builtin_rows() -> Vec<RuleRow> {
+    vec![
+        // ---- block: catastrophic, never bypassed ----
+        r!(
+            "rm-root-or-home",
+            Block,
+            "recursive delete of the root filesystem, a system directory or a home directory",
+            m_rm_critical
+        ),
+        r!(
+            "find-delete-critical",
+            Block,
+            "find deleting inside the root filesystem, a system directory or a home directory",
+            m_find_critical
+        ),
+        r!(
+            "mkfs",
+            Block,
+            "format a filesystem (mkfs / wipefs / blkdiscard)",
+            m_mkfs
+        ),
+        r!(
+            "raw-disk-write",
+            Block,
+            "write to a raw block device or kernel memory",
+            m_disk_write
+        ),
+        r!("fork-bomb", Block, "fork bomb"),
+        r!(
+            "kill-all-processes",
+            Block,
+            "kill every process (kill -1 / killall5)",
+            m_kill_all
+        ),
+        r!(
+            "shutdown-reboot",
+            Block,
+            "shut down, halt or reboot the machine",
+            m_power
+        ),
+        r!(
+            "floor",
+            Block,
+            "unparseable command matching a catastrophic pattern"
+        ),
+        // ---- ask: risky ----
+        r!("parse-error", Ask, "command could not be fully parsed"),
+        r!(
+            "dynamic-command",
+            Ask,
+            "command name computed at run time (variable, substitution or glob)",
+            m_dynamic_cmd
+        ),
+        r!(
+            "dynamic-payload",
+            Ask,
+            "shell payload built at run time (eval/bash -c of a substitution or variable)"
+        ),
+        r!("rm-recursive", Ask, "recursive delete", m_rm_recursive),
+        r!(
+            "rm-forced-outside",
+            Ask,
+            "forced delete outside the working directory",
+            m_rm_forced_outside
+        ),
+        r!(
+            "bulk-delete",
+            Ask,
+            "delete a computed list of files (find -delete, xargs rm, find -exec rm)",
+            m_bulk_delete
+        ),
+        r!(
+            "shred",
+            Ask,
+            "irrecoverable file destruction (shred / srm / wipe)",
+            m_shred
+        ),
+        r!("dd", Ask, "raw copy with dd", m_dd),
+        r!(
+            "disk-tool",
+            Ask,
+            "partition, volume or disk management",
+            m_disk_tool
+        ),
+        r!(
+            "system-file-write",
+            Ask,
+            "write, delete or edit in a system path (/etc, /usr, /boot, ...)",
+            m_system_write
+        ),
+        r!(
+            "sensitive-file-write",
+            Ask,
+            "write to shell startup files, SSH keys, credentials or agent config",
+            m_dotfile_write
+        ),
+        r!(
+            "project-config-overwrite",
+            Ask,
+            "overwrite a project secrets/config file (.env, config.yaml)",
+            m_project_config
+        ),
+        r!(
+            "credential-read",
+            Ask,
+            "read private keys or credential stores",
+            m_credential_read
+        ),
+        r!(
+            "exfiltration",
+            Ask,
+            "send environment or credentials over the network",
+            m_exfil
+        ),
+        r!(
+            "pipe-to-shell",
+            Ask,
+            "pipe into a shell or interpreter (downloaded or decoded code runs unseen)",
+            m_pipe_to_shell
+        ),
+        r!(
+            "process-substitution-exec",
+            Ask,
+            "run a script from a process substitution (bash <(curl ...))",
+            m_procsub_exec
+        ),
+        r!("shell-c", Ask, "shell command via -c", m_shell_c),
+        r!(
+            "inline-script",
+            Ask,
+            "interpreter running inline code (-c / -e / heredoc / script host)",
+            m_inline_script
+        ),
+        r!(
+            "exec-created-file",
+            Ask,
+            "runs a file written or made executable earlier in the same command",
+            m_exec_created
+        ),
+        r!(
+            "reverse-shell",
+            Ask,
+            "reverse shell or network-attached shell (/dev/tcp, nc -e, socat exec)",
+            m_reverse_shell
+        ),
+        r!(
+            "cloud-metadata",
+            Ask,
+            "cloud instance metadata endpoint (credential theft)",
+            m_metadata
+        ),
+        r!(
+            "git-destructive",
+            Ask,
+            "history-rewriting or work-discarding git operation",
+            m_git
+        ),
+        r!(
+            "sql-destructive",
+            Ask,
+            "destructive SQL (DROP / TRUNCATE / DELETE or UPDATE without WHERE)",
+            m_sql
+        ),
+        r!("package-removal", Ask, "package removal", m_pkg_remove),
+        r!(
+            "process-kill",
+            Ask,
+            "kill processes by name, pattern or computed pid",
+            m_proc_kill
+        ),
+        r!(
+            "service-control",
+            Ask,
+            "stop, restart or disable a system service",
+            m_service
+        ),
+        r!(
+            "agent-gateway",
+            Ask,
+            "stop or restart the agent gateway",
+            m_gateway
+        ),
+        r!(
+            "chmod-chown",
+            Ask,
+            "world-writable/setuid permissions or recursive ownership change on system paths",
+            m_chmod
+        ),
+        r!("crontab-remove", Ask, "remove the crontab", m_crontab),
+        r!(
+            "sudo-stdin",
+            Ask,
+            "sudo reading a password from stdin (-S) or an interactive root shell",
+            m_sudo_stdin
+        ),
+        r!(
+            "security-disable",
+            Ask,
+            "disable the firewall or security enforcement",
+            m_security
+        ),
+        r!(
+            "user-admin",
+            Ask,
+            "delete users/groups or change passwords",
+            m_user_admin
+        ),
+        r!(
+            "cloud-destroy",
+            Ask,
+            "delete cloud, cluster or container resources",
+            m_cloud_destroy
+        ),
+        r!(
+            "exec-option",
+            Ask,
+            "option that makes a tool run arbitrary programs",
+            m_exec_option
+        ),
+    ]
+}
+
+// ---------------------------------------------------------------- helpers
+
+fn lc(s: &str) -> String {
+    s.to_lowercase()
+}
+
+/// Operands of a command: words after options (GNU permutation: options may
+/// follow operands; `--` ends options). `vals` are options taking a value.
+fn operands<'a>(argv: &'a [String], vals: &[&str]) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let mut i = 1;
+    let mut opts_done = false;
+    while i < argv.len() {
+        let a = argv[i].as_str();
+        if opts_done || !a.starts_with('-') || a == "-" {
+            out.push(a);
+            i += 1;
+            continue;
+        }
+        if a == "--" {
+            opts_done = true;
+            i += 1;
+            continue;
+        }
+        if vals.contains(&a) {
+            i += 2;
+            continue;
+        }
+        i += 1;
+    }
+    out
+}
+
+fn short_flags(argv: &[String]) -> String {
+    let mut s = String::new();
+    for a in &argv[1..] {
+        if a == "--" {
+            break;
+        }
+        if a.starts_with('-') && !a.starts_with("--") && a.len() > 1 {
+            s.push_str(&a[1..]);
+        }
+    }
+    s
+}
+
+fn has_long(argv: &[String], long: &str) -> bool {
+    argv[1..]
+        .iter()
+        .take_while(|a| *a != "--")
+        .any(|a| a == long || a.starts_with(&format!("{long}=")))
+}
+
+/// A normalised path: `/`-separated, `.`/`..`/`//` collapsed, `~` for home.
+pub fn norm_path(p: &str) -> String {
+    let mut s = p.replace('\\', "/");
+    let b = s.as_bytes();
+    if b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':' {
+        s = s.to_lowercase();
+    }
+    for pre in ["${HOME}", "$HOME"] {
+        if let Some(rest) = s.strip_prefix(pre)
+            && (rest.is_empty() || rest.starts_with('/'))
+        {
+            s = format!("~{rest}");
+        }
+    }
+    if let Some(rest) = s
+        .strip_prefix("${HERMES_HOME}")
+        .or_else(|| s.strip_prefix("$HERMES_HOME"))
+    {
+        s = format!("~/.hermes{rest}");
+    }
+    if let Ok(home) = std::env::var("HOME") {
+        let home = home.trim_end_matches('/');
+        if home.matches('/').count() >= 2
+            && let Some(rest) = s.strip_prefix(home)
+            && (rest.is_empty() || rest.starts_with('/'))
+        {
+            s = format!("~{rest}");
+        }
+    }
+    let (root, rest): (&str, &str) = if let Some(r) = s.strip_prefix('~') {
+        if r.is_empty() || r.starts_with('/') {
+            ("~", r)
+        } else {
+            ("", s.as_str())
+        }
+    } else if s.starts_with('/') {
+        ("/", &s[1..])
+    } else if s.len() >= 2 && s.as_bytes()[1] == b':' {
+        let (d, r) = s.split_at(2);
+        (if d.is_empty() { "" } else { &s[..2] }, r)
+    } else {
+        ("", s.as_str())
+    };
+    let mut comps: Vec<&str> = Vec::new();
+    let mut root = root.to_string();
+    for c in rest.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                if comps.pop().is_none() {
+                    if root == "~" {
+                        root = "/".into();
+                        comps.push("home");
+                    } else if root.is_empty() {
+                        comps.push("..");
+                    }
+                }
+            }
+            c => comps.push(c),
+        }
+    }
+    // `comps` may contain ".." only for relative paths
+    let joined = comps.join("/");
+    match root.as_str() {
+        "/" => format!("/{joined}"),
+        "~" => {
+            if joined.is_empty() {
+                "~".into()
+            } else {
+                format!("~/{joined}")
+            }
+        }
+        "" => {
+            if joined.is_empty() {
+                ".".into()
+            } else {
+                joined
+            }
+        }
+        d => format!("{d}/{joined}"),
+    }
+}
+
+const CRITICAL: &[&str] = &[
+    "/",
+    "/bin",
+    "/boot",
+    "/dev",
+    "/etc",
+    "/home",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/proc",
+    "/root",
+    "/run",
+    "/sbin",
+    "/sys",
+    "/usr",
+    "/var",
+    "/users",
+    "/system",
+    "/library",
+    "/applications",
+    "/private",
+    "/private/etc",
+    "/private/var",
+    "/usr/bin",
+    "/usr/sbin",
+    "/usr/lib",
+    "/usr/lib64",
+    "/usr/local",
+    "/usr/share",
+    "/usr/include",
+    "/var/lib",
+    "/nix",
+    "/nix/store",
+    "/snap",
+    "~",
+    "c:",
+    "c:/windows",
+    "c:/users",
+    "c:/program files",
+    "c:/program files (x86)",
+    "c:/programdata",
+];
+
+/// Recursive deletion of this path would be catastrophic.
+pub fn is_critical(p: &str) -> bool {
+    let n = norm_path(p);
+    let nl = n.to_lowercase();
+    let base = nl.trim_end_matches("/*").trim_end_matches('/');
+    let base = if base.is_empty() { "/" } else { base };
+    if CRITICAL.contains(&base) {
+        return true;
+    }
+    if nl == "/*" || nl == "~/*" || nl == "~/.*" || nl == "/.*" {
+        return true;
+    }
+    // a user's home directory
+    let comps: Vec<&str> = base.split('/').collect();
+    if comps.len() == 3 && comps[0].is_empty() && (comps[1] == "home" || comps[1] == "users") {
+        return !comps[2].contains(DYN);
+    }
+    if comps.len() == 3 && comps[0] == "c:" && comps[1] == "users" {
+        return true;
+    }
+    false
+}
+
+fn is_abs_or_outside(p: &str) -> bool {
+    let n = norm_path(p);
+    n.starts_with('/')
+        || n.starts_with('~')
+        || n.starts_with("..")
+        || n.contains(DYN)
+        || (n.len() >= 2 && n.as_bytes()[1] == b':')
+}
+
+static DISK_RE: Lazy<Regex> = Lazy::new(|| {
+    Regex::new(r"^/dev/(sd[a-z]+\d*|hd[a-z]\d*|vd[a-z]+\d*|xvd[a-z]+\d*|nvme\d+(n\d+)?(p\d+)?|mmcblk\d+(p\d+)?|r?disk\d+(s\d+)?|md\d+|md/.*|dm-\d+|mapper/.+|sr\d+|loop\d+|mem|kmem|port|root|ubd[a-z]\d*|mtdblock\d+|block/.+|disk/.+|zd\d+|zvol/.+|bcache\d+|rbd\d+|nbd\d+(p\d+)?|sg\d+|st\d+)$|^/proc/sysrq-trigger$|^/proc/kcore$")
+        .expect("disk regex")
+});
+
+pub fn is_disk_device(p: &str) -> bool {
+    DISK_RE.is_match(&norm_path(p))
+}
+
+const SYSTEM_PREFIXES: &[&str] = &[
+    "/etc",
+    "/private/etc",
+    "/boot",
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/system",
+    "/library",
+    "/var/spool/cron",
+    "/var/lib/dpkg",
+    "/var/lib/rpm",
+    "/root",
+    "/sys",
+    "/proc",
+    "/dev",
+    "/opt/homebrew/etc",
+    "c:/windows",
+    "/private/var/root",
+];
+
+const DEV_HARMLESS: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/stdout",
+    "/dev/stderr",
+    "/dev/stdin",
+    "/dev/tty",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/full",
+];
+
+pub fn is_system_path(p: &str) -> bool {
+    let n = norm_path(p).to_lowercase();
+    if DEV_HARMLESS.contains(&n.as_str())
+        || n.starts_with("/dev/fd/")
+        || n.starts_with("/dev/shm/")
+        || n.starts_with("/dev/pts/")
+        || n.starts_with("/dev/tcp/")
+        || n.starts_with("/dev/udp/")
+        || n.starts_with("/proc/self/fd/")
+    {
+        return false;
+    }
+    SYSTEM_PREFIXES
+        .iter()
+        .any(|pre| n == *pre || (n.starts_with(pre) && n.as_bytes().get(pre.len()) == Some(&b'/')))
+}
+
+const RC_FILES: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zprofile",
+    ".zshenv",
+    ".zlogin",
+    ".zlogout",
+    ".kshrc",
+    ".cshrc",
+    ".tcshrc",
+    ".login",
+    ".netrc",
+    ".pgpass",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".gitconfig",
+    ".xinitrc",
+    ".xprofile",
+    ".xsession",
+    ".inputrc",
+    ".envrc",
+    ".pam_environment",
+    "authorized_keys",
+    "authorized_keys2",
+    ".vault-token",
+    ".my.cnf",
+    ".curlrc",
+    ".wgetrc",
+];
+
+const SENSITIVE_DIRS: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".kube",
+    ".docker",
+    ".azure",
+    ".hermes",
+    "launchagents",
+    "launchdaemons",
+    "autostart",
+    ".password-store",
+    "gcloud",
+];
+
+/// Shell startup files, SSH/GPG/cloud credentials, persistence locations and
+/// the agent's own config.
+pub fn is_user_sensitive(p: &str) -> bool {
+    let n = norm_path(p).to_lowercase();
+    let comps: Vec<&str> = n.split('/').collect();
+    let base = comps.last().copied().unwrap_or("");
+    if RC_FILES.contains(&base) {
+        return true;
+    }
+    if comps.iter().any(|c| SENSITIVE_DIRS.contains(c)) {
+        return true;
+    }
+    if n.contains("/.config/systemd/user") || n.contains("/.config/fish/config.fish") {
+        return true;
+    }
+    false
+}
+
+/// Project files whose wholesale replacement changes secrets or behaviour.
+pub fn is_project_config(p: &str) -> bool {
+    let n = norm_path(p).to_lowercase();
+    let base = n.rsplit('/').next().unwrap_or("");
+    base == ".env"
+        || (base.starts_with(".env.") && base.len() > 5)
+        || base == "config.yaml"
+        || base == "config.yml"
+}
+
+static CRED_RE: Lazy<Regex> = Lazy::new(|| {
+    Regex::new(
+        r"(^|/)(id_(rsa|dsa|ecdsa|ed25519)(_sk)?|\.netrc|\.git-credentials|\.pgpass|\.vault-token|\.pypirc|\.npmrc|credentials(\.json|\.db)?|application_default_credentials\.json|access_tokens\.db|accesstokens\.json|shadow|gshadow|master\.passwd|secring\.gpg|\.my\.cnf|hosts\.yml)$|/\.gnupg/private-keys|/\.docker/config\.json$|/\.kube/config$|/\.ssh/.*\.(pem|key)$|/\.password-store/",
+    )
+    .expect("cred regex")
+});
+
+pub fn is_credential_file(p: &str) -> bool {
+    let n = norm_path(p).to_lowercase();
+    if n.ends_with(".pub") {
+        return false;
+    }
+    if !CRED_RE.is_match(&n) {
+        return false;
+    }
+    let base = n.rsplit('/').next().unwrap_or("");
+    match base {
+        "shadow" | "gshadow" | "master.passwd" => n.starts_with("/etc/"),
+        "credentials" | "credentials.json" | "credentials.db" => {
+            n.contains("/.aws/") || n.contains("gcloud") || n.contains("/.config/")
+        }
+        "hosts.yml" => n.contains("/gh/"),
+        _ => true,
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum WriteKind {
+    Overwrite,
+    Append,
+    InPlace,
+    Delete,
+    Create,
+}
+
+/// Files this program writes, edits or deletes.
+pub fn write_targets(e: &Exec) -> Vec<(String, WriteKind)> {
+    let mut out = Vec::new();
+    for r in &e.redirs {
+        let t = r.target.clone();
+        match r.op {
+            RedirOp::Out => out.push((t, WriteKind::Overwrite)),
+            RedirOp::Append => out.push((t, WriteKind::Append)),
+            RedirOp::ReadWrite => out.push((t, WriteKind::InPlace)),
+            RedirOp::Dup => {
+                if !t.is_empty() && !t.chars().all(|c| c.is_ascii_digit() || c == '-') {
+                    out.push((t, WriteKind::Overwrite));
+                }
+            }
+            _ => {}
+        }
+    }
+    let a = &e.argv;
+    if a.is_empty() {
+        return out;
+    }
+    match e.name.as_str() {
+        "tee" | "sponge" => {
+            let append = short_flags(a).contains('a') || has_long(a, "--append");
+            for o in operands(a, &[]) {
+                out.push((
+                    o.to_string(),
+                    if append {
+                        WriteKind::Append
+                    } else {
+                        WriteKind::Overwrite
+                    },
+                ));
+            }
+        }
+        "cp" | "mv" | "install" | "ln" | "rsync" | "scp" => {
+            let vals: &[&str] = match e.name.as_str() {
+                "install" => &[
+                    "-m", "-o", "-g", "-t", "-S", "--mode", "--owner", "--group", "--suffix",
+                ],
+                "rsync" => &["-e", "--rsh", "--exclude", "--include", "-f", "--filter"],
+                "scp" => &["-i", "-P", "-o", "-F", "-c", "-l", "-S", "-J"],
+                _ => &["-t", "-S", "--suffix", "--target-directory"],
+            };
+            // -t DIR / --target-directory=DIR
+            let mut target_dir = None;
+            for (k, w) in a.iter().enumerate() {
+                if (w == "-t" || w == "--target-directory") && k + 1 < a.len() {
+                    target_dir = Some(a[k + 1].clone());
+                } else if let Some(v) = w.strip_prefix("--target-directory=") {
+                    target_dir = Some(v.to_string());
+                }
+            }
+            let ops = operands(a, vals);
+            if let Some(t) = target_dir {
+                out.push((t, WriteKind::Overwrite));
+            } else if ops.len() >= 2 {
+                out.push((ops[ops.len() - 1].to_string(), WriteKind::Overwrite));
+            }
+            if e.name == "mv" {
+                let n = ops.len();
+                for o in ops.iter().take(n.saturating_sub(1)) {
+                    out.push((o.to_string(), WriteKind::Delete));
+                }
+            }
+        }
+        "dd" => {
+            for w in &a[1..] {
+                if let Some(v) = w.strip_prefix("of=") {
+                    out.push((v.to_string(), WriteKind::Overwrite));
+                }
+            }
+        }
+        "sed" | "gsed" => {
+            let inplace = a[1..].iter().any(|w| {
+                w == "--in-place"
+                    || w.starts_with("--in-place=")
+                    || (w.starts_with('-') && !w.starts_with("--") && w[1..].starts_with('i'))
+                    || (w.starts_with('-')
+                        && !w.starts_with("--")
+                        && w.len() <= 4
+                        && w.contains('i')
+                        && !w.contains('e'))
+            });
+            if inplace {
+                let has_script_opt = a.iter().any(|w| {
+                    w == "-e"
+                        || w == "-f"
+                        || w.starts_with("--expression")
+                        || w.starts_with("--file")
+                });
+                let ops = operands(a, &["-e", "-f", "--expression", "--file", "-l"]);
+                // without -e/-f the first operand is the script, but a lone
+                // operand is judged as a target too (`sed -i FILE`)
+                let skip = if has_script_opt || ops.len() < 2 {
+                    0
+                } else {
+                    1
+                };
+                for o in ops.into_iter().skip(skip) {
+                    out.push((o.to_string(), WriteKind::InPlace));
+                }
+            }
+        }
+        "perl" | "ruby" => {
+            let flags = short_flags(a);
+            if flags.contains('i') {
+                // operands after the -e code
+                let mut i = 1;
+                let mut code_seen = false;
+                while i < a.len() {
+                    let w = &a[i];
+                    if w.starts_with('-') && w.len() > 1 {
+                        if w.ends_with('e') || w == "-e" || w.ends_with('E') {
+                            i += 2;
+                            code_seen = true;
+                            continue;
+                        }
+                        i += 1;
+                        continue;
+                    }
+                    if !code_seen {
+                        code_seen = true;
+                        i += 1;
+                        continue;
+                    }
+                    out.push((w.clone(), WriteKind::InPlace));
+                    i += 1;
+                }
+            }
+        }
+        "curl" => {
+            for (k, w) in a.iter().enumerate() {
+                if (w == "-o" || w == "--output") && k + 1 < a.len() {
+                    out.push((a[k + 1].clone(), WriteKind::Overwrite));
+                } else if let Some(v) = w.strip_prefix("--output=") {
+                    out.push((v.to_string(), WriteKind::Overwrite));
+                }
+            }
+        }
+        "wget" => {
+            for (k, w) in a.iter().enumerate() {
+                if (w == "-O" || w == "--output-document") && k + 1 < a.len() {
+                    out.push((a[k + 1].clone(), WriteKind::Overwrite));
+                } else if let Some(v) = w.strip_prefix("--output-document=") {
+                    out.push((v.to_string(), WriteKind::Overwrite));
+                } else if w.starts_with("-O") && w.len() > 2 {
+                    out.push((w[2..].to_string(), WriteKind::Overwrite));
+                }
+            }
+        }
+        "rm" | "unlink" | "rmdir" | "shred" | "srm" => {
+            for o in operands(
+                a,
+                &["-n", "--iterations", "-s", "--size", "--random-source"],
+            ) {
+                out.push((o.to_string(), WriteKind::Delete));
+            }
+        }
+        "truncate" => {
+            for o in operands(a, &["-s", "--size", "-r", "--reference"]) {
+                out.push((o.to_string(), WriteKind::Overwrite));
+            }
+        }
+        "touch" | "mkdir" | "chattr" => {
+            for o in operands(a, &["-m", "--mode", "-r", "-t", "-d"]) {
+                out.push((o.to_string(), WriteKind::Create));
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+fn rm_flags(argv: &[String]) -> (bool, bool) {
+    let mut rec = false;
+    let mut force = false;
+    for a in &argv[1..] {
+        if a == "--" {
+            break;
+        }
+        let al = lc(a);
+        if al == "--recursive" || al == "--recursive=true" {
+            rec = true;
+        } else if al == "--force" {
+            force = true;
+        } else if a.starts_with('-') && !a.starts_with("--") {
+            for c in a[1..].chars() {
+                match c {
+                    'r' | 'R' => rec = true,
+                    'f' | 'F' => force = true,
+                    _ => {}
+                }
+            }
+        }
+    }
+    (rec, force)
+}
+
+fn is_rm(e: &Exec) -> bool {
+    matches!(e.name.as_str(), "rm" | "grm")
+}
+
+// ---------------------------------------------------------------- matchers
+
+fn m_rm_critical(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    if !is_rm(e) {
+        return false;
+    }
+    let (rec, _) = rm_flags(&e.argv);
+    rec && operands(&e.argv, &[]).iter().any(|o| is_critical(o))
+}
+
+fn m_find_critical(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    if e.name != "find" {
+        return false;
+    }
+    let deletes = e.argv.iter().any(|a| a == "-delete")
+        || e.argv.windows(2).any(|w| {
+            matches!(w[0].as_str(), "-exec" | "-execdir" | "-ok" | "-okdir")
+                && matches!(cmd_name(&w[1]).as_str(), "rm" | "shred" | "unlink")
+        });
+    if !deletes {
+        return false;
+    }
+    // starting points: operands before the first expression word
+    let has_depth_limit = e.argv.iter().any(|a| {
+        a == "-maxdepth"
+            || a == "-name"
+            || a == "-iname"
+            || a == "-path"
+            || a == "-mtime"
+            || a == "-newer"
+            || a == "-type" && false
+    });
+    if has_depth_limit {
+        return false;
+    }
+    e.argv[1..]
+        .iter()
+        .take_while(|a| !a.starts_with('-') && *a != "!" && *a != "(")
+        .any(|p| is_critical(p))
+}
+
+fn m_mkfs(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    let n = e.name.as_str();
+    (n == "mkfs"
+        || n.starts_with("mkfs.")
+        || matches!(
+            n,
+            "mke2fs"
+                | "mkswap"
+                | "wipefs"
+                | "blkdiscard"
+                | "mkntfs"
+                | "mkdosfs"
+                | "newfs"
+                | "newfs_hfs"
+                | "newfs_apfs"
+        ))
+        && !e.argv[1..]
+            .iter()
+            .all(|a| a == "--help" || a == "-h" || a == "--version" || a == "-V")
+}
+
+fn m_disk_write(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    let t = write_targets(e);
+    if t.iter()
+        .any(|(p, k)| *k != WriteKind::Delete && *k != WriteKind::Create && is_disk_device(p))
+    {
+        return true;
+    }
+    // shred/cp/cat of a device
+    matches!(e.name.as_str(), "shred" | "wipe" | "badblocks")
+        && e.argv[1..].iter().any(|a| is_disk_device(a))
+        && (e.name != "badblocks" || e.argv.iter().any(|a| a.starts_with("-w") || a == "-n"))
+}
+
+fn kill_pid_minus_one(argv: &[String]) -> bool {
+    // -1 as a pid: the last argument, or any operand after `--` or after a
+    // signal option.
+    if argv.len() < 2 {
+        return false;
+    }
+    if argv.last().map(|s| s.as_str()) == Some("-1") {
+        return true;
+    }
+    if let Some(p) = argv.iter().position(|a| a == "--") {
+        return argv[p + 1..].iter().any(|a| a == "-1");
+    }
+    false
+}
+
+fn m_kill_all(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    match e.name.as_str() {
+        "kill" => kill_pid_minus_one(&e.argv),
+        "killall5" => true,
+        "pkill" | "killall" => {
+            // pkill -U 0 / -u root style kills every process of a user: ask elsewhere
+            false
+        }
+        _ => false,
+    }
+}
+
+fn m_power(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    let a = &e.argv;
+    let args_l: Vec<String> = a[1..].iter().map(|s| lc(s)).collect();
+    let informational = |args: &[String]| {
+        args.iter()
+            .any(|s| s == "-c" || s == "--help" || s == "--version" || s == "-k" || s == "--show")
+    };
+    match e.name.as_str() {
+        "shutdown" | "reboot" | "halt" | "poweroff" => !informational(&args_l),
+        "init" | "telinit" => args_l.iter().any(|s| matches!(s.as_str(), "0" | "6")),
+        "systemctl" | "loginctl" => {
+            args_l.iter().any(|s| {
+                matches!(
+                    s.as_str(),
+                    "poweroff"
+                        | "reboot"
+                        | "halt"
+                        | "kexec"
+                        | "soft-reboot"
+                        | "emergency"
+                        | "rescue"
+                )
+            }) || (args_l.iter().any(|s| s == "isolate")
+                && args_l.iter().any(|s| {
+                    matches!(
+                        s.as_str(),
+                        "poweroff.target"
+                            | "reboot.target"
+                            | "halt.target"
+                            | "rescue.target"
+                            | "emergency.target"
+                            | "runlevel0.target"
+                            | "runlevel6.target"
+                    )
+                }))
+        }
+        "uadmin" => true,
+        _ => false,
+    }
+}
+
+fn m_dynamic_cmd(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    e.dynamic_name
+}
+
+fn m_rm_recursive(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    is_rm(e) && rm_flags(&e.argv).0
+}
+
+/// `rm -f <tmp>/hermes-(verify|ad-hoc)-NAME`: the agent's own verification
+/// artefact, exempt when it is the whole command.
+fn is_verify_artifact(e: &Exec) -> bool {
+    if e.argv.len() != 3 || e.argv[1] != "-f" {
+        return false;
+    }
+    let p = &e.argv[2];
+    static RE: Lazy<Regex> = Lazy::new(|| {
+        Regex::new(r"^/tmp/hermes-(verify|ad-hoc)-[A-Za-z0-9_.-]+$").expect("verify regex")
+    });
+    RE.is_match(p) && !p.contains("/..") && !p.contains("/./")
+}
+
+fn m_rm_forced_outside(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
+    if !is_rm(e) {
+        return false;
+    }
+    let (_, force) = rm_flags(&e.argv);
+    if !force {
+        return false;
+    }
+    if ctx.single && is_verify_artifact(e) {
+        return false;
+    }
+    operands(&e.argv, &[]).iter().any(|o| is_abs_or_outside(o))
+}
+
+fn m_bulk_delete(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    if e.name == "find" {
+        return e.argv.iter().any(|a| a == "-delete")
+            || e.argv.windows(2).any(|w| {
+                matches!(w[0].as_str(), "-exec" | "-execdir" | "-ok" | "-okdir")
+                    && matches!(
+                        cmd_name(&w[1]).as_str(),
+                        "rm" | "shred" | "unlink" | "rmdir" | "srm" | "mv" | "truncate"
+                    )
+            });
+    }
+    e.bulk
+        && matches!(
+            e.name.as_str(),
+            "rm" | "shred" | "unlink" | "rmdir" | "srm" | "truncate" | "mv"
+        )
+}
+
+fn m_shred(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    matches!(e.name.as_str(), "shred" | "srm" | "wipe")
+}
+
+fn m_dd(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    e.name == "dd"
+        && e.argv.len() > 1
+        && !e.argv[1..]
+            .iter()
+            .all(|a| a == "--help" || a == "--version")
+}
+
+fn m_disk_tool(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    let a: Vec<String> = e.argv.iter().map(|s| lc(s)).collect();
+    match e.name.as_str() {
+        "fdisk" | "sfdisk" | "cfdisk" | "gdisk" | "sgdisk" | "parted" | "lvremove" | "vgremove"
+        | "pvremove" | "lvreduce" | "resize2fs" | "tune2fs" | "e2fsck" | "fsck" | "debugfs"
+        | "format" | "diskpart" => !a[1..].iter().any(|s| {
+            s == "-l" || s == "--list" || s == "--help" || s == "-p" && e.name == "sfdisk"
+        }),
+        "cryptsetup" => a.iter().any(|s| {
+            s == "luksformat" || s == "erase" || s == "luksremovekey" || s == "luksKillSlot"
+        }),
+        "zpool" | "zfs" => a.iter().any(|s| s == "destroy"),
+        "mdadm" => a
+            .iter()
+            .any(|s| s == "--zero-superblock" || s == "--create" || s == "-c"),
+        "hdparm" => a
+            .iter()
+            .any(|s| s.starts_with("--security-erase") || s == "--trim-sector-ranges"),
+        "nvme" => a.iter().any(|s| s == "format" || s == "sanitize"),
+        "diskutil" => a.iter().any(|s| {
+            s.starts_with("erase") || s == "partitiondisk" || s == "zerodisk" || s == "randomdisk"
+        }),
+        _ => false,
+    }
+}
+
+fn m_system_write(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    write_targets(e)
+        .iter()
+        .any(|(p, _)| is_system_path(p) && !is_disk_device(p))
+}
+
+fn m_dotfile_write(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    write_targets(e).iter().any(|(p, _)| is_user_sensitive(p))
+}
+
+fn m_project_config(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    write_targets(e)
+        .iter()
+        .any(|(p, k)| matches!(k, WriteKind::Overwrite | WriteKind::Append) && is_project_config(p))
+}
+
+const METADATA_CMDS: &[&str] = &[
+    "ls",
+    "stat",
+    "file",
+    "test",
+    "[",
+    "[[",
+    "chmod",
+    "chown",
+    "chgrp",
+    "touch",
+    "mkdir",
+    "which",
+    "du",
+    "find",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "echo",
+    "printf",
+    "ssh-add",
+    "ssh-keygen",
+    "ssh",
+    "git",
+    "cd",
+    "pushd",
+    "type",
+    "command",
+    "rm",
+    "unlink",
+    "shred",
+    "lsattr",
+    "getfacl",
+    "setfacl",
+    "wc",
+    "md5sum",
+    "sha256sum",
+    "sha1sum",
+    "shasum",
+];
+
+fn m_credential_read(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    if e.redirs
+        .iter()
+        .any(|r| r.op == RedirOp::In && is_credential_file(&r.target))
+    {
+        return true;
+    }
+    if e.argv.is_empty() || METADATA_CMDS.contains(&e.name.as_str()) {
+        return false;
+    }
+    let mut skip_next = false;
+    for a in &e.argv[1..] {
+        if skip_next {
+            skip_next = false;
+            continue;
+        }
+        if a == "-i"
+            && matches!(
+                e.name.as_str(),
+                "scp" | "sftp" | "rsync" | "sshfs" | "ssh-copy-id"
+            )
+        {
+            skip_next = true;
+            continue;
+        }
+        let v = a
+            .strip_prefix('@')
+            .or_else(|| a.split_once('=').map(|(_, v)| v.trim_start_matches('@')))
+            .unwrap_or(a);
+        if is_credential_file(v) || is_credential_file(a) {
+            return true;
+        }
+    }
+    false
+}
+
+fn is_network_tool(n: &str) -> bool {
+    matches!(
+        n,
+        "curl"
+            | "wget"
+            | "nc"
+            | "ncat"
+            | "netcat"
+            | "socat"
+            | "telnet"
+            | "ssh"
+            | "scp"
+            | "sftp"
+            | "ftp"
+            | "tftp"
+            | "http"
+            | "https"
+            | "xh"
+            | "httpie"
+            | "openssl"
+            | "aria2c"
+            | "rsync"
+            | "gsutil"
+            | "aws"
+            | "rclone"
+            | "sendmail"
+            | "mail"
+            | "mutt"
+            | "nc.traditional"
+            | "nc.openbsd"
+    )
+}
+
+fn m_exfil(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
+    if !is_network_tool(&e.name) {
+        return false;
+    }
+    let execs = &ctx.analysis.execs;
+    let mut up = e.stdin_from;
+    let mut hops = 0;
+    while let Some(u) = up {
+        let Some(ue) = execs.get(u) else { break };
+        if matches!(
+            ue.name.as_str(),
+            "env" | "printenv" | "set" | "export" | "declare" | "history"
+        ) && ue.argv.len() <= 2
+        {
+            return true;
+        }
+        if ue.argv[1.min(ue.argv.len())..]
+            .iter()
+            .any(|a| is_credential_file(a))
+        {
+            return true;
+        }
+        up = ue.stdin_from;
+        hops += 1;
+        if hops > 16 {
+            break;
+        }
+    }
+    // uploads of sensitive files: curl -d @~/.ssh/id_rsa, -T, -F x=@file
+    e.argv[1..].iter().any(|a| {
+        let v = a.rsplit('@').next().unwrap_or(a);
+        (a.contains('@') || a.starts_with('<'))
+            && (is_credential_file(v) || is_project_config(v) && v.contains(".env"))
+    })
+}
+
+fn script_operand(e: &Exec) -> Option<&str> {
+    // first operand after options (for shells and interpreters)
+    let mut i = 1;
+    while i < e.argv.len() {
+        let a = &e.argv[i];
+        if a == "--" {
+            return e.argv.get(i + 1).map(|s| s.as_str());
+        }
+        if a.starts_with('-') && a.len() > 1 {
+            if matches!(
+                a.as_str(),
+                "-o" | "-O"
+                    | "--rcfile"
+                    | "--init-file"
+                    | "-W"
+                    | "-X"
+                    | "-m"
+                    | "-r"
+                    | "--require"
+                    | "-I"
+            ) {
+                i += 2;
+                continue;
+            }
+            i += 1;
+            continue;
+        }
+        return Some(a.as_str());
+    }
+    None
+}
+
+fn reads_script_from_stdin(e: &Exec) -> bool {
+    if is_shell(&e.name) {
+        let flags = short_flags(&e.argv);
+        if flags.contains('c') {
+            return false;
+        }
+        return flags.contains('s')
+            || matches!(script_operand(e), None | Some("-") | Some("/dev/stdin"));
+    }
+    if is_interpreter(&e.name) {
+        let flags = short_flags(&e.argv);
+        if flags.contains('c')
+            || flags.contains('e')
+            || flags.contains('m')
+            || e.argv
+                .iter()
+                .any(|a| a == "--eval" || a == "--version" || a == "-V" || a == "--help")
+        {
+            return false;
+        }
+        return matches!(script_operand(e), None | Some("-") | Some("/dev/stdin"));
+    }
+    if matches!(e.name.as_str(), "source" | ".") {
+        return matches!(
+            e.argv.get(1).map(|s| s.as_str()),
+            Some("/dev/stdin") | Some("-")
+        );
+    }
+    false
+}
+
+fn m_pipe_to_shell(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    e.stdin_from.is_some() && reads_script_from_stdin(e)
+}
+
+fn m_procsub_exec(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    if !(is_shell(&e.name) || is_interpreter(&e.name) || matches!(e.name.as_str(), "source" | "."))
+    {
+        return false;
+    }
+    e.argv[1..].iter().any(|a| {
+        a.starts_with("/dev/fd/")
+            || a.starts_with("/proc/self/fd/")
+            || a.contains(DYN) && !a.starts_with('-')
+    }) && !e.argv[1..]
+        .iter()
+        .any(|a| a.starts_with('-') && a.contains('c') && is_shell(&e.name))
+}
+
+fn m_shell_c(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    if !is_shell(&e.name) {
+        return false;
+    }
+    let mut i = 1;
+    while i < e.argv.len() {
+        let a = &e.argv[i];
+        if a == "-o" || a == "-O" {
+            i += 2;
+            continue;
+        }
+        if a.starts_with('-') && !a.starts_with("--") && a.len() > 1 {
+            if a.contains('c') {
+                return true;
+            }
+        } else if !a.starts_with("--") {
+            return false;
+        }
+        i += 1;
+    }
+    false
+}
+
+static AWK_EXEC: Lazy<Regex> = Lazy::new(|| {
+    Regex::new(r#"system\s*\(|\|\s*getline|print[^;}]*\|\s*"|\|&|printf?[^;}]*>\s*"/"#)
+        .expect("awk regex")
+});
+
+fn m_inline_script(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    let n = e.name.as_str();
+    if matches!(
+        n,
+        "powershell" | "pwsh" | "cmd" | "wscript" | "cscript" | "mshta" | "rundll32" | "regsvr32"
+    ) {
+        return e.argv.len() > 1
+            && !e.argv[1..].iter().all(|a| {
+                let l = lc(a);
+                l == "-version" || l == "-help" || l == "/?" || l == "-?" || l == "--version"
+            });
+    }
+    if matches!(n, "awk" | "gawk" | "mawk" | "nawk") {
+        let prog = e.argv[1..].iter().find(|a| !a.starts_with('-'));
+        return prog.is_some_and(|p| AWK_EXEC.is_match(p));
+    }
+    if !is_interpreter(n) {
+        return false;
+    }
+    if e.stdin_text.is_some() {
+        return true;
+    }
+    let base = n.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    for a in &e.argv[1..] {
+        if a == "--" || (!a.starts_with('-')) {
+            break;
+        }
+        let l = a.as_str();
+        let hit = match base {
+            "node" | "nodejs" | "bun" => {
+                matches!(l, "-e" | "--eval" | "-p" | "--print" | "-pe")
+                    || l.starts_with("--eval=")
+                    || l.starts_with("--print=")
+            }
+            "deno" => false,
+            "php" => matches!(l, "-r" | "-B" | "-R" | "-E" | "-F") || l.starts_with("-r"),
+            "osascript" | "lua" | "luajit" | "rscript" | "julia" | "elixir" | "erl" | "groovy" => {
+                l == "-e" || l == "--eval" || l == "-eval" || l == "-c"
+            }
+            _ if base.starts_with("python") || base == "py" || base == "pypy" => {
+                !l.starts_with("--")
+                    && l[1..].contains('c')
+                    && l[1..].chars().all(|c| c.is_ascii_alphabetic())
+            }
+            "perl" | "ruby" | "irb" => {
+                !l.starts_with("--") && (l[1..].contains('e') || l[1..].contains('E'))
+            }
+            _ => l == "-e" || l == "-c" || l == "--eval",
+        };
+        if hit {
+            return true;
+        }
+    }
+    if base == "deno" && matches!(e.argv.get(1).map(|s| s.as_str()), Some("eval")) {
+        return true;
+    }
+    false
+}
+
+fn m_exec_created(ctx: &RuleCtx, idx: usize, e: &Exec) -> bool {
+    let runs: Option<String> = if e.argv.first().is_some_and(|a| a.contains('/')) {
+        e.argv.first().cloned()
+    } else if is_shell(&e.name)
+        || is_interpreter(&e.name)
+        || matches!(e.name.as_str(), "source" | ".")
+    {
+        script_operand(e).map(|s| s.to_string())
+    } else {
+        None
+    };
+    let Some(p) = runs else { return false };
+    let p = norm_path(&p);
+    let base = |s: &str| s.rsplit('/').next().unwrap_or(s).to_string();
+    let pb = base(&p);
+    // same path, or same file name (the directory may have changed with cd)
+    let same = |t: &str| {
+        let t = norm_path(t);
+        t == p || (!pb.is_empty() && pb != "." && base(&t) == pb)
+    };
+    for prev in &ctx.analysis.execs[..idx] {
+        if write_targets(prev)
+            .iter()
+            .any(|(t, k)| *k != WriteKind::Delete && same(t))
+        {
+            return true;
+        }
+        if matches!(prev.name.as_str(), "chmod")
+            && prev.argv.iter().any(|a| {
+                a.contains("+x")
+                    || a.contains("755")
+                    || a.contains("777")
+                    || a.contains("700")
+                    || a.contains("775")
+            })
+            && operands(&prev.argv, &[]).iter().any(|o| same(o))
+        {
+            return true;
+        }
+    }
+    false
+}
+
+fn m_reverse_shell(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    if e.redirs
+        .iter()
+        .any(|r| r.target.starts_with("/dev/tcp/") || r.target.starts_with("/dev/udp/"))
+    {
+        return true;
+    }
+    if e.name != "echo"
+        && e.name != "printf"
+        && e.argv
+            .iter()
+            .any(|a| a.starts_with("/dev/tcp/") || a.starts_with("/dev/udp/"))
+    {
+        return true;
+    }
+    match e.name.as_str() {
+        "nc" | "ncat" | "netcat" | "nc.traditional" | "nc.openbsd" | "busybox" => {
+            e.argv[1..].iter().any(|a| {
+                matches!(
+                    a.as_str(),
+                    "-e" | "-c" | "--exec" | "--sh-exec" | "--lua-exec"
+                ) || a.starts_with("--exec=")
+                    || a.starts_with("--sh-exec=")
+                    || (a.starts_with('-')
+                        && !a.starts_with("--")
+                        && a.ends_with('e')
+                        && a.len() <= 5)
+            })
+        }
+        "socat" => e.argv[1..].iter().any(|a| {
+            let l = lc(a);
+            l.contains("exec:") || l.contains("system:")
+        }),
+        _ => false,
+    }
+}
+
+static METADATA_RE: Lazy<Regex> = Lazy::new(|| {
+    Regex::new(r"(?i)(^|[/@\[=\s])(169\.254\.169\.254|169\.254\.170\.2|fd00:ec2::254|metadata\.google\.internal|metadata\.goog|100\.100\.100\.200|metadata\.azure\.com|169\.254\.169\.123|0xa9fea9fe|2852039166)(\]|[:/?#\s]|$)")
+        .expect("metadata regex")
+});
+
+fn m_metadata(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    if matches!(
+        e.name.as_str(),
+        "echo"
+            | "printf"
+            | "grep"
+            | "egrep"
+            | "fgrep"
+            | "rg"
+            | "ag"
+            | "git"
+            | "gh"
+            | "ping"
+            | "man"
+    ) {
+        return false;
+    }
+    e.argv[1.min(e.argv.len())..]
+        .iter()
+        .any(|a| METADATA_RE.is_match(a))
+}
+
+fn git_sub(argv: &[String]) -> Option<(usize, &str)> {
+    let mut i = 1;
+    while i < argv.len() {
+        let a = argv[i].as_str();
+        if matches!(
+            a,
+            "-C" | "-c"
+                | "--git-dir"
+                | "--work-tree"
+                | "--namespace"
+                | "--exec-path"
+                | "--super-prefix"
+                | "--config-env"
+        ) {
+            i += 2;
+            continue;
+        }
+        if a.starts_with('-') {
+            i += 1;
+            continue;
+        }
+        return Some((i, a));
+    }
+    None
+}
+
+fn m_git(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    if e.name != "git" {
+        return false;
+    }
+    let Some((i, sub)) = git_sub(&e.argv) else {
+        return false;
+    };
+    let rest = &e.argv[i + 1..];
+    let sf: String = rest
+        .iter()
+        .filter(|a| a.starts_with('-') && !a.starts_with("--"))
+        .map(|a| &a[1..])
+        .collect();
+    let has = |l: &str| {
+        rest.iter()
+            .any(|a| a == l || a.starts_with(&format!("{l}=")))
+    };
+    match sub {
+        "push" => {
+            sf.contains('f')
+                || has("--force")
+                || has("--force-with-lease")
+                || has("--force-if-includes")
+                || has("--mirror")
+                || has("--delete")
+                || sf.contains('d')
+                || rest
+                    .iter()
+                    .any(|a| a.starts_with('+') || (a.starts_with(':') && a.len() > 1))
+        }
+        "reset" => has("--hard") || has("--merge") || has("--keep") && false,
+        "clean" => sf.contains('f') || has("--force"),
+        "branch" => {
+            sf.contains('D')
+                || (has("--delete") && has("--force"))
+                || (sf.contains('d') && sf.contains('f'))
+        }
+        "checkout" => {
+            sf.contains('f')
+                || has("--force")
+                || rest.iter().any(|a| a == ".") && rest.iter().any(|a| a == "--")
+        }
+        "restore" => !has("--staged") && rest.iter().any(|a| a == "." || a == ":/" || a == "*"),
+        "stash" => rest.first().is_some_and(|s| s == "clear" || s == "drop"),
+        "filter-branch" | "filter-repo" => true,
+        "reflog" => rest.first().is_some_and(|s| s == "expire" || s == "delete"),
+        "update-ref" => sf.contains('d'),
+        "gc" => rest
+            .iter()
+            .any(|a| a.starts_with("--prune=now") || a == "--prune=all"),
+        "rebase" => false,
+        _ => false,
+    }
+}
+
+static SQL_DESTRUCT: Lazy<Regex> = Lazy::new(|| {
+    Regex::new(r"(?is)\b(drop\s+(table|database|schema|index|view|user|role|keyspace|collection)\b|truncate\b|delete\s+from\b|update\s+\S+\s+set\b|alter\s+table\s+\S+\s+drop\b|\.drop\s*\(|dropdatabase\s*\(|deletemany\s*\(\s*\{\s*\}\s*\)|flushall\b|flushdb\b)")
+        .expect("sql regex")
+});
+static SQL_WHERE: Lazy<Regex> = Lazy::new(|| Regex::new(r"(?i)\bwhere\b").expect("where"));
+
+fn sql_is_destructive(text: &str) -> bool {
+    if !SQL_DESTRUCT.is_match(text) {
+        return false;
+    }
+    for stmt in text.split(';') {
+        if let Some(m) = SQL_DESTRUCT.find(stmt) {
+            let kw = m.as_str().to_lowercase();
+            if kw.starts_with("delete") || kw.starts_with("update") {
+                if !SQL_WHERE.is_match(&stmt[m.start()..]) {
+                    return true;
+                }
+            } else {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+fn is_sql_client(n: &str) -> bool {
+    matches!(
+        n,
+        "mysql"
+            | "mariadb"
+            | "psql"
+            | "sqlite3"
+            | "sqlite"
+            | "sqlcmd"
+            | "clickhouse-client"
+            | "clickhouse"
+            | "duckdb"
+            | "cockroach"
+            | "usql"
+            | "pgcli"
+            | "mycli"
+            | "litecli"
+            | "snowsql"
+            | "spark-sql"
+            | "hive"
+            | "beeline"
+            | "cqlsh"
+            | "trino"
+            | "presto"
+            | "sqlplus"
+            | "isql"
+            | "mongo"
+            | "mongosh"
+            | "redis-cli"
+            | "bq"
+            | "db2"
+            | "osql"
+    )
+}
+
+fn m_sql(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
+    let n = e.name.as_str();
+    if matches!(n, "drop" | "delete" | "truncate" | "update" | "alter") {
+        return sql_is_destructive(&e.argv.join(" "));
+    }
+    if !is_sql_client(n) {
+        return false;
+    }
+    if sql_is_destructive(&e.argv[1..].join(" ")) {
+        return true;
+    }
+    if let Some(t) = &e.stdin_text
+        && sql_is_destructive(t)
+    {
+        return true;
+    }
+    if let Some(u) = e.stdin_from
+        && let Some(ue) = ctx.analysis.execs.get(u)
+    {
+        if matches!(ue.name.as_str(), "echo" | "printf" | "cat")
+            && sql_is_destructive(&ue.argv[1..].join(" "))
+        {
+            return true;
+        }
+        if let Some(t) = &ue.stdin_text
+            && sql_is_destructive(t)
+        {
+            return true;
+        }
+    }
+    false
+}
+
+fn m_pkg_remove(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    let n = e.name.as_str();
+    let a = &e.argv;
+    let removal: &[&str] = match n {
+        "npm" | "pnpm" | "yarn" | "bun" | "cnpm" => {
+            &["uninstall", "un", "unlink", "remove", "rm", "r", "erase"]
+        }
+        "pip" | "pip3" | "pipx" | "uv" | "conda" | "mamba" | "micromamba" | "poetry" | "pdm"
+        | "gem" | "cargo" | "go" => &["uninstall", "remove", "rm"],
+        "brew" | "port" => &["uninstall", "rm", "remove", "zap"],
+        "apt" | "apt-get" | "aptitude" => &["remove", "purge", "autoremove"],
+        "dnf" | "yum" | "zypper" | "microdnf" | "tdnf" => &["remove", "erase", "rm", "autoremove"],
+        "apk" => &["del"],
+        "snap" => &["remove"],
+        "flatpak" => &["uninstall", "remove"],
+        "choco" | "winget" | "scoop" => &["uninstall", "remove"],
+        "nix-env" => &["-e", "--uninstall"],
+        "pacman" | "yay" | "paru" => {
+            return a[1..].iter().any(|w| {
+                w.starts_with("-R")
+                    || w == "--remove"
+                    || (w.starts_with('-') && !w.starts_with("--") && w.contains('R'))
+            });
+        }
+        "dpkg" => {
+            return a[1..]
+                .iter()
+                .any(|w| matches!(w.as_str(), "-r" | "-P" | "--remove" | "--purge"));
+        }
+        "rpm" => return a[1..].iter().any(|w| w == "-e" || w == "--erase"),
+        _ => return false,
+    };
+    if n == "nix-env" {
+        return a[1..].iter().any(|w| removal.contains(&w.as_str()));
+    }
+    const VERBS: &[&str] = &[
+        "install", "i", "add", "update", "upgrade", "up", "run", "ci", "list", "ls", "info",
+        "show", "search", "exec", "init", "test", "build", "publish", "outdated", "audit", "link",
+        "pack", "why", "config", "cache", "freeze", "download", "wheel", "check", "help", "view",
+        "tap", "doctor", "cleanup", "create", "x", "dlx", "start", "version", "login", "whoami",
+        "env", "sync", "lock", "tree", "fetch", "get", "clean", "make", "set", "source", "inspect",
+        "hash", "debug", "pip", "tool",
+    ];
+    for w in &a[1..] {
+        if w.starts_with('-') {
+            continue;
+        }
+        let wl = lc(w);
+        if removal.contains(&wl.as_str()) {
+            return true;
+        }
+        if wl == "global" || (n == "uv" && (wl == "pip" || wl == "tool")) {
+            continue;
+        }
+        if VERBS.contains(&wl.as_str()) {
+            return false;
+        }
+    }
+    false
+}
+
+fn m_proc_kill(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    let a = &e.argv;
+    match e.name.as_str() {
+        "killall" => {
+            !a[1..]
+                .iter()
+                .any(|w| matches!(w.as_str(), "-l" | "--list" | "-V" | "--version" | "--help"))
+                && a.len() > 1
+        }
+        "pkill" | "pgrep" if e.name == "pkill" => {
+            let kill_sig = a[1..].iter().enumerate().any(|(k, w)| {
+                let wl = w.to_uppercase();
+                matches!(wl.as_str(), "-9" | "-KILL" | "-SIGKILL")
+                    || ((w == "--signal" || w == "-s")
+                        && a.get(k + 2).is_some_and(|v| {
+                            let v = v.to_uppercase();
+                            v == "9" || v == "KILL" || v == "SIGKILL"
+                        }))
+                    || wl == "--SIGNAL=KILL"
+                    || wl == "--SIGNAL=9"
+            });
+            kill_sig || a[1..].iter().any(|w| lc(w).contains("hermes"))
+        }
+        "kill" => a[1..].iter().any(|w| w.contains(DYN)),
+        "xkill" => true,
+        _ => false,
+    }
+}
+
+fn m_service(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    let a: Vec<String> = e.argv.iter().map(|s| lc(s)).collect();
+    const STOPS: &[&str] = &[
+        "stop",
+        "restart",
+        "disable",
+        "mask",
+        "kill",
+        "try-restart",
+        "reload-or-restart",
+        "condrestart",
+        "force-reload",
+        "isolate",
+        "daemon-reexec",
+        "unload",
+        "bootout",
+        "remove",
+        "kickstart",
+    ];
+    match e.name.as_str() {
+        "systemctl" | "service" | "rc-service" | "initctl" | "sv" | "supervisorctl" | "pm2" => {
+            a[1..].iter().any(|w| {
+                STOPS.contains(&w.as_str()) && w != "unload" && w != "bootout" && w != "kickstart"
+            })
+        }
+        "launchctl" => {
+            let verb = a[1..].iter().find(|w| !w.starts_with('-'));
+            let destructive = verb.is_some_and(|v| {
+                matches!(
+                    v.as_str(),
+                    "stop" | "kickstart" | "bootout" | "unload" | "remove" | "disable" | "kill"
+                )
+            });
+            destructive
+                && a[2..]
+                    .iter()
+                    .any(|w| is_gateway_label(w) || w.contains(DYN))
+        }
+        _ => false,
+    }
+}
+
+fn is_gateway_label(w: &str) -> bool {
+    static RE: Lazy<Regex> = Lazy::new(|| {
+        Regex::new(r"(^|[/.])ai\.hermes\.gateway($|[-.:/])|hermes-gateway|hermes_gateway")
+            .expect("label")
+    });
+    RE.is_match(w) && !w.contains("update-checker")
+}
+
+fn m_gateway(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    let a: Vec<String> = e.argv.iter().map(|s| lc(s)).collect();
+    let is_hermes =
+        e.name == "hermes" || a.iter().any(|w| w.contains("hermes_cli") || w == "hermes");
+    if is_hermes && let Some(g) = a.iter().position(|w| w == "gateway") {
+        return a[g + 1..].iter().any(|w| {
+            matches!(
+                w.as_str(),
+                "stop" | "restart" | "--replace" | "kill" | "uninstall"
+            )
+        });
+    }
+    false
+}
+
+fn octal_mode_risky(m: &str) -> bool {
+    if !m.chars().all(|c| c.is_ascii_digit()) || m.is_empty() || m.len() > 4 {
+        return false;
+    }
+    let v = u32::from_str_radix(m, 8).unwrap_or(0);
+    (v & 0o002) != 0 || (m.len() == 4 && (v & 0o6000) != 0)
+}
+
+fn symbolic_mode_risky(m: &str) -> bool {
+    m.split(',').any(|clause| {
+        let (who, rest) = clause.split_at(clause.find(['+', '=']).unwrap_or(clause.len()));
+        if rest.is_empty() {
+            return false;
+        }
+        let perms = &rest[1..];
+        let world = who.is_empty() && perms.contains('w') && false
+            || who.contains('o')
+            || who.contains('a');
+        (world && perms.contains('w'))
+            || perms.contains('s')
+            || (who.is_empty() && perms.contains('w') && rest.starts_with('='))
+    })
+}
+
+fn m_chmod(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    let a = &e.argv;
+    match e.name.as_str() {
+        "chmod" => {
+            let rec = short_flags(a).contains('R') || has_long(a, "--recursive");
+            let ops = operands(a, &["--reference"]);
+            let Some(mode) = ops.first() else {
+                return false;
+            };
+            let risky = octal_mode_risky(mode) || symbolic_mode_risky(mode);
+            let targets = &ops[1.min(ops.len())..];
+            risky
+                || (rec && targets.iter().any(|t| is_critical(t) || is_system_path(t)))
+                || targets
+                    .iter()
+                    .any(|t| is_critical(t) && norm_path(t) != ".")
+        }
+        "chown" | "chgrp" => {
+            let rec = short_flags(a).contains('R') || has_long(a, "--recursive");
+            let ops = operands(a, &["--reference", "--from"]);
+            let targets = &ops[1.min(ops.len())..];
+            targets
+                .iter()
+                .any(|t| is_system_path(t) || is_critical(t) || (rec && is_user_sensitive(t)))
+        }
+        "setfacl" => a.iter().any(|w| w.contains("o:") && w.contains('w')),
+        _ => false,
+    }
+}
+
+fn m_crontab(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    e.name == "crontab" && (short_flags(&e.argv).contains('r') || has_long(&e.argv, "--remove"))
+}
+
+fn m_sudo_stdin(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    if e.name != "sudo" {
+        return false;
+    }
+    let mut i = 1;
+    let mut shell_no_cmd = false;
+    while i < e.argv.len() {
+        let a = &e.argv[i];
+        if a == "--stdin" {
+            return true;
+        }
+        if a == "--" || !a.starts_with('-') {
+            return false;
+        }
+        if !a.starts_with("--") {
+            if a.contains('S') {
+                return true;
+            }
+            if a == "-s" {
+                shell_no_cmd = true;
+            }
+            if a.ends_with('u')
+                || a.ends_with('g')
+                || a.ends_with('p')
+                || a.ends_with('C')
+                || a.ends_with('h')
+                || a.ends_with('D')
+            {
+                i += 1;
+            }
+        }
+        i += 1;
+    }
+    shell_no_cmd
+}
+
+fn m_security(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    let a: Vec<String> = e.argv.iter().map(|s| lc(s)).collect();
+    match e.name.as_str() {
+        "iptables" | "ip6tables" | "nft" | "iptables-legacy" | "iptables-nft" => {
+            a[1..].iter().any(|w| {
+                matches!(
+                    w.as_str(),
+                    "-f" | "--flush" | "-x" | "flush" | "--delete-chain"
+                )
+            }) || (a.iter().any(|w| w == "-p" || w == "--policy")
+                && a.iter().any(|w| w == "accept"))
+        }
+        "ufw" => a[1..].iter().any(|w| w == "disable" || w == "reset"),
+        "setenforce" => a.get(1).is_some_and(|w| w == "0" || w == "permissive"),
+        "spctl" => a
+            .iter()
+            .any(|w| w == "--master-disable" || w == "--global-disable"),
+        "csrutil" => a.iter().any(|w| w == "disable"),
+        "aa-disable" | "aa-teardown" => true,
+        "set-mppreference" => true,
+        _ => false,
+    }
+}
+
+fn m_user_admin(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    matches!(
+        e.name.as_str(),
+        "userdel" | "deluser" | "groupdel" | "delgroup" | "chpasswd" | "visudo"
+    ) || (e.name == "passwd"
+        && e.argv.len() > 1
+        && !e.argv[1..].iter().any(|w| w == "-S" || w == "--status"))
+        || (e.name == "usermod"
+            && e.argv
+                .iter()
+                .any(|w| w == "-L" || w == "--lock" || w == "-G" || w == "-aG" || w == "-p"))
+        || (e.name == "dscl" && e.argv.iter().any(|w| lc(w) == "-delete"))
+}
+
+fn m_cloud_destroy(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    let n = e.name.as_str();
+    if !matches!(
+        n,
+        "kubectl"
+            | "oc"
+            | "helm"
+            | "terraform"
+            | "tofu"
+            | "pulumi"
+            | "aws"
+            | "gcloud"
+            | "az"
+            | "doctl"
+            | "gsutil"
+            | "docker"
+            | "podman"
+            | "heroku"
+            | "flyctl"
+            | "fly"
+            | "vercel"
+            | "firebase"
+            | "eksctl"
+            | "kind"
+            | "minikube"
+            | "nerdctl"
+            | "s3cmd"
+            | "rclone"
+            | "gh"
+            | "vagrant"
+            | "virsh"
+            | "lxc"
+            | "incus"
+    ) {
+        return false;
+    }
+    let words: Vec<String> = e.argv[1..]
+        .iter()
+        .filter(|w| !w.starts_with('-'))
+        .map(|w| lc(w))
+        .collect();
+    // only the leading verb words (before free-form operands) for gh
+    if n == "gh" {
+        return words.len() >= 2
+            && words[1] == "delete"
+            && matches!(
+                words[0].as_str(),
+                "repo"
+                    | "release"
+                    | "secret"
+                    | "variable"
+                    | "cache"
+                    | "run"
+                    | "codespace"
+                    | "ssh-key"
+                    | "gpg-key"
+            );
+    }
+    let take = words.len().min(4);
+    words[..take].iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "delete"
+                | "destroy"
+                | "rb"
+                | "rm"
+                | "rmi"
+                | "prune"
+                | "uninstall"
+                | "terminate-instances"
+                | "apps:destroy"
+                | "purge"
+                | "undefine"
+                | "nuke"
+                | "deletebucket"
+                | "rmdir"
+                | "drain"
+        ) || w.starts_with("delete-")
+            || w.starts_with("remove-")
+            || (w == "down" && e.argv.iter().any(|a| a == "-v" || a == "--volumes"))
+            || (w == "apply" && e.argv.iter().any(|a| a == "-destroy" || a == "--destroy"))
+    })
+}
+
+fn m_exec_option(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    let a = &e.argv;
+    let any = |f: &dyn Fn(&str) -> bool| a[1..].iter().any(|w| f(w));
+    match e.name.as_str() {
+        "rg" => any(&|w| w == "--pre" || w.starts_with("--pre=")),
+        "sort" => any(&|w| w.starts_with("--compress-program")),
+        "tar" | "gtar" | "bsdtar" => any(&|w| {
+            w.starts_with("--to-command")
+                || w.starts_with("--use-compress-program")
+                || w.starts_with("--checkpoint-action")
+                || w == "-I"
+                || w.starts_with("--info-script")
+                || w.starts_with("--new-volume-script")
+        }),
+        "zip" => any(&|w| w == "-TT" || w.starts_with("--unzip-command")),
+        "man" => {
+            any(&|w| w == "-P" || w.starts_with("--pager") || w == "-H" || w.starts_with("--html"))
+        }
+        "ag" => any(&|w| w.starts_with("--pager")),
+        "git" => any(&|w| {
+            w.starts_with("--upload-pack")
+                || w.starts_with("--receive-pack")
+                || w.starts_with("core.sshcommand=")
+                || w.starts_with("core.pager=")
+                || w.starts_with("core.fsmonitor=")
+                || w.starts_with("--exec=")
+        }),
+        "ssh" | "scp" | "sftp" => any(&|w| {
+            let l = lc(w);
+            l.starts_with("proxycommand=")
+                || l.starts_with("localcommand=")
+                || l.starts_with("permitlocalcommand=yes")
+        }),
+        "less" | "more" => false,
+        "vim" | "vi" | "nvim" | "ex" => any(&|w| {
+            (w.starts_with('+') || w == "-c" || w.starts_with("--cmd"))
+                && a.iter().any(|x| x.contains('!') || x.contains("system("))
+        }),
+        "find" => any(&|w| w == "-fprint" || w == "-fprintf" || w == "-fls"),
+        "env" => false,
+        _ => false,
+    }
+}
+
+/// The regex floor, consulted only when the parser could not understand the
+/// input: catastrophic shapes at a command position.
+pub static FLOOR: Lazy<Vec<Regex>> = Lazy::new(|| {
+    let cmdpos =
+        r"(?:^|[;&|(`{\n]|\$\(|\bsudo\s+|\bdoas\s+|\bexec\s+|\bnohup\s+|\benv\s+)\s*(?:\S*/)?";
+    [
+        format!(r"(?i){cmdpos}rm\s+(?:-\S+\s+)*-\S*r\S*\s+(?:-\S+\s+)*['\x22]?(?:/|/\*|~/?|~/\*|\$\{{?home\}}?/?)['\x22]?(?:\s|$|[;&|)])"),
+        format!(r"(?i){cmdpos}mkfs(?:\.\w+)?\s"),
+        format!(r"(?i){cmdpos}dd\s[^;&|\n]*of=/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk)"),
+        r"(?i)>\s*/dev/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d)".to_string(),
+        r"(\w+|:)\s*\(\)\s*\{[^}]*\|\s*\w*\s*&".to_string(),
+        format!(r"(?i){cmdpos}(?:shutdown|reboot|halt|poweroff)(?:\s|$|[;&|)])"),
+        format!(r"(?i){cmdpos}kill\s+(?:-\S+\s+)*-1(?:\s|$|[;&|)])"),
+    ]
+    .iter()
+    .map(|s| Regex::new(s).expect("floor regex"))
+    .collect()
+});
+
+pub fn floor_match(text: &str) -> bool {
+    FLOOR.iter().any(|r| r.is_match(text))
+}
+
+/// Display form of an argv: words joined with spaces, quoted when needed.
+pub fn display_argv(argv: &[String]) -> String {
+    let mut s = String::new();
+    for (k, a) in argv.iter().enumerate() {
+        if k > 0 {
+            s.push(' ');
+        }
+        let a = a.replace(DYN, "$?");
+        if a.is_empty() {
+            s.push_str("''");
+        } else if a
+            .chars()
+            .any(|c| c.is_whitespace() || "'\"$`\\|&;<>()*?[]#~{}".contains(c))
+        {
+            s.push('\'');
+            s.push_str(&a.replace('\'', "'\\''"));
+            s.push('\'');
+        } else {
+            s.push_str(&a);
+        }
+    }
+    s
+}
+
+pub fn display_exec(e: &Exec) -> String {
+    let mut s = display_argv(&e.argv);
+    for r in &e.redirs {
+        let op = match r.op {
+            RedirOp::In => "<",
+            RedirOp::Out => ">",
+            RedirOp::Append => ">>",
+            RedirOp::ReadWrite => "<>",
+            RedirOp::Dup => ">&",
+            RedirOp::Heredoc => "<<",
+            RedirOp::Herestring => "<<<",
+        };
+        if !s.is_empty() {
+            s.push(' ');
+        }
+        if let Some(fd) = r.fd {
+            s.push_str(&fd.to_string());
+        }
+        s.push_str(op);
+        s.push(' ');
+        s.push_str(&display_argv(std::slice::from_ref(&r.target)));
+    }
+    s
+}
+
+/// Does a host `argv_prefix` rule match this program?
+pub fn prefix_matches(prefix: &[String], e: &Exec) -> bool {
+    if prefix.is_empty() || e.argv.len() < prefix.len() {
+        return false;
+    }
+    if cmd_name(&prefix[0]) != e.name {
+        return false;
+    }
+    prefix[1..]
+        .iter()
+        .zip(&e.argv[1..])
+        .all(|(p, a)| p == "*" || p == a)
+}
+
+pub fn analysis_is_single(a: &Analysis) -> bool {
+    a.execs.len() == 1 && a.payloads.is_empty()
+}
+
+#[allow(dead_code)]
+pub fn _unused(_: &analyze::Exec) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths() {
+        assert_eq!(norm_path("/./"), "/");
+        assert_eq!(norm_path("//"), "/");
+        assert_eq!(norm_path("/.."), "/");
+        assert_eq!(norm_path("/..."), "/...");
+        assert_eq!(norm_path("$HOME/"), "~");
+        assert_eq!(norm_path("~/a/../b"), "~/b");
+        assert_eq!(norm_path("./build"), "build");
+        assert!(is_critical("/"));
+        assert!(is_critical("//*"));
+        assert!(is_critical("/home/*"));
+        assert!(is_critical("~/"));
+        assert!(!is_critical("/tmp"));
+        assert!(!is_critical("/.config"));
+        assert!(!is_critical("/home/user/scratch"));
+        assert!(is_disk_device("/dev/sda"));
+        assert!(is_disk_device("/dev/nvme0n1"));
+        assert!(!is_disk_device("/dev/null"));
+        assert!(is_user_sensitive(
+            "C:\\Users\\tester\\.ssh\\authorized_keys"
+        ));
+        assert!(is_credential_file("~/.ssh/id_rsa"));
+        assert!(!is_credential_file("~/.ssh/id_rsa.pub"));
+        assert!(!is_credential_file("~/.ssh/config"));
+        assert!(is_project_config(".env.production"));
+        assert!(!is_project_config(".env#backup"));
+    }
+
+    #[test]
+    fn sql() {
+        assert!(sql_is_destructive("DROP TABLE users"));
+        assert!(sql_is_destructive("DELETE FROM users;"));
+        assert!(!sql_is_destructive("DELETE FROM users WHERE id = 1"));
+        assert!(!sql_is_destructive("SELECT * FROM users"));
+    }
+}
