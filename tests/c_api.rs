@@ -12,7 +12,10 @@ fn root() -> PathBuf {
 /// target/<profile>, where cargo put libhermes_tools.so.
 fn lib_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test exe");
-    exe.parent().and_then(Path::parent).expect("target dir").to_path_buf()
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("target dir")
+        .to_path_buf()
 }
 
 fn build(source: &str, out_name: &str, extra: &[&str]) -> PathBuf {
@@ -24,7 +27,14 @@ fn build(source: &str, out_name: &str, extra: &[&str]) -> PathBuf {
     let lib = lib_dir();
     let status = Command::new(compiler)
         .arg(std)
-        .args(["-Wall", "-Wextra", "-Werror", "-g", "-D_GNU_SOURCE", "-pthread"])
+        .args([
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-g",
+            "-D_GNU_SOURCE",
+            "-pthread",
+        ])
         .args(extra)
         .arg(format!("-I{}", root().join("include").display()))
         .arg(format!("-I{}", root().join("bindings/cpp").display()))
@@ -44,17 +54,29 @@ fn run(cmd: &mut Command, what: &str) {
     let out = cmd.output().expect("run test program");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{what} failed ({}):\n{stdout}\n{stderr}", out.status);
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
 }
 
 fn have(tool: &str) -> bool {
-    Command::new("sh").arg("-c").arg(format!("command -v {tool}")).output().is_ok_and(|o| o.status.success())
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {tool}"))
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 fn run_all(source: &str, name: &str) {
     let plain = build(source, name, &[]);
     run(&mut Command::new(&plain), &format!("{name} (plain)"));
-    let asan = build(source, &format!("{name}-asan"), &["-fsanitize=address,undefined", "-fno-omit-frame-pointer"]);
+    let asan = build(
+        source,
+        &format!("{name}-asan"),
+        &["-fsanitize=address,undefined", "-fno-omit-frame-pointer"],
+    );
     // Leak checking would report Rust's intentionally leaked statics; errors still fail.
     run(
         Command::new(&asan)
@@ -64,7 +86,9 @@ fn run_all(source: &str, name: &str) {
     );
     if have("valgrind") {
         run(
-            Command::new("valgrind").args(["--error-exitcode=99", "--quiet", "--leak-check=no"]).arg(&plain),
+            Command::new("valgrind")
+                .args(["--error-exitcode=99", "--quiet", "--leak-check=no"])
+                .arg(&plain),
             &format!("{name} (valgrind)"),
         );
     } else {
@@ -85,5 +109,8 @@ fn cpp_contract() {
 #[test]
 fn c_quickstart_example() {
     let exe = build("examples/c/quickstart.c", "quickstart-c", &[]);
-    run(Command::new(&exe).current_dir(root()), "examples/c/quickstart.c");
+    run(
+        Command::new(&exe).current_dir(root()),
+        "examples/c/quickstart.c",
+    );
 }

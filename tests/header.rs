@@ -39,11 +39,17 @@ fn version_macros_match_cargo() {
     let header = std::fs::read_to_string(root().join("include/hermes_tools.h")).expect("header");
     let v = env!("CARGO_PKG_VERSION");
     let parts: Vec<&str> = v.split('.').collect();
-    assert!(header.contains(&format!("#define HT_VERSION \"{v}\"")), "HT_VERSION must be {v}");
+    assert!(
+        header.contains(&format!("#define HT_VERSION \"{v}\"")),
+        "HT_VERSION must be {v}"
+    );
     assert!(header.contains(&format!("#define HT_VERSION_MAJOR {}", parts[0])));
     assert!(header.contains(&format!("#define HT_VERSION_MINOR {}", parts[1])));
     assert!(header.contains(&format!("#define HT_VERSION_PATCH {}", parts[2])));
-    assert!(header.contains(&format!("#define HT_ABI_VERSION {}", hermes_tools::ffi::api::ht_abi_version())));
+    assert!(header.contains(&format!(
+        "#define HT_ABI_VERSION {}",
+        hermes_tools::ffi::api::ht_abi_version()
+    )));
 }
 
 /// Every exported function wraps its body in the panic boundary.
@@ -68,5 +74,8 @@ fn every_export_has_a_panic_boundary() {
         }
     }
     assert!(count >= 30, "found only {count} exports");
-    assert!(missing.is_empty(), "exports without boundary(): {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "exports without boundary(): {missing:?}"
+    );
 }

@@ -1,0 +1,592 @@
+//! Registry, toolsets, availability and definitions, driven through the C API.
+
+mod common;
+use common::*;
+use hermes_tools::Status;
+use hermes_tools::ffi::api::*;
+use std::ffi::{c_char, c_void};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+const P0: &str = r#"{"type":"object","properties":{}}"#;
+
+#[test]
+fn names_and_specs_are_validated_with_the_field_named() {
+    let rt = new_rt("{}");
+    let bad = [
+        (
+            r#"{"name":"has space","toolset":"t","schema":{}}"#,
+            Status::InvalidArgument,
+            "not a valid name",
+        ),
+        (
+            &*format!(
+                r#"{{"name":"{}","toolset":"t","schema":{{}}}}"#,
+                "x".repeat(65)
+            ),
+            Status::InvalidArgument,
+            "not a valid name",
+        ),
+        (
+            r#"{"name":"ok","toolset":"t","schema":{"parameters":{"type":"array"}}}"#,
+            Status::InvalidArgument,
+            "schema.parameters.type",
+        ),
+        (
+            r#"{"name":"ok","toolset":"t","schema":{"parameters":{"properties":{"a":{"type":"strng"}}}}}"#,
+            Status::InvalidArgument,
+            "schema.parameters.properties.a.type",
+        ),
+        (
+            r#"{"name":"ok","toolset":"t","schema":{"name":"other"}}"#,
+            Status::InvalidArgument,
+            "schema.name",
+        ),
+        (
+            r#"{"name":"ok","toolset":"t","schema":{},"colour":1}"#,
+            Status::InvalidJson,
+            "colour",
+        ),
+        (
+            r#"{"name":"ok","toolset":"t"}"#,
+            Status::InvalidJson,
+            "schema",
+        ),
+        (
+            r#"{"name":"ok","toolset":"t","schema":{},"max_result_size_chars":0}"#,
+            Status::InvalidArgument,
+            "max_result_size_chars",
+        ),
+        ("not json", Status::InvalidJson, "line 1"),
+    ];
+    for (s, status, needle) in bad {
+        let (st, msg) = register(&rt, s, echo, None, std::ptr::null_mut()).unwrap_err();
+        assert_eq!(st, status, "{s}: {msg}");
+        assert!(
+            msg.contains(needle),
+            "{s}: message {msg:?} should mention {needle}"
+        );
+    }
+    // The wrapped OpenAI form is accepted.
+    register(&rt, r#"{"name":"w","toolset":"t","schema":{"type":"function","function":{"name":"w","description":"d","parameters":{"type":"object"}}}}"#, echo, None, std::ptr::null_mut()).unwrap();
+    assert_eq!(def_names(&rt, ""), vec!["w"]);
+}
+
+#[test]
+fn conflicts_override_replace_and_generation() {
+    let rt = new_rt("{}");
+    let g0 = unsafe { ht_runtime_generation(rt.0) };
+    register(&rt, &spec("a", "one", P0), echo, None, std::ptr::null_mut()).unwrap();
+    let g1 = unsafe { ht_runtime_generation(rt.0) };
+    assert!(g1 > g0);
+    let (st, msg) =
+        register(&rt, &spec("a", "two", P0), echo, None, std::ptr::null_mut()).unwrap_err();
+    assert_eq!(st, Status::Conflict);
+    assert!(
+        msg.contains("toolset 'one'") && msg.contains("override"),
+        "{msg}"
+    );
+    assert_eq!(
+        unsafe { ht_runtime_generation(rt.0) },
+        g1,
+        "a refused registration changes nothing"
+    );
+    register(&rt, &spec("a", "one", P0), echo, None, std::ptr::null_mut()).unwrap();
+    let g2 = unsafe { ht_runtime_generation(rt.0) };
+    assert!(g2 > g1, "same-toolset re-registration replaces");
+    let ov = r#"{"name":"a","toolset":"two","override":true,"schema":{"description":"new"}}"#;
+    register(&rt, ov, echo, None, std::ptr::null_mut()).unwrap();
+    let d = json(&definitions(&rt, "").unwrap());
+    assert_eq!(d[0]["function"]["description"], "new");
+    let name = "a";
+    let mut err = std::ptr::null_mut();
+    assert_eq!(
+        unsafe { ht_runtime_deregister_tool(rt.0, name.as_ptr() as *const c_char, 1, &mut err) },
+        Status::Ok
+    );
+    assert_eq!(
+        unsafe { ht_runtime_deregister_tool(rt.0, name.as_ptr() as *const c_char, 1, &mut err) },
+        Status::NotFound
+    );
+    assert!(err_text(err).contains("no tool named 'a'"));
+    assert!(def_names(&rt, "").is_empty());
+}
+
+static FREED: AtomicUsize = AtomicUsize::new(0);
+unsafe extern "C" fn count_free(_: *mut c_void) {
+    FREED.fetch_add(1, Ordering::SeqCst);
+}
+
+#[test]
+fn free_functions_run_exactly_once_and_only_after_success() {
+    let rt = new_rt("{}");
+    let reg = |s: &str| {
+        let mut err = std::ptr::null_mut();
+        let st = unsafe {
+            ht_runtime_register_tool(
+                rt.0,
+                s.as_ptr() as *const c_char,
+                s.len(),
+                Some(echo),
+                None,
+                std::ptr::null_mut(),
+                Some(count_free),
+                &mut err,
+            )
+        };
+        err_text(err);
+        st
+    };
+    assert_eq!(reg(&spec("f1", "x", P0)), Status::Ok);
+    assert_eq!(reg(&spec("f1", "y", P0)), Status::Conflict);
+    assert_eq!(reg("{bad"), Status::InvalidJson);
+    assert_eq!(reg(&spec("f2", "x", P0)), Status::Ok);
+    assert_eq!(reg(&spec("f2", "x", P0)), Status::Ok); // replaces: old user_data freed
+    let name = "f1";
+    unsafe {
+        ht_runtime_deregister_tool(
+            rt.0,
+            name.as_ptr() as *const c_char,
+            2,
+            std::ptr::null_mut(),
+        )
+    };
+    drop(rt); // ht_runtime_free: everything left is freed before it returns
+    assert_eq!(FREED.load(Ordering::SeqCst), 3);
+}
+
+#[test]
+fn toolsets_resolve_includes_presets_legacy_aliases_and_report_cycles() {
+    let rt = new_rt("{}");
+    for (n, ts) in [
+        ("terminal", "terminal"),
+        ("process", "terminal"),
+        ("read_file", "file"),
+        ("write_file", "file"),
+        ("patch", "file"),
+        ("search_files", "file"),
+        ("web_search", "web"),
+        ("web_extract", "web"),
+        ("discord", "discord"),
+        ("mine", "custom"),
+    ] {
+        register(&rt, &spec(n, ts, P0), echo, None, std::ptr::null_mut()).unwrap();
+    }
+    assert_eq!(
+        def_names(&rt, r#"{"enabled_toolsets":["debugging"]}"#),
+        vec![
+            "patch",
+            "process",
+            "read_file",
+            "search_files",
+            "terminal",
+            "web_extract",
+            "web_search",
+            "write_file"
+        ]
+    );
+    assert_eq!(
+        def_names(&rt, r#"{"enabled_toolsets":["file_tools"]}"#),
+        vec!["patch", "read_file", "search_files", "write_file"]
+    );
+    assert_eq!(
+        def_names(&rt, r#"{"enabled_toolsets":["custom"]}"#),
+        vec!["mine"]
+    );
+    assert_eq!(
+        def_names(&rt, r#"{"enabled_toolsets":[]}"#),
+        Vec::<String>::new()
+    );
+    // The original's documented semantics.
+    assert_eq!(
+        def_names(
+            &rt,
+            r#"{"enabled_toolsets":["terminal","file"],"disabled_toolsets":["coding"]}"#
+        )
+        .len(),
+        6
+    );
+    assert_eq!(
+        def_names(
+            &rt,
+            r#"{"enabled_toolsets":["hermes-cli"],"disabled_toolsets":["terminal"]}"#
+        ),
+        vec![
+            "patch",
+            "read_file",
+            "search_files",
+            "web_extract",
+            "web_search",
+            "write_file"
+        ]
+    );
+    assert_eq!(
+        def_names(
+            &rt,
+            r#"{"enabled_toolsets":["hermes-discord"],"disabled_toolsets":["hermes-discord"]}"#
+        )
+        .contains(&"discord".to_string()),
+        false
+    );
+    // Host toolsets with nested includes, and cycles refused with the path.
+    let def = |j: &str| {
+        let mut err = std::ptr::null_mut();
+        let st = unsafe {
+            ht_runtime_define_toolset(rt.0, j.as_ptr() as *const c_char, j.len(), &mut err)
+        };
+        (st, err_text(err))
+    };
+    assert_eq!(def(r#"{"name":"inner","tools":["mine"]}"#).0, Status::Ok);
+    assert_eq!(
+        def(r#"{"name":"outer","includes":["inner","web"]}"#).0,
+        Status::Ok
+    );
+    assert_eq!(
+        def_names(&rt, r#"{"enabled_toolsets":["outer"]}"#),
+        vec!["mine", "web_extract", "web_search"]
+    );
+    let (st, msg) = def(r#"{"name":"inner","tools":["mine"],"includes":["outer"]}"#);
+    assert_eq!(st, Status::InvalidArgument);
+    assert!(
+        msg.contains("toolset cycle: inner -> outer -> inner"),
+        "{msg}"
+    );
+    assert_eq!(
+        def_names(&rt, r#"{"enabled_toolsets":["outer"]}"#).len(),
+        3,
+        "a refused definition changes nothing"
+    );
+    let (st, msg) = def(r#"{"name":"x","includes":["nope"]}"#);
+    assert_eq!(st, Status::NotFound);
+    assert!(msg.contains("unknown toolset 'nope'"));
+    // Aliases.
+    let (a, t) = ("srv", "custom");
+    assert_eq!(
+        unsafe {
+            ht_runtime_alias_toolset(
+                rt.0,
+                a.as_ptr() as *const c_char,
+                a.len(),
+                t.as_ptr() as *const c_char,
+                t.len(),
+                std::ptr::null_mut(),
+            )
+        },
+        Status::Ok
+    );
+    assert_eq!(
+        def_names(&rt, r#"{"enabled_toolsets":["srv"]}"#),
+        vec!["mine"]
+    );
+    // Unknown names are errors with a suggestion, not silently ignored.
+    let (st, msg) = definitions(&rt, r#"{"enabled_toolsets":["termnal"]}"#).unwrap_err();
+    assert_eq!(st, Status::NotFound);
+    assert!(msg.contains("did you mean 'terminal'"), "{msg}");
+    // The toolsets query lists resolution and availability.
+    let mut out = std::ptr::null_mut();
+    let mut n = 0;
+    assert_eq!(
+        unsafe { ht_runtime_toolsets_json(rt.0, &mut out, &mut n, std::ptr::null_mut()) },
+        Status::Ok
+    );
+    let all = json(&take(out, n));
+    let outer = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "outer")
+        .unwrap();
+    assert_eq!(outer["source"], "host");
+    assert_eq!(
+        outer["available_tools"],
+        serde_json::json!(["mine", "web_extract", "web_search"])
+    );
+    let safe = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "safe")
+        .unwrap();
+    assert_eq!(safe["source"], "builtin");
+}
+
+#[test]
+fn disabling_never_silently_leaves_zero_tools() {
+    let rt = new_rt("{}");
+    register(
+        &rt,
+        &spec("terminal", "terminal", P0),
+        echo,
+        None,
+        std::ptr::null_mut(),
+    )
+    .unwrap();
+    register(
+        &rt,
+        &spec("read_file", "file", P0),
+        echo,
+        None,
+        std::ptr::null_mut(),
+    )
+    .unwrap();
+    let (st, msg) = definitions(
+        &rt,
+        r#"{"enabled_toolsets":["terminal"],"disabled_toolsets":["debugging"]}"#,
+    )
+    .unwrap_err();
+    assert_eq!(st, Status::InvalidArgument);
+    assert!(msg.contains("remove every one"), "{msg}");
+    // Selecting nothing registered is not an error (nothing was asked for).
+    assert!(def_names(&rt, r#"{"enabled_toolsets":["web"]}"#).is_empty());
+}
+
+static CHECK_CALLS: AtomicUsize = AtomicUsize::new(0);
+static CHECK_ANSWER: AtomicUsize = AtomicUsize::new(1);
+unsafe extern "C" fn counted_check(_: *mut c_void) -> bool {
+    CHECK_CALLS.fetch_add(1, Ordering::SeqCst);
+    CHECK_ANSWER.load(Ordering::SeqCst) == 1
+}
+unsafe extern "C" fn slow_check(_: *mut c_void) -> bool {
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    true
+}
+
+#[test]
+fn availability_checks_are_shared_cached_bounded_and_graceful() {
+    let rt = new_rt(r#"{"availability":{"ttl":0.2,"failure_grace":60,"check_timeout_ms":100}}"#);
+    let shared_ud = 7usize as *mut c_void;
+    for n in ["c1", "c2", "c3"] {
+        register(
+            &rt,
+            &spec(n, "checked", P0),
+            echo,
+            Some(counted_check),
+            shared_ud,
+        )
+        .unwrap();
+    }
+    register(
+        &rt,
+        &spec("slow", "checked", P0),
+        echo,
+        Some(slow_check),
+        std::ptr::null_mut(),
+    )
+    .unwrap();
+    register(&rt, r#"{"name":"needs_env","toolset":"checked","requires_env":["HT_TEST_SURELY_UNSET_VAR"],"schema":{}}"#, echo, None, std::ptr::null_mut()).unwrap();
+    // One evaluation: the shared check runs once; the slow one makes only its tool unavailable.
+    assert_eq!(def_names(&rt, ""), vec!["c1", "c2", "c3"]);
+    assert_eq!(CHECK_CALLS.load(Ordering::SeqCst), 1);
+    // Cached within the TTL.
+    def_names(&rt, r#"{"format":"mcp"}"#);
+    assert_eq!(CHECK_CALLS.load(Ordering::SeqCst), 1);
+    // After the TTL a failure right after a success is forgiven (grace), without caching it.
+    std::thread::sleep(std::time::Duration::from_millis(250));
+    CHECK_ANSWER.store(0, Ordering::SeqCst);
+    assert_eq!(def_names(&rt, "").len(), 3);
+    assert_eq!(CHECK_CALLS.load(Ordering::SeqCst), 2);
+    def_names(&rt, "");
+    assert_eq!(
+        CHECK_CALLS.load(Ordering::SeqCst),
+        3,
+        "a forgiven failure is probed again"
+    );
+    // Explicit invalidation with grace disabled makes it unavailable.
+    let rt2 = new_rt(r#"{"availability":{"failure_grace":0}}"#);
+    register(
+        &rt2,
+        &spec("c9", "checked", P0),
+        echo,
+        Some(counted_check),
+        shared_ud,
+    )
+    .unwrap();
+    assert!(def_names(&rt2, "").is_empty());
+    CHECK_ANSWER.store(1, Ordering::SeqCst);
+    assert!(
+        def_names(&rt2, "").is_empty(),
+        "cached false within the TTL"
+    );
+    unsafe { ht_runtime_invalidate_availability(rt2.0) };
+    assert_eq!(def_names(&rt2, ""), vec!["c9"]);
+}
+
+#[test]
+fn definitions_are_sorted_formatted_conditional_and_cached() {
+    let rt = new_rt("{}");
+    register(
+        &rt,
+        &spec("zeta", "a", P0),
+        echo,
+        None,
+        std::ptr::null_mut(),
+    )
+    .unwrap();
+    register(&rt, r#"{"name":"browser_navigate","toolset":"browser","schema":{"description":"Open a page."},"conditional_description":[{"when_any_available":["web_search","web_extract"],"text":" For simple lookups prefer web_search."}]}"#, echo, None, std::ptr::null_mut()).unwrap();
+    register(
+        &rt,
+        &spec("alpha", "a", P0),
+        echo,
+        None,
+        std::ptr::null_mut(),
+    )
+    .unwrap();
+    let d = json(&definitions(&rt, "").unwrap());
+    let names: Vec<&str> = d
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["alpha", "browser_navigate", "zeta"]);
+    assert_eq!(
+        d[1]["function"]["description"], "Open a page.",
+        "never mention an absent tool"
+    );
+    register(
+        &rt,
+        &spec("web_search", "web", P0),
+        echo,
+        None,
+        std::ptr::null_mut(),
+    )
+    .unwrap();
+    let d = json(&definitions(&rt, "").unwrap());
+    assert_eq!(
+        d[1]["function"]["description"],
+        "Open a page. For simple lookups prefer web_search."
+    );
+    let a = json(&definitions(&rt, r#"{"format":"anthropic"}"#).unwrap());
+    assert!(a[0]["input_schema"].is_object() && a[0]["name"] == "alpha");
+    let m = json(&definitions(&rt, r#"{"format":"mcp"}"#).unwrap());
+    assert!(m[0]["inputSchema"].is_object());
+    let (st, msg) = definitions(&rt, r#"{"format":"gemini"}"#).unwrap_err();
+    assert_eq!(st, Status::InvalidArgument);
+    assert!(msg.contains("format"));
+    let (st, _) = definitions(&rt, r#"{"enabled":["a"]}"#).unwrap_err();
+    assert_eq!(st, Status::InvalidJson);
+    // An unchanged registry answers from cache: the very same block comes back.
+    let q = r#"{"format":"openai"}"#;
+    let get = || {
+        let mut out = std::ptr::null_mut();
+        let mut n = 0;
+        assert_eq!(
+            unsafe {
+                ht_runtime_definitions_json(
+                    rt.0,
+                    q.as_ptr() as *const c_char,
+                    q.len(),
+                    &mut out,
+                    &mut n,
+                    std::ptr::null_mut(),
+                )
+            },
+            Status::Ok
+        );
+        out
+    };
+    let (p1, p2) = (get(), get());
+    assert_eq!(p1, p2, "cache hit shares the block");
+    unsafe { ht_string_free(p1) };
+    unsafe { ht_string_free(p2) };
+    register(
+        &rt,
+        &spec("beta", "a", P0),
+        echo,
+        None,
+        std::ptr::null_mut(),
+    )
+    .unwrap();
+    let p3 = get();
+    let text = unsafe { std::ffi::CStr::from_ptr(p3) }
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        text.contains("\"beta\""),
+        "a registry change invalidates the cache"
+    );
+    unsafe { ht_string_free(p3) };
+}
+
+#[test]
+fn null_and_bad_utf8_arguments_are_clean_errors() {
+    let rt = new_rt("{}");
+    let mut err = std::ptr::null_mut();
+    let mut out = std::ptr::null_mut();
+    let mut n = 0;
+    unsafe {
+        assert_eq!(
+            ht_runtime_definitions_json(
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                0,
+                &mut out,
+                &mut n,
+                &mut err
+            ),
+            Status::InvalidArgument
+        );
+        assert!(err_text(err).contains("runtime is NULL"));
+        let bad = [b'{', 0xff, b'}'];
+        assert_eq!(
+            ht_runtime_definitions_json(
+                rt.0,
+                bad.as_ptr() as *const c_char,
+                3,
+                &mut out,
+                &mut n,
+                &mut err
+            ),
+            Status::InvalidUtf8
+        );
+        assert!(err_text(err).contains("offset 1"));
+        assert_eq!(
+            ht_runtime_definitions_json(rt.0, std::ptr::null(), 5, &mut out, &mut n, &mut err),
+            Status::InvalidArgument
+        );
+        err_text(err);
+        assert_eq!(
+            ht_runtime_register_tool(
+                rt.0,
+                std::ptr::null(),
+                0,
+                Some(echo),
+                None,
+                std::ptr::null_mut(),
+                None,
+                &mut err
+            ),
+            Status::InvalidJson
+        );
+        err_text(err);
+        // out_err may be NULL.
+        assert_eq!(
+            ht_runtime_deregister_tool(
+                rt.0,
+                b"x".as_ptr() as *const c_char,
+                1,
+                std::ptr::null_mut()
+            ),
+            Status::NotFound
+        );
+        assert!(ht_call_args_json(std::ptr::null(), &mut n).is_null());
+        assert_eq!(n, 0);
+        assert_eq!(
+            ht_call_respond(std::ptr::null_mut(), false, std::ptr::null(), 0),
+            Status::InvalidArgument
+        );
+        assert_eq!(
+            ht_call_respond(12345usize as *mut _, false, std::ptr::null(), 0),
+            Status::NotFound
+        );
+        assert_eq!(ht_error_code(std::ptr::null()), Status::InvalidArgument);
+    }
+    let (st, msg) = try_new_rt(r#"{"terminal":{"backend":"docker"}}"#)
+        .err()
+        .unwrap();
+    assert_eq!(st, Status::InvalidArgument);
+    assert!(msg.contains("terminal.backend"), "{msg}");
+    let (st, msg) = try_new_rt(r#"{"unknown_key":1}"#).err().unwrap();
+    assert_eq!(st, Status::InvalidJson);
+    assert!(msg.contains("unknown_key"), "{msg}");
+}
