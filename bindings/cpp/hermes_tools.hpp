@@ -1,0 +1,687 @@
+// hermes_tools.hpp: header-only C++17 binding for the hermes-tools C ABI.
+//
+//   #include "hermes_tools.hpp"       // also includes hermes_tools.h
+//   hermes_tools::Runtime rt(R"({"builtin_toolsets":["terminal"]})");
+//   rt.register_tool(spec_json, [](const hermes_tools::Call &call) {
+//     return std::string(R"({"ok":true})");
+//   });
+//   std::string defs = rt.definitions();
+//   std::string out = rt.dispatch("my_tool", R"({"x":1})");
+//
+// Rules this wrapper keeps (see design/bindings.md, c-abi-conventions.md):
+// * RAII: Runtime is move-only; its destructor calls ht_runtime_free, which
+//   cancels pending async calls and runs every free function before it returns.
+// * Every callback crosses the C boundary through a noexcept trampoline. A C++
+//   exception thrown by a handler becomes an error result for the model; a
+//   throwing check counts as "unavailable"; a throwing pre_tool_call hook
+//   blocks the call. No exception ever unwinds into the library.
+// * Callables are copied to the heap and passed as user_data; the library's
+//   free function deletes them exactly once (after the last callback).
+// * Every string the library returns is copied into a std::string and freed
+//   with ht_string_free at once; borrowed views (Call::args_json, ...) are
+//   valid only until the call is answered.
+// * API failures (bad JSON, unknown toolset, closed runtime, ...) throw
+//   hermes_tools::Error, which carries the ht_status. Tool failures are not
+//   API failures: dispatch returns their {"error": ...} text.
+//
+// Threads: handlers of sync dispatches run on the dispatching thread; handlers
+// of async dispatches, completions, events and free functions run on the
+// library's "ht-callbacks" thread. Callables must therefore be thread-safe.
+// Long work belongs on your own threads: use register_tool_async and answer
+// the moved Call later from any thread.
+#ifndef HERMES_TOOLS_HPP
+#define HERMES_TOOLS_HPP
+
+#include "hermes_tools.h"
+
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <future>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+
+/// The C ABI version this wrapper was written against.
+#define HERMES_TOOLS_HPP_ABI 1
+static_assert(HT_ABI_VERSION == HERMES_TOOLS_HPP_ABI,
+              "hermes_tools.hpp does not match hermes_tools.h: update the C++ binding");
+
+namespace hermes_tools {
+
+/// Mirrors ht_status (values are ABI and never change).
+enum class Status : int32_t {
+  Ok = HT_STATUS_OK,
+  InvalidArgument = HT_STATUS_INVALID_ARGUMENT,
+  InvalidUtf8 = HT_STATUS_INVALID_UTF8,
+  InvalidJson = HT_STATUS_INVALID_JSON,
+  NotFound = HT_STATUS_NOT_FOUND,
+  Conflict = HT_STATUS_CONFLICT,
+  Closed = HT_STATUS_CLOSED,
+  Cancelled = HT_STATUS_CANCELLED,
+  Timeout = HT_STATUS_TIMEOUT,
+  ToolError = HT_STATUS_TOOL_ERROR,
+  Panic = HT_STATUS_PANIC,
+  Internal = HT_STATUS_INTERNAL,
+  Unsupported = HT_STATUS_UNSUPPORTED,
+};
+
+/// A stable name for a status ("not_found", ...).
+inline const char *status_name(Status s) noexcept {
+  switch (s) {
+    case Status::Ok: return "ok";
+    case Status::InvalidArgument: return "invalid_argument";
+    case Status::InvalidUtf8: return "invalid_utf8";
+    case Status::InvalidJson: return "invalid_json";
+    case Status::NotFound: return "not_found";
+    case Status::Conflict: return "conflict";
+    case Status::Closed: return "closed";
+    case Status::Cancelled: return "cancelled";
+    case Status::Timeout: return "timeout";
+    case Status::ToolError: return "tool_error";
+    case Status::Panic: return "panic";
+    case Status::Internal: return "internal";
+    case Status::Unsupported: return "unsupported";
+  }
+  return "unknown";
+}
+
+/// An API error: the status plus the library's one-line message.
+class Error : public std::runtime_error {
+ public:
+  Error(Status status, const std::string &message)
+      : std::runtime_error(std::string(status_name(status)) + ": " + message), status_(status),
+        message_(message) {}
+  Status status() const noexcept { return status_; }
+  /// The library's message without the status prefix.
+  const std::string &message() const noexcept { return message_; }
+
+ private:
+  Status status_;
+  std::string message_;
+};
+
+namespace detail {
+
+/// Throws Error when `st` is not OK; always frees `err`. `err` is taken by
+/// reference so that `check(ht_x(..., &err), err)` reads it after the call
+/// (function arguments are evaluated in an unspecified order).
+inline void check(ht_status st, ht_error *const &err) {
+  if (st == HT_STATUS_OK) {
+    ht_error_free(err);
+    return;
+  }
+  std::string msg;
+  if (err != nullptr) {
+    const char *m = ht_error_message(err);
+    msg = m != nullptr ? m : "";
+    ht_error_free(err);
+  }
+  if (msg.empty()) msg = "hermes-tools call failed";
+  throw Error(static_cast<Status>(st), msg);
+}
+
+/// Copies a library-owned string and frees it.
+inline std::string take(char *s, size_t n) {
+  struct Guard {
+    char *p;
+    ~Guard() { ht_string_free(p); }
+  } g{s};
+  return s != nullptr ? std::string(s, n) : std::string();
+}
+
+inline std::string_view view(const char *p, size_t n) noexcept {
+  return p != nullptr ? std::string_view(p, n) : std::string_view();
+}
+
+}  // namespace detail
+
+/// Throws Error(Unsupported) when the loaded library's ABI differs from the header's.
+inline void check_abi() {
+  if (ht_abi_version() != HT_ABI_VERSION) {
+    throw Error(Status::Unsupported,
+                "hermes-tools ABI mismatch: compiled against ABI " + std::to_string(HT_ABI_VERSION) +
+                    ", loaded library has ABI " + std::to_string(ht_abi_version()));
+  }
+}
+
+/// "hermes-tools/X.Y.Z" of the loaded library.
+inline std::string version() { return ht_version(); }
+
+/// The build's optional features as a JSON object.
+inline std::string features() { return ht_features(); }
+
+/// Quotes a string as a JSON string literal (helper for building specs and results).
+inline std::string json_string(std::string_view s) {
+  static const char hex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size() + 2);
+  out.push_back('"');
+  for (char ch : s) {
+    unsigned char c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          out += "\\u00";
+          out.push_back(hex[c >> 4]);
+          out.push_back(hex[c & 15]);
+        } else {
+          out.push_back(ch);
+        }
+    }
+  }
+  out.push_back('"');
+  return out;
+}
+
+/// Builds a tool spec: {"name","toolset","parallel_safe","schema":{"description","parameters"}}.
+inline std::string tool_spec(std::string_view name, std::string_view toolset, std::string_view description,
+                             std::string_view parameters_json = R"({"type":"object","properties":{}})",
+                             bool parallel_safe = false) {
+  std::string s = "{\"name\":" + json_string(name) + ",\"toolset\":" + json_string(toolset) +
+                  ",\"parallel_safe\":" + (parallel_safe ? "true" : "false") +
+                  ",\"schema\":{\"description\":" + json_string(description) + ",\"parameters\":";
+  s.append(parameters_json.data(), parameters_json.size());
+  s += "}}";
+  return s;
+}
+
+/// A tool call handed to a host handler. Move-only. Answer it exactly once
+/// with respond() or respond_error(), from any thread, now or later. The
+/// borrowed views are valid until then. A Call destroyed without an answer
+/// answers with an error, so a dispatch never waits forever on a lost call.
+/// One Call object must not be used from two threads at once.
+class Call {
+ public:
+  Call() noexcept = default;
+  explicit Call(ht_call *call) noexcept : call_(call) {}
+  Call(Call &&o) noexcept : call_(std::exchange(o.call_, nullptr)) {}
+  Call &operator=(Call &&o) noexcept {
+    if (this != &o) {
+      abandon();
+      call_ = std::exchange(o.call_, nullptr);
+    }
+    return *this;
+  }
+  Call(const Call &) = delete;
+  Call &operator=(const Call &) = delete;
+  ~Call() { abandon(); }
+
+  /// Arguments (JSON object text, repaired and validated). Borrowed until answered.
+  std::string_view args_json() const noexcept {
+    size_t n = 0;
+    const char *p = call_ ? ht_call_args_json(call_, &n) : nullptr;
+    return detail::view(p, n);
+  }
+  /// The dispatch context (JSON object text, "{}" when none). Borrowed until answered.
+  std::string_view context_json() const noexcept {
+    size_t n = 0;
+    const char *p = call_ ? ht_call_context_json(call_, &n) : nullptr;
+    return detail::view(p, n);
+  }
+  /// The called tool's name. Borrowed until answered.
+  std::string_view tool_name() const noexcept {
+    size_t n = 0;
+    const char *p = call_ ? ht_call_tool_name(call_, &n) : nullptr;
+    return detail::view(p, n);
+  }
+  /// True until answered (or moved from).
+  bool pending() const noexcept { return call_ != nullptr; }
+
+  /// Answers with the tool's text for the model. Ok, or Timeout/NotFound (harmless).
+  Status respond(std::string_view result) noexcept { return finish(false, result); }
+  /// Answers with an error; the library wraps it as a sanitised {"error": ...}.
+  Status respond_error(std::string_view message) noexcept { return finish(true, message); }
+
+  ht_call *capi() const noexcept { return call_; }
+  /// Gives up ownership: the caller must answer with ht_call_respond.
+  ht_call *release() noexcept { return std::exchange(call_, nullptr); }
+
+ private:
+  Status finish(bool is_error, std::string_view text) noexcept {
+    ht_call *c = std::exchange(call_, nullptr);
+    if (c == nullptr) return Status::NotFound;
+    return static_cast<Status>(ht_call_respond(c, is_error, text.data(), text.size()));
+  }
+  void abandon() noexcept {
+    if (call_ != nullptr) finish(true, "the host dropped this call without answering");
+  }
+  ht_call *call_ = nullptr;
+};
+
+/// A hook invocation (see Runtime::add_hook_async). Move-only; answer once
+/// with respond(decision_json). Destroyed unanswered it answers "{}".
+class Hook {
+ public:
+  Hook() noexcept = default;
+  explicit Hook(ht_hook *hook) noexcept : hook_(hook) {}
+  Hook(Hook &&o) noexcept : hook_(std::exchange(o.hook_, nullptr)) {}
+  Hook &operator=(Hook &&o) noexcept {
+    if (this != &o) {
+      abandon();
+      hook_ = std::exchange(o.hook_, nullptr);
+    }
+    return *this;
+  }
+  Hook(const Hook &) = delete;
+  Hook &operator=(const Hook &) = delete;
+  ~Hook() { abandon(); }
+
+  /// The event JSON (event, tool_name, args, ids; result events add result,
+  /// status, duration_ms). Borrowed until answered.
+  std::string_view event_json() const noexcept {
+    size_t n = 0;
+    const char *p = hook_ ? ht_hook_event_json(hook_, &n) : nullptr;
+    return detail::view(p, n);
+  }
+  bool pending() const noexcept { return hook_ != nullptr; }
+  /// Answers with a decision ("" or "{}" = continue / keep).
+  Status respond(std::string_view decision_json = {}) noexcept {
+    ht_hook *h = std::exchange(hook_, nullptr);
+    if (h == nullptr) return Status::NotFound;
+    return static_cast<Status>(ht_hook_respond(h, decision_json.data(), decision_json.size()));
+  }
+  ht_hook *capi() const noexcept { return hook_; }
+  ht_hook *release() noexcept { return std::exchange(hook_, nullptr); }
+
+ private:
+  void abandon() noexcept {
+    if (hook_ != nullptr) respond();
+  }
+  ht_hook *hook_ = nullptr;
+};
+
+/// Sync handler: return the result text; throw to report an error to the model.
+using Handler = std::function<std::string(const Call &)>;
+/// Async handler: take the Call (std::move it into your thread/executor) and
+/// answer it later. An exception thrown before the call was moved answers it
+/// with the exception's message.
+using AsyncHandler = std::function<void(Call &&)>;
+/// Availability check: fast, thread-safe; an exception means "unavailable".
+using Check = std::function<bool()>;
+/// Sync hook: return the decision JSON ("" = {}).
+using HookHandler = std::function<std::string(std::string_view event_json)>;
+using AsyncHookHandler = std::function<void(Hook &&)>;
+/// Completion of dispatch_async_cb: status Ok or Cancelled, result text (borrowed).
+using Completion = std::function<void(Status, std::string_view result)>;
+using EventHandler = std::function<void(std::string_view event_json)>;
+/// level: 1 error, 2 warn, 3 info, 4 debug, 5 trace.
+using LogHandler = std::function<void(int level, std::string_view message)>;
+
+namespace detail {
+
+struct ToolData {
+  Handler sync;
+  AsyncHandler async;
+  Check check;
+};
+
+inline const char *what_of(std::exception_ptr e) noexcept {
+  try {
+    std::rethrow_exception(std::move(e));
+  } catch (const std::exception &x) {
+    return x.what();
+  } catch (...) {
+  }
+  return "unknown C++ exception";
+}
+
+inline void tool_trampoline(void *ud, ht_call *raw) noexcept {
+  auto *d = static_cast<ToolData *>(ud);
+  Call call(raw);
+  try {
+    if (d->sync) {
+      std::string out = d->sync(static_cast<const Call &>(call));
+      call.respond(out);
+    } else {
+      d->async(std::move(call));
+    }
+  } catch (...) {
+    if (call.pending()) call.respond_error(what_of(std::current_exception()));
+  }
+}
+
+inline bool check_trampoline(void *ud) noexcept {
+  try {
+    return static_cast<ToolData *>(ud)->check();
+  } catch (...) {
+    return false;
+  }
+}
+
+template <class T>
+void delete_trampoline(void *ud) noexcept {
+  delete static_cast<T *>(ud);
+}
+
+struct HookData {
+  HookHandler sync;
+  AsyncHookHandler async;
+  bool blocks_on_error;
+};
+
+inline void hook_trampoline(void *ud, ht_hook *raw) noexcept {
+  auto *d = static_cast<HookData *>(ud);
+  Hook hook(raw);
+  try {
+    if (d->sync) {
+      std::string decision = d->sync(hook.event_json());
+      hook.respond(decision);
+    } else {
+      d->async(std::move(hook));
+    }
+  } catch (...) {
+    if (hook.pending()) {
+      if (d->blocks_on_error) {
+        try {
+          hook.respond("{\"action\":\"block\",\"message\":" +
+                       json_string(std::string("hook failed: ") + what_of(std::current_exception())) + "}");
+        } catch (...) {
+          hook.respond("{\"action\":\"block\",\"message\":\"hook failed\"}");
+        }
+      } else {
+        hook.respond();
+      }
+    }
+  }
+}
+
+inline void promise_done(void *ud, ht_status st, const char *result, size_t len) noexcept {
+  std::unique_ptr<std::promise<std::string>> p(static_cast<std::promise<std::string> *>(ud));
+  try {
+    std::string text = result != nullptr ? std::string(result, len) : std::string();
+    if (st == HT_STATUS_OK) {
+      p->set_value(std::move(text));
+    } else {
+      p->set_exception(std::make_exception_ptr(Error(static_cast<Status>(st), text)));
+    }
+  } catch (...) {
+    try {
+      p->set_exception(std::current_exception());
+    } catch (...) {
+    }
+  }
+}
+
+inline void completion_done(void *ud, ht_status st, const char *result, size_t len) noexcept {
+  std::unique_ptr<Completion> f(static_cast<Completion *>(ud));
+  try {
+    (*f)(static_cast<Status>(st), view(result, len));
+  } catch (...) {
+  }
+}
+
+inline void event_trampoline(void *ud, const char *json, size_t len) noexcept {
+  try {
+    (*static_cast<EventHandler *>(ud))(view(json, len));
+  } catch (...) {
+  }
+}
+
+inline void log_trampoline(void *ud, int32_t level, const char *msg, size_t len) noexcept {
+  try {
+    (*static_cast<LogHandler *>(ud))(static_cast<int>(level), view(msg, len));
+  } catch (...) {
+  }
+}
+
+}  // namespace detail
+
+/// Analyses a shell command with the default rules (no runtime): the verdict JSON.
+inline std::string command_check(std::string_view command) {
+  char *out = nullptr;
+  size_t n = 0;
+  ht_error *err = nullptr;
+  detail::check(ht_command_check(nullptr, command.data(), command.size(), &out, &n, &err), err);
+  return detail::take(out, n);
+}
+
+/// Installs the process-wide log handler (an empty function removes it).
+/// `level` is the most verbose level delivered (1..5; 0 keeps the current one).
+inline void set_log_handler(LogHandler handler, int level = 3) {
+  if (!handler) {
+    auto st = ht_set_log_handler(nullptr, level, nullptr, nullptr);
+    detail::check(st, nullptr);
+    return;
+  }
+  auto data = std::make_unique<LogHandler>(std::move(handler));
+  detail::check(ht_set_log_handler(&detail::log_trampoline, level, data.get(),
+                                   &detail::delete_trampoline<LogHandler>),
+                nullptr);
+  data.release();
+}
+
+/// A runtime. Move-only; the destructor frees it (blocking until pending work
+/// is cancelled and every free function has run). Thread-safe: every method
+/// may be called from any thread, including from handlers.
+class Runtime {
+ public:
+  /// Creates a runtime from a JSON config ("{}" = defaults). Checks the ABI.
+  explicit Runtime(std::string_view config_json = "{}") {
+    check_abi();
+    ht_runtime *rt = nullptr;
+    ht_error *err = nullptr;
+    detail::check(ht_runtime_new(config_json.data(), config_json.size(), &rt, &err), err);
+    rt_.reset(rt);
+  }
+  /// Takes ownership of a runtime created through the C API.
+  static Runtime adopt(ht_runtime *rt) noexcept { return Runtime(rt); }
+
+  Runtime(Runtime &&) noexcept = default;
+  Runtime &operator=(Runtime &&) noexcept = default;
+  Runtime(const Runtime &) = delete;
+  Runtime &operator=(const Runtime &) = delete;
+  ~Runtime() = default;
+
+  /// Frees the runtime now (idempotent). Do not call from a handler.
+  void close() noexcept { rt_.reset(); }
+  explicit operator bool() const noexcept { return rt_ != nullptr; }
+  ht_runtime *capi() const noexcept { return rt_.get(); }
+  ht_runtime *capi_release() noexcept { return rt_.release(); }
+
+  /// Registers a tool whose handler returns the result (or throws).
+  void register_tool(std::string_view spec_json, Handler handler, Check check = {}) {
+    if (!handler) throw Error(Status::InvalidArgument, "register_tool: empty handler");
+    auto d = std::make_unique<detail::ToolData>();
+    d->sync = std::move(handler);
+    d->check = std::move(check);
+    register_data(spec_json, std::move(d));
+  }
+  /// Registers a tool whose handler takes the Call and answers it later.
+  void register_tool_async(std::string_view spec_json, AsyncHandler handler, Check check = {}) {
+    if (!handler) throw Error(Status::InvalidArgument, "register_tool_async: empty handler");
+    auto d = std::make_unique<detail::ToolData>();
+    d->async = std::move(handler);
+    d->check = std::move(check);
+    register_data(spec_json, std::move(d));
+  }
+  void deregister_tool(std::string_view name) {
+    ht_error *err = nullptr;
+    detail::check(ht_runtime_deregister_tool(raw(), name.data(), name.size(), &err), err);
+  }
+  /// Defines or replaces a host toolset ({"name","description"?,"tools"?,"includes"?}).
+  void define_toolset(std::string_view toolset_json) {
+    ht_error *err = nullptr;
+    detail::check(ht_runtime_define_toolset(raw(), toolset_json.data(), toolset_json.size(), &err), err);
+  }
+  void alias_toolset(std::string_view alias, std::string_view target) {
+    ht_error *err = nullptr;
+    detail::check(
+        ht_runtime_alias_toolset(raw(), alias.data(), alias.size(), target.data(), target.size(), &err), err);
+  }
+  /// Every toolset with its tools and availability (JSON array).
+  std::string toolsets_json() const {
+    char *out = nullptr;
+    size_t n = 0;
+    ht_error *err = nullptr;
+    detail::check(ht_runtime_toolsets_json(raw(), &out, &n, &err), err);
+    return detail::take(out, n);
+  }
+  uint64_t generation() const noexcept { return ht_runtime_generation(rt_.get()); }
+  void invalidate_availability() { detail::check(ht_runtime_invalidate_availability(raw()), nullptr); }
+
+  /// Tool definitions for the model (query: {"enabled_toolsets"?,"disabled_toolsets"?,"format"?}).
+  std::string definitions(std::string_view query_json = {}) const {
+    char *out = nullptr;
+    size_t n = 0;
+    ht_error *err = nullptr;
+    detail::check(ht_runtime_definitions_json(raw(), query_json.data(), query_json.size(), &out, &n, &err),
+                  err);
+    return detail::take(out, n);
+  }
+
+  /// Runs one call and waits. The handler runs on this thread. Returns the
+  /// text for the model (error results are {"error": ...} text, not exceptions).
+  std::string dispatch(std::string_view name, std::string_view args_json = "{}",
+                       std::string_view context_json = {}) const {
+    char *out = nullptr;
+    size_t n = 0;
+    ht_error *err = nullptr;
+    detail::check(ht_runtime_dispatch(raw(), name.data(), name.size(), args_json.data(), args_json.size(),
+                                      context_json.data(), context_json.size(), &out, &n, &err),
+                  err);
+    return detail::take(out, n);
+  }
+
+  /// Starts a call; the future gets the result text, or an Error(Cancelled)
+  /// carrying the error result after cancel() or runtime close.
+  std::future<std::string> dispatch_async(std::string_view name, std::string_view args_json = "{}",
+                                          std::string_view context_json = {},
+                                          uint64_t *out_call_id = nullptr) const {
+    auto p = std::make_unique<std::promise<std::string>>();
+    auto fut = p->get_future();
+    ht_error *err = nullptr;
+    detail::check(ht_runtime_dispatch_async(raw(), name.data(), name.size(), args_json.data(), args_json.size(),
+                                            context_json.data(), context_json.size(), &detail::promise_done,
+                                            p.get(), out_call_id, &err),
+                  err);
+    p.release();  // owned by the completion now
+    return fut;
+  }
+
+  /// Starts a call; `on_done` runs exactly once on the callback thread. Returns the call id.
+  uint64_t dispatch_async_cb(std::string_view name, std::string_view args_json, std::string_view context_json,
+                             Completion on_done) const {
+    if (!on_done) throw Error(Status::InvalidArgument, "dispatch_async_cb: empty completion");
+    auto f = std::make_unique<Completion>(std::move(on_done));
+    uint64_t id = 0;
+    ht_error *err = nullptr;
+    detail::check(ht_runtime_dispatch_async(raw(), name.data(), name.size(), args_json.data(), args_json.size(),
+                                            context_json.data(), context_json.size(), &detail::completion_done,
+                                            f.get(), &id, &err),
+                  err);
+    f.release();
+    return id;
+  }
+
+  /// Cancels an async call. False when it already completed (or never existed).
+  bool cancel(uint64_t call_id) {
+    ht_error *err = nullptr;
+    ht_status st = ht_runtime_cancel(raw(), call_id, &err);
+    if (st == HT_STATUS_NOT_FOUND) {
+      ht_error_free(err);
+      return false;
+    }
+    detail::check(st, err);
+    return true;
+  }
+
+  /// Dispatches a model's tool_calls array; returns [{"tool_call_id","name","content"}].
+  std::string dispatch_batch(std::string_view tool_calls_json, std::string_view context_json = {}) const {
+    char *out = nullptr;
+    size_t n = 0;
+    ht_error *err = nullptr;
+    detail::check(ht_runtime_dispatch_batch(raw(), tool_calls_json.data(), tool_calls_json.size(),
+                                            context_json.data(), context_json.size(), &out, &n, &err),
+                  err);
+    return detail::take(out, n);
+  }
+
+  /// Adds a hook (pre_tool_call, post_tool_call, transform_tool_result) that
+  /// returns its decision JSON. If it throws, a pre_tool_call hook blocks the
+  /// call; other events continue unchanged.
+  void add_hook(std::string_view event, HookHandler hook) {
+    if (!hook) throw Error(Status::InvalidArgument, "add_hook: empty hook");
+    auto d = std::make_unique<detail::HookData>();
+    d->sync = std::move(hook);
+    add_hook_data(event, std::move(d));
+  }
+  /// Adds a hook that takes the Hook and answers it later from any thread.
+  void add_hook_async(std::string_view event, AsyncHookHandler hook) {
+    if (!hook) throw Error(Status::InvalidArgument, "add_hook_async: empty hook");
+    auto d = std::make_unique<detail::HookData>();
+    d->async = std::move(hook);
+    add_hook_data(event, std::move(d));
+  }
+
+  /// Receives library events (JSON) on the callback thread; empty removes it.
+  void set_event_handler(EventHandler handler) {
+    ht_error *err = nullptr;
+    if (!handler) {
+      detail::check(ht_runtime_set_event_handler(raw(), nullptr, nullptr, nullptr, &err), err);
+      return;
+    }
+    auto d = std::make_unique<EventHandler>(std::move(handler));
+    detail::check(ht_runtime_set_event_handler(raw(), &detail::event_trampoline, d.get(),
+                                               &detail::delete_trampoline<EventHandler>, &err),
+                  err);
+    d.release();
+  }
+
+  /// Drops a task's state (shell state, background processes).
+  void cleanup_task(std::string_view task_id) {
+    ht_error *err = nullptr;
+    detail::check(ht_runtime_cleanup_task(raw(), task_id.data(), task_id.size(), &err), err);
+  }
+
+  /// Analyses a shell command with this runtime's rules (verdict JSON).
+  std::string command_check(std::string_view command) const {
+    char *out = nullptr;
+    size_t n = 0;
+    ht_error *err = nullptr;
+    detail::check(ht_command_check(raw(), command.data(), command.size(), &out, &n, &err), err);
+    return detail::take(out, n);
+  }
+
+ private:
+  struct Deleter {
+    void operator()(ht_runtime *rt) const noexcept { ht_runtime_free(rt); }
+  };
+  explicit Runtime(ht_runtime *rt) noexcept : rt_(rt) {}
+
+  ht_runtime *raw() const {
+    if (!rt_) throw Error(Status::Closed, "the runtime is closed");
+    return rt_.get();
+  }
+
+  void register_data(std::string_view spec_json, std::unique_ptr<detail::ToolData> d) {
+    ht_error *err = nullptr;
+    ht_check_fn chk = d->check ? &detail::check_trampoline : nullptr;
+    detail::check(ht_runtime_register_tool(raw(), spec_json.data(), spec_json.size(), &detail::tool_trampoline,
+                                           chk, d.get(), &detail::delete_trampoline<detail::ToolData>, &err),
+                  err);
+    d.release();  // the library owns it until the free function runs
+  }
+
+  void add_hook_data(std::string_view event, std::unique_ptr<detail::HookData> d) {
+    d->blocks_on_error = event == "pre_tool_call";
+    ht_error *err = nullptr;
+    detail::check(ht_runtime_add_hook(raw(), event.data(), event.size(), &detail::hook_trampoline, d.get(),
+                                      &detail::delete_trampoline<detail::HookData>, &err),
+                  err);
+    d.release();
+  }
+
+  std::unique_ptr<ht_runtime, Deleter> rt_;
+};
+
+}  // namespace hermes_tools
+
+#endif  // HERMES_TOOLS_HPP

@@ -1,0 +1,450 @@
+// Tests for the C++ binding (bindings/cpp/hermes_tools.hpp).
+// Built with -Wall -Wextra -Werror, plain and with -fsanitize=address,undefined
+// (make test-cpp). Each TEST prints one line; any failed CHECK exits non-zero.
+#include "hermes_tools.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace ht = hermes_tools;
+using namespace std::chrono_literals;
+
+static int g_checks = 0;
+static int g_tests = 0;
+
+#define CHECK(cond)                                                                    \
+  do {                                                                                 \
+    ++g_checks;                                                                        \
+    if (!(cond)) {                                                                     \
+      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);    \
+      std::exit(1);                                                                    \
+    }                                                                                  \
+  } while (0)
+
+#define CONTAINS(hay, needle) CHECK(std::string(hay).find(needle) != std::string::npos)
+
+template <class F>
+static void expect_error(ht::Status want, F &&f, const char *needle = nullptr) {
+  try {
+    f();
+  } catch (const ht::Error &e) {
+    if (e.status() != want)
+      std::fprintf(stderr, "got %s: %s\n", ht::status_name(e.status()), e.what());
+    CHECK(e.status() == want);
+    if (needle != nullptr) CONTAINS(e.what(), needle);
+    return;
+  }
+  std::fprintf(stderr, "expected an ht::Error(%s)\n", ht::status_name(want));
+  CHECK(false);
+}
+
+#define TEST(name) static void name()
+#define RUN(name)                                \
+  do {                                           \
+    name();                                      \
+    ++g_tests;                                   \
+    std::printf("ok - %s\n", #name);             \
+    std::fflush(stdout);                         \
+  } while (0)
+
+static const std::string ECHO_PARAMS =
+    R"({"type":"object","properties":{"text":{"type":"string"}},"required":["text"]})";
+
+// Counts how often a tracked object is destroyed: proves the heap std::function
+// (and everything it captured) is released exactly once.
+struct Tracker {
+  std::atomic<int> *destroyed;
+  explicit Tracker(std::atomic<int> *d) : destroyed(d) {}
+  ~Tracker() { ++*destroyed; }
+};
+
+TEST(versions_and_features) {
+  ht::check_abi();
+  CHECK(ht::version() == std::string("hermes-tools/") + HT_VERSION);
+  CONTAINS(ht::features(), "\"abi\":1");
+  CHECK(std::string(ht::status_name(ht::Status::NotFound)) == "not_found");
+}
+
+TEST(json_helpers) {
+  CHECK(ht::json_string("a\"b\\c\n\x01") == "\"a\\\"b\\\\c\\n\\u0001\"");
+  std::string spec = ht::tool_spec("t", "s", "say \"hi\"", ECHO_PARAMS, true);
+  CONTAINS(spec, R"("description":"say \"hi\"")");
+  CONTAINS(spec, R"("parallel_safe":true)");
+  ht::Runtime rt;
+  rt.register_tool(spec, [](const ht::Call &) { return std::string("\"x\""); });
+}
+
+TEST(config_errors_carry_status) {
+  expect_error(ht::Status::InvalidJson, [] { ht::Runtime rt(R"({"dispatch":{"timeoutt":1}})"); }, "timeoutt");
+  expect_error(ht::Status::InvalidJson, [] { ht::Runtime rt("{"); });
+}
+
+TEST(sync_handler_and_call_accessors) {
+  ht::Runtime rt;
+  std::string seen_name, seen_ctx;
+  rt.register_tool(ht::tool_spec("echo", "cpp", "Echo", ECHO_PARAMS, true), [&](const ht::Call &c) {
+    seen_name = std::string(c.tool_name());
+    seen_ctx = std::string(c.context_json());
+    return std::string(c.args_json());
+  });
+  CHECK(rt.dispatch("echo", R"({"text":"hi"})") == R"({"text":"hi"})");
+  CHECK(seen_name == "echo");
+  CHECK(seen_ctx == "{}");
+  CHECK(rt.dispatch("echo", R"({"text":"x"})", R"({"task_id":"t1"})") == R"({"text":"x"})");
+  CONTAINS(seen_ctx, "\"task_id\":\"t1\"");
+  // Argument validation and unknown tools come back as error text, not exceptions.
+  CONTAINS(rt.dispatch("echo", "{}"), "missing required property 'text'");
+  CONTAINS(rt.dispatch("ech", "{}"), "Unknown tool: ech");
+  // Invalid UTF-8 in the name is an API error.
+  expect_error(ht::Status::InvalidUtf8, [&] { rt.dispatch(std::string("e\xff"), "{}"); });
+}
+
+TEST(exceptions_never_cross) {
+  ht::Runtime rt;
+  rt.register_tool(ht::tool_spec("boom", "cpp", "throws"),
+                   [](const ht::Call &) -> std::string { throw std::runtime_error("disk full"); });
+  rt.register_tool(ht::tool_spec("boom2", "cpp", "throws an int"),
+                   [](const ht::Call &) -> std::string { throw 42; });
+  rt.register_tool_async(ht::tool_spec("boom3", "cpp", "async throws"),
+                         [](ht::Call &&) { throw std::logic_error("async fail"); });
+  CONTAINS(rt.dispatch("boom"), "[TOOL_ERROR] disk full");
+  CONTAINS(rt.dispatch("boom2"), "unknown C++ exception");
+  CONTAINS(rt.dispatch("boom3"), "async fail");
+  // A throwing check means "unavailable".
+  rt.register_tool(
+      ht::tool_spec("hidden", "cpp", "never offered"), [](const ht::Call &) { return std::string("{}"); },
+      []() -> bool { throw std::runtime_error("check broke"); });
+  rt.register_tool(
+      ht::tool_spec("shown", "cpp", "offered"), [](const ht::Call &) { return std::string("{}"); },
+      [] { return true; });
+  std::string defs = rt.definitions();
+  CHECK(defs.find("hidden") == std::string::npos);
+  CONTAINS(defs, "\"shown\"");
+}
+
+TEST(async_handler_answers_from_thread) {
+  ht::Runtime rt;
+  rt.register_tool_async(ht::tool_spec("later", "cpp", "answers later", ECHO_PARAMS), [](ht::Call &&call) {
+    std::thread([c = std::move(call)]() mutable {
+      std::this_thread::sleep_for(10ms);
+      std::string args(c.args_json());
+      CHECK(c.respond(args) == ht::Status::Ok);
+      CHECK(!c.pending());
+      CHECK(c.respond("again") == ht::Status::NotFound);
+    }).detach();
+  });
+  CHECK(rt.dispatch("later", R"({"text":"a"})") == R"({"text":"a"})");
+  auto fut = rt.dispatch_async("later", R"({"text":"b"})");
+  CHECK(fut.wait_for(5s) == std::future_status::ready);
+  CHECK(fut.get() == R"({"text":"b"})");
+  // A dropped call answers with an error instead of hanging the dispatch.
+  rt.register_tool_async(ht::tool_spec("drops", "cpp", "drops the call"), [](ht::Call &&) {});
+  CONTAINS(rt.dispatch("drops"), "without answering");
+  // respond_error is wrapped as {"error": ...}.
+  rt.register_tool_async(ht::tool_spec("err", "cpp", "answers with error"),
+                         [](ht::Call &&c) { c.respond_error("nope"); });
+  CONTAINS(rt.dispatch("err"), "\"error\"");
+  CONTAINS(rt.dispatch("err"), "nope");
+}
+
+TEST(callback_resources_released_exactly_once) {
+  std::atomic<int> destroyed{0};
+  {
+    ht::Runtime rt;
+    auto a = std::make_shared<Tracker>(&destroyed);
+    auto b = std::make_shared<Tracker>(&destroyed);
+    auto c = std::make_shared<Tracker>(&destroyed);
+    auto d = std::make_shared<Tracker>(&destroyed);
+    auto e = std::make_shared<Tracker>(&destroyed);
+    rt.register_tool(
+        ht::tool_spec("t1", "cpp", "one"), [a](const ht::Call &) { return std::string("1"); },
+        [a] { return true; });
+    rt.register_tool(ht::tool_spec("t2", "cpp", "two"), [b](const ht::Call &) { return std::string("2"); });
+    rt.add_hook("post_tool_call", [c](std::string_view) { return std::string(); });
+    rt.set_event_handler([d](std::string_view) {});
+    rt.register_tool_async(ht::tool_spec("t3", "cpp", "three"), [e](ht::Call &&call) { call.respond("3"); });
+    a.reset();
+    b.reset();
+    c.reset();
+    d.reset();
+    e.reset();
+    CHECK(destroyed == 0);
+    CHECK(rt.dispatch("t1") == "1");
+    CHECK(rt.dispatch("t3") == "3");
+    // Deregistration releases t1's closure (handler + check share one heap block).
+    rt.deregister_tool("t1");
+    for (int i = 0; i < 200 && destroyed < 1; i++) std::this_thread::sleep_for(5ms);
+    CHECK(destroyed == 1);
+    // Replacing t2 in the same toolset releases the old closure.
+    std::atomic<int> destroyed2{0};
+    auto f = std::make_shared<Tracker>(&destroyed2);
+    rt.register_tool(ht::tool_spec("t2", "cpp", "two again"),
+                     [f](const ht::Call &) { return std::string("2b"); });
+    f.reset();
+    for (int i = 0; i < 200 && destroyed < 2; i++) std::this_thread::sleep_for(5ms);
+    CHECK(destroyed == 2);
+    CHECK(rt.dispatch("t2") == "2b");
+    // Clearing the event handler releases it.
+    rt.set_event_handler({});
+    for (int i = 0; i < 200 && destroyed < 3; i++) std::this_thread::sleep_for(5ms);
+    CHECK(destroyed == 3);
+    rt.close();  // releases the hook, t3 and the replacement t2
+    CHECK(destroyed == 5);
+    CHECK(destroyed2 == 1);
+    rt.close();  // idempotent
+  }
+  CHECK(destroyed == 5);
+  // A failed registration does not take (or leak, or double-free) the closure.
+  std::atomic<int> destroyed3{0};
+  {
+    ht::Runtime rt;
+    auto g = std::make_shared<Tracker>(&destroyed3);
+    expect_error(ht::Status::InvalidJson, [&] {
+      rt.register_tool("{not json", [g](const ht::Call &) { return std::string(); });
+    });
+    CHECK(g.use_count() == 1);  // the temporary std::function was destroyed by us, once
+  }
+  CHECK(destroyed3 == 1);
+}
+
+TEST(dispatch_async_future_and_callback) {
+  ht::Runtime rt(R"({"dispatch":{"timeout":5}})");
+  rt.register_tool(ht::tool_spec("echo", "cpp", "Echo", ECHO_PARAMS, true),
+                   [](const ht::Call &c) { return std::string(c.args_json()); });
+  std::vector<std::future<std::string>> futs;
+  for (int i = 0; i < 50; i++) futs.push_back(rt.dispatch_async("echo", R"({"text":")" + std::to_string(i) + "\"}"));
+  for (int i = 0; i < 50; i++) CHECK(futs[i].get() == R"({"text":")" + std::to_string(i) + "\"}");
+
+  std::mutex mu;
+  std::promise<std::pair<ht::Status, std::string>> done;
+  auto caller = std::this_thread::get_id();
+  std::atomic<int> calls{0};
+  std::thread::id cb_thread;
+  uint64_t id = rt.dispatch_async_cb("echo", R"({"text":"cb"})", {}, [&](ht::Status st, std::string_view r) {
+    std::lock_guard<std::mutex> lock(mu);
+    cb_thread = std::this_thread::get_id();
+    ++calls;
+    done.set_value({st, std::string(r)});
+  });
+  CHECK(id != 0);
+  auto res = done.get_future().get();
+  CHECK(res.first == ht::Status::Ok);
+  CHECK(res.second == R"({"text":"cb"})");
+  std::this_thread::sleep_for(10ms);
+  CHECK(calls == 1);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    CHECK(cb_thread != caller);
+  }
+  expect_error(ht::Status::InvalidArgument, [&] { rt.dispatch_async_cb("echo", "{}", {}, {}); });
+}
+
+TEST(cancel_and_close_with_pending_calls) {
+  std::vector<ht::Call> parked;
+  std::mutex mu;
+  auto rt = std::make_unique<ht::Runtime>(R"({"dispatch":{"timeout":100}})");
+  rt->register_tool_async(ht::tool_spec("never", "cpp", "never answers"), [&](ht::Call &&c) {
+    std::lock_guard<std::mutex> lock(mu);
+    parked.push_back(std::move(c));
+  });
+  uint64_t id = 0;
+  auto fut = rt->dispatch_async("never", "{}", {}, &id);
+  CHECK(id != 0);
+  std::this_thread::sleep_for(20ms);
+  CHECK(rt->cancel(id));
+  try {
+    fut.get();
+    CHECK(false);
+  } catch (const ht::Error &e) {
+    CHECK(e.status() == ht::Status::Cancelled);
+    CONTAINS(e.message(), "cancelled");
+  }
+  CHECK(!rt->cancel(id));  // already completed
+  // Closing with calls pending completes them (cancelled) before close returns.
+  auto f2 = rt->dispatch_async("never", "{}");
+  std::atomic<int> cb{0};
+  ht::Status cb_status = ht::Status::Ok;
+  rt->dispatch_async_cb("never", "{}", {}, [&](ht::Status st, std::string_view) {
+    cb_status = st;
+    ++cb;
+  });
+  std::this_thread::sleep_for(20ms);
+  rt->close();
+  CHECK(cb == 1);
+  CHECK(cb_status == ht::Status::Cancelled);
+  CHECK(f2.wait_for(0s) == std::future_status::ready);
+  expect_error(ht::Status::Cancelled, [&] { f2.get(); });
+  // Late answers after close are harmless (the parked Calls answer on destruction).
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    for (auto &c : parked) c.respond("late");
+    parked.clear();
+  }
+  // A closed runtime refuses work with Status::Closed.
+  expect_error(ht::Status::Closed, [&] { rt->dispatch("never"); });
+  expect_error(ht::Status::Closed, [&] { rt->definitions(); });
+}
+
+TEST(batch_keeps_order) {
+  ht::Runtime rt;
+  rt.register_tool(ht::tool_spec("echo", "cpp", "Echo", ECHO_PARAMS, true),
+                   [](const ht::Call &c) { return std::string(c.args_json()); });
+  rt.register_tool(ht::tool_spec("fails", "cpp", "fails"),
+                   [](const ht::Call &) -> std::string { throw std::runtime_error("bad day"); });
+  std::string calls = R"([
+    {"id":"a","type":"function","function":{"name":"echo","arguments":"{\"text\":\"1\"}"}},
+    {"id":"b","type":"function","function":{"name":"fails","arguments":"{}"}},
+    {"id":"c","type":"function","function":{"name":"echo","arguments":{"text":"3"}}}])";
+  std::string out = rt.dispatch_batch(calls);
+  auto a = out.find("\"a\""), b = out.find("\"b\""), c = out.find("\"c\"");
+  CHECK(a != std::string::npos && b != std::string::npos && c != std::string::npos);
+  CHECK(a < b && b < c);
+  CONTAINS(out, "bad day");
+  expect_error(ht::Status::InvalidJson, [&] { rt.dispatch_batch("{"); });
+}
+
+TEST(hooks) {
+  ht::Runtime rt;
+  rt.register_tool(ht::tool_spec("echo", "cpp", "Echo", ECHO_PARAMS, true),
+                   [](const ht::Call &c) { return std::string(c.args_json()); });
+  rt.add_hook("pre_tool_call", [](std::string_view ev) -> std::string {
+    if (ev.find("devil") != std::string_view::npos) return R"({"action":"block","message":"no devils"})";
+    if (ev.find("explode") != std::string_view::npos) throw std::runtime_error("hook bug");
+    return "";
+  });
+  // The async hook answers from its own thread; the counter is shared so a
+  // late thread never touches this stack frame.
+  auto post = std::make_shared<std::atomic<int>>(0);
+  auto post_ok = std::make_shared<std::atomic<int>>(0);
+  rt.add_hook_async("post_tool_call", [post, post_ok](ht::Hook &&h) {
+    std::string ev(h.event_json());  // borrowed: copy before handing off
+    std::thread([h = std::move(h), ev, post, post_ok]() mutable {
+      if (ev.find("post_tool_call") != std::string::npos) ++*post_ok;
+      ++*post;
+      h.respond("{}");
+    }).detach();
+  });
+  rt.add_hook("transform_tool_result", [](std::string_view ev) -> std::string {
+    if (ev.find("shout") != std::string_view::npos) return R"({"result":"SHOUTED"})";
+    return "{}";
+  });
+  CHECK(rt.dispatch("echo", R"({"text":"hi"})") == R"({"text":"hi"})");
+  CHECK(rt.dispatch("echo", R"({"text":"devil"})") == R"({"error":"no devils"})");
+  CONTAINS(rt.dispatch("echo", R"({"text":"explode"})"), "hook failed: hook bug");
+  CHECK(rt.dispatch("echo", R"({"text":"shout"})") == "SHOUTED");
+  for (int i = 0; i < 200 && *post < 2; i++) std::this_thread::sleep_for(5ms);
+  CHECK(*post >= 2);
+  CHECK(*post_ok == *post);
+  expect_error(ht::Status::InvalidArgument, [&] { rt.add_hook("pre_tool_cal", [](std::string_view) { return std::string(); }); });
+}
+
+TEST(command_check) {
+  std::string v = ht::command_check("rm -rf /");
+  CONTAINS(v, "\"verdict\"");
+  CHECK(v.find("\"allow\"") == std::string::npos);
+  CONTAINS(ht::command_check("ls -la"), "\"verdict\":\"allow\"");
+  ht::Runtime rt;
+  CONTAINS(rt.command_check("echo hi"), "\"verdict\":\"allow\"");
+}
+
+TEST(registry_management) {
+  ht::Runtime rt;
+  uint64_t g0 = rt.generation();
+  rt.register_tool(ht::tool_spec("a", "alpha", "A"), [](const ht::Call &) { return std::string("a"); });
+  CHECK(rt.generation() > g0);
+  rt.define_toolset(R"({"name":"bundle","description":"all of alpha","includes":["alpha"]})");
+  rt.alias_toolset("mcp-x", "bundle");
+  std::string sets = rt.toolsets_json();
+  CONTAINS(sets, "\"bundle\"");
+  CONTAINS(rt.definitions(R"({"enabled_toolsets":["mcp-x"]})"), "\"a\"");
+  CONTAINS(rt.definitions(R"({"format":"anthropic"})"), "input_schema");
+  expect_error(ht::Status::NotFound, [&] { rt.definitions(R"({"enabled_toolsets":["nope"]})"); });
+  expect_error(ht::Status::NotFound, [&] { rt.deregister_tool("missing"); });
+  expect_error(ht::Status::Conflict,
+               [&] { rt.register_tool(ht::tool_spec("a", "beta", "A"), [](const ht::Call &) { return std::string(); }); },
+               "override");
+  expect_error(ht::Status::InvalidArgument,
+               [&] { rt.register_tool(ht::tool_spec("e", "beta", "E"), ht::Handler{}); });
+  rt.invalidate_availability();
+  rt.cleanup_task("task-1");
+  expect_error(ht::Status::InvalidArgument, [&] { rt.define_toolset(R"({"name":"c","includes":["c"]})"); });
+}
+
+TEST(move_semantics) {
+  ht::Runtime a;
+  a.register_tool(ht::tool_spec("x", "m", "X"), [](const ht::Call &) { return std::string("x"); });
+  ht::Runtime b = std::move(a);
+  CHECK(!a);
+  CHECK(static_cast<bool>(b));
+  CHECK(b.dispatch("x") == "x");
+  expect_error(ht::Status::Closed, [&] { a.dispatch("x"); });
+  ht::Runtime c;
+  c = std::move(b);  // c's old runtime is freed
+  CHECK(c.dispatch("x") == "x");
+  ht_runtime *raw = c.capi_release();
+  ht::Runtime d = ht::Runtime::adopt(raw);
+  CHECK(d.dispatch("x") == "x");
+}
+
+TEST(concurrent_dispatch) {
+  ht::Runtime rt;
+  std::atomic<int> calls{0};
+  rt.register_tool(ht::tool_spec("echo", "cpp", "Echo", ECHO_PARAMS, true), [&](const ht::Call &c) {
+    ++calls;
+    return std::string(c.args_json());
+  });
+  std::atomic<int> ok{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 4; t++) {
+    ts.emplace_back([&, t] {
+      for (int i = 0; i < 50; i++) {
+        std::string a = R"({"text":")" + std::to_string(t * 100 + i) + "\"}";
+        if (rt.dispatch("echo", a) == a) ++ok;
+      }
+    });
+  }
+  for (auto &t : ts) t.join();
+  CHECK(ok == 200);
+  CHECK(calls == 200);
+}
+
+TEST(log_handler) {
+  std::atomic<int> destroyed{0};
+  auto t = std::make_shared<Tracker>(&destroyed);
+  ht::set_log_handler([t](int, std::string_view) {}, 5);
+  t.reset();
+  {
+    ht::Runtime rt;
+    rt.dispatch("nothing");
+  }
+  ht::set_log_handler({});  // releases the previous handler after its last line
+  for (int i = 0; i < 200 && destroyed < 1; i++) std::this_thread::sleep_for(5ms);
+  CHECK(destroyed == 1);
+}
+
+int main() {
+  RUN(versions_and_features);
+  RUN(json_helpers);
+  RUN(config_errors_carry_status);
+  RUN(sync_handler_and_call_accessors);
+  RUN(exceptions_never_cross);
+  RUN(async_handler_answers_from_thread);
+  RUN(callback_resources_released_exactly_once);
+  RUN(dispatch_async_future_and_callback);
+  RUN(cancel_and_close_with_pending_calls);
+  RUN(batch_keeps_order);
+  RUN(hooks);
+  RUN(command_check);
+  RUN(registry_management);
+  RUN(move_semantics);
+  RUN(concurrent_dispatch);
+  RUN(log_handler);
+  std::printf("cpp binding: %d tests, %d checks passed\n", g_tests, g_checks);
+  return 0;
+}

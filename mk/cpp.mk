@@ -1,0 +1,32 @@
+# C++ binding (bindings/cpp/hermes_tools.hpp): tests and example.
+#   make test-cpp      build the C++ test plain and with ASan/UBSan, run both
+#   make example-cpp   build and run examples/cpp/agent_host.cpp
+
+CXX      ?= c++
+CPP_STD  := -std=c++17
+CPP_WARN := -Wall -Wextra -Werror
+CPP_INC  := -Iinclude -Ibindings/cpp
+CPP_LINK := -L$(LIBDIR) -Wl,-rpath,$(CURDIR)/$(LIBDIR) -lhermes_tools -pthread
+CPP_TEST_SRC := bindings/cpp/test/test_hermes_tools.cpp
+CPP_DEPS := bindings/cpp/hermes_tools.hpp include/hermes_tools.h
+
+.PHONY: test-cpp test-cpp-plain test-cpp-asan example-cpp
+
+test-cpp: test-cpp-plain test-cpp-asan
+
+test-cpp-plain: build | $(BUILD)
+	$(CXX) $(CPP_STD) $(CPP_WARN) -g $(CPP_INC) $(CPP_TEST_SRC) -o $(BUILD)/test_cpp_binding $(CPP_LINK)
+	./$(BUILD)/test_cpp_binding
+
+# LSan reports leaks in the Rust library's process-lifetime statics; the
+# binding's own leaks are covered by the release-exactly-once tests.
+test-cpp-asan: build | $(BUILD)
+	$(CXX) $(CPP_STD) $(CPP_WARN) -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
+	  $(CPP_INC) $(CPP_TEST_SRC) -o $(BUILD)/test_cpp_binding_asan $(CPP_LINK)
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ./$(BUILD)/test_cpp_binding_asan
+
+example-cpp: build | $(BUILD)
+	$(CXX) $(CPP_STD) $(CPP_WARN) $(CPP_INC) examples/cpp/agent_host.cpp -o $(BUILD)/agent_host_cpp $(CPP_LINK)
+	./$(BUILD)/agent_host_cpp
+
+BINDING_TESTS += test-cpp
