@@ -1,0 +1,33 @@
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PKG = os.path.dirname(HERE)
+
+
+def _import_with(lib_path):
+    env = dict(os.environ, HERMES_TOOLS_LIB=lib_path, PYTHONPATH=PKG)
+    return subprocess.run(
+        [sys.executable, "-c", "import hermes_tools"], env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
+def test_abi_mismatch_is_refused(tmp_path):
+    src = tmp_path / "fake.c"
+    src.write_text("unsigned int ht_abi_version(void) { return 999; }\n")
+    so = tmp_path / "libfake.so"
+    subprocess.run(["cc", "-shared", "-fPIC", str(src), "-o", str(so)], check=True)
+    r = _import_with(str(so))
+    assert r.returncode != 0
+    assert "ABI mismatch" in r.stderr and "999" in r.stderr
+
+
+def test_missing_library_is_a_clear_error(tmp_path):
+    r = _import_with(str(tmp_path / "nope.so"))
+    assert r.returncode != 0
+    assert "cannot load libhermes_tools.so" in r.stderr
