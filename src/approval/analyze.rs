@@ -16,8 +16,6 @@
 //! become the marker character [`DYN`]; a command name containing it is a
 //! "dynamic command" and paths containing it are treated as unknown.
 
-use std::collections::HashMap;
-
 use super::parse::{self, Cmd, List, Parsed, Part, RedirOp, Sep, Simple, Word};
 
 /// Stands for a value the analyser cannot know (unset variable, command output).
@@ -97,7 +95,7 @@ struct Ctx {
 }
 
 pub struct Analyzer {
-    vars: HashMap<String, Val>,
+    vars: Vars,
     out: Analysis,
     heredoc_tables: Vec<Vec<parse::Heredoc>>,
 }
@@ -105,7 +103,7 @@ pub struct Analyzer {
 /// Analyse a normalised command line.
 pub fn analyze(text: &str) -> Analysis {
     let mut a = Analyzer {
-        vars: HashMap::new(),
+        vars: Vars::default(),
         out: Analysis::default(),
         heredoc_tables: Vec::new(),
     };
@@ -190,6 +188,35 @@ pub fn is_interpreter(name: &str) -> bool {
             | "scala"
             | "kotlin"
     ) || n.starts_with("python")
+}
+
+/// The variable environment: a few entries, searched linearly (latest wins).
+#[derive(Default)]
+struct Vars {
+    v: Vec<(String, Val)>,
+}
+
+impl Vars {
+    fn insert(&mut self, k: String, val: Val) {
+        if let Some(e) = self.v.iter_mut().find(|(n, _)| *n == k) {
+            e.1 = val;
+        } else if self.v.len() < 512 {
+            self.v.push((k, val));
+        }
+    }
+
+    fn get(&self, k: &str) -> Val {
+        if let Some((_, v)) = self.v.iter().find(|(n, _)| n == k) {
+            return v.clone();
+        }
+        match k {
+            "HOME" => Val::Known("~".into()),
+            "HERMES_HOME" => Val::Known("~/.hermes".into()),
+            "IFS" => Val::Known(" \t\n".into()),
+            "PWD" => Val::Known(".".into()),
+            _ => Val::Unknown,
+        }
+    }
 }
 
 struct Field {
@@ -513,7 +540,7 @@ impl Analyzer {
     }
 
     fn var(&self, name: &str) -> Val {
-        self.vars.get(name).cloned().unwrap_or(Val::Unknown)
+        self.vars.get(name)
     }
 
     fn param_value(&mut self, p: &parse::Param, ctx: &Ctx) -> Val {
@@ -697,9 +724,17 @@ impl Analyzer {
         let mut cur = String::new();
         let mut glob = false;
         let mut have = false;
-        let ifs: Vec<char> = match self.var("IFS") {
-            Val::Known(s) => s.chars().collect(),
-            Val::Unknown => vec![' ', '\t', '\n'],
+        let ifs: Vec<char> = if split
+            && parts
+                .iter()
+                .any(|p| matches!(p, Part::Param(_) | Part::CmdSub(_) | Part::ProcSub(_)))
+        {
+            match self.var("IFS") {
+                Val::Known(s) => s.chars().collect(),
+                Val::Unknown => vec![' ', '\t', '\n'],
+            }
+        } else {
+            Vec::new()
         };
         for p in parts {
             match p {
@@ -985,6 +1020,9 @@ fn trivial_list_output(l: &List, execs: &[Exec]) -> Option<String> {
 fn brace_expand(parts: &[Part]) -> Option<Vec<Vec<Part>>> {
     for (ix, p) in parts.iter().enumerate() {
         let Part::Lit(t) = p else { continue };
+        if !t.contains('{') || !t.contains(',') {
+            continue;
+        }
         let cs: Vec<char> = t.chars().collect();
         let mut k = 0;
         while k < cs.len() {

@@ -277,16 +277,22 @@ impl Engine {
         }
         let ctx = rules::RuleCtx {
             analysis: &a,
+            targets: a.execs.iter().map(rules::write_targets).collect(),
             single: rules::analysis_is_single(&a) && !text.contains(['\n', ';', '&', '|']),
         };
         for (i, e) in a.execs.iter().enumerate() {
             if !e.argv.is_empty() && acc.commands.len() < 256 {
-                let argv: Vec<String> = e
-                    .argv
-                    .iter()
-                    .map(|w| redact_secrets(&w.replace(analyze::DYN, "$?")))
-                    .collect();
-                if !acc.commands.contains(&argv) {
+                let argv = redact_argv(&e.argv);
+                let dup = if acc.commands.len() < 16 {
+                    acc.commands.contains(&argv)
+                } else {
+                    !acc.seen.insert(argv.clone())
+                };
+                if !dup {
+                    if acc.commands.len() == 15 {
+                        acc.seen.extend(acc.commands.iter().cloned());
+                        acc.seen.insert(argv.clone());
+                    }
                     acc.commands.push(argv);
                 }
             }
@@ -335,8 +341,20 @@ fn truncate(s: &str, n: usize) -> &str {
     }
 }
 
+/// Redact an argv (one quick check for the whole argv first).
+fn redact_argv(argv: &[String]) -> Vec<String> {
+    let dynamic = argv.iter().any(|w| w.contains(analyze::DYN));
+    if !dynamic && !redact::may_contain_secret(&argv.join(" ")) {
+        return argv.to_vec();
+    }
+    argv.iter()
+        .map(|w| redact_secrets(&w.replace(analyze::DYN, "$?")))
+        .collect()
+}
+
 #[derive(Default)]
 struct Acc {
+    seen: HashSet<Vec<String>>,
     reasons: Vec<Reason>,
     commands: Vec<Vec<String>>,
     normalized: Vec<String>,
@@ -361,10 +379,7 @@ impl Acc {
             description: r.description.clone(),
             tier: r.tier,
             command,
-            argv: argv
-                .iter()
-                .map(|w| redact_secrets(&w.replace(analyze::DYN, "$?")))
-                .collect(),
+            argv: redact_argv(argv),
         });
     }
 

@@ -222,10 +222,6 @@ fn is_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_'
 }
 
-const KEYWORDS_END: &[&str] = &[
-    "then", "elif", "else", "fi", "do", "done", "esac", "}", ";;", ";&", ";;&",
-];
-
 impl<'a> Parser<'a> {
     fn err(&mut self, m: &str) {
         if self.error.is_none() {
@@ -341,27 +337,42 @@ impl<'a> Parser<'a> {
     }
 
     fn at_keyword(&self, kws: &[&str]) -> Option<&'static str> {
-        for kw in KEYWORDS_END.iter().chain(
-            [
-                "if", "while", "until", "for", "select", "case", "function", "{", "[[", "!", "in",
-            ]
-            .iter(),
-        ) {
-            if !kws.contains(kw) {
+        // read the bare word at the cursor (keywords are short)
+        let first = self.peek()?;
+        if !(first.is_ascii_lowercase() || matches!(first, '{' | '}' | ';' | '[' | '!')) {
+            return None;
+        }
+        let mut buf = [0u8; 8];
+        let mut n = 0;
+        let mut k = self.i;
+        while k < self.s.len() && n < 8 {
+            let c = self.s[k];
+            if !c.is_ascii() {
+                return None;
+            }
+            if n > 0 && is_meta(c) && !(buf[0] == b';' && matches!(c, ';' | '&')) {
+                break;
+            }
+            if n == 0 && c == ';' {
+                buf[n] = b';';
+                n += 1;
+                k += 1;
                 continue;
             }
-            if self.starts_with(kw) {
-                let next = self.s.get(self.i + kw.chars().count()).copied();
-                let ok = match next {
-                    None => true,
-                    Some(c) => is_meta(c) || (kw.starts_with(';') && true),
-                };
-                if ok {
-                    return Some(kw);
-                }
+            if buf[0] == b';' && !matches!(c, ';' | '&') {
+                break;
             }
+            buf[n] = c as u8;
+            n += 1;
+            k += 1;
         }
-        None
+        let word = std::str::from_utf8(&buf[..n]).ok()?;
+        const ALL: &[&str] = &[
+            "then", "elif", "else", "fi", "do", "done", "esac", "}", ";;", ";&", ";;&", "if",
+            "while", "until", "for", "select", "case", "function", "{", "[[", "!", "in",
+        ];
+        let kw = ALL.iter().find(|k| **k == word)?;
+        if kws.contains(kw) { Some(kw) } else { None }
     }
 
     fn consume_kw(&mut self, kw: &str) {
@@ -1182,13 +1193,24 @@ impl<'a> Parser<'a> {
                     parts.push(self.parse_backtick());
                 }
                 _ => {
-                    lit.push(c);
+                    // a run of plain characters in one go
+                    let st = self.i;
                     self.i += 1;
+                    while let Some(c) = self.peek() {
+                        if is_meta(c) || matches!(c, '\\' | '\'' | '"' | '$' | '`') {
+                            break;
+                        }
+                        self.i += 1;
+                    }
+                    lit.reserve(self.i - st);
+                    lit.extend(&self.s[st..self.i]);
                 }
             }
         }
         flush(&mut lit, &mut parts);
-        let raw: String = self.s[start..self.i.min(self.s.len())].iter().collect();
+        let end = self.i.min(self.s.len());
+        let mut raw = String::with_capacity(end - start);
+        raw.extend(&self.s[start..end]);
         Word { parts, raw }
     }
 

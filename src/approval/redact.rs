@@ -79,6 +79,11 @@ static RULES: Lazy<Vec<Rx>> = Lazy::new(|| {
     ]
 });
 
+/// Whether `text` may contain something [`redact_secrets`] would change.
+pub fn may_contain_secret(text: &str) -> bool {
+    QUICK.is_match(text)
+}
+
 /// Replace secrets in `text` with `***`. Cheap when nothing looks secret.
 pub fn redact_secrets(text: &str) -> String {
     if !QUICK.is_match(text) {

@@ -45,6 +45,8 @@ pub struct Rule {
 /// What matchers can look at besides the program itself.
 pub struct RuleCtx<'a> {
     pub analysis: &'a Analysis,
+    /// `write_targets` of every exec, computed once.
+    pub targets: Vec<Vec<(String, WriteKind)>>,
     /// The whole input is one simple command (no lists, pipes, substitutions).
     pub single: bool,
 }
@@ -336,6 +338,13 @@ fn has_long(argv: &[String], long: &str) -> bool {
         .any(|a| a == long || a.starts_with(&format!("{long}=")))
 }
 
+static HOME_DIR: Lazy<Option<String>> = Lazy::new(|| {
+    std::env::var("HOME")
+        .ok()
+        .map(|h| h.trim_end_matches('/').to_string())
+        .filter(|h| h.matches('/').count() >= 2)
+});
+
 /// A normalised path: `/`-separated, `.`/`..`/`//` collapsed, `~` for home.
 pub fn norm_path(p: &str) -> String {
     let mut s = p.replace('\\', "/");
@@ -356,10 +365,8 @@ pub fn norm_path(p: &str) -> String {
     {
         s = format!("~/.hermes{rest}");
     }
-    if let Ok(home) = std::env::var("HOME") {
-        let home = home.trim_end_matches('/');
-        if home.matches('/').count() >= 2
-            && let Some(rest) = s.strip_prefix(home)
+    if let Some(home) = HOME_DIR.as_deref() {
+        if let Some(rest) = s.strip_prefix(home)
             && (rest.is_empty() || rest.starts_with('/'))
         {
             s = format!("~{rest}");
@@ -937,8 +944,8 @@ fn m_mkfs(_: &RuleCtx, _: usize, e: &Exec) -> bool {
             .all(|a| a == "--help" || a == "-h" || a == "--version" || a == "-V")
 }
 
-fn m_disk_write(_: &RuleCtx, _: usize, e: &Exec) -> bool {
-    let t = write_targets(e);
+fn m_disk_write(ctx: &RuleCtx, i: usize, e: &Exec) -> bool {
+    let t = &ctx.targets[i];
     if t.iter()
         .any(|(p, k)| *k != WriteKind::Delete && *k != WriteKind::Create && is_disk_device(p))
     {
@@ -978,6 +985,20 @@ fn m_kill_all(_: &RuleCtx, _: usize, e: &Exec) -> bool {
 }
 
 fn m_power(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    if !matches!(
+        e.name.as_str(),
+        "shutdown"
+            | "reboot"
+            | "halt"
+            | "poweroff"
+            | "init"
+            | "telinit"
+            | "systemctl"
+            | "loginctl"
+            | "uadmin"
+    ) {
+        return false;
+    }
     let a = &e.argv;
     let args_l: Vec<String> = a[1..].iter().map(|s| lc(s)).collect();
     let informational = |args: &[String]| {
@@ -1084,6 +1105,35 @@ fn m_dd(_: &RuleCtx, _: usize, e: &Exec) -> bool {
 }
 
 fn m_disk_tool(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    if !matches!(
+        e.name.as_str(),
+        "fdisk"
+            | "sfdisk"
+            | "cfdisk"
+            | "gdisk"
+            | "sgdisk"
+            | "parted"
+            | "lvremove"
+            | "vgremove"
+            | "pvremove"
+            | "lvreduce"
+            | "resize2fs"
+            | "tune2fs"
+            | "e2fsck"
+            | "fsck"
+            | "debugfs"
+            | "format"
+            | "diskpart"
+            | "cryptsetup"
+            | "zpool"
+            | "zfs"
+            | "mdadm"
+            | "hdparm"
+            | "nvme"
+            | "diskutil"
+    ) {
+        return false;
+    }
     let a: Vec<String> = e.argv.iter().map(|s| lc(s)).collect();
     match e.name.as_str() {
         "fdisk" | "sfdisk" | "cfdisk" | "gdisk" | "sgdisk" | "parted" | "lvremove" | "vgremove"
@@ -1109,18 +1159,21 @@ fn m_disk_tool(_: &RuleCtx, _: usize, e: &Exec) -> bool {
     }
 }
 
-fn m_system_write(_: &RuleCtx, _: usize, e: &Exec) -> bool {
-    write_targets(e)
+fn m_system_write(ctx: &RuleCtx, i: usize, e: &Exec) -> bool {
+    let _ = e;
+    ctx.targets[i]
         .iter()
         .any(|(p, _)| is_system_path(p) && !is_disk_device(p))
 }
 
-fn m_dotfile_write(_: &RuleCtx, _: usize, e: &Exec) -> bool {
-    write_targets(e).iter().any(|(p, _)| is_user_sensitive(p))
+fn m_dotfile_write(ctx: &RuleCtx, i: usize, e: &Exec) -> bool {
+    let _ = e;
+    ctx.targets[i].iter().any(|(p, _)| is_user_sensitive(p))
 }
 
-fn m_project_config(_: &RuleCtx, _: usize, e: &Exec) -> bool {
-    write_targets(e)
+fn m_project_config(ctx: &RuleCtx, i: usize, e: &Exec) -> bool {
+    let _ = e;
+    ctx.targets[i]
         .iter()
         .any(|(p, k)| matches!(k, WriteKind::Overwrite | WriteKind::Append) && is_project_config(p))
 }
@@ -1167,6 +1220,31 @@ const METADATA_CMDS: &[&str] = &[
     "shasum",
 ];
 
+/// Cheap pre-check before the path normalisation and regex.
+fn may_be_credential(a: &str) -> bool {
+    const HINTS: &[&str] = &[
+        "id_",
+        "netrc",
+        "credential",
+        "shadow",
+        "gnupg",
+        ".docker",
+        ".kube",
+        "pgpass",
+        "vault-token",
+        "pypirc",
+        "npmrc",
+        ".ssh",
+        "my.cnf",
+        "hosts.yml",
+        "password-store",
+        "master.passwd",
+        "tokens",
+        "secring",
+    ];
+    HINTS.iter().any(|h| contains_ci(a, h))
+}
+
 fn m_credential_read(_: &RuleCtx, _: usize, e: &Exec) -> bool {
     if e.redirs
         .iter()
@@ -1196,7 +1274,7 @@ fn m_credential_read(_: &RuleCtx, _: usize, e: &Exec) -> bool {
             .strip_prefix('@')
             .or_else(|| a.split_once('=').map(|(_, v)| v.trim_start_matches('@')))
             .unwrap_or(a);
-        if is_credential_file(v) || is_credential_file(a) {
+        if may_be_credential(a) && (is_credential_file(v) || is_credential_file(a)) {
             return true;
         }
     }
@@ -1460,8 +1538,8 @@ fn m_exec_created(ctx: &RuleCtx, idx: usize, e: &Exec) -> bool {
         let t = norm_path(t);
         t == p || (!pb.is_empty() && pb != "." && base(&t) == pb)
     };
-    for prev in &ctx.analysis.execs[..idx] {
-        if write_targets(prev)
+    for (j, prev) in ctx.analysis.execs[..idx].iter().enumerate() {
+        if ctx.targets[j]
             .iter()
             .any(|(t, k)| *k != WriteKind::Delete && same(t))
         {
@@ -1542,9 +1620,15 @@ fn m_metadata(_: &RuleCtx, _: usize, e: &Exec) -> bool {
     ) {
         return false;
     }
-    e.argv[1.min(e.argv.len())..]
-        .iter()
-        .any(|a| METADATA_RE.is_match(a))
+    e.argv[1.min(e.argv.len())..].iter().any(|a| {
+        (a.contains("169.254")
+            || contains_ci(a, "metadata")
+            || a.contains("100.100.100.200")
+            || contains_ci(a, "fd00:ec2")
+            || contains_ci(a, "0xa9fe")
+            || a.contains("2852039166"))
+            && METADATA_RE.is_match(a)
+    })
 }
 
 fn git_sub(argv: &[String]) -> Option<(usize, &str)> {
@@ -1812,6 +1896,19 @@ fn m_proc_kill(_: &RuleCtx, _: usize, e: &Exec) -> bool {
 }
 
 fn m_service(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    if !matches!(
+        e.name.as_str(),
+        "systemctl"
+            | "service"
+            | "rc-service"
+            | "initctl"
+            | "sv"
+            | "supervisorctl"
+            | "pm2"
+            | "launchctl"
+    ) {
+        return false;
+    }
     let a: Vec<String> = e.argv.iter().map(|s| lc(s)).collect();
     const STOPS: &[&str] = &[
         "stop",
@@ -1861,7 +1958,16 @@ fn is_gateway_label(w: &str) -> bool {
     RE.is_match(w) && !w.contains("update-checker")
 }
 
+fn contains_ci(hay: &str, needle: &str) -> bool {
+    hay.as_bytes()
+        .windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+}
+
 fn m_gateway(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    if e.name != "hermes" && !e.argv.iter().any(|w| contains_ci(w, "hermes")) {
+        return false;
+    }
     let a: Vec<String> = e.argv.iter().map(|s| lc(s)).collect();
     let is_hermes =
         e.name == "hermes" || a.iter().any(|w| w.contains("hermes_cli") || w == "hermes");
@@ -1971,6 +2077,23 @@ fn m_sudo_stdin(_: &RuleCtx, _: usize, e: &Exec) -> bool {
 }
 
 fn m_security(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    if !matches!(
+        e.name.as_str(),
+        "iptables"
+            | "ip6tables"
+            | "nft"
+            | "iptables-legacy"
+            | "iptables-nft"
+            | "ufw"
+            | "setenforce"
+            | "spctl"
+            | "csrutil"
+            | "aa-disable"
+            | "aa-teardown"
+            | "set-mppreference"
+    ) {
+        return false;
+    }
     let a: Vec<String> = e.argv.iter().map(|s| lc(s)).collect();
     match e.name.as_str() {
         "iptables" | "ip6tables" | "nft" | "iptables-legacy" | "iptables-nft" => {
