@@ -12,10 +12,12 @@ bindings/node/node_modules/koffi/package.json: bindings/node/package.json bindin
 
 node-deps: bindings/node/node_modules/koffi/package.json
 
-test-node: build node-deps
+test-node: node-deps
+	$(CARGO) build
 	cd bindings/node && HERMES_TOOLS_LIB=$(CURDIR)/$(LIBDIR)/libhermes_tools.so $(NODE) --test test/
 
-example-node: build node-deps
+example-node: node-deps
+	$(CARGO) build
 	HERMES_TOOLS_LIB=$(CURDIR)/$(LIBDIR)/libhermes_tools.so $(NODE) examples/node/agent_host.mjs
 
 BINDING_TESTS += test-node

@@ -8,10 +8,12 @@ PYTHON ?= python3
 python-deps:
 	@$(PYTHON) -c "import pytest" 2>/dev/null || $(PYTHON) -m pip install -q pytest
 
-test-python: build python-deps
+test-python: python-deps
+	$(CARGO) build
 	cd bindings/python && HERMES_TOOLS_LIB=$(CURDIR)/$(LIBDIR)/libhermes_tools.so $(PYTHON) -m pytest -q
 
-example-python: build
+example-python:
+	$(CARGO) build
 	HERMES_TOOLS_LIB=$(CURDIR)/$(LIBDIR)/libhermes_tools.so PYTHONPATH=$(CURDIR)/bindings/python \
 	  $(PYTHON) examples/python/agent_host.py
 
