@@ -1,0 +1,167 @@
+package hermestools
+
+// Exported trampolines called from shims.c. A file with //export may only
+// declare things in its preamble, so the C side lives in shims.c.
+// Every export is short: it copies borrowed C data at once, then either hands
+// off to a goroutine (handlers, hooks) or runs a quick callback under recover.
+// No panic ever unwinds into C.
+
+/*
+#include "shims.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime/cgo"
+	"sync/atomic"
+)
+
+//export htgoToolHandler
+func htgoToolHandler(handle C.uintptr_t, call C.uintptr_t) {
+	reply := &Reply{call: uintptr(call)}
+	var e *toolEntry
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				e = nil
+			}
+		}()
+		e, _ = cgo.Handle(handle).Value().(*toolEntry)
+	}()
+	if e == nil {
+		reply.answer(true, "hermes-tools Go binding: unknown handler")
+		return
+	}
+	var n C.size_t
+	c := Call{}
+	p := C.htgo_call_tool_name(call, &n)
+	c.ToolName = borrowed(p, n)
+	p = C.htgo_call_args(call, &n)
+	c.Args = borrowed(p, n)
+	p = C.htgo_call_context(call, &n)
+	c.Context = borrowed(p, n)
+	go runTool(e, c, reply)
+}
+
+func runTool(e *toolEntry, c Call, reply *Reply) {
+	defer func() {
+		if p := recover(); p != nil {
+			reply.answer(true, fmt.Sprintf("panic in tool handler: %v", p))
+		}
+	}()
+	if e.sync != nil {
+		res, err := e.sync(c)
+		if err != nil {
+			reply.Fail(err)
+		} else {
+			reply.Respond(res)
+		}
+		return
+	}
+	e.async(c, reply)
+}
+
+//export htgoCheck
+func htgoCheck(handle C.uintptr_t) (ok C.bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	e := cgo.Handle(handle).Value().(*toolEntry)
+	if e.check == nil {
+		return true
+	}
+	return C.bool(e.check())
+}
+
+//export htgoFree
+func htgoFree(handle C.uintptr_t) {
+	dropHandle(cgo.Handle(handle))
+}
+
+//export htgoDone
+func htgoDone(handle C.uintptr_t, status C.int32_t, result *C.char, n C.size_t) {
+	defer func() {
+		if recover() != nil {
+			atomic.AddInt64(&badFrees, 1)
+		}
+	}()
+	h := cgo.Handle(handle)
+	e := h.Value().(*asyncEntry)
+	dropHandle(h) // a completion runs exactly once, so the delete does too
+	r := Result{Text: borrowed(result, n)}
+	if Status(status) != StatusOK {
+		r.Err = &Error{Status: Status(status), Message: r.Text}
+	}
+	if e.ch != nil {
+		e.ch <- r // buffered (1): never blocks
+	}
+	if e.fn != nil {
+		e.fn(r)
+	}
+}
+
+//export htgoHook
+func htgoHook(handle C.uintptr_t, hook C.uintptr_t) {
+	var n C.size_t
+	p := C.htgo_hook_event(hook, &n)
+	ev := borrowed(p, n)
+	var e *hookEntry
+	func() {
+		defer func() { _ = recover() }()
+		e, _ = cgo.Handle(handle).Value().(*hookEntry)
+	}()
+	if e == nil {
+		C.htgo_hook_respond(hook, nil, 0)
+		return
+	}
+	go runHook(e, ev, uintptr(hook))
+}
+
+func runHook(e *hookEntry, ev string, hook uintptr) {
+	answered := false
+	respond := func(decision string) {
+		if answered {
+			return
+		}
+		answered = true
+		var a cstrs
+		defer a.free()
+		p, n := a.str(decision)
+		C.htgo_hook_respond(C.uintptr_t(hook), p, n)
+	}
+	fail := func(msg string) {
+		if e.blocksOnError {
+			respond(fmt.Sprintf(`{"action":"block","message":%s}`, jsonQuote("hook failed: "+msg)))
+		} else {
+			respond("")
+		}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			fail(fmt.Sprint(p))
+		}
+	}()
+	decision, err := e.fn(ev)
+	if err != nil {
+		fail(err.Error())
+		return
+	}
+	respond(decision)
+}
+
+//export htgoEvent
+func htgoEvent(handle C.uintptr_t, json *C.char, n C.size_t) {
+	defer func() { _ = recover() }()
+	ev := borrowed(json, n)
+	cgo.Handle(handle).Value().(func(string))(ev)
+}
+
+//export htgoLog
+func htgoLog(handle C.uintptr_t, level C.int32_t, msg *C.char, n C.size_t) {
+	defer func() { _ = recover() }()
+	m := borrowed(msg, n)
+	cgo.Handle(handle).Value().(func(int, string))(int(level), m)
+}

@@ -1,0 +1,3 @@
+module github.com/hermes-tools/hermestools
+
+go 1.19

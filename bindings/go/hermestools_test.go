@@ -1,0 +1,545 @@
+package hermestools
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+const echoParams = `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`
+
+func newRT(t *testing.T, config string) *Runtime {
+	t.Helper()
+	rt, err := New(config)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(rt.Close)
+	return rt
+}
+
+func echo(call Call) (string, error) { return call.Args, nil }
+
+func mustRegister(t *testing.T, rt *Runtime, spec string, h ToolHandler, check func() bool) {
+	t.Helper()
+	if err := rt.RegisterTool(spec, h, check); err != nil {
+		t.Fatalf("RegisterTool: %v", err)
+	}
+}
+
+func mustDispatch(t *testing.T, rt *Runtime, name, args, ctx string) string {
+	t.Helper()
+	out, err := rt.Dispatch(name, args, ctx)
+	if err != nil {
+		t.Fatalf("Dispatch(%s): %v", name, err)
+	}
+	return out
+}
+
+func contains(t *testing.T, s, sub string) {
+	t.Helper()
+	if !strings.Contains(s, sub) {
+		t.Fatalf("%q does not contain %q", s, sub)
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for i := 0; i < 400; i++ {
+		if cond() {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+func TestVersionAndABI(t *testing.T) {
+	if err := CheckABI(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(Version(), "hermes-tools/") {
+		t.Fatalf("version %q", Version())
+	}
+	contains(t, Features(), `"abi":1`)
+	if StatusNotFound.String() != "not_found" || Status(99).String() != "status(99)" {
+		t.Fatal("status names")
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	_, err := New(`{"dispatch":{"timeoutt":1}}`)
+	var he *Error
+	if !errors.As(err, &he) || he.Status != StatusInvalidJSON {
+		t.Fatalf("want invalid_json, got %v", err)
+	}
+	contains(t, he.Message, "timeoutt")
+	if !errors.Is(err, ErrInvalidJSON) || errors.Is(err, ErrNotFound) {
+		t.Fatal("errors.Is by status")
+	}
+}
+
+func TestDispatchSync(t *testing.T) {
+	rt := newRT(t, "")
+	var mu sync.Mutex
+	var seen Call
+	mustRegister(t, rt, ToolSpec("echo", "go", "Echo", echoParams, true), func(c Call) (string, error) {
+		mu.Lock()
+		seen = c
+		mu.Unlock()
+		var args struct{ Text string }
+		if err := c.Unmarshal(&args); err != nil {
+			return "", err
+		}
+		return jsonQuote(args.Text), nil
+	}, nil)
+	if out := mustDispatch(t, rt, "echo", `{"text":"hi"}`, `{"task_id":"t1"}`); out != `"hi"` {
+		t.Fatalf("got %s", out)
+	}
+	mu.Lock()
+	if seen.ToolName != "echo" || seen.Args != `{"text":"hi"}` {
+		t.Fatalf("call %+v", seen)
+	}
+	contains(t, seen.Context, `"task_id":"t1"`)
+	mu.Unlock()
+	contains(t, mustDispatch(t, rt, "echo", `{}`, ""), "missing required property 'text'")
+	contains(t, mustDispatch(t, rt, "ech", `{}`, ""), "Unknown tool: ech")
+	if _, err := rt.Dispatch("e\xff", "{}", ""); !errors.Is(err, ErrInvalidUTF8) {
+		t.Fatalf("want invalid utf8, got %v", err)
+	}
+}
+
+func TestHandlerErrorsAndPanics(t *testing.T) {
+	rt := newRT(t, "")
+	mustRegister(t, rt, ToolSpec("fails", "go", "fails", "", false), func(Call) (string, error) {
+		return "", fmt.Errorf("disk full")
+	}, nil)
+	mustRegister(t, rt, ToolSpec("panics", "go", "panics", "", false), func(Call) (string, error) {
+		panic("kaboom")
+	}, nil)
+	if err := rt.RegisterToolAsync(ToolSpec("apanics", "go", "async panics", "", false), func(Call, *Reply) {
+		panic("async kaboom")
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	contains(t, mustDispatch(t, rt, "fails", "{}", ""), "[TOOL_ERROR] disk full")
+	contains(t, mustDispatch(t, rt, "panics", "{}", ""), "kaboom")
+	contains(t, mustDispatch(t, rt, "apanics", "{}", ""), "async kaboom")
+	if err := rt.RegisterTool(ToolSpec("nil", "go", "nil", "", false), nil, nil); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("nil handler: %v", err)
+	}
+}
+
+func TestAsyncHandlerAnswersLater(t *testing.T) {
+	rt := newRT(t, "")
+	err := rt.RegisterToolAsync(ToolSpec("later", "go", "answers later", echoParams, false), func(c Call, r *Reply) {
+		go func() {
+			time.Sleep(10 * time.Millisecond)
+			if st := r.Respond(c.Args); st != StatusOK {
+				panic(st)
+			}
+			if st := r.Respond("again"); st != StatusNotFound {
+				panic(st)
+			}
+		}()
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := mustDispatch(t, rt, "later", `{"text":"a"}`, ""); out != `{"text":"a"}` {
+		t.Fatalf("got %s", out)
+	}
+	ac, err := rt.DispatchAsync("later", `{"text":"b"}`, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := ac.Wait(); err != nil || out != `{"text":"b"}` {
+		t.Fatalf("got %s %v", out, err)
+	}
+	_ = rt.RegisterToolAsync(ToolSpec("fail", "go", "fails via reply", "", false), func(c Call, r *Reply) {
+		r.Fail(errors.New("nope"))
+	}, nil)
+	contains(t, mustDispatch(t, rt, "fail", "{}", ""), "nope")
+}
+
+func TestReentrantHandler(t *testing.T) {
+	rt := newRT(t, "")
+	mustRegister(t, rt, ToolSpec("echo", "go", "Echo", echoParams, true), echo, nil)
+	mustRegister(t, rt, ToolSpec("outer", "go", "calls back in", "", false), func(Call) (string, error) {
+		defs, err := rt.Definitions("")
+		if err != nil || !strings.Contains(defs, `"echo"`) {
+			return "", fmt.Errorf("definitions: %v", err)
+		}
+		return rt.Dispatch("echo", `{"text":"inner"}`, "")
+	}, nil)
+	if out := mustDispatch(t, rt, "outer", "{}", ""); out != `{"text":"inner"}` {
+		t.Fatalf("got %s", out)
+	}
+}
+
+func TestChecks(t *testing.T) {
+	rt := newRT(t, "")
+	mustRegister(t, rt, ToolSpec("hidden", "go", "never offered", "", false), echo, func() bool { return false })
+	mustRegister(t, rt, ToolSpec("broken", "go", "check panics", "", false), echo, func() bool { panic("x") })
+	mustRegister(t, rt, ToolSpec("shown", "go", "offered", "", false), echo, func() bool { return true })
+	defs, err := rt.Definitions("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(defs, "hidden") || strings.Contains(defs, "broken") {
+		t.Fatalf("unavailable tool offered: %s", defs)
+	}
+	contains(t, defs, `"shown"`)
+	var parsed []map[string]any
+	if err := json.Unmarshal([]byte(defs), &parsed); err != nil || len(parsed) != 1 {
+		t.Fatalf("defs %s %v", defs, err)
+	}
+	anth, err := rt.Definitions(`{"format":"anthropic"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	contains(t, anth, "input_schema")
+}
+
+// Every handle the binding gives the library is released exactly once: by the
+// free callback (tools, hooks, event handlers), by the completion (async
+// calls), or by the binding itself when registration fails.
+func TestCallbackResourcesReleasedExactlyOnce(t *testing.T) {
+	base := atomic.LoadInt64(&liveHandles)
+	bad := atomic.LoadInt64(&badFrees)
+	rt, err := New("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRegister(t, rt, ToolSpec("t1", "go", "one", "", false), echo, func() bool { return true })
+	mustRegister(t, rt, ToolSpec("t2", "go", "two", "", false), echo, nil)
+	if err := rt.AddHook("post_tool_call", func(string) (string, error) { return "", nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.SetEventHandler(func(string) {}); err != nil {
+		t.Fatal(err)
+	}
+	if got := atomic.LoadInt64(&liveHandles) - base; got != 4 {
+		t.Fatalf("live handles %d, want 4", got)
+	}
+	// Failed registrations are released by the binding, never by the library.
+	if err := rt.RegisterTool("{not json", echo, nil); !errors.Is(err, ErrInvalidJSON) {
+		t.Fatalf("want invalid json, got %v", err)
+	}
+	if err := rt.AddHook("pre_tool_cal", func(string) (string, error) { return "", nil }); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("want invalid argument, got %v", err)
+	}
+	if got := atomic.LoadInt64(&liveHandles) - base; got != 4 {
+		t.Fatalf("live handles %d after failures, want 4", got)
+	}
+	// Async calls release their handle in the completion.
+	for i := 0; i < 20; i++ {
+		ac, err := rt.DispatchAsync("t2", "{}", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ac.Wait(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "async handles", func() bool { return atomic.LoadInt64(&liveHandles)-base == 4 })
+	// Deregistration, replacement and clearing release the old handle.
+	if err := rt.DeregisterTool("t1"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "deregistered handle", func() bool { return atomic.LoadInt64(&liveHandles)-base == 3 })
+	mustRegister(t, rt, ToolSpec("t2", "go", "two again", "", false), echo, nil)
+	waitFor(t, "replaced handle", func() bool { return atomic.LoadInt64(&liveHandles)-base == 3 })
+	if err := rt.SetEventHandler(nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "event handle", func() bool { return atomic.LoadInt64(&liveHandles)-base == 2 })
+	rt.Close() // runs every remaining free callback before returning
+	if got := atomic.LoadInt64(&liveHandles) - base; got != 0 {
+		t.Fatalf("live handles %d after Close, want 0", got)
+	}
+	if atomic.LoadInt64(&badFrees) != bad {
+		t.Fatal("a handle was released twice")
+	}
+	rt.Close() // idempotent
+}
+
+func TestConcurrentAsyncAndSync(t *testing.T) {
+	rt := newRT(t, `{"dispatch":{"timeout":30}}`)
+	mustRegister(t, rt, ToolSpec("echo", "go", "Echo", echoParams, true), echo, nil)
+	var wg sync.WaitGroup
+	errs := make(chan error, 400)
+	for i := 0; i < 200; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			args := fmt.Sprintf(`{"text":"%d"}`, i)
+			ac, err := rt.DispatchAsync("echo", args, "")
+			if err != nil {
+				errs <- err
+				return
+			}
+			if out, err := ac.Wait(); err != nil || out != args {
+				errs <- fmt.Errorf("async %d: %s %v", i, out, err)
+			}
+		}(i)
+	}
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			for j := 0; j < 25; j++ {
+				args := fmt.Sprintf(`{"text":"s%d-%d"}`, i, j)
+				if out, err := rt.Dispatch("echo", args, ""); err != nil || out != args {
+					errs <- fmt.Errorf("sync: %s %v", out, err)
+				}
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	// The callback variant runs once, on the library thread.
+	got := make(chan Result, 2)
+	id, err := rt.DispatchAsyncFunc("echo", `{"text":"cb"}`, "", func(r Result) { got <- r })
+	if err != nil || id == 0 {
+		t.Fatal(id, err)
+	}
+	r := <-got
+	if r.Err != nil || r.Text != `{"text":"cb"}` {
+		t.Fatalf("%+v", r)
+	}
+	if _, err := rt.DispatchAsyncFunc("echo", "{}", "", nil); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatal(err)
+	}
+}
+
+func TestCancelAndCloseWithPendingCalls(t *testing.T) {
+	rt, err := New(`{"dispatch":{"timeout":100}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var parked []*Reply
+	if err := rt.RegisterToolAsync(ToolSpec("never", "go", "never answers", "", false), func(c Call, r *Reply) {
+		mu.Lock()
+		parked = append(parked, r)
+		mu.Unlock()
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	ac, err := rt.DispatchAsync("never", "{}", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if ok, err := rt.Cancel(ac.ID); !ok || err != nil {
+		t.Fatalf("cancel: %v %v", ok, err)
+	}
+	text, err := ac.Wait()
+	if !errors.Is(err, ErrCancelled) {
+		t.Fatalf("want cancelled, got %v", err)
+	}
+	contains(t, text, "cancelled")
+	if ok, err := rt.Cancel(ac.ID); ok || err != nil {
+		t.Fatalf("second cancel: %v %v", ok, err)
+	}
+	pending, err := rt.DispatchAsync("never", "{}", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	rt.Close()
+	select {
+	case r := <-pending.Done:
+		if !errors.Is(r.Err, ErrCancelled) {
+			t.Fatalf("want cancelled, got %v", r.Err)
+		}
+	default:
+		t.Fatal("Close returned before the pending completion ran")
+	}
+	mu.Lock()
+	for _, r := range parked {
+		r.Respond("late") // harmless after close
+	}
+	mu.Unlock()
+	if _, err := rt.Dispatch("never", "{}", ""); !errors.Is(err, ErrClosed) {
+		t.Fatalf("want closed, got %v", err)
+	}
+	if _, err := rt.Definitions(""); !errors.Is(err, ErrClosed) {
+		t.Fatalf("want closed, got %v", err)
+	}
+}
+
+func TestBatch(t *testing.T) {
+	rt := newRT(t, "")
+	mustRegister(t, rt, ToolSpec("echo", "go", "Echo", echoParams, true), echo, nil)
+	mustRegister(t, rt, ToolSpec("fails", "go", "fails", "", false), func(Call) (string, error) {
+		return "", errors.New("bad day")
+	}, nil)
+	calls := `[
+	 {"id":"a","type":"function","function":{"name":"echo","arguments":"{\"text\":\"1\"}"}},
+	 {"id":"b","type":"function","function":{"name":"fails","arguments":"{}"}},
+	 {"id":"c","type":"function","function":{"name":"echo","arguments":{"text":"3"}}}]`
+	out, err := rt.DispatchBatch(calls, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res []struct {
+		ToolCallID string `json:"tool_call_id"`
+		Name       string `json:"name"`
+		Content    string `json:"content"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res) != 3 {
+		t.Fatalf("%s %v", out, err)
+	}
+	if res[0].ToolCallID != "a" || res[1].ToolCallID != "b" || res[2].ToolCallID != "c" {
+		t.Fatalf("order: %s", out)
+	}
+	contains(t, res[1].Content, "bad day")
+	if res[2].Content != `{"text":"3"}` {
+		t.Fatalf("content %q", res[2].Content)
+	}
+	if _, err := rt.DispatchBatch("{", ""); !errors.Is(err, ErrInvalidJSON) {
+		t.Fatal(err)
+	}
+}
+
+func TestHooks(t *testing.T) {
+	rt := newRT(t, "")
+	mustRegister(t, rt, ToolSpec("echo", "go", "Echo", echoParams, true), echo, nil)
+	_ = rt.AddHook("pre_tool_call", func(ev string) (string, error) {
+		switch {
+		case strings.Contains(ev, "devil"):
+			return `{"action":"block","message":"no devils"}`, nil
+		case strings.Contains(ev, "explode"):
+			return "", errors.New("hook bug")
+		case strings.Contains(ev, "panic"):
+			panic("hook panic")
+		}
+		return "", nil
+	})
+	var post int64
+	_ = rt.AddHook("post_tool_call", func(ev string) (string, error) {
+		if strings.Contains(ev, "post_tool_call") {
+			atomic.AddInt64(&post, 1)
+		}
+		return "{}", nil
+	})
+	_ = rt.AddHook("transform_tool_result", func(ev string) (string, error) {
+		if strings.Contains(ev, "shout") {
+			return `{"result":"SHOUTED"}`, nil
+		}
+		return "", nil
+	})
+	if out := mustDispatch(t, rt, "echo", `{"text":"hi"}`, ""); out != `{"text":"hi"}` {
+		t.Fatal(out)
+	}
+	if out := mustDispatch(t, rt, "echo", `{"text":"devil"}`, ""); out != `{"error":"no devils"}` {
+		t.Fatal(out)
+	}
+	contains(t, mustDispatch(t, rt, "echo", `{"text":"explode"}`, ""), "hook failed: hook bug")
+	contains(t, mustDispatch(t, rt, "echo", `{"text":"panic"}`, ""), "hook failed: hook panic")
+	if out := mustDispatch(t, rt, "echo", `{"text":"shout"}`, ""); out != "SHOUTED" {
+		t.Fatal(out)
+	}
+	waitFor(t, "post hooks", func() bool { return atomic.LoadInt64(&post) >= 2 })
+}
+
+func TestCommandCheck(t *testing.T) {
+	v, err := CommandCheck("rm -rf /")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Verdict string `json:"verdict"`
+	}
+	if err := json.Unmarshal([]byte(v), &res); err != nil || res.Verdict == "allow" {
+		t.Fatalf("rm -rf /: %s", v)
+	}
+	rt := newRT(t, "")
+	v, err = rt.CommandCheck("ls -la")
+	if err != nil {
+		t.Fatal(err)
+	}
+	contains(t, v, `"verdict":"allow"`)
+}
+
+func TestRegistryManagement(t *testing.T) {
+	rt := newRT(t, "")
+	g0 := rt.Generation()
+	mustRegister(t, rt, ToolSpec("a", "alpha", "A", "", false), echo, nil)
+	if rt.Generation() <= g0 {
+		t.Fatal("generation did not change")
+	}
+	if err := rt.DefineToolset(`{"name":"bundle","description":"alpha","includes":["alpha"]}`); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.AliasToolset("mcp-x", "bundle"); err != nil {
+		t.Fatal(err)
+	}
+	sets, err := rt.Toolsets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	contains(t, sets, `"bundle"`)
+	defs, err := rt.Definitions(`{"enabled_toolsets":["mcp-x"]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	contains(t, defs, `"a"`)
+	if _, err := rt.Definitions(`{"enabled_toolsets":["nope"]}`); !errors.Is(err, ErrNotFound) {
+		t.Fatal(err)
+	}
+	if err := rt.DeregisterTool("missing"); !errors.Is(err, ErrNotFound) {
+		t.Fatal(err)
+	}
+	err = rt.RegisterTool(ToolSpec("a", "beta", "A", "", false), echo, nil)
+	if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "override") {
+		t.Fatal(err)
+	}
+	if err := rt.InvalidateAvailability(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.CleanupTask("task-1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.DefineToolset(`{"name":"c","includes":["c"]}`); err == nil {
+		t.Fatal("cycle accepted")
+	}
+}
+
+func TestLogHandler(t *testing.T) {
+	base := atomic.LoadInt64(&liveHandles)
+	var lines int64
+	if err := SetLogHandler(5, func(level int, msg string) { atomic.AddInt64(&lines, 1) }); err != nil {
+		t.Fatal(err)
+	}
+	rt, _ := New("")
+	_, _ = rt.Dispatch("nothing", "{}", "")
+	rt.Close()
+	if err := SetLogHandler(0, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "log handler release", func() bool { return atomic.LoadInt64(&liveHandles) == base })
+}
+
+// The GC must be free to run while C holds only handles (no Go pointers).
+func TestGCWhileRegistered(t *testing.T) {
+	rt := newRT(t, "")
+	mustRegister(t, rt, ToolSpec("echo", "go", "Echo", echoParams, true), echo, nil)
+	for i := 0; i < 5; i++ {
+		runtime.GC()
+		if out := mustDispatch(t, rt, "echo", `{"text":"gc"}`, ""); out != `{"text":"gc"}` {
+			t.Fatal(out)
+		}
+	}
+}

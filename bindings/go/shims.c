@@ -1,0 +1,62 @@
+#include "shims.h"
+
+#include "_cgo_export.h"
+
+static void tramp_tool(void *ud, ht_call *call) { htgoToolHandler((uintptr_t)ud, (uintptr_t)call); }
+static bool tramp_check(void *ud) { return htgoCheck((uintptr_t)ud) != 0; }
+static void tramp_free(void *ud) { htgoFree((uintptr_t)ud); }
+static void tramp_done(void *ud, ht_status status, const char *result, size_t len) {
+  htgoDone((uintptr_t)ud, (int32_t)status, (char *)result, len);
+}
+static void tramp_hook(void *ud, ht_hook *hook) { htgoHook((uintptr_t)ud, (uintptr_t)hook); }
+static void tramp_event(void *ud, const char *json, size_t len) { htgoEvent((uintptr_t)ud, (char *)json, len); }
+static void tramp_log(void *ud, int32_t level, const char *msg, size_t len) {
+  htgoLog((uintptr_t)ud, level, (char *)msg, len);
+}
+
+ht_status htgo_register_tool(ht_runtime *rt, const char *spec, size_t spec_len, bool has_check,
+                             uintptr_t handle, ht_error **out_err) {
+  return ht_runtime_register_tool(rt, spec, spec_len, tramp_tool, has_check ? tramp_check : NULL,
+                                  (void *)handle, tramp_free, out_err);
+}
+
+ht_status htgo_dispatch_async(ht_runtime *rt, const char *name, size_t name_len, const char *args,
+                              size_t args_len, const char *ctx, size_t ctx_len, uintptr_t handle,
+                              uint64_t *out_call_id, ht_error **out_err) {
+  return ht_runtime_dispatch_async(rt, name, name_len, args, args_len, ctx, ctx_len, tramp_done,
+                                   (void *)handle, out_call_id, out_err);
+}
+
+ht_status htgo_add_hook(ht_runtime *rt, const char *event, size_t event_len, uintptr_t handle,
+                        ht_error **out_err) {
+  return ht_runtime_add_hook(rt, event, event_len, tramp_hook, (void *)handle, tramp_free, out_err);
+}
+
+ht_status htgo_set_event_handler(ht_runtime *rt, uintptr_t handle, ht_error **out_err) {
+  if (handle == 0) return ht_runtime_set_event_handler(rt, NULL, NULL, NULL, out_err);
+  return ht_runtime_set_event_handler(rt, tramp_event, (void *)handle, tramp_free, out_err);
+}
+
+ht_status htgo_set_log_handler(int32_t level, uintptr_t handle) {
+  if (handle == 0) return ht_set_log_handler(NULL, level, NULL, NULL);
+  return ht_set_log_handler(tramp_log, level, (void *)handle, tramp_free);
+}
+
+const char *htgo_call_args(uintptr_t call, size_t *out_len) {
+  return ht_call_args_json((const ht_call *)call, out_len);
+}
+const char *htgo_call_context(uintptr_t call, size_t *out_len) {
+  return ht_call_context_json((const ht_call *)call, out_len);
+}
+const char *htgo_call_tool_name(uintptr_t call, size_t *out_len) {
+  return ht_call_tool_name((const ht_call *)call, out_len);
+}
+ht_status htgo_call_respond(uintptr_t call, bool is_error, const char *result, size_t len) {
+  return ht_call_respond((ht_call *)call, is_error, result, len);
+}
+const char *htgo_hook_event(uintptr_t hook, size_t *out_len) {
+  return ht_hook_event_json((const ht_hook *)hook, out_len);
+}
+ht_status htgo_hook_respond(uintptr_t hook, const char *decision, size_t len) {
+  return ht_hook_respond((ht_hook *)hook, decision, len);
+}

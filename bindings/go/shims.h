@@ -1,0 +1,33 @@
+/* C side of the Go binding: trampolines from library callbacks to exported Go
+ * functions. user_data values and ht_call / ht_hook handles cross into Go as
+ * uintptr_t (cgo.Handle ids, library ids) and are cast to pointers only here,
+ * in C, so Go never holds an integer posing as a pointer (golang/go#49633). */
+#ifndef HERMESTOOLS_GO_SHIMS_H
+#define HERMESTOOLS_GO_SHIMS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "hermes_tools.h"
+
+ht_status htgo_register_tool(ht_runtime *rt, const char *spec, size_t spec_len, bool has_check,
+                             uintptr_t handle, ht_error **out_err);
+ht_status htgo_dispatch_async(ht_runtime *rt, const char *name, size_t name_len, const char *args,
+                              size_t args_len, const char *ctx, size_t ctx_len, uintptr_t handle,
+                              uint64_t *out_call_id, ht_error **out_err);
+ht_status htgo_add_hook(ht_runtime *rt, const char *event, size_t event_len, uintptr_t handle,
+                        ht_error **out_err);
+/* handle 0 removes the handler. */
+ht_status htgo_set_event_handler(ht_runtime *rt, uintptr_t handle, ht_error **out_err);
+ht_status htgo_set_log_handler(int32_t level, uintptr_t handle);
+
+const char *htgo_call_args(uintptr_t call, size_t *out_len);
+const char *htgo_call_context(uintptr_t call, size_t *out_len);
+const char *htgo_call_tool_name(uintptr_t call, size_t *out_len);
+ht_status htgo_call_respond(uintptr_t call, bool is_error, const char *result, size_t len);
+const char *htgo_hook_event(uintptr_t hook, size_t *out_len);
+ht_status htgo_hook_respond(uintptr_t hook, const char *decision, size_t len);
+
+#endif
