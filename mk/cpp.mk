@@ -2,6 +2,17 @@
 #   make test-cpp      build the C++ test plain and with ASan/UBSan, run both
 #   make example-cpp   build and run examples/cpp/agent_host.cpp
 
+# The library these targets need. (The top Makefile's `build` target shares
+# its name with the $(BUILD) directory rule, so `build` only runs mkdir;
+# depend on ht-lib, which really runs cargo build.)
+ifndef HT_LIB_RULE
+HT_LIB_RULE := 1
+.PHONY: ht-lib
+ht-lib:
+	$(CARGO) build
+	mkdir -p $(BUILD)
+endif
+
 CXX      ?= c++
 CPP_STD  := -std=c++17
 CPP_WARN := -Wall -Wextra -Werror
@@ -14,18 +25,18 @@ CPP_DEPS := bindings/cpp/hermes_tools.hpp include/hermes_tools.h
 
 test-cpp: test-cpp-plain test-cpp-asan
 
-test-cpp-plain: build | $(BUILD)
+test-cpp-plain: ht-lib
 	$(CXX) $(CPP_STD) $(CPP_WARN) -g $(CPP_INC) $(CPP_TEST_SRC) -o $(BUILD)/test_cpp_binding $(CPP_LINK)
 	./$(BUILD)/test_cpp_binding
 
 # LSan reports leaks in the Rust library's process-lifetime statics; the
 # binding's own leaks are covered by the release-exactly-once tests.
-test-cpp-asan: build | $(BUILD)
+test-cpp-asan: ht-lib
 	$(CXX) $(CPP_STD) $(CPP_WARN) -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
 	  $(CPP_INC) $(CPP_TEST_SRC) -o $(BUILD)/test_cpp_binding_asan $(CPP_LINK)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ./$(BUILD)/test_cpp_binding_asan
 
-example-cpp: build | $(BUILD)
+example-cpp: ht-lib
 	$(CXX) $(CPP_STD) $(CPP_WARN) $(CPP_INC) examples/cpp/agent_host.cpp -o $(BUILD)/agent_host_cpp $(CPP_LINK)
 	./$(BUILD)/agent_host_cpp
 
