@@ -96,6 +96,8 @@ struct Ctx {
 
 pub struct Analyzer {
     vars: Vars,
+    /// Literal contents written to files earlier (`echo ... > x.sh`).
+    files: Vec<(String, String)>,
     out: Analysis,
     heredoc_tables: Vec<Vec<parse::Heredoc>>,
 }
@@ -104,6 +106,7 @@ pub struct Analyzer {
 pub fn analyze(text: &str) -> Analysis {
     let mut a = Analyzer {
         vars: Vars::default(),
+        files: Vec::new(),
         out: Analysis::default(),
         heredoc_tables: Vec::new(),
     };
@@ -446,6 +449,22 @@ impl Analyzer {
         }
         let redirs = self.expand_redirs(&s.redirs, &mut c);
         c.redirs = redirs;
+        if !argv.is_empty() && self.files.len() < 64 {
+            let name = cmd_name(&argv[0]);
+            let content = match name.as_str() {
+                "echo" | "printf" => trivial_output(&argv),
+                "cat" if argv.len() == 1 => c.stdin_text.clone(),
+                _ => None,
+            };
+            if let Some(content) = content {
+                for r in &c.redirs {
+                    if matches!(r.op, RedirOp::Out | RedirOp::Append) {
+                        self.files
+                            .push((super::rules::norm_path(&r.target), content.clone()));
+                    }
+                }
+            }
+        }
         if argv.is_empty() {
             if c.redirs.is_empty() && c.stdin_text.is_none() {
                 return None;
@@ -510,6 +529,49 @@ impl Analyzer {
                 inner.depth += 1;
                 self.analyze_text(&text, &inner, true);
             }
+            Unwrap::ShellC(j) => {
+                inner.depth += 1;
+                // positional parameters of the payload
+                let args = &argv[j + 1..];
+                for k in 0..10 {
+                    let v = match args.get(k) {
+                        Some(a) if !a.contains(DYN) => Val::Known(a.clone()),
+                        _ => Val::Unknown,
+                    };
+                    self.vars.insert(k.to_string(), v);
+                }
+                let rest = args.get(1..).unwrap_or(&[]);
+                let all = if rest.iter().any(|a| a.contains(DYN)) {
+                    Val::Unknown
+                } else {
+                    Val::Known(rest.join(" "))
+                };
+                self.vars.insert("@".into(), all.clone());
+                self.vars.insert("*".into(), all);
+                self.analyze_text(&argv[j], &inner, true);
+            }
+            Unwrap::Code(code) => {
+                inner.depth += 1;
+                for sh in shell_strings_in_code(&name, &code) {
+                    self.analyze_text(&sh, &inner, true);
+                }
+            }
+            Unwrap::Stdin if !is_shell(&name) && name != "at" && name != "batch" => {
+                // an interpreter reading code from stdin
+                inner.depth += 1;
+                let code = match (&ctx.stdin_text, ctx.stdin_from) {
+                    (Some(t), _) => Some(t.clone()),
+                    (None, Some(up)) => self.literal_output(up),
+                    _ => None,
+                };
+                if let Some(code) = code {
+                    inner.stdin_text = None;
+                    inner.stdin_from = None;
+                    for sh in shell_strings_in_code(&name, &code) {
+                        self.analyze_text(&sh, &inner, true);
+                    }
+                }
+            }
             Unwrap::Stdin => {
                 // a shell reading its script from stdin
                 inner.depth += 1;
@@ -523,6 +585,26 @@ impl Analyzer {
                         inner.stdin_from = None;
                         self.analyze_text(&t, &inner, true);
                     }
+                }
+            }
+        }
+        // a script file written earlier in the same command line
+        if !self.files.is_empty() {
+            let script = if argv[0].contains('/') {
+                Some(argv[0].clone())
+            } else if is_shell(&name) || matches!(name.as_str(), "source" | ".") {
+                argv[1..].iter().find(|a| !a.starts_with('-')).cloned()
+            } else {
+                None
+            };
+            if let Some(p) = script {
+                let p = super::rules::norm_path(&p);
+                if let Some((_, content)) = self.files.iter().rev().find(|(f, _)| *f == p).cloned()
+                {
+                    let mut ic = ctx.clone();
+                    ic.depth += 1;
+                    ic.via = Some(name.clone());
+                    self.analyze_text(&content, &ic, true);
                 }
             }
         }
@@ -739,7 +821,9 @@ impl Analyzer {
         for p in parts {
             match p {
                 Part::Lit(t) => {
-                    if t.contains(['*', '?', '[']) {
+                    if t.contains(['*', '?'])
+                        || t.find('[').is_some_and(|i| t[i + 1..].contains(']'))
+                    {
                         glob = true;
                     }
                     cur.push_str(t);
@@ -1119,6 +1203,10 @@ enum Unwrap {
     Multi(Vec<(usize, usize)>),
     /// A shell script text to parse.
     Script(String),
+    /// `sh -c SCRIPT [$0 [$1 ...]]`: the index of SCRIPT.
+    ShellC(usize),
+    /// An interpreter running inline code (shell strings inside are analysed).
+    Code(String),
     /// A shell that reads its script from stdin.
     Stdin,
 }
@@ -1447,6 +1535,17 @@ fn unwrap(name: &str, argv: &[String]) -> Unwrap {
             }
             Unwrap::None
         }
+        "at" | "batch" => {
+            if argv[1..]
+                .iter()
+                .any(|a| matches!(a.as_str(), "-l" | "-r" | "-d" | "-c" | "-f"))
+            {
+                Unwrap::None
+            } else {
+                Unwrap::Stdin
+            }
+        }
+        _ if is_interpreter(name) => interpreter_code(name, argv),
         "eval" => {
             if n > 1 {
                 Unwrap::Script(argv[1..].join(" "))
@@ -1576,7 +1675,7 @@ fn unwrap(name: &str, argv: &[String]) -> Unwrap {
                             j += 1;
                         }
                         if j < n {
-                            return Unwrap::Script(argv[j].clone());
+                            return Unwrap::ShellC(j);
                         }
                         return Unwrap::None;
                     }
@@ -1644,4 +1743,123 @@ mod tests {
             "/".into()
         ]));
     }
+}
+
+/// Inline code of an interpreter invocation (`python -c CODE`, `perl -e CODE`,
+/// `node -e CODE`, ...), or `Stdin` when it reads code from stdin.
+fn interpreter_code(name: &str, argv: &[String]) -> Unwrap {
+    let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    let mut i = 1;
+    while i < argv.len() {
+        let a = argv[i].as_str();
+        if a == "--" {
+            break;
+        }
+        if !a.starts_with('-') || a == "-" {
+            if a == "-" {
+                return Unwrap::Stdin;
+            }
+            return Unwrap::None;
+        }
+        let takes_code = match base {
+            "node" | "nodejs" | "bun" => matches!(a, "-e" | "--eval" | "-p" | "--print" | "-pe"),
+            "php" => a == "-r",
+            "perl" | "ruby" => !a.starts_with("--") && (a.ends_with('e') || a.ends_with('E')),
+            _ if base.starts_with("python") || base == "py" || base == "pypy" => {
+                !a.starts_with("--") && a.ends_with('c')
+            }
+            _ => a == "-e" || a == "-c",
+        };
+        if takes_code {
+            return match argv.get(i + 1) {
+                Some(code) => Unwrap::Code(code.clone()),
+                None => Unwrap::None,
+            };
+        }
+        if let Some(code) = a.strip_prefix("--eval=") {
+            return Unwrap::Code(code.to_string());
+        }
+        // options with a separate value
+        if matches!(a, "-m" | "-W" | "-X" | "-r" | "--require" | "-I" | "-M") {
+            if a == "-m" {
+                return Unwrap::None;
+            }
+            i += 2;
+            continue;
+        }
+        i += 1;
+    }
+    if i >= argv.len() {
+        Unwrap::Stdin
+    } else {
+        Unwrap::None
+    }
+}
+
+static CODE_CALL: once_cell::sync::Lazy<regex::Regex> = once_cell::sync::Lazy::new(|| {
+    regex::Regex::new(
+        r#"(?x)
+        (?:os\.system|os\.popen|os\.exec\w*|subprocess\.\w+|commands\.getoutput|pty\.spawn
+          |Kernel\.system|IO\.popen|Open3\.\w+|child_process\.\w+|execSync|execFileSync|spawnSync
+          |\bexec|\bspawn|\bsystem|\bshell_exec|\bpassthru|\bpopen|\bproc_open|\bqx|%x)
+        \s*\(?\s*
+        (?P<arg>\[[^\]]*\]|"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|\{[^}]*\})"#,
+    )
+    .expect("code call regex")
+});
+
+static CODE_STR: once_cell::sync::Lazy<regex::Regex> = once_cell::sync::Lazy::new(|| {
+    regex::Regex::new(r#""((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'"#).expect("code str regex")
+});
+
+static BACKTICK: once_cell::sync::Lazy<regex::Regex> =
+    once_cell::sync::Lazy::new(|| regex::Regex::new(r"`([^`]*)`").expect("backtick regex"));
+
+/// Shell command strings passed to process-spawning calls inside interpreter
+/// code: `os.system("...")`, `subprocess.run(["rm", "-rf", "/"])`,
+/// `system "..."`, backticks in perl/ruby/php, `execSync('...')`.
+pub fn shell_strings_in_code(name: &str, code: &str) -> Vec<String> {
+    let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    let python = base.starts_with("python") || base == "py" || base == "pypy";
+    let mut out = Vec::new();
+    for cap in CODE_CALL.captures_iter(code) {
+        let whole = cap.get(0).map(|m| m.as_str()).unwrap_or("");
+        if python && (whole.starts_with("exec") || whole.starts_with("spawn")) {
+            continue; // Python's exec() runs Python
+        }
+        let Some(arg) = cap.name("arg") else { continue };
+        let a = arg.as_str();
+        if a.starts_with('[') {
+            let words: Vec<String> = CODE_STR
+                .captures_iter(a)
+                .filter_map(|c| c.get(1).or_else(|| c.get(2)))
+                .map(|m| unescape_code_str(m.as_str()))
+                .collect();
+            if !words.is_empty() {
+                out.push(super::rules::display_argv(&words));
+            }
+        } else if a.starts_with('{') {
+            out.push(a[1..a.len() - 1].to_string());
+        } else {
+            out.push(unescape_code_str(&a[1..a.len() - 1]));
+        }
+        if out.len() >= 16 {
+            break;
+        }
+    }
+    if matches!(base, "perl" | "ruby" | "php") {
+        for cap in BACKTICK.captures_iter(code) {
+            if let Some(m) = cap.get(1) {
+                out.push(m.as_str().to_string());
+            }
+        }
+    }
+    out
+}
+
+fn unescape_code_str(s: &str) -> String {
+    if !s.contains('\\') {
+        return s.to_string();
+    }
+    parse::ansi_c_unescape(s)
 }

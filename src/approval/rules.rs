@@ -251,7 +251,12 @@ pub fn builtin_rows() -> Vec<RuleRow> {
             "world-writable/setuid permissions or recursive ownership change on system paths",
             m_chmod
         ),
-        r!("crontab-remove", Ask, "remove the crontab", m_crontab),
+        r!(
+            "crontab-change",
+            Ask,
+            "remove or replace the crontab",
+            m_crontab
+        ),
         r!(
             "sudo-stdin",
             Ask,
@@ -653,6 +658,18 @@ static CRED_RE: Lazy<Regex> = Lazy::new(|| {
 
 pub fn is_credential_file(p: &str) -> bool {
     let n = norm_path(p).to_lowercase();
+    if matches!(
+        n.as_str(),
+        "~/.ssh"
+            | "~/.aws"
+            | "~/.gnupg"
+            | "~/.password-store"
+            | "~/.kube"
+            | "~/.config/gcloud"
+            | "~/.azure"
+    ) {
+        return true;
+    }
     if n.ends_with(".pub") {
         return false;
     }
@@ -843,7 +860,12 @@ pub fn write_targets(e: &Exec) -> Vec<(String, WriteKind)> {
                 out.push((o.to_string(), WriteKind::Overwrite));
             }
         }
-        "touch" | "mkdir" | "chattr" => {
+        "chattr" => {
+            for o in operands(a, &[]) {
+                out.push((o.to_string(), WriteKind::InPlace));
+            }
+        }
+        "touch" | "mkdir" => {
             for o in operands(a, &["-m", "--mode", "-r", "-t", "-d"]) {
                 out.push((o.to_string(), WriteKind::Create));
             }
@@ -1168,7 +1190,9 @@ fn m_system_write(ctx: &RuleCtx, i: usize, e: &Exec) -> bool {
 
 fn m_dotfile_write(ctx: &RuleCtx, i: usize, e: &Exec) -> bool {
     let _ = e;
-    ctx.targets[i].iter().any(|(p, _)| is_user_sensitive(p))
+    ctx.targets[i]
+        .iter()
+        .any(|(p, k)| *k != WriteKind::Create && is_user_sensitive(p))
 }
 
 fn m_project_config(ctx: &RuleCtx, i: usize, e: &Exec) -> bool {
@@ -1341,6 +1365,16 @@ fn m_exfil(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
         if hops > 16 {
             break;
         }
+    }
+    // `curl -d "$(env)"`: an environment dump substituted into the arguments
+    if e.argv.iter().any(|a| a.contains(DYN))
+        && execs.iter().any(|x| {
+            x.via.as_deref() == Some("$(...)")
+                && matches!(x.name.as_str(), "env" | "printenv" | "set" | "export")
+                && x.argv.len() <= 2
+        })
+    {
+        return true;
     }
     // uploads of sensitive files: curl -d @~/.ssh/id_rsa, -T, -F x=@file
     e.argv[1..].iter().any(|a| {
@@ -1694,6 +1728,7 @@ fn m_git(_: &RuleCtx, _: usize, e: &Exec) -> bool {
                 || (has("--delete") && has("--force"))
                 || (sf.contains('d') && sf.contains('f'))
         }
+        "checkout" if rest.iter().any(|a| a == "." || a == ":/" || a == "*") => true,
         "checkout" => {
             sf.contains('f')
                 || has("--force")
@@ -1866,7 +1901,7 @@ fn m_pkg_remove(_: &RuleCtx, _: usize, e: &Exec) -> bool {
     false
 }
 
-fn m_proc_kill(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+fn m_proc_kill(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
     let a = &e.argv;
     match e.name.as_str() {
         "killall" => {
@@ -1889,7 +1924,15 @@ fn m_proc_kill(_: &RuleCtx, _: usize, e: &Exec) -> bool {
             });
             kill_sig || a[1..].iter().any(|w| lc(w).contains("hermes"))
         }
-        "kill" => a[1..].iter().any(|w| w.contains(DYN)),
+        // pids computed by a substitution (`kill -9 $(pgrep x)`)
+        "kill" => {
+            a[1..].iter().any(|w| w.contains(DYN))
+                && ctx
+                    .analysis
+                    .execs
+                    .iter()
+                    .any(|x| x.via.as_deref() == Some("$(...)"))
+        }
         "xkill" => true,
         _ => false,
     }
@@ -2037,7 +2080,11 @@ fn m_chmod(_: &RuleCtx, _: usize, e: &Exec) -> bool {
 }
 
 fn m_crontab(_: &RuleCtx, _: usize, e: &Exec) -> bool {
-    e.name == "crontab" && (short_flags(&e.argv).contains('r') || has_long(&e.argv, "--remove"))
+    e.name == "crontab"
+        && (short_flags(&e.argv).contains('r')
+            || has_long(&e.argv, "--remove")
+            || e.argv[1..].iter().any(|a| a == "-")
+            || !operands(&e.argv, &["-u"]).is_empty())
 }
 
 fn m_sudo_stdin(_: &RuleCtx, _: usize, e: &Exec) -> bool {
