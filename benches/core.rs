@@ -1,1 +1,154 @@
-fn main() {}
+//! Core speed targets (issue 2), measured in one run:
+//! - full `ht_runtime_dispatch` of a trivial tool with a C-ABI handler that answers inline;
+//! - definitions for 1 000 tools (half with a check callback) right after a registry change, and from cache;
+//! - dispatch throughput from 2 threads against 1 thread.
+//!
+//! Run: `cargo bench --bench core` (release profile). Prints medians.
+
+use hermes_tools::Status;
+use hermes_tools::ffi::api::*;
+use hermes_tools::host::ht_call;
+use std::ffi::{c_char, c_void};
+use std::time::{Duration, Instant};
+
+struct Rt(*mut ht_runtime);
+unsafe impl Send for Rt {}
+unsafe impl Sync for Rt {}
+
+unsafe extern "C" fn answer_inline(_: *mut c_void, call: *mut ht_call) {
+    let r = b"{\"ok\":true}";
+    unsafe { ht_call_respond(call, false, r.as_ptr() as *const c_char, r.len()) };
+}
+unsafe extern "C" fn always(_: *mut c_void) -> bool {
+    true
+}
+
+fn new_rt() -> Rt {
+    let mut rt = std::ptr::null_mut();
+    let cfg = "{}";
+    assert_eq!(unsafe { ht_runtime_new(cfg.as_ptr() as *const c_char, cfg.len(), &mut rt, std::ptr::null_mut()) }, Status::Ok);
+    Rt(rt)
+}
+
+fn register(rt: &Rt, spec: &str, check: bool, ud: usize) {
+    let st = unsafe {
+        ht_runtime_register_tool(rt.0, spec.as_ptr() as *const c_char, spec.len(), Some(answer_inline), if check { Some(always) } else { None }, ud as *mut c_void, None, std::ptr::null_mut())
+    };
+    assert_eq!(st, Status::Ok);
+}
+
+fn dispatch_once(rt: &Rt) {
+    let (name, args) = ("trivial", "{\"x\":1}");
+    let mut out = std::ptr::null_mut();
+    let mut n = 0;
+    let st = unsafe {
+        ht_runtime_dispatch(rt.0, name.as_ptr() as *const c_char, name.len(), args.as_ptr() as *const c_char, args.len(), std::ptr::null(), 0, &mut out, &mut n, std::ptr::null_mut())
+    };
+    debug_assert_eq!(st, Status::Ok);
+    unsafe { ht_string_free(out) };
+}
+
+fn definitions(rt: &Rt) -> usize {
+    let mut out = std::ptr::null_mut();
+    let mut n = 0;
+    let st = unsafe { ht_runtime_definitions_json(rt.0, std::ptr::null(), 0, &mut out, &mut n, std::ptr::null_mut()) };
+    assert_eq!(st, Status::Ok);
+    unsafe { ht_string_free(out) };
+    n
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+/// Median time per op in ns over `rounds` batches of `per` ops.
+fn time_ns(rounds: usize, per: usize, mut f: impl FnMut()) -> f64 {
+    for _ in 0..per {
+        f();
+    }
+    let samples = (0..rounds)
+        .map(|_| {
+            let t = Instant::now();
+            for _ in 0..per {
+                f();
+            }
+            t.elapsed().as_nanos() as f64 / per as f64
+        })
+        .collect();
+    median(samples)
+}
+
+const TRIVIAL: &str = r#"{"name":"trivial","toolset":"bench","schema":{"description":"Trivial tool","parameters":{"type":"object","properties":{"x":{"type":"integer"}}}}}"#;
+
+fn spec_n(i: usize) -> String {
+    format!(
+        r#"{{"name":"tool_{i:04}","toolset":"set_{}","schema":{{"description":"Benchmark tool number {i}: does a small, well-described thing.","parameters":{{"type":"object","properties":{{"path":{{"type":"string","description":"Path to use"}},"limit":{{"type":"integer","minimum":1}}}},"required":["path"]}}}}}}"#,
+        i % 20
+    )
+}
+
+fn throughput(rt: &Rt, threads: usize, dur: Duration) -> f64 {
+    let total: usize = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let end = Instant::now() + dur;
+                    let mut n = 0usize;
+                    while Instant::now() < end {
+                        for _ in 0..256 {
+                            dispatch_once(rt);
+                        }
+                        n += 256;
+                    }
+                    n
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).sum()
+    });
+    total as f64 / dur.as_secs_f64()
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let rt = new_rt();
+    register(&rt, TRIVIAL, false, 0);
+    let d = time_ns(200, 2000, || dispatch_once(&rt));
+    println!("dispatch trivial tool (inline C handler): median {:.0} ns/call", d);
+
+    let big = new_rt();
+    for i in 0..1000 {
+        register(&big, &spec_n(i), i % 2 == 0, i % 50 + 1);
+    }
+    let bytes = definitions(&big); // warm the availability cache (checks TTL 30 s)
+    let mut k = 0usize;
+    let fresh = median(
+        (0..200)
+            .map(|_| {
+                // A registry change: re-register one tool (bumps the generation).
+                k += 1;
+                register(&big, &spec_n(k % 1000), (k % 1000) % 2 == 0, (k % 1000) % 50 + 1);
+                let t = Instant::now();
+                definitions(&big);
+                t.elapsed().as_nanos() as f64
+            })
+            .collect(),
+    );
+    let cached = time_ns(200, 200, || {
+        definitions(&big);
+    });
+    println!("definitions 1000 tools (500 checked), {bytes} bytes, after a registry change: median {:.1} us", fresh / 1000.0);
+    println!("definitions 1000 tools from cache: median {:.0} ns", cached);
+
+    let dur = Duration::from_millis(1500);
+    let one = throughput(&rt, 1, dur);
+    let two = throughput(&rt, 2, dur);
+    println!("dispatch throughput: 1 thread {:.0}/s, 2 threads {:.0}/s, ratio {:.2}x", one, two, two / one);
+    unsafe {
+        ht_runtime_free(rt.0);
+        ht_runtime_free(big.0);
+    }
+}

@@ -17,6 +17,24 @@ use crate::registry::Check;
 
 type Key = (usize, usize);
 
+/// Keys are two pointers: a multiply-xor hash is plenty and much cheaper than SipHash.
+#[derive(Default, Clone, Copy)]
+pub struct KeyHasher(u64);
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(*b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (self.0.rotate_left(5) ^ n as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<KeyHasher>>;
+
 #[derive(Default)]
 struct Slot {
     cached: Option<(bool, Instant)>,
@@ -25,7 +43,7 @@ struct Slot {
 }
 
 pub struct Availability {
-    slots: Mutex<HashMap<Key, Slot>>,
+    slots: Mutex<FastMap<Key, Slot>>,
     epoch: AtomicU64,
     ttl: Duration,
     grace: Duration,
@@ -34,7 +52,8 @@ pub struct Availability {
 
 /// Results of one evaluation.
 pub struct Verdicts {
-    pub values: HashMap<Key, bool>,
+    /// One answer per check passed to `evaluate`, in the same order.
+    pub values: Vec<bool>,
     /// When the first of these results stops being trusted.
     pub valid_until: Instant,
     /// Availability epoch the results belong to.
@@ -44,7 +63,7 @@ pub struct Verdicts {
 impl Availability {
     pub fn new(cfg: &AvailabilityConfig) -> Arc<Availability> {
         Arc::new(Availability {
-            slots: Mutex::new(HashMap::new()),
+            slots: Mutex::new(FastMap::default()),
             epoch: AtomicU64::new(1),
             ttl: Duration::from_secs_f64(cfg.ttl.max(0.0)),
             grace: Duration::from_secs_f64(cfg.failure_grace.max(0.0)),
@@ -65,7 +84,7 @@ impl Availability {
     /// Record a fresh result under the TTL and grace rules; returns the answer to use.
     fn record(
         &self,
-        slots: &mut HashMap<Key, Slot>,
+        slots: &mut FastMap<Key, Slot>,
         key: Key,
         ok: bool,
         now: Instant,
@@ -101,7 +120,8 @@ impl Availability {
     /// Evaluate `checks` (duplicates allowed; each distinct one runs at most once).
     pub fn evaluate(self: &Arc<Self>, checks: &[&Check]) -> Verdicts {
         let now = Instant::now();
-        let mut values = HashMap::with_capacity(checks.len());
+        let mut values: FastMap<Key, bool> = FastMap::default();
+        values.reserve(checks.len());
         let mut valid_until = now + self.ttl;
         let mut to_run: Vec<(Key, Check)> = Vec::new();
         {
@@ -153,7 +173,7 @@ impl Availability {
             }
         }
         Verdicts {
-            values,
+            values: checks.iter().map(|c| values.get(&c.key()).copied().unwrap_or(false)).collect(),
             valid_until,
             epoch: self.epoch(),
         }

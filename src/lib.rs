@@ -35,6 +35,6 @@ pub use runtime::Runtime;
 pub const FEATURES_JSON: &str = concat!(
     r#"{"version":""#,
     env!("CARGO_PKG_VERSION"),
-    r#"","abi":1,"formats":["openai","anthropic","mcp"],"hooks":["pre_tool_call","post_tool_call","transform_tool_result"],"builtin_toolsets":[]}"#,
+    r#"","abi":1,"formats":["openai","anthropic","mcp"],"hooks":["pre_tool_call","post_tool_call","transform_tool_result"],"builtin_toolsets":["terminal"],"pty":true,"sandbox":"bubblewrap"}"#,
     "\0"
 );

@@ -46,9 +46,29 @@ pub struct SyncSlot {
     ready: Condvar,
 }
 
+thread_local! {
+    /// Slots of finished synchronous waits, reused by the next call on this thread.
+    static SLOT_POOL: std::cell::RefCell<Vec<Arc<SyncSlot>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 impl SyncSlot {
+    /// A fresh (or recycled) empty slot.
     pub fn new() -> Arc<SyncSlot> {
-        Arc::new(SyncSlot::default())
+        SLOT_POOL
+            .with(|p| p.borrow_mut().pop())
+            .unwrap_or_else(|| Arc::new(SyncSlot::default()))
+    }
+
+    /// Give a slot back once nobody else can still answer into it.
+    pub fn recycle(slot: Arc<SyncSlot>) {
+        if Arc::strong_count(&slot) == 1 && slot.answer.lock().is_none() {
+            SLOT_POOL.with(|p| {
+                let mut p = p.borrow_mut();
+                if p.len() < 8 {
+                    p.push(slot);
+                }
+            });
+        }
     }
     fn put(&self, answer: Answer) {
         let mut slot = self.answer.lock();
@@ -97,8 +117,19 @@ struct Entry {
     payload: Arc<str>,
     /// Secondary text (call context); `None` reads as `{}`.
     extra: Option<Arc<str>>,
-    name: Box<str>,
+    /// The object's name (a tool name or an event name: at most 64 bytes), inline.
+    name: ([u8; 64], u8),
     waiter: Option<Waiter>,
+}
+
+fn inline_name(name: &str) -> ([u8; 64], u8) {
+    let mut buf = [0u8; 64];
+    let mut n = name.len().min(64);
+    while !name.is_char_boundary(n) {
+        n -= 1;
+    }
+    buf[..n].copy_from_slice(&name.as_bytes()[..n]);
+    (buf, n as u8)
 }
 
 #[derive(Default)]
@@ -165,7 +196,7 @@ pub fn insert(
         runtime_id,
         payload,
         extra,
-        name: name.into(),
+        name: inline_name(name),
         waiter: Some(waiter),
     };
     shard(id).lock().insert(id, entry);
@@ -191,7 +222,7 @@ pub fn borrow(id: u64, kind: Kind, field: Field) -> Option<(*const u8, usize)> {
     let s: &str = match field {
         Field::Payload => &e.payload,
         Field::Extra => e.extra.as_deref().unwrap_or("{}"),
-        Field::Name => &e.name,
+        Field::Name => std::str::from_utf8(&e.name.0[..e.name.1 as usize]).unwrap_or(""),
     };
     Some((s.as_ptr(), s.len()))
 }

@@ -75,7 +75,7 @@ impl Hooks {
 /// An immutable view for the dispatch hot path, swapped on every change.
 #[derive(Default)]
 pub struct Snapshot {
-    pub tools: HashMap<String, Arc<ToolEntry>>,
+    pub tools: HashMap<String, Arc<ToolEntry>, std::hash::BuildHasherDefault<crate::availability::KeyHasher>>,
     /// The same tools sorted by name (definitions order).
     pub sorted: Vec<Arc<ToolEntry>>,
     pub hooks: Option<Arc<Hooks>>,

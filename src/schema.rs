@@ -113,14 +113,14 @@ pub fn available<'a>(
 ) -> (Vec<&'a Arc<ToolEntry>>, Instant, u64) {
     let checks: Vec<&Check> = entries.iter().filter_map(|e| e.check.as_ref()).collect();
     let verdicts = shared.availability.evaluate(&checks);
+    let mut results = verdicts.values.iter();
     let out = entries
         .iter()
         .copied()
         .filter(|e| {
-            env_ok(e)
-                && e.check
-                    .as_ref()
-                    .is_none_or(|c| verdicts.values.get(&c.key()).copied().unwrap_or(false))
+            // `values` is aligned with `checks`: consume one per checked entry.
+            let check_ok = e.check.is_none() || results.next().copied().unwrap_or(false);
+            check_ok && env_ok(e)
         })
         .collect();
     (out, verdicts.valid_until, verdicts.epoch)
@@ -182,25 +182,26 @@ pub fn definitions(shared: &Arc<Shared>, query_text: &str) -> Result<Text> {
     } else {
         HashSet::new()
     };
-    let mut parts: Vec<std::borrow::Cow<'_, str>> = Vec::with_capacity(avail.len());
-    for e in &avail {
-        if e.conditional.is_empty() {
-            parts.push(e.rendered(format).into());
-        } else {
-            parts.push(e.render(format, &conditional_extra(e, &names)).into());
-        }
-    }
-    let total: usize = parts.iter().map(|p| p.len() + 1).sum::<usize>() + 2;
-    let mut out = String::with_capacity(total);
-    out.push('[');
-    for (i, p) in parts.iter().enumerate() {
+    let owned: Vec<String> = avail
+        .iter()
+        .filter(|e| !e.conditional.is_empty())
+        .map(|e| e.render(format, &conditional_extra(e, &names)))
+        .collect();
+    let mut owned_iter = owned.iter();
+    let mut pieces: Vec<&str> = Vec::with_capacity(avail.len() * 2 + 2);
+    pieces.push("[");
+    for (i, e) in avail.iter().enumerate() {
         if i > 0 {
-            out.push(',');
+            pieces.push(",");
         }
-        out.push_str(p);
+        if e.conditional.is_empty() {
+            pieces.push(e.rendered(format));
+        } else {
+            pieces.push(owned_iter.next().map_or("", String::as_str));
+        }
     }
-    out.push(']');
-    let text = Text::new(&out);
+    pieces.push("]");
+    let text = Text::concat(&pieces);
     let mut cache = shared.defs_cache.lock();
     if cache.map.len() >= 64 {
         cache.map.clear();

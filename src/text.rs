@@ -30,7 +30,13 @@ fn layout(size: usize) -> Layout {
 
 impl Text {
     pub fn new(s: &str) -> Text {
-        let size = HEADER + s.len() + 1;
+        Text::concat(&[s])
+    }
+
+    /// One block holding the concatenation of `pieces` (no intermediate copy).
+    pub fn concat(pieces: &[&str]) -> Text {
+        let len: usize = pieces.iter().map(|p| p.len()).sum();
+        let size = HEADER + len + 1;
         unsafe {
             let p = alloc(layout(size)) as *mut Header;
             let Some(nn) = NonNull::new(p) else {
@@ -39,12 +45,15 @@ impl Text {
             p.write(Header {
                 magic: MAGIC,
                 refs: AtomicUsize::new(1),
-                len: s.len(),
+                len,
                 size,
             });
-            let data = (p as *mut u8).add(HEADER);
-            std::ptr::copy_nonoverlapping(s.as_ptr(), data, s.len());
-            *data.add(s.len()) = 0;
+            let mut dst = (p as *mut u8).add(HEADER);
+            for piece in pieces {
+                std::ptr::copy_nonoverlapping(piece.as_ptr(), dst, piece.len());
+                dst = dst.add(piece.len());
+            }
+            *dst = 0;
             Text(nn)
         }
     }

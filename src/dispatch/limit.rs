@@ -2,17 +2,18 @@
 //! sanitiser that keeps framing tokens and fences out of what the model reads.
 
 use once_cell::sync::Lazy;
+use std::borrow::Cow;
 use regex::Regex;
 
 /// Cap `text` at `max` characters, keeping 40 % head and 60 % tail (errors
 /// at the end matter) with a marker that says how much was cut.
-pub fn truncate_middle(text: &str, max: usize) -> String {
+pub fn truncate_middle(text: &str, max: usize) -> Cow<'_, str> {
     if text.len() <= max {
-        return text.to_string();
+        return Cow::Borrowed(text);
     }
     let total = text.chars().count();
     if total <= max {
-        return text.to_string();
+        return Cow::Borrowed(text);
     }
     let mut budget = max;
     let mut omitted = total - max;
@@ -33,7 +34,7 @@ pub fn truncate_middle(text: &str, max: usize) -> String {
     out.push_str(&text[..head_end]);
     out.push_str(&marker(omitted, total));
     out.push_str(&text[tail_start..]);
-    out
+    Cow::Owned(out)
 }
 
 fn marker(omitted: usize, total: usize) -> String {

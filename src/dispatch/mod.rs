@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result, Status};
-use crate::host::{HostData, SendPtr, ht_call, ht_hook};
+use crate::host::{SendPtr, ht_call, ht_hook};
 use crate::pending::{self, Answer, Kind, SyncSlot, Waiter};
 use crate::registry::{Handler, ToolEntry};
 use crate::runtime::{Hook, Hooks, Shared};
@@ -161,12 +161,31 @@ struct HostRequest {
     target: HostTarget,
     payload: Arc<str>,
     extra: Option<Arc<str>>,
-    deadline: Option<Instant>,
+    /// How long to wait for the answer (the deadline is computed only if the host does not answer inline).
+    wait: Option<Duration>,
 }
 
 enum HostTarget {
-    Handler(crate::host::HandlerFn, Arc<HostData>),
+    /// The user_data stays valid while the flow holds its tool entry.
+    Handler(crate::host::HandlerFn, SendPtr),
     Hook(Hook),
+}
+
+/// The tool entry of a flow: borrowed from the registry snapshot for sync
+/// calls (no shared refcount touched on the hot path), owned for async ones.
+enum EntryRef<'a> {
+    Borrowed(&'a ToolEntry),
+    Owned(Arc<ToolEntry>),
+}
+
+impl std::ops::Deref for EntryRef<'_> {
+    type Target = ToolEntry;
+    fn deref(&self) -> &ToolEntry {
+        match self {
+            EntryRef::Borrowed(e) => e,
+            EntryRef::Owned(e) => e,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -179,8 +198,8 @@ enum Stage {
 }
 
 /// One call's pipeline state.
-pub struct Flow {
-    entry: Arc<ToolEntry>,
+pub struct Flow<'a> {
+    entry: EntryRef<'a>,
     hooks: Option<Arc<Hooks>>,
     args_text: Arc<str>,
     args: Option<Value>,
@@ -188,7 +207,8 @@ pub struct Flow {
     stage: Stage,
     outcome: Option<Outcome>,
     result: String,
-    started: Instant,
+    /// Set when hooks will want `duration_ms` (clock reads cost on the hot path).
+    started: Option<Instant>,
     ran_for: Duration,
     ctl: Option<Arc<FlowCtl>>,
     timeout: Option<Duration>,
@@ -319,14 +339,14 @@ fn wrap_tool_error(text: &str) -> String {
     limit::error_json(&limit::sanitize_error(text))
 }
 
-impl Flow {
+impl<'a> Flow<'a> {
     fn new(
         shared: &Shared,
-        entry: Arc<ToolEntry>,
+        entry: EntryRef<'a>,
         hooks: Option<Arc<Hooks>>,
         args_text: &str,
         ctx: CallContext,
-    ) -> Flow {
+    ) -> Flow<'a> {
         let cfg = &shared.config.dispatch;
         let timeout = ctx
             .timeout
@@ -345,7 +365,7 @@ impl Flow {
             stage: Stage::Pre(0),
             outcome: None,
             result: String::new(),
-            started: Instant::now(),
+            started: None,
             ran_for: Duration::ZERO,
             ctl: None,
             timeout,
@@ -471,24 +491,35 @@ impl Flow {
         }
     }
 
+    /// Turn the outcome into the result text. The outcome keeps only its
+    /// kind (for hook status and completion status), so nothing is copied.
     fn finish_outcome(&mut self) {
         let outcome = self.outcome.take().unwrap_or(Outcome::Text {
             text: String::new(),
             is_error: false,
         });
-        self.result = match &outcome {
-            Outcome::Text { text, is_error: false } => text.clone(),
-            Outcome::Text { text, is_error: true } => wrap_tool_error(text),
-            Outcome::Blocked(m) => limit::error_json(m),
-            Outcome::TimedOut(s) => json!({
-                "error": format!("Tool '{}' timed out after {s} s; its result was discarded.", self.entry.name),
-                "status": "timeout",
-            })
-            .to_string(),
-            Outcome::Cancelled => json!({"error": "Tool execution cancelled", "status": "cancelled"}).to_string(),
-            Outcome::Invalid(r) => r.clone(),
+        let (result, kind) = match outcome {
+            Outcome::Text { text, is_error } => {
+                let r = if is_error { wrap_tool_error(&text) } else { text };
+                (r, Outcome::Text { text: String::new(), is_error })
+            }
+            Outcome::Blocked(m) => (limit::error_json(&m), Outcome::Blocked(String::new())),
+            Outcome::TimedOut(s) => (
+                json!({
+                    "error": format!("Tool '{}' timed out after {s} s; its result was discarded.", self.entry.name),
+                    "status": "timeout",
+                })
+                .to_string(),
+                Outcome::TimedOut(s),
+            ),
+            Outcome::Cancelled => (
+                json!({"error": "Tool execution cancelled", "status": "cancelled"}).to_string(),
+                Outcome::Cancelled,
+            ),
+            Outcome::Invalid(r) => (r, Outcome::Invalid(String::new())),
         };
-        self.outcome = Some(outcome);
+        self.result = result;
+        self.outcome = Some(kind);
     }
 
     /// Advance until the host is needed or the call is done. `input` answers
@@ -526,7 +557,7 @@ impl Flow {
                                 target: HostTarget::Hook(hook),
                                 payload: event,
                                 extra: None,
-                                deadline: Some(Instant::now() + self.hook_timeout),
+                                wait: Some(self.hook_timeout),
                             });
                         }
                         None => self.stage = Stage::Run,
@@ -534,7 +565,7 @@ impl Flow {
                 }
                 Stage::Run => {
                     if let Some(a) = input.take() {
-                        self.ran_for = self.started.elapsed();
+                        self.ran_for = self.started.map_or(Duration::ZERO, |t| t.elapsed());
                         self.outcome = Some(match a {
                             Answer::Responded { is_error, text } => {
                                 Outcome::Text { text, is_error }
@@ -554,15 +585,17 @@ impl Flow {
                         self.stage = Stage::Post;
                         continue;
                     }
-                    self.started = Instant::now();
+                    if self.hooks.is_some() {
+                        self.started = Some(Instant::now());
+                    }
                     match &self.entry.handler {
                         Handler::Host { func, data } => {
                             return Next::Host(HostRequest {
                                 kind: Kind::Call,
-                                target: HostTarget::Handler(*func, data.clone()),
+                                target: HostTarget::Handler(*func, SendPtr(data.user_data)),
                                 payload: self.args_text.clone(),
                                 extra: self.ctx.json.clone(),
-                                deadline: self.timeout.map(|t| Instant::now() + t),
+                                wait: self.timeout,
                             });
                         }
                         Handler::Native(tool) => {
@@ -603,24 +636,22 @@ impl Flow {
                                 target: HostTarget::Hook(hook),
                                 payload: self.result_event("transform_tool_result"),
                                 extra: None,
-                                deadline: Some(Instant::now() + self.hook_timeout),
+                                wait: Some(self.hook_timeout),
                             });
                         }
                         _ => self.stage = Stage::Finish,
                     }
                 }
                 Stage::Finish => {
-                    if self.outcome.is_none() {
+                    if matches!(self.outcome, Some(Outcome::Invalid(ref r)) if !r.is_empty()) {
                         // Reached directly (bad arguments, agent-loop tool): no hooks ran.
-                        self.outcome = Some(Outcome::Invalid(String::new()));
-                    }
-                    if let Some(Outcome::Invalid(r)) = &self.outcome {
-                        if self.result.is_empty() {
-                            self.result = r.clone();
-                        }
+                        self.finish_outcome();
                     }
                     let text = std::mem::take(&mut self.result);
-                    return Next::Done(limit::truncate_middle(&text, self.max_chars));
+                    return Next::Done(match limit::truncate_middle(&text, self.max_chars) {
+                        std::borrow::Cow::Borrowed(_) => text,
+                        std::borrow::Cow::Owned(cut) => cut,
+                    });
                 }
             }
         }
@@ -659,7 +690,7 @@ fn invoke(shared: &Shared, req: &HostRequest, name: &str, waiter: Waiter) -> u64
 fn call_host(target: &HostTarget, id: u64) {
     unsafe {
         match target {
-            HostTarget::Handler(f, data) => f(data.user_data, id as *mut ht_call),
+            HostTarget::Handler(f, data) => f(data.0, id as *mut ht_call),
             HostTarget::Hook(h) => (h.func)(h.data.user_data, id as *mut ht_hook),
         }
     }
@@ -679,16 +710,18 @@ fn run_host_sync(shared: &Shared, req: HostRequest, name: &str, ctl: Option<&Flo
         pending::abandon(id, Answer::Cancelled);
     }
     call_host(&req.target, id);
-    if let Some(a) = slot.try_take() {
-        return a;
-    }
-    match slot.wait(req.deadline) {
+    let answer = match slot.try_take() {
         Some(a) => a,
-        None => {
-            pending::abandon(id, Answer::TimedOut);
-            slot.wait(None).unwrap_or(Answer::TimedOut)
-        }
-    }
+        None => match slot.wait(req.wait.map(|w| Instant::now() + w)) {
+            Some(a) => a,
+            None => {
+                pending::abandon(id, Answer::TimedOut);
+                slot.wait(None).unwrap_or(Answer::TimedOut)
+            }
+        },
+    };
+    SyncSlot::recycle(slot);
+    answer
 }
 
 fn run_native(
@@ -727,38 +760,28 @@ fn outer_error(name: &str, what: &str) -> String {
 }
 
 /// Synchronous dispatch: handlers run on this thread; the result is text for the model.
-pub fn dispatch_sync(
-    shared: &Arc<Shared>,
-    name: &str,
-    args: &str,
-    ctx: CallContext,
-) -> Result<String> {
+pub fn dispatch_sync(shared: &Arc<Shared>, name: &str, args: &str, ctx: CallContext) -> Result<String> {
     let _active = shared.enter()?;
-    let (entry, hooks) = {
-        let snap = shared.snapshot.load();
-        match snap.tools.get(name) {
-            Some(e) => (e.clone(), snap.hooks.clone()),
-            None => return Ok(unknown_tool(shared, name)),
-        }
+    let snap = shared.snapshot.load();
+    let Some(entry) = snap.tools.get(name) else {
+        return Ok(unknown_tool(shared, name));
     };
-    let tool_name = entry.name.clone();
+    let hooks = snap.hooks.clone();
     let run = AssertUnwindSafe(|| {
-        let mut flow = Flow::new(shared, entry, hooks, args, ctx);
+        let mut flow = Flow::new(shared, EntryRef::Borrowed(entry), hooks, args, ctx);
         let token = CancelToken::default();
         let mut input = None;
         loop {
             match flow.step(shared, input.take()) {
                 Next::Done(text) => return text,
                 Next::Host(req) => input = Some(run_host_sync(shared, req, &flow.entry.name, None)),
-                Next::Native(tool, args) => {
-                    input = Some(run_native(shared, &flow, &tool, args, &token))
-                }
+                Next::Native(tool, args) => input = Some(run_native(shared, &flow, &tool, args, &token)),
             }
         }
     });
     match catch_unwind(run) {
         Ok(text) => Ok(text),
-        Err(_) => Ok(outer_error(&tool_name, "internal error (bug)")),
+        Err(_) => Ok(outer_error(&entry.name, "internal error (bug)")),
     }
 }
 
@@ -776,7 +799,7 @@ struct Completion {
 }
 
 struct AsyncFlow {
-    flow: Flow,
+    flow: Flow<'static>,
     shared: Arc<Shared>,
     call_id: u64,
     completion: Completion,
@@ -813,7 +836,7 @@ pub fn dispatch_async(
     drop(snap);
     let ctl = Arc::new(FlowCtl::default());
     shared.flows.lock().insert(call_id, ctl.clone());
-    let mut flow = Flow::new(shared, entry, hooks, args, ctx);
+    let mut flow = Flow::new(shared, EntryRef::Owned(entry), hooks, args, ctx);
     flow.ctl = Some(ctl);
     let af = Box::new(AsyncFlow {
         flow,
@@ -874,9 +897,9 @@ fn drive_async(mut af: Box<AsyncFlow>, mut input: Option<Answer>) {
             }
             Next::Host(req) => {
                 let name = af.flow.entry.name.clone();
-                let deadline = req.deadline;
+                let deadline = req.wait.map(|w| Instant::now() + w);
                 let target = match &req.target {
-                    HostTarget::Handler(f, d) => HostTarget::Handler(*f, d.clone()),
+                    HostTarget::Handler(f, d) => HostTarget::Handler(*f, *d),
                     HostTarget::Hook(h) => HostTarget::Hook(h.clone()),
                 };
                 let ctl = af.flow.ctl.clone();

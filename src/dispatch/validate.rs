@@ -281,6 +281,13 @@ impl Node {
     /// Repair `v` in place where the schema makes the intent unambiguous.
     /// Returns a description of each repair made.
     pub fn coerce(&self, v: &mut Value, path: &str, notes: &mut Vec<String>) {
+        let mut p = String::from(path);
+        self.coerce_at(v, &mut p, notes);
+    }
+
+    /// `path` is a reusable buffer: children push onto it and truncate back,
+    /// so the walk allocates nothing unless it has something to report.
+    fn coerce_at(&self, v: &mut Value, path: &mut String, notes: &mut Vec<String>) {
         // A union: if the value fails every branch, coerce it towards the first branch it then fits.
         let branches = if !self.any_of.is_empty() {
             &self.any_of
@@ -291,7 +298,7 @@ impl Node {
             for b in branches {
                 let mut candidate = v.clone();
                 let mut n = Vec::new();
-                b.coerce(&mut candidate, path, &mut n);
+                b.coerce_at(&mut candidate, path, &mut n);
                 if b.is_valid(&candidate) {
                     *v = candidate;
                     notes.extend(n);
@@ -299,7 +306,10 @@ impl Node {
                 }
             }
         }
-        if self.types != 0 && !matches_type(self.types, v) {
+        let float_for_int = self.types & T_INT != 0
+            && self.types & T_NUM == 0
+            && matches!(v, Value::Number(n) if n.is_f64());
+        if self.types != 0 && (float_for_int || !matches_type(self.types, v)) {
             if let Some(new) = self.coerce_scalar(v) {
                 notes.push(format!(
                     "{path}: converted {} to {}",
@@ -312,17 +322,27 @@ impl Node {
         match v {
             Value::Object(map) => {
                 for (k, child) in map.iter_mut() {
-                    if let Some(node) = self.property(k) {
-                        node.coerce(child, &format!("{path}.{k}"), notes);
-                    } else if let Additional::Schema(node) = &self.additional {
-                        node.coerce(child, &format!("{path}.{k}"), notes);
+                    let node = match (self.property(k), &self.additional) {
+                        (Some(node), _) => node,
+                        (None, Additional::Schema(node)) => node,
+                        _ => continue,
+                    };
+                    let len = path.len();
+                    if !path.is_empty() {
+                        path.push('.');
                     }
+                    path.push_str(k);
+                    node.coerce_at(child, path, notes);
+                    path.truncate(len);
                 }
             }
             Value::Array(items) => {
                 if let Some(node) = &self.items {
                     for (i, child) in items.iter_mut().enumerate() {
-                        node.coerce(child, &format!("{path}[{i}]"), notes);
+                        let len = path.len();
+                        let _ = std::fmt::Write::write_fmt(path, format_args!("[{i}]"));
+                        node.coerce_at(child, path, notes);
+                        path.truncate(len);
                     }
                 }
             }
@@ -400,13 +420,17 @@ impl Node {
 
     /// Collect up to `limit` problems (each names its path).
     pub fn validate(&self, v: &Value, path: &str, errs: &mut Vec<String>, limit: usize) {
+        let mut p = String::from(path);
+        self.validate_at(v, &mut p, errs, limit);
+    }
+
+    fn validate_at(&self, v: &Value, path: &mut String, errs: &mut Vec<String>, limit: usize) {
         if errs.len() >= limit {
             return;
         }
-        let here = if path.is_empty() { "arguments" } else { path };
+
         if self.types != 0 && !matches_type(self.types, v) {
-            errs.push(format!(
-                "{here}: expected {}, got {} {}",
+            errs.push(format!("{}: expected {}, got {} {}", at(path),
                 type_names(self.types),
                 value_kind(v),
                 short(v)
@@ -415,8 +439,7 @@ impl Node {
         }
         if let Some(list) = &self.enum_values {
             if !list.contains(v) {
-                errs.push(format!(
-                    "{here}: must be one of {}, got {}",
+                errs.push(format!("{}: must be one of {}, got {}", at(path),
                     Value::Array(list.clone()),
                     short(v)
                 ));
@@ -424,58 +447,58 @@ impl Node {
         }
         if let Some(c) = &self.const_value {
             if c != v {
-                errs.push(format!("{here}: must be {c}, got {}", short(v)));
+                errs.push(format!("{}: must be {c}, got {}", at(path), short(v)));
             }
         }
         match v {
             Value::Number(n) => {
                 let f = n.as_f64().unwrap_or(0.0);
                 if let Some(m) = self.minimum.filter(|m| f < *m) {
-                    errs.push(format!("{here}: must be >= {m}, got {n}"));
+                    errs.push(format!("{}: must be >= {m}, got {n}", at(path)));
                 }
                 if let Some(m) = self.maximum.filter(|m| f > *m) {
-                    errs.push(format!("{here}: must be <= {m}, got {n}"));
+                    errs.push(format!("{}: must be <= {m}, got {n}", at(path)));
                 }
                 if let Some(m) = self.exclusive_minimum.filter(|m| f <= *m) {
-                    errs.push(format!("{here}: must be > {m}, got {n}"));
+                    errs.push(format!("{}: must be > {m}, got {n}", at(path)));
                 }
                 if let Some(m) = self.exclusive_maximum.filter(|m| f >= *m) {
-                    errs.push(format!("{here}: must be < {m}, got {n}"));
+                    errs.push(format!("{}: must be < {m}, got {n}", at(path)));
                 }
             }
             Value::String(s) => {
                 let needs_len = self.min_length.is_some() || self.max_length.is_some();
                 let len = if needs_len { s.chars().count() } else { 0 };
                 if let Some(m) = self.min_length.filter(|m| len < *m) {
-                    errs.push(format!("{here}: must be at least {m} characters long"));
+                    errs.push(format!("{}: must be at least {m} characters long", at(path)));
                 }
                 if let Some(m) = self.max_length.filter(|m| len > *m) {
-                    errs.push(format!(
-                        "{here}: must be at most {m} characters long, got {len}"
+                    errs.push(format!("{}: must be at most {m} characters long, got {len}", at(path)
                     ));
                 }
                 if let Some(re) = &self.pattern {
                     if !re.is_match(s) {
-                        errs.push(format!("{here}: must match the pattern {}", re.as_str()));
+                        errs.push(format!("{}: must match the pattern {}", at(path), re.as_str()));
                     }
                 }
             }
             Value::Array(items) => {
                 if let Some(m) = self.min_items.filter(|m| items.len() < *m) {
-                    errs.push(format!(
-                        "{here}: must have at least {m} items, got {}",
+                    errs.push(format!("{}: must have at least {m} items, got {}", at(path),
                         items.len()
                     ));
                 }
                 if let Some(m) = self.max_items.filter(|m| items.len() > *m) {
-                    errs.push(format!(
-                        "{here}: must have at most {m} items, got {}",
+                    errs.push(format!("{}: must have at most {m} items, got {}", at(path),
                         items.len()
                     ));
                 }
                 if let Some(node) = &self.items {
                     for (i, item) in items.iter().enumerate() {
-                        node.validate(item, &format!("{path}[{i}]"), errs, limit);
+                        let len = path.len();
+                        let _ = std::fmt::Write::write_fmt(path, format_args!("[{i}]"));
+                        node.validate_at(item, path, errs, limit);
+                        path.truncate(len);
                     }
                 }
             }
@@ -483,56 +506,46 @@ impl Node {
             _ => {}
         }
         for s in &self.all_of {
-            s.validate(v, path, errs, limit);
+            s.validate_at(v, path, errs, limit);
         }
         if !self.any_of.is_empty() && !self.any_of.iter().any(|s| s.is_valid(v)) {
-            errs.push(format!("{here}: does not match any of the allowed forms"));
+            errs.push(format!("{}: does not match any of the allowed forms", at(path)));
         }
         if !self.one_of.is_empty() {
             let n = self.one_of.iter().filter(|s| s.is_valid(v)).count();
             if n != 1 {
-                errs.push(format!(
-                    "{here}: must match exactly one of the allowed forms, matches {n}"
+                errs.push(format!("{}: must match exactly one of the allowed forms, matches {n}", at(path)
                 ));
             }
         }
     }
 
-    fn validate_object(
-        &self,
-        map: &Map<String, Value>,
-        path: &str,
-        errs: &mut Vec<String>,
-        limit: usize,
-    ) {
+    fn validate_object(&self, map: &Map<String, Value>, path: &mut String, errs: &mut Vec<String>, limit: usize) {
         for r in &self.required {
             if !map.contains_key(r) {
-                let at = if path.is_empty() {
-                    String::new()
-                } else {
-                    format!(" in {path}")
-                };
+                let at = if path.is_empty() { String::new() } else { format!(" in {path}") };
                 errs.push(format!("missing required property '{r}'{at}"));
             }
         }
         for (k, child) in map {
-            let child_path = if path.is_empty() {
-                k.clone()
-            } else {
-                format!("{path}.{k}")
-            };
+            let len = path.len();
+            if !path.is_empty() {
+                path.push('.');
+            }
+            path.push_str(k);
             if let Some(node) = self.property(k) {
-                node.validate(child, &child_path, errs, limit);
+                node.validate_at(child, path, errs, limit);
             } else {
                 match &self.additional {
                     Additional::Any => {}
                     Additional::Deny => errs.push(format!(
-                        "unexpected property '{child_path}' (allowed: {})",
+                        "unexpected property '{path}' (allowed: {})",
                         self.property_names().join(", ")
                     )),
-                    Additional::Schema(node) => node.validate(child, &child_path, errs, limit),
+                    Additional::Schema(node) => node.validate_at(child, path, errs, limit),
                 }
             }
+            path.truncate(len);
         }
     }
 
@@ -553,6 +566,10 @@ impl Node {
     pub fn nullable(&self) -> bool {
         self.allows_null()
     }
+}
+
+fn at(path: &str) -> &str {
+    if path.is_empty() { "arguments" } else { path }
 }
 
 fn short(v: &Value) -> String {

@@ -2,6 +2,8 @@
 //! [`NativeTool`]; the runtime registers them like host tools, so they go
 //! through the same pipeline (validation, hooks, limits, batches).
 
+pub mod terminal;
+
 use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -74,13 +76,17 @@ pub trait Lifecycle: Send + Sync {
 /// Register the built-in toolsets named in the config.
 pub fn install(shared: &Arc<Shared>) -> crate::error::Result<()> {
     for name in &shared.config.builtin_toolsets {
-        return Err(crate::error::Error::new(
-            crate::error::Status::Unsupported,
-            format!(
-                "runtime config: builtin_toolsets: '{name}' is not available in this build yet"
-            ),
-        ));
+        match name.as_str() {
+            "terminal" => terminal::install(shared)?,
+            _ => {
+                return Err(crate::error::Error::new(
+                    crate::error::Status::Unsupported,
+                    format!(
+                        "runtime config: builtin_toolsets: '{name}' is not available in this build yet"
+                    ),
+                ));
+            }
+        }
     }
-    let _ = shared;
     Ok(())
 }
