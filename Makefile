@@ -43,8 +43,12 @@ lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets -- -D warnings
 
-bench:
+# Speed figures in one run, with the original Python runtime as the reference point.
+bench: | $(BUILD)
 	$(CARGO) bench --bench core
+	@test -x $(BUILD)/href/bin/python || (python3 -m venv $(BUILD)/href && \
+	  $(BUILD)/href/bin/pip install -q hermes-agent==0.19.0)
+	$(BUILD)/href/bin/python benches/reference/hermes_original.py
 
 clean:
 	$(CARGO) clean

@@ -1,0 +1,73 @@
+"""Reference point for benches/core.rs: the original Python runtime
+(hermes-agent==0.19.0) doing the same work on the same machine.
+
+Set up once:  python3 -m venv build/href && build/href/bin/pip install hermes-agent==0.19.0
+Run:          build/href/bin/python benches/reference/hermes_original.py
+(`make bench` does both.)
+"""
+import logging
+import statistics
+import time
+
+logging.disable(logging.CRITICAL)
+
+import model_tools  # noqa: E402  (imports the registry and discovers built-in tools)
+from tools.registry import registry  # noqa: E402
+
+
+def median_us(fn, rounds=200, per=200):
+    for _ in range(per):
+        fn()
+    samples = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        for _ in range(per):
+            fn()
+        samples.append((time.perf_counter() - t) / per * 1e6)
+    return statistics.median(samples)
+
+
+SCHEMA = {
+    "name": "trivial",
+    "description": "Trivial tool",
+    "parameters": {"type": "object", "properties": {"x": {"type": "integer"}}},
+}
+registry.register("trivial", "bench", SCHEMA, lambda args, **kw: '{"ok": true}')
+d = median_us(lambda: model_tools.handle_function_call("trivial", {"x": 1}))
+print(f"original handle_function_call trivial tool: median {d:.1f} us/call")
+
+
+def spec(i):
+    return {
+        "name": f"tool_{i:04d}",
+        "description": f"Benchmark tool number {i}: does a small, well-described thing.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "Path to use"},
+                "limit": {"type": "integer", "minimum": 1},
+            },
+            "required": ["path"],
+        },
+    }
+
+
+checks = [lambda: True for _ in range(50)]
+names = set()
+for i in range(1000):
+    name = f"tool_{i:04d}"
+    names.add(name)
+    registry.register(name, f"set_{i % 20}", spec(i), lambda args, **kw: "{}",
+                      check_fn=checks[i % 50] if i % 2 == 0 else None)
+registry.get_definitions(names, quiet=True)
+k = 0
+samples = []
+for _ in range(200):
+    k += 1
+    i = k % 1000
+    registry.register(f"tool_{i:04d}", f"set_{i % 20}", spec(i), lambda args, **kw: "{}",
+                      check_fn=checks[i % 50] if i % 2 == 0 else None)
+    t = time.perf_counter()
+    registry.get_definitions(names, quiet=True)
+    samples.append((time.perf_counter() - t) * 1e6)
+print(f"original registry.get_definitions 1000 tools (500 checked) after a change: median {statistics.median(samples):.1f} us")
