@@ -52,4 +52,18 @@ if ldd "$root/cmake-build/cmake_static" | grep -q libhermes_tools; then
   exit 1
 fi
 "$root/cmake-build/cmake_static"
-echo "test-install: ok (pkg-config C, pkg-config C++, CMake C, CMake C++, CMake static C)"
+extra=""
+# The Go binding against the installed copy: build tag hermes_pkgconfig.
+if command -v go >/dev/null 2>&1; then
+  (cd "$top/examples/go" && GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local CGO_ENABLED=1 \
+     go build -tags hermes_pkgconfig -o "$root/go_example" .)
+  if ! LD_LIBRARY_PATH="$libdir" ldd "$root/go_example" | grep -q "$prefix/lib/libhermes_tools.so"; then
+    echo "FAIL: the Go example does not load the installed library" >&2
+    exit 1
+  fi
+  LD_LIBRARY_PATH="$libdir" "$root/go_example" >"$root/go_example.log"
+  tail -n1 "$root/go_example.log" | grep -qx ok
+  echo "go_example (hermes_pkgconfig): ok"
+  extra=", Go via pkg-config"
+fi
+echo "test-install: ok (pkg-config C, pkg-config C++, CMake C, CMake C++, CMake static C$extra)"
