@@ -543,3 +543,50 @@ func TestGCWhileRegistered(t *testing.T) {
 		}
 	}
 }
+
+// The built-in terminal (when this build has it): a foreground command, and a
+// background one whose completion arrives through the event handler.
+func TestBuiltinTerminalAndEvents(t *testing.T) {
+	rt, err := New(`{"builtin_toolsets":["terminal"]}`)
+	if errors.Is(err, ErrUnsupported) {
+		t.Skip("built-in terminal not in this build:", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	events := make(chan string, 16)
+	if err := rt.SetEventHandler(func(ev string) {
+		select {
+		case events <- ev:
+		default:
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defs, err := rt.Definitions("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	contains(t, defs, `"terminal"`)
+	out := mustDispatch(t, rt, "terminal", `{"command":"echo hello-go"}`, `{"task_id":"go-test"}`)
+	contains(t, out, "hello-go")
+	out = mustDispatch(t, rt, "terminal",
+		`{"command":"echo bg-done","background":true,"notify_on_complete":true}`, `{"task_id":"go-test"}`)
+	contains(t, out, "proc_")
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case ev := <-events:
+			if strings.Contains(ev, `"process.completed"`) {
+				contains(t, ev, "bg-done")
+				if err := rt.CleanupTask("go-test"); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+		case <-deadline:
+			t.Fatal("no process.completed event")
+		}
+	}
+}

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -428,6 +429,41 @@ TEST(log_handler) {
   CHECK(destroyed == 1);
 }
 
+// The built-in terminal (when this build has it): a foreground command, and a
+// background one whose completion arrives through the event handler.
+TEST(builtin_terminal_and_events) {
+  std::unique_ptr<ht::Runtime> rt;
+  try {
+    rt = std::make_unique<ht::Runtime>(R"({"builtin_toolsets":["terminal"]})");
+  } catch (const ht::Error &e) {
+    if (e.status() != ht::Status::Unsupported) throw;
+    std::printf("# skip: built-in terminal not in this build\n");
+    return;
+  }
+  auto state = std::make_shared<std::pair<std::mutex, std::vector<std::string>>>();
+  rt->set_event_handler([state](std::string_view ev) {
+    std::lock_guard<std::mutex> lock(state->first);
+    state->second.emplace_back(ev);
+  });
+  CONTAINS(rt->definitions(), "\"terminal\"");
+  CONTAINS(rt->dispatch("terminal", R"({"command":"echo hello-cpp"})", R"({"task_id":"cpp-test"})"), "hello-cpp");
+  CONTAINS(rt->dispatch("terminal", R"({"command":"echo bg-done","background":true,"notify_on_complete":true})",
+                        R"({"task_id":"cpp-test"})"),
+           "proc_");
+  bool completed = false;
+  for (int i = 0; i < 1000 && !completed; i++) {
+    {
+      std::lock_guard<std::mutex> lock(state->first);
+      for (auto &ev : state->second)
+        if (ev.find("\"process.completed\"") != std::string::npos && ev.find("bg-done") != std::string::npos)
+          completed = true;
+    }
+    if (!completed) std::this_thread::sleep_for(10ms);
+  }
+  CHECK(completed);
+  rt->cleanup_task("cpp-test");
+}
+
 int main() {
   RUN(versions_and_features);
   RUN(json_helpers);
@@ -445,6 +481,7 @@ int main() {
   RUN(move_semantics);
   RUN(concurrent_dispatch);
   RUN(log_handler);
+  RUN(builtin_terminal_and_events);
   std::printf("cpp binding: %d tests, %d checks passed\n", g_tests, g_checks);
   return 0;
 }
