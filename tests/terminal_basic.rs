@@ -1,0 +1,186 @@
+//! The terminal tool with real processes: results, per-task state, guards,
+//! approval, timeouts, stdin, grandchildren, PTY.
+
+use hermes_tools::Runtime;
+use hermes_tools::dispatch::{CallContext, dispatch_sync};
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+fn rt() -> Runtime {
+    Runtime::new(r#"{"builtin_toolsets":["terminal"]}"#).expect("runtime")
+}
+
+/// Approvals off: ask-tier commands (`bash -c ...`) run; block-tier never do.
+fn rt_open() -> Runtime {
+    Runtime::new(r#"{"builtin_toolsets":["terminal"],"approvals":{"mode":"off"}}"#).expect("runtime")
+}
+
+fn ctx(task: &str) -> CallContext {
+    CallContext {
+        task_id: task.to_string(),
+        ..CallContext::default()
+    }
+}
+
+fn run(rt: &Runtime, task: &str, args: Value) -> Value {
+    let text = dispatch_sync(rt.shared(), "terminal", &args.to_string(), ctx(task)).expect("dispatch");
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+fn sh(rt: &Runtime, task: &str, cmd: &str) -> Value {
+    run(rt, task, json!({"command": cmd}))
+}
+
+/// Processes whose command line contains `needle` (excluding pgrep itself).
+fn pgrep(needle: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = e.file_name();
+        let Some(pid) = name.to_str().filter(|s| s.bytes().all(|b| b.is_ascii_digit())) else {
+            continue;
+        };
+        let Ok(cmd) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        if cmd.contains(needle) {
+            out.push(format!("{pid}: {cmd}"));
+        }
+    }
+    out
+}
+
+#[test]
+fn echo_and_result_shape() {
+    let rt = rt();
+    let v = sh(&rt, "t", "echo hi");
+    assert_eq!(v["output"], "hi", "{v}");
+    assert_eq!(v["exit_code"], 0);
+    assert!(v["error"].is_null());
+    let v = sh(&rt, "t", "echo out; echo err >&2; exit 3");
+    assert_eq!(v["output"], "out\nerr", "{v}");
+    assert_eq!(v["exit_code"], 3);
+    let v = sh(&rt, "t", "printf 'a\\nb\\n' | grep zzz");
+    assert_eq!(v["exit_code"], 1);
+    assert_eq!(v["exit_code_meaning"], "No matches found (not an error)");
+    let v = sh(&rt, "t", "printf '\\033[31mred\\033[0m\\n'");
+    assert_eq!(v["output"], "red");
+    let v = sh(&rt, "t", "echo OPENAI_API_KEY=sk-abcdefghijklmnopqrstuvwxyz123456");
+    assert!(!v["output"].as_str().unwrap().contains("abcdefghijklmnop"), "{v}");
+}
+
+#[test]
+fn cwd_and_env_persist_per_task() {
+    let rt = rt();
+    let dir = std::env::temp_dir().join(format!("ht-term-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let d = dir.display().to_string();
+    let v = sh(&rt, "a", &format!("cd {d} && export HT_FOO=bar && HT_LOCAL=1"));
+    assert_eq!(v["exit_code"], 0, "{v}");
+    let v = sh(&rt, "a", "pwd; echo \"foo=$HT_FOO\"");
+    let real = std::fs::canonicalize(&dir).unwrap().display().to_string();
+    assert_eq!(v["output"], format!("{real}\nfoo=bar"), "{v}");
+    // unset persists too
+    sh(&rt, "a", "unset HT_FOO");
+    let v = sh(&rt, "a", "echo \"foo=${HT_FOO-unset}\"");
+    assert_eq!(v["output"], "foo=unset");
+    // another task is isolated
+    let v = sh(&rt, "b", "pwd; echo \"foo=${HT_FOO-unset}\"");
+    assert_ne!(v["output"].as_str().unwrap().lines().next().unwrap(), real);
+    // per-task overrides through the API
+    let term = hermes_tools::tools::terminal::of(rt.shared()).unwrap();
+    term.set_task_cwd("c", &d).unwrap();
+    term.set_task_env("c", &json!({"HT_OVR": "yes"})).unwrap();
+    let v = sh(&rt, "c", "pwd; echo $HT_OVR");
+    assert_eq!(v["output"], format!("{real}\nyes"), "{v}");
+    // workdir parameter
+    let v = run(&rt, "d", json!({"command": "pwd", "workdir": d}));
+    assert_eq!(v["output"], real);
+    let v = run(&rt, "d", json!({"command": "pwd", "workdir": "/tmp; rm -rf x"}));
+    assert_eq!(v["status"], "blocked");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn noninteractive_defaults_and_closed_stdin() {
+    let rt = rt();
+    let t0 = Instant::now();
+    let v = sh(&rt, "t", "read x; echo \"got:$x rc:$?\"; echo $CI $GIT_TERMINAL_PROMPT $PAGER");
+    assert_eq!(v["output"], "got: rc:1\n1 0 cat", "{v}");
+    assert!(t0.elapsed() < Duration::from_secs(5));
+    // no controlling terminal: /dev/tty cannot be opened
+    let v = sh(&rt, "t", "echo x > /dev/tty && echo opened || echo no-tty");
+    assert!(v["output"].as_str().unwrap().ends_with("no-tty"), "{v}");
+}
+
+#[test]
+fn foreground_guard_refuses_what_would_hang() {
+    let rt = rt();
+    for cmd in ["sleep 100 &", "nohup sleep 100", "npm run dev", "python3 -m http.server 8123"] {
+        let v = sh(&rt, "t", cmd);
+        assert_eq!(v["exit_code"], -1, "{cmd}: {v}");
+        assert!(v["error"].as_str().unwrap().contains("background=true"), "{v}");
+    }
+    let v = run(&rt, "t", json!({"command": "echo x", "timeout": 100000}));
+    assert!(v["error"].as_str().unwrap().contains("exceeds the maximum"), "{v}");
+}
+
+#[test]
+fn dangerous_command_is_blocked_and_never_runs() {
+    let rt = rt();
+    let canary = std::env::temp_dir().join(format!("ht-canary-{}", std::process::id()));
+    let v = sh(&rt, "t", &format!("rm -rf / ; touch {}", canary.display()));
+    assert_eq!(v["status"], "blocked", "{v}");
+    assert_eq!(v["exit_code"], -1);
+    assert!(!canary.exists());
+    // blocked even with approvals off
+    let rt = rt_open();
+    let v = sh(&rt, "t", &format!("rm -rf / ; touch {}", canary.display()));
+    assert_eq!(v["status"], "blocked", "{v}");
+    assert!(!canary.exists());
+}
+
+#[test]
+fn timeout_kills_the_whole_tree() {
+    let rt = rt_open();
+    let t0 = Instant::now();
+    let v = run(
+        &rt,
+        "t",
+        json!({"command": "echo before; bash -c 'sleep 313.71 & sleep 313.72'", "timeout": 1}),
+    );
+    let took = t0.elapsed();
+    assert_eq!(v["exit_code"], 124, "{v}");
+    let out = v["output"].as_str().unwrap();
+    assert!(out.starts_with("before"), "{v}");
+    assert!(out.contains("timed out after 1s"), "{v}");
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(pgrep("313.71").is_empty(), "{:?}", pgrep("313.71"));
+    assert!(pgrep("313.72").is_empty(), "{:?}", pgrep("313.72"));
+}
+
+#[test]
+fn grandchild_holding_the_pipe_does_not_block() {
+    let rt = rt_open();
+    let t0 = Instant::now();
+    let v = sh(&rt, "t", "bash -c 'sleep 414.2 &'; echo done");
+    assert_eq!(v["output"], "done", "{v}");
+    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(pgrep("414.2").is_empty(), "left behind: {:?}", pgrep("414.2"));
+}
+
+#[test]
+fn pty_mode_sees_a_tty() {
+    let rt = rt();
+    let v = run(&rt, "t", json!({"command": "test -t 0 && test -t 1 && echo TTY; tty", "pty": true}));
+    let out = v["output"].as_str().unwrap();
+    assert!(out.starts_with("TTY\n/dev/pts/"), "{v}");
+    let v = run(&rt, "t", json!({"command": "test -t 1 && echo TTY || echo PIPE"}));
+    assert_eq!(v["output"], "PIPE");
+    // PTY state persists like pipe mode
+    run(&rt, "p", json!({"command": "cd / && export HT_P=1", "pty": true}));
+    let v = sh(&rt, "p", "pwd; echo $HT_P; echo $TERM");
+    assert_eq!(v["output"], "/\n1\ndumb", "{v}");
+}
