@@ -120,6 +120,11 @@ typedef int32_t ht_status;
 #endif // __cplusplus
 
 /**
+ * Opaque handle for an approval request (`ht_approval*`).
+ */
+typedef struct ht_approval ht_approval;
+
+/**
  * Opaque handle for a tool call (`ht_call*`); its value is an id, never dereferenced.
  */
 typedef struct ht_call ht_call;
@@ -185,6 +190,13 @@ typedef void (*ht_log_fn)(void *user_data,
                           int32_t level,
                           const char *message,
                           size_t len);
+
+/**
+ * An approval request for the host: read it with `ht_approval_request_json`,
+ * answer it once (any thread, now or later) with `ht_approval_respond`.
+ */
+typedef void (*ht_approval_fn)(void *user_data,
+                               struct ht_approval *approval);
 
 #ifdef __cplusplus
 extern "C" {
@@ -499,6 +511,83 @@ const char *ht_error_message(const struct ht_error *err);
  * Free an error (NULL is a no-op).
  */
 void ht_error_free(struct ht_error *err);
+
+/**
+ * Set (or with NULL `approval_fn`, remove) the handler asked when a command
+ * needs approval. It runs on the callback thread; the command waits (up to
+ * `approvals.timeout` seconds, then it is denied). Answer with
+ * `{"choice":"once"|"session"|"always"|"deny","scope"?:[...]}`. Without a
+ * handler, `ask` commands are denied unless `approvals.non_interactive` is
+ * `"allow"`. `free_user_data` runs exactly once when the handler is replaced
+ * or the runtime is freed.
+ */
+ht_status ht_runtime_set_approval_handler(struct ht_runtime *rt,
+                                          ht_approval_fn approval_fn,
+                                          void *user_data,
+                                          ht_free_fn free_user_data,
+                                          struct ht_error **out_err);
+
+/**
+ * Set (or remove) the smart reviewer (`approvals.mode = "smart"`): it is asked
+ * first with the structured analysis and the raw text marked as untrusted
+ * data, and answers `{"decision":"approve"|"deny"|"escalate"}`; anything
+ * unreadable escalates to the approval handler. It can never allow a
+ * `block`-tier command. Same threading and lifetime rules as the handler.
+ */
+ht_status ht_runtime_set_approval_reviewer(struct ht_runtime *rt,
+                                           ht_approval_fn reviewer_fn,
+                                           void *user_data,
+                                           ht_free_fn free_user_data,
+                                           struct ht_error **out_err);
+
+/**
+ * The request (JSON object: `kind` "approval" or "review", `verdict`,
+ * `rules`, `reasons`, `commands`, `untrusted_command_text` (secrets
+ * redacted), `suggested_scope`, `choices`, `session_id`, `task_id`,
+ * `tool_call_id`, `timeout_s`). Borrowed: valid until `ht_approval_respond`.
+ * Not NUL-terminated: use `*out_len`. NULL for an answered or unknown request.
+ */
+const char *ht_approval_request_json(const struct ht_approval *approval,
+                                     size_t *out_len);
+
+/**
+ * Answer an approval request exactly once (any thread); frees it. An
+ * unreadable answer is a deny (for the reviewer: escalate). A second answer
+ * gives `HT_STATUS_NOT_FOUND`; an answer after the wait ended (timeout:
+ * already denied) gives `HT_STATUS_TIMEOUT`.
+ */
+ht_status ht_approval_respond(struct ht_approval *approval,
+                              const char *decision_json,
+                              size_t len);
+
+/**
+ * The persistent allowlist (`always` answers) as a JSON array of
+ * `{"rule","argv_prefix":[...],"exact","added_at","note"}`. `*out_json` is
+ * owned: free with `ht_string_free`.
+ */
+ht_status ht_runtime_allowlist_json(struct ht_runtime *rt,
+                                    char **out_json,
+                                    size_t *out_len,
+                                    struct ht_error **out_err);
+
+/**
+ * Replace the allowlist with a JSON array in the shape of
+ * `ht_runtime_allowlist_json` (entries are validated: no bare shells,
+ * interpreters or privilege wrappers) and save it atomically to
+ * `approvals.allowlist_path` when one is configured.
+ */
+ht_status ht_runtime_allowlist_set(struct ht_runtime *rt,
+                                   const char *allowlist_json,
+                                   size_t len,
+                                   struct ht_error **out_err);
+
+/**
+ * Forget the `session` approvals given in `session_id`.
+ */
+ht_status ht_runtime_clear_session_approvals(struct ht_runtime *rt,
+                                             const char *session_id,
+                                             size_t session_id_len,
+                                             struct ht_error **out_err);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -87,31 +87,9 @@ impl Default for TerminalConfig {
     }
 }
 
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ApprovalsConfig {
-    /// "manual" (ask the host), "smart" (host reviewer first), "off" (allow ask-tier).
-    pub mode: String,
-    pub allowlist_path: Option<String>,
-    /// What `ask` means with no handler or a non-interactive context: "deny" | "allow".
-    pub non_interactive: String,
-    /// Seconds to wait for a host answer; silence is a deny.
-    pub timeout: u64,
-    /// Extra rules, exemptions and deny rules for the analysis engine (engine-defined shape).
-    pub rules: Option<serde_json::Value>,
-}
-
-impl Default for ApprovalsConfig {
-    fn default() -> Self {
-        ApprovalsConfig {
-            mode: "manual".into(),
-            allowlist_path: None,
-            non_interactive: "deny".into(),
-            timeout: 60,
-            rules: None,
-        }
-    }
-}
+/// The `approvals` section: mode, allowlist file, non-interactive policy,
+/// timeout, deny rules, extra engine rules and exemptions.
+pub type ApprovalsConfig = crate::approval::PolicyConfig;
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -178,22 +156,6 @@ impl Config {
             other => {
                 return Err(Error::invalid(format!(
                     "runtime config: terminal.backend: unknown backend '{other}' (local, sandbox)"
-                )));
-            }
-        }
-        match cfg.approvals.mode.as_str() {
-            "manual" | "smart" | "off" => {}
-            other => {
-                return Err(Error::invalid(format!(
-                    "runtime config: approvals.mode: unknown mode '{other}' (manual, smart, off)"
-                )));
-            }
-        }
-        match cfg.approvals.non_interactive.as_str() {
-            "deny" | "allow" => {}
-            other => {
-                return Err(Error::invalid(format!(
-                    "runtime config: approvals.non_interactive: '{other}' (deny, allow)"
                 )));
             }
         }

@@ -75,7 +75,11 @@ impl Hooks {
 /// An immutable view for the dispatch hot path, swapped on every change.
 #[derive(Default)]
 pub struct Snapshot {
-    pub tools: HashMap<String, Arc<ToolEntry>, std::hash::BuildHasherDefault<crate::availability::KeyHasher>>,
+    pub tools: HashMap<
+        String,
+        Arc<ToolEntry>,
+        std::hash::BuildHasherDefault<crate::availability::KeyHasher>,
+    >,
     /// The same tools sorted by name (definitions order).
     pub sorted: Vec<Arc<ToolEntry>>,
     pub hooks: Option<Arc<Hooks>>,
@@ -118,6 +122,8 @@ pub struct Shared {
     pub events: RwLock<Option<Arc<EventSink>>>,
     pub lifecycles: Mutex<Vec<Arc<dyn Lifecycle>>>,
     pub approval_engine: Arc<approval::Engine>,
+    pub policy: Arc<approval::Policy>,
+    pub approvals: crate::approval_host::Approvals,
 }
 
 /// Marks a dispatch in flight; the runtime waits for all of them on close.
@@ -250,7 +256,10 @@ impl Runtime {
         if let Some(level) = &config.log_level {
             crate::logging::set_level(level);
         }
-        let engine = approval::Engine::default();
+        let engine = approval::Engine::from_config(&config.approvals.engine_config())
+            .map_err(|e| Error::invalid(format!("runtime config: approvals: {e}")))?;
+        let policy = approval::Policy::new(config.approvals.clone())
+            .map_err(|e| Error::invalid(format!("runtime config: approvals: {e}")))?;
         let callbacks = Arc::new(CallbackThread::start("ht-callbacks"));
         let shared = Arc::new(Shared {
             id: NEXT_RUNTIME_ID.fetch_add(1, Ordering::Relaxed),
@@ -269,6 +278,8 @@ impl Runtime {
             events: RwLock::new(None),
             lifecycles: Mutex::new(Vec::new()),
             approval_engine: Arc::new(engine),
+            policy: Arc::new(policy),
+            approvals: Default::default(),
         });
         let rt = Runtime { shared };
         if let Err(e) = crate::tools::install(&rt.shared) {
@@ -529,6 +540,8 @@ impl Runtime {
             drop(tools);
         }
         *s.events.write() = None;
+        *s.approvals.handler.write() = None;
+        *s.approvals.reviewer.write() = None;
         s.defs_cache.lock().clear();
         s.timer.shutdown();
         s.callbacks.shutdown();

@@ -22,6 +22,13 @@ pub struct ht_runtime {
     rt: Runtime,
 }
 
+impl ht_runtime {
+    /// The Rust runtime behind a C handle (for Rust hosts and tests mixing both APIs).
+    pub fn runtime(&self) -> &Runtime {
+        &self.rt
+    }
+}
+
 /// Frees a registration's `user_data`; called exactly once, on the callback thread.
 pub type ht_free_fn = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
 /// A host tool handler: read the call, then answer it once with `ht_call_respond`
@@ -57,7 +64,7 @@ pub(crate) const ABI_VERSION: u32 = 1;
 static DEFAULT_ENGINE: once_cell::sync::Lazy<Arc<crate::approval::Engine>> =
     once_cell::sync::Lazy::new(|| Arc::new(crate::approval::Engine::default()));
 
-unsafe fn rt_ref<'a>(rt: *mut ht_runtime) -> Result<&'a Runtime, Error> {
+pub(crate) unsafe fn rt_ref<'a>(rt: *mut ht_runtime) -> Result<&'a Runtime, Error> {
     require(rt, "runtime")?;
     Ok(unsafe { &(*rt).rt })
 }

@@ -3,6 +3,7 @@
 //! problems through a status plus an optional owned `ht_error`.
 
 pub mod api;
+pub mod approval;
 
 use std::ffi::{CString, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};
