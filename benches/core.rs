@@ -26,13 +26,32 @@ unsafe extern "C" fn always(_: *mut c_void) -> bool {
 fn new_rt() -> Rt {
     let mut rt = std::ptr::null_mut();
     let cfg = "{}";
-    assert_eq!(unsafe { ht_runtime_new(cfg.as_ptr() as *const c_char, cfg.len(), &mut rt, std::ptr::null_mut()) }, Status::Ok);
+    assert_eq!(
+        unsafe {
+            ht_runtime_new(
+                cfg.as_ptr() as *const c_char,
+                cfg.len(),
+                &mut rt,
+                std::ptr::null_mut(),
+            )
+        },
+        Status::Ok
+    );
     Rt(rt)
 }
 
 fn register(rt: &Rt, spec: &str, check: bool, ud: usize) {
     let st = unsafe {
-        ht_runtime_register_tool(rt.0, spec.as_ptr() as *const c_char, spec.len(), Some(answer_inline), if check { Some(always) } else { None }, ud as *mut c_void, None, std::ptr::null_mut())
+        ht_runtime_register_tool(
+            rt.0,
+            spec.as_ptr() as *const c_char,
+            spec.len(),
+            Some(answer_inline),
+            if check { Some(always) } else { None },
+            ud as *mut c_void,
+            None,
+            std::ptr::null_mut(),
+        )
     };
     assert_eq!(st, Status::Ok);
 }
@@ -42,7 +61,18 @@ fn dispatch_once(rt: &Rt) {
     let mut out = std::ptr::null_mut();
     let mut n = 0;
     let st = unsafe {
-        ht_runtime_dispatch(rt.0, name.as_ptr() as *const c_char, name.len(), args.as_ptr() as *const c_char, args.len(), std::ptr::null(), 0, &mut out, &mut n, std::ptr::null_mut())
+        ht_runtime_dispatch(
+            rt.0,
+            name.as_ptr() as *const c_char,
+            name.len(),
+            args.as_ptr() as *const c_char,
+            args.len(),
+            std::ptr::null(),
+            0,
+            &mut out,
+            &mut n,
+            std::ptr::null_mut(),
+        )
     };
     debug_assert_eq!(st, Status::Ok);
     unsafe { ht_string_free(out) };
@@ -51,7 +81,16 @@ fn dispatch_once(rt: &Rt) {
 fn definitions(rt: &Rt) -> usize {
     let mut out = std::ptr::null_mut();
     let mut n = 0;
-    let st = unsafe { ht_runtime_definitions_json(rt.0, std::ptr::null(), 0, &mut out, &mut n, std::ptr::null_mut()) };
+    let st = unsafe {
+        ht_runtime_definitions_json(
+            rt.0,
+            std::ptr::null(),
+            0,
+            &mut out,
+            &mut n,
+            std::ptr::null_mut(),
+        )
+    };
     assert_eq!(st, Status::Ok);
     unsafe { ht_string_free(out) };
     n
@@ -117,7 +156,10 @@ fn main() {
     let rt = new_rt();
     register(&rt, TRIVIAL, false, 0);
     let d = time_ns(200, 2000, || dispatch_once(&rt));
-    println!("dispatch trivial tool (inline C handler): median {:.0} ns/call", d);
+    println!(
+        "dispatch trivial tool (inline C handler): median {:.0} ns/call",
+        d
+    );
 
     let big = new_rt();
     for i in 0..1000 {
@@ -130,7 +172,12 @@ fn main() {
             .map(|_| {
                 // A registry change: re-register one tool (bumps the generation).
                 k += 1;
-                register(&big, &spec_n(k % 1000), (k % 1000) % 2 == 0, (k % 1000) % 50 + 1);
+                register(
+                    &big,
+                    &spec_n(k % 1000),
+                    (k % 1000) % 2 == 0,
+                    (k % 1000) % 50 + 1,
+                );
                 let t = Instant::now();
                 definitions(&big);
                 t.elapsed().as_nanos() as f64
@@ -140,13 +187,21 @@ fn main() {
     let cached = time_ns(200, 200, || {
         definitions(&big);
     });
-    println!("definitions 1000 tools (500 checked), {bytes} bytes, after a registry change: median {:.1} us", fresh / 1000.0);
+    println!(
+        "definitions 1000 tools (500 checked), {bytes} bytes, after a registry change: median {:.1} us",
+        fresh / 1000.0
+    );
     println!("definitions 1000 tools from cache: median {:.0} ns", cached);
 
     let dur = Duration::from_millis(1500);
     let one = throughput(&rt, 1, dur);
     let two = throughput(&rt, 2, dur);
-    println!("dispatch throughput: 1 thread {:.0}/s, 2 threads {:.0}/s, ratio {:.2}x", one, two, two / one);
+    println!(
+        "dispatch throughput: 1 thread {:.0}/s, 2 threads {:.0}/s, ratio {:.2}x",
+        one,
+        two,
+        two / one
+    );
     unsafe {
         ht_runtime_free(rt.0);
         ht_runtime_free(big.0);
