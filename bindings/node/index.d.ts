@@ -184,8 +184,11 @@ export declare function version(): string;
 export declare function features(): { [key: string]: any };
 /** Analyse a shell command with the default rules, without running it. */
 export declare function commandCheck(command: string | Buffer): CommandCheck;
-/** Process-wide log handler (1 error .. 5 trace); null removes it. */
-export declare function setLogHandler(fn: ((level: number, message: string) => void) | null, level?: number): void;
+/** Process-wide log handler (1 error .. 5 trace); null removes it. Remove it before the process exits. */
+export declare function setLogHandler(
+  fn: ((level: number, message: string) => void) | null,
+  level?: number,
+): Promise<void>;
 /** The path of the loaded libhermes_tools.so. */
 export declare const libraryPath: string;
 /** The raw koffi function table. */

@@ -336,17 +336,19 @@ const logTramp = koffi.register((ud, level, msg, len) => {
 
 /**
  * Install a process-wide log handler fn(level, message) (1 error .. 5 trace);
- * null removes it.
+ * null removes it. Returns a Promise: the library first delivers the lines
+ * already queued (to the JS thread), so the call runs on a worker thread.
+ * Remove the handler before the process exits.
  */
-function setLogHandler(fn, level = 3) {
+async function setLogHandler(fn, level = 3) {
   if (fn === null || fn === undefined) {
-    check(C.setLogHandler(null, level, 0, null));
+    check(await callAsync(C.setLogHandler, null, level, 0, null));
     return;
   }
   if (typeof fn !== 'function') throw new TypeError('hermes-tools: log handler must be a function');
   const id = logIds++;
   logHandlers.set(id, fn);
-  const st = C.setLogHandler(logTramp, level, id, logFreeTramp);
+  const st = await callAsync(C.setLogHandler, logTramp, level, id, logFreeTramp);
   if (st !== Status.OK) {
     logHandlers.delete(id);
     check(st);

@@ -270,12 +270,21 @@ test('event handler set, replace, remove', () =>
 
 test('log handler install and remove', async () => {
   const lines = [];
-  ht.setLogHandler((level, msg) => lines.push([level, msg]), 5);
+  await ht.setLogHandler((level, msg) => lines.push([level, msg]), 5);
   await withRuntime({}, async (rt) => {
     rt.registerTool(ADD_SPEC, add);
     await rt.dispatch('add', { x: 1, y: 2 });
   });
-  ht.setLogHandler(null);
+  await ht.setLogHandler(null);
+  assert.ok(lines.length > 0, 'debug lines were delivered');
+  // Replacing and removing while lines are flowing must not deadlock.
+  for (let i = 0; i < 5; i++) {
+    await ht.setLogHandler(() => {}, 5);
+    const rt = new Runtime();
+    rt.registerTool(ADD_SPEC, add);
+    await Promise.all([rt.dispatch('add', { x: 1, y: 1 }), ht.setLogHandler(null), rt.dispatchAsync('add', { x: 1, y: 2 })]);
+    await rt.close();
+  }
   for (const [l, m] of lines) {
     assert.equal(typeof l, 'number');
     assert.equal(typeof m, 'string');

@@ -435,8 +435,11 @@ _NULL_FREE = ctypes.cast(None, _ffi.FREE_FN)
 
 def set_log_handler(fn: Optional[Callable[[int, str], None]], level: int = 3) -> None:
     """Install a process-wide log handler ``fn(level, message)`` (1 error .. 5 trace).
-    ``None`` removes it. Lines arrive on a library thread."""
+    ``None`` removes it. Lines arrive on a library thread. A handler still
+    installed at interpreter exit is removed by an ``atexit`` hook."""
+    global _log_installed
     if fn is None:
+        _log_installed = False
         status = lib.ht_set_log_handler(_NULL_LOG, int(level), None, _NULL_FREE)
         _check(status, c_void_p())
         return
@@ -445,6 +448,7 @@ def set_log_handler(fn: Optional[Callable[[int, str], None]], level: int = 3) ->
     if status != OK:
         _handles.discard(hid)
         _check(status, c_void_p())
+    _log_installed = True
 
 
 # ---------------------------------------------------------------------------
@@ -489,11 +493,20 @@ async def _await_it(aw):
 _live_runtimes: "weakref.WeakSet[Runtime]" = weakref.WeakSet()
 
 
+_log_installed = False
+
+
 @atexit.register
 def _close_all() -> None:
     for rt in list(_live_runtimes):
         try:
             rt.close()
+        except BaseException:
+            pass
+    # No library thread may call into Python after the interpreter is gone.
+    if _log_installed:
+        try:
+            set_log_handler(None)
         except BaseException:
             pass
 

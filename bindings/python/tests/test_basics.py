@@ -321,7 +321,7 @@ def test_log_handler():
         rt.register_tool(ADD_SPEC, add_handler)
         rt.dispatch("add", {"x": 1, "y": 2})
     hermes_tools.set_log_handler(None)
-    # Lines are optional for this scenario; the handler must just be installable and removable.
+    assert lines, "debug lines were delivered"
     assert all(isinstance(l, int) and isinstance(m, str) for l, m in lines)
 
 
