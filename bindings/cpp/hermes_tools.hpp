@@ -14,7 +14,8 @@
 // * Every callback crosses the C boundary through a noexcept trampoline. A C++
 //   exception thrown by a handler becomes an error result for the model; a
 //   throwing check counts as "unavailable"; a throwing pre_tool_call hook
-//   blocks the call. No exception ever unwinds into the library.
+//   blocks the call; a throwing approval handler denies. No exception ever
+//   unwinds into the library.
 // * Callables are copied to the heap and passed as user_data; the library's
 //   free function deletes them exactly once (after the last callback).
 // * Every string the library returns is copied into a std::string and freed
@@ -298,6 +299,63 @@ class Hook {
   ht_hook *hook_ = nullptr;
 };
 
+/// A command-approval request (see Runtime::set_approval_handler_async).
+/// Move-only; answer once with respond() or a shortcut, from any thread, now
+/// or later. Destroyed unanswered it denies (or, for a reviewer, escalates).
+class Approval {
+ public:
+  Approval() noexcept = default;
+  Approval(ht_approval *a, bool reviewer) noexcept : approval_(a), reviewer_(reviewer) {}
+  Approval(Approval &&o) noexcept
+      : approval_(std::exchange(o.approval_, nullptr)), reviewer_(o.reviewer_) {}
+  Approval &operator=(Approval &&o) noexcept {
+    if (this != &o) {
+      abandon();
+      approval_ = std::exchange(o.approval_, nullptr);
+      reviewer_ = o.reviewer_;
+    }
+    return *this;
+  }
+  Approval(const Approval &) = delete;
+  Approval &operator=(const Approval &) = delete;
+  ~Approval() { abandon(); }
+
+  /// The request JSON (kind, verdict, rules, reasons, commands,
+  /// untrusted_command_text, suggested_scope, choices, ids, timeout_s).
+  /// Borrowed until answered.
+  std::string_view request_json() const noexcept {
+    size_t n = 0;
+    const char *p = approval_ ? ht_approval_request_json(approval_, &n) : nullptr;
+    return detail::view(p, n);
+  }
+  bool pending() const noexcept { return approval_ != nullptr; }
+  /// True for a smart-reviewer request (answer {"decision":...}).
+  bool is_reviewer() const noexcept { return reviewer_; }
+  /// Answers with a decision: {"choice":"once"|"session"|"always"|"deny","scope"?:[...]}
+  /// for the handler, {"decision":"approve"|"deny"|"escalate"} for the reviewer.
+  Status respond(std::string_view decision_json) noexcept {
+    ht_approval *a = std::exchange(approval_, nullptr);
+    if (a == nullptr) return Status::NotFound;
+    return static_cast<Status>(ht_approval_respond(a, decision_json.data(), decision_json.size()));
+  }
+  Status approve_once() noexcept { return respond(reviewer_ ? R"({"decision":"approve"})" : R"({"choice":"once"})"); }
+  Status approve_session() noexcept { return respond(R"({"choice":"session"})"); }
+  Status approve_always() noexcept { return respond(R"({"choice":"always"})"); }
+  Status deny() noexcept { return respond(reviewer_ ? R"({"decision":"deny"})" : R"({"choice":"deny"})"); }
+  Status escalate() noexcept { return respond(R"({"decision":"escalate"})"); }
+  ht_approval *capi() const noexcept { return approval_; }
+  ht_approval *release() noexcept { return std::exchange(approval_, nullptr); }
+
+ private:
+  void abandon() noexcept {
+    if (approval_ != nullptr) {
+      if (reviewer_) escalate(); else deny();
+    }
+  }
+  ht_approval *approval_ = nullptr;
+  bool reviewer_ = false;
+};
+
 /// Sync handler: return the result text; throw to report an error to the model.
 using Handler = std::function<std::string(const Call &)>;
 /// Async handler: take the Call (std::move it into your thread/executor) and
@@ -311,6 +369,12 @@ using HookHandler = std::function<std::string(std::string_view event_json)>;
 using AsyncHookHandler = std::function<void(Hook &&)>;
 /// Completion of dispatch_async_cb: status Ok or Cancelled, result text (borrowed).
 using Completion = std::function<void(Status, std::string_view result)>;
+/// Sync approval handler / reviewer: return the decision JSON. It runs on the
+/// library's callback thread while the command waits: for a human in the
+/// loop use the async form and answer later. An exception denies (reviewer:
+/// escalates).
+using ApprovalHandler = std::function<std::string(std::string_view request_json)>;
+using AsyncApprovalHandler = std::function<void(Approval &&)>;
 using EventHandler = std::function<void(std::string_view event_json)>;
 /// level: 1 error, 2 warn, 3 info, 4 debug, 5 trace.
 using LogHandler = std::function<void(int level, std::string_view message)>;
@@ -390,6 +454,27 @@ inline void hook_trampoline(void *ud, ht_hook *raw) noexcept {
         hook.respond();
       }
     }
+  }
+}
+
+struct ApprovalData {
+  ApprovalHandler sync;
+  AsyncApprovalHandler async;
+  bool reviewer;
+};
+
+inline void approval_trampoline(void *ud, ht_approval *raw) noexcept {
+  auto *d = static_cast<ApprovalData *>(ud);
+  Approval a(raw, d->reviewer);
+  try {
+    if (d->sync) {
+      std::string decision = d->sync(a.request_json());
+      a.respond(decision);
+    } else {
+      d->async(std::move(a));
+    }
+  } catch (...) {
+    // ~Approval denies (reviewer: escalates) if still unanswered
   }
 }
 
@@ -635,6 +720,39 @@ class Runtime {
     d.release();
   }
 
+  /// Sets the handler asked when a command needs approval (empty removes it;
+  /// then `ask` commands are denied unless approvals.non_interactive is "allow").
+  void set_approval_handler(ApprovalHandler handler) {
+    set_approval(false, std::move(handler), {});
+  }
+  /// Async approval handler: take the Approval and answer it later (e.g. after asking a human).
+  void set_approval_handler_async(AsyncApprovalHandler handler) {
+    set_approval(false, {}, std::move(handler));
+  }
+  /// Sets the smart reviewer (approvals.mode "smart"): answers
+  /// {"decision":"approve"|"deny"|"escalate"}; it can never allow a block-tier command.
+  void set_approval_reviewer(ApprovalHandler reviewer) { set_approval(true, std::move(reviewer), {}); }
+  void set_approval_reviewer_async(AsyncApprovalHandler reviewer) { set_approval(true, {}, std::move(reviewer)); }
+
+  /// The persistent allowlist (JSON array of {"rule","argv_prefix","exact","added_at","note"}).
+  std::string allowlist_json() const {
+    char *out = nullptr;
+    size_t n = 0;
+    ht_error *err = nullptr;
+    detail::check(ht_runtime_allowlist_json(raw(), &out, &n, &err), err);
+    return detail::take(out, n);
+  }
+  /// Replaces the allowlist (validated; saved when approvals.allowlist_path is set).
+  void set_allowlist(std::string_view allowlist_json) {
+    ht_error *err = nullptr;
+    detail::check(ht_runtime_allowlist_set(raw(), allowlist_json.data(), allowlist_json.size(), &err), err);
+  }
+  /// Forgets the "session" approvals given in session_id.
+  void clear_session_approvals(std::string_view session_id) {
+    ht_error *err = nullptr;
+    detail::check(ht_runtime_clear_session_approvals(raw(), session_id.data(), session_id.size(), &err), err);
+  }
+
   /// Drops a task's state (shell state, background processes).
   void cleanup_task(std::string_view task_id) {
     ht_error *err = nullptr;
@@ -675,6 +793,23 @@ class Runtime {
     ht_error *err = nullptr;
     detail::check(ht_runtime_add_hook(raw(), event.data(), event.size(), &detail::hook_trampoline, d.get(),
                                       &detail::delete_trampoline<detail::HookData>, &err),
+                  err);
+    d.release();
+  }
+
+  void set_approval(bool reviewer, ApprovalHandler sync, AsyncApprovalHandler async) {
+    auto setter = reviewer ? &ht_runtime_set_approval_reviewer : &ht_runtime_set_approval_handler;
+    ht_error *err = nullptr;
+    if (!sync && !async) {
+      detail::check(setter(raw(), nullptr, nullptr, nullptr, &err), err);
+      return;
+    }
+    auto d = std::make_unique<detail::ApprovalData>();
+    d->sync = std::move(sync);
+    d->async = std::move(async);
+    d->reviewer = reviewer;
+    detail::check(setter(raw(), &detail::approval_trampoline, d.get(),
+                         &detail::delete_trampoline<detail::ApprovalData>, &err),
                   err);
     d.release();
   }

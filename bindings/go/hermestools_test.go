@@ -590,3 +590,79 @@ func TestBuiltinTerminalAndEvents(t *testing.T) {
 		}
 	}
 }
+
+// Approvals with the built-in terminal: the handler (in its own goroutine)
+// approves one command and denies another; block-tier commands never reach
+// it; replacing and removing handlers releases their handles.
+func TestApprovalHandler(t *testing.T) {
+	rt, err := New(`{"builtin_toolsets":["terminal"]}`)
+	if errors.Is(err, ErrUnsupported) {
+		t.Skip("built-in terminal not in this build:", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := atomic.LoadInt64(&liveHandles)
+	var mu sync.Mutex
+	var asked []string
+	err = rt.SetApprovalHandler(func(req string) (string, error) {
+		mu.Lock()
+		asked = append(asked, req)
+		mu.Unlock()
+		time.Sleep(5 * time.Millisecond) // a human thinking
+		if strings.Contains(req, "ht-go-deny") {
+			return Deny, nil
+		}
+		return ApproveOnce, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := mustDispatch(t, rt, "terminal", `{"command":"rm -rf /tmp/ht-go-allow-nonexistent && echo approved-ran"}`, "")
+	contains(t, ok, "approved-ran")
+	denied := mustDispatch(t, rt, "terminal", `{"command":"rm -rf /tmp/ht-go-deny-nonexistent && echo denied-ran"}`, "")
+	if strings.Contains(denied, "denied-ran") {
+		t.Fatalf("denied command ran: %s", denied)
+	}
+	contains(t, denied, `"error"`)
+	contains(t, mustDispatch(t, rt, "terminal", `{"command":"rm -rf /"}`, ""), `"error"`)
+	mu.Lock()
+	if len(asked) != 2 {
+		t.Fatalf("asked %d times: %v", len(asked), asked)
+	}
+	contains(t, asked[0], `"verdict":"ask"`)
+	mu.Unlock()
+	// An erroring handler denies; replacing releases the old handle.
+	if err := rt.SetApprovalHandler(func(string) (string, error) { return "", errors.New("ui crashed") }); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "replaced approval handle", func() bool { return atomic.LoadInt64(&liveHandles)-base == 1 })
+	out := mustDispatch(t, rt, "terminal", `{"command":"rm -rf /tmp/ht-go-x-nonexistent && echo ran-anyway"}`, "")
+	if strings.Contains(out, "ran-anyway") {
+		t.Fatalf("ran despite a failing handler: %s", out)
+	}
+	if err := rt.SetApprovalReviewer(func(string) (string, error) { return ReviewEscalate, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.SetApprovalHandler(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.SetApprovalReviewer(nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "removed approval handles", func() bool { return atomic.LoadInt64(&liveHandles) == base })
+	list, err := rt.Allowlist()
+	if err != nil || !strings.HasPrefix(list, "[") {
+		t.Fatal(list, err)
+	}
+	if err := rt.SetAllowlist("[]"); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.SetAllowlist("{"); !errors.Is(err, ErrInvalidJSON) {
+		t.Fatal(err)
+	}
+	if err := rt.ClearSessionApprovals("session-1"); err != nil {
+		t.Fatal(err)
+	}
+	rt.Close()
+}

@@ -9,6 +9,9 @@ static void tramp_done(void *ud, ht_status status, const char *result, size_t le
   htgoDone((uintptr_t)ud, (int32_t)status, (char *)result, len);
 }
 static void tramp_hook(void *ud, ht_hook *hook) { htgoHook((uintptr_t)ud, (uintptr_t)hook); }
+static void tramp_approval(void *ud, ht_approval *approval) {
+  htgoApproval((uintptr_t)ud, (uintptr_t)approval);
+}
 static void tramp_event(void *ud, const char *json, size_t len) { htgoEvent((uintptr_t)ud, (char *)json, len); }
 static void tramp_log(void *ud, int32_t level, const char *msg, size_t len) {
   htgoLog((uintptr_t)ud, level, (char *)msg, len);
@@ -59,4 +62,19 @@ const char *htgo_hook_event(uintptr_t hook, size_t *out_len) {
 }
 ht_status htgo_hook_respond(uintptr_t hook, const char *decision, size_t len) {
   return ht_hook_respond((ht_hook *)hook, decision, len);
+}
+
+ht_status htgo_set_approval_handler(ht_runtime *rt, bool reviewer, uintptr_t handle, ht_error **out_err) {
+  if (reviewer) {
+    if (handle == 0) return ht_runtime_set_approval_reviewer(rt, NULL, NULL, NULL, out_err);
+    return ht_runtime_set_approval_reviewer(rt, tramp_approval, (void *)handle, tramp_free, out_err);
+  }
+  if (handle == 0) return ht_runtime_set_approval_handler(rt, NULL, NULL, NULL, out_err);
+  return ht_runtime_set_approval_handler(rt, tramp_approval, (void *)handle, tramp_free, out_err);
+}
+const char *htgo_approval_request(uintptr_t approval, size_t *out_len) {
+  return ht_approval_request_json((const ht_approval *)approval, out_len);
+}
+ht_status htgo_approval_respond(uintptr_t approval, const char *decision, size_t len) {
+  return ht_approval_respond((ht_approval *)approval, decision, len);
 }

@@ -4,8 +4,9 @@
 //  2. register a host tool (get_weather),
 //  3. install the host's approval callback for dangerous commands,
 //  4. print the tool schemas the model would see,
-//  5. dispatch a model's tool_calls batch that includes a dangerous command
-//     (`rm -rf /`), which the approval callback denies.
+//  5. dispatch a model's tool_calls batch with two dangerous commands: one
+//     the approval callback denies (`rm -rf /tmp/hermes-demo-scratch`), and
+//     `rm -rf /`, which the library refuses without asking.
 //
 // Run: make example-cpp
 #include "hermes_tools.hpp"
@@ -42,36 +43,32 @@ static std::string json_string_field(std::string_view json, std::string_view key
   return out;
 }
 
-// The host's approval callback: a real host would ask its user here.
-static bool approve(const std::string &command, const std::string &verdict, const std::string &why) {
-  std::cout << "  [approval] '" << command << "': " << verdict << " (" << why << ") -> denied\n";
-  return false;
-}
-
-// Every terminal command is analysed with the library's rules; anything not
-// plainly safe goes to the host's approval callback.
-static void install_approval_gate(ht::Runtime &rt) {
-  rt.add_hook("pre_tool_call", [&rt](std::string_view event) -> std::string {
-    if (json_string_field(event, "tool_name") != "terminal") return "{}";
-    std::string command = json_string_field(event, "command");
-    std::string check = rt.command_check(command);
-    std::string verdict = json_string_field(check, "verdict");
-    if (verdict == "allow") return "{}";
-    if (approve(command, verdict, json_string_field(check, "description"))) return "{}";
-    return R"({"action":"block","message":)" +
-           ht::json_string("BLOCKED: the user denied `" + command + "`. Do not retry it.") + "}";
+// The host's approval callback, asked by the library when a command needs
+// approval (verdict "ask"). It runs on the library's callback thread while
+// the command waits; a real host would ask its user here (and answer later
+// with set_approval_handler_async). Block-tier commands such as `rm -rf /`
+// never get here: the library refuses them outright.
+static void install_approval_handler(ht::Runtime &rt) {
+  rt.set_approval_handler([](std::string_view request) -> std::string {
+    std::cout << "  [approval] '" << json_string_field(request, "untrusted_command_text")
+              << "': " << json_string_field(request, "verdict") << " ("
+              << json_string_field(request, "description") << ") -> denied\n";
+    return R"({"choice":"deny"})";
   });
 }
 
-// Used only while the library build has no built-in terminal.
+// Used only while the library build has no built-in terminal. It has no
+// approval round trip, so it runs only commands the library's rules allow.
 static void register_terminal_stand_in(ht::Runtime &rt) {
   rt.register_tool(
       ht::tool_spec("terminal", "terminal", "Run a shell command and return its output.",
                     R"({"type":"object","properties":{"command":{"type":"string","description":"The shell command to run."}},"required":["command"]})"),
-      [](const ht::Call &call) {
-        std::string command = json_string_field(call.args_json(), "command") + " 2>&1";
+      [&rt](const ht::Call &call) {
+        std::string command = json_string_field(call.args_json(), "command");
+        if (json_string_field(rt.command_check(command), "verdict") != "allow")
+          throw std::runtime_error("BLOCKED: the stand-in terminal runs only commands that need no approval");
         std::string output;
-        FILE *p = popen(command.c_str(), "r");
+        FILE *p = popen((command + " 2>&1").c_str(), "r");
         if (p == nullptr) throw std::runtime_error("cannot start the shell");
         char buf[4096];
         size_t n;
@@ -111,21 +108,23 @@ int main() {
                  R"(,"forecast":"sunny"})";
         });
 
-    install_approval_gate(rt);
+    install_approval_handler(rt);
 
     std::cout << "\nschemas:\n  " << rt.definitions() << "\n";
 
     const std::string tool_calls = R"([
       {"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\": \"Lisbon\", \"days\": \"2\"}"}},
       {"id":"call_2","type":"function","function":{"name":"terminal","arguments":"{\"command\": \"echo hello from the terminal\"}"}},
-      {"id":"call_3","type":"function","function":{"name":"terminal","arguments":"{\"command\": \"rm -rf /\"}"}}])";
+      {"id":"call_3","type":"function","function":{"name":"terminal","arguments":"{\"command\": \"rm -rf /tmp/hermes-demo-scratch\"}"}},
+      {"id":"call_4","type":"function","function":{"name":"terminal","arguments":"{\"command\": \"rm -rf /\"}"}}])";
     std::cout << "\ndispatching the model's tool_calls:\n";
     std::string results = rt.dispatch_batch(tool_calls, R"({"task_id":"demo"})");
     std::cout << "\nresults for the model:\n  " << results << "\n";
 
     bool ok = results.find("sunny") != std::string::npos &&
               results.find("hello from the terminal") != std::string::npos &&
-              results.find("denied `rm -rf /`") != std::string::npos;
+              (!builtin || (results.find("the user denied") != std::string::npos &&
+                            results.find("BLOCKED (hardline)") != std::string::npos));
     if (!ok) {
       std::cerr << "unexpected results\n";
       return 1;

@@ -4,8 +4,9 @@
 //  2. register a host tool (get_weather),
 //  3. install the host's approval callback for dangerous commands,
 //  4. print the tool schemas the model would see,
-//  5. dispatch a model's tool_calls batch that includes a dangerous command
-//     (`rm -rf /`), which the approval callback denies.
+//  5. dispatch a model's tool_calls batch with two dangerous commands: one
+//     the approval callback denies (`rm -rf /tmp/hermes-demo-scratch`), and
+//     `rm -rf /`, which the library refuses without asking.
 //
 // Run: make example-go
 package main
@@ -21,54 +22,29 @@ import (
 	ht "github.com/hermes-tools/hermestools"
 )
 
-type checkResult struct {
+type approvalRequest struct {
 	Verdict string `json:"verdict"`
+	Command string `json:"untrusted_command_text"`
 	Reasons []struct {
-		Rule        string `json:"rule"`
 		Description string `json:"description"`
 	} `json:"reasons"`
 }
 
-// approve is the host's approval callback: a real host would ask its user here.
-func approve(command string, check checkResult) bool {
+// approve is the host's approval callback, asked by the library when a
+// command needs approval (verdict "ask"). It runs in its own goroutine while
+// the command waits; a real host would ask its user here. Block-tier
+// commands such as `rm -rf /` never get here: the library refuses them.
+func approve(requestJSON string) (string, error) {
+	var req approvalRequest
+	if err := json.Unmarshal([]byte(requestJSON), &req); err != nil {
+		return "", err // an error denies
+	}
 	var why []string
-	for _, r := range check.Reasons {
+	for _, r := range req.Reasons {
 		why = append(why, r.Description)
 	}
-	fmt.Printf("  [approval] %q: %s (%s) -> denied\n", command, check.Verdict, strings.Join(why, "; "))
-	return false
-}
-
-// installApprovalGate sends every terminal command through the library's
-// rules; anything not plainly safe goes to the host's approval callback.
-func installApprovalGate(rt *ht.Runtime) error {
-	return rt.AddHook("pre_tool_call", func(eventJSON string) (string, error) {
-		var ev struct {
-			ToolName string `json:"tool_name"`
-			Args     struct {
-				Command string `json:"command"`
-			} `json:"args"`
-		}
-		if err := json.Unmarshal([]byte(eventJSON), &ev); err != nil {
-			return "", err // a pre_tool_call hook error blocks the call
-		}
-		if ev.ToolName != "terminal" {
-			return "{}", nil
-		}
-		raw, err := rt.CommandCheck(ev.Args.Command)
-		if err != nil {
-			return "", err
-		}
-		var check checkResult
-		if err := json.Unmarshal([]byte(raw), &check); err != nil {
-			return "", err
-		}
-		if check.Verdict == "allow" || approve(ev.Args.Command, check) {
-			return "{}", nil
-		}
-		msg, _ := json.Marshal(fmt.Sprintf("BLOCKED: the user denied `%s`. Do not retry it.", ev.Args.Command))
-		return fmt.Sprintf(`{"action":"block","message":%s}`, msg), nil
-	})
+	fmt.Printf("  [approval] %q: %s (%s) -> denied\n", req.Command, req.Verdict, strings.Join(why, "; "))
+	return ht.Deny, nil
 }
 
 // makeRuntime enables the built-in terminal, or says so when this build lacks it.
@@ -85,7 +61,9 @@ func makeRuntime() (*ht.Runtime, bool, error) {
 	return rt, false, err
 }
 
-// registerTerminalStandIn is used only while the library has no built-in terminal.
+// registerTerminalStandIn is used only while the library has no built-in
+// terminal. It has no approval round trip, so it runs only commands the
+// library's rules allow.
 func registerTerminalStandIn(rt *ht.Runtime) error {
 	params := `{"type":"object","properties":{"command":{"type":"string","description":"The shell command to run."}},"required":["command"]}`
 	return rt.RegisterTool(ht.ToolSpec("terminal", "terminal", "Run a shell command and return its output.", params, false),
@@ -93,6 +71,14 @@ func registerTerminalStandIn(rt *ht.Runtime) error {
 			var args struct{ Command string }
 			if err := call.Unmarshal(&args); err != nil {
 				return "", err
+			}
+			raw, err := rt.CommandCheck(args.Command)
+			if err != nil {
+				return "", err
+			}
+			var check struct{ Verdict string }
+			if err := json.Unmarshal([]byte(raw), &check); err != nil || check.Verdict != "allow" {
+				return "", errors.New("BLOCKED: the stand-in terminal runs only commands that need no approval")
 			}
 			out, err := exec.Command("sh", "-c", args.Command).CombinedOutput()
 			code := 0
@@ -140,7 +126,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	if err := installApprovalGate(rt); err != nil {
+	if err := rt.SetApprovalHandler(approve); err != nil {
 		return err
 	}
 
@@ -160,7 +146,8 @@ func run() error {
 	toolCalls := `[
 	  {"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\": \"Lisbon\", \"days\": \"2\"}"}},
 	  {"id":"call_2","type":"function","function":{"name":"terminal","arguments":"{\"command\": \"echo hello from the terminal\"}"}},
-	  {"id":"call_3","type":"function","function":{"name":"terminal","arguments":"{\"command\": \"rm -rf /\"}"}}]`
+	  {"id":"call_3","type":"function","function":{"name":"terminal","arguments":"{\"command\": \"rm -rf /tmp/hermes-demo-scratch\"}"}},
+	  {"id":"call_4","type":"function","function":{"name":"terminal","arguments":"{\"command\": \"rm -rf /\"}"}}]`
 	fmt.Println("\ndispatching the model's tool_calls:")
 	out, err := rt.DispatchBatch(toolCalls, `{"task_id":"demo"}`)
 	if err != nil {
@@ -178,9 +165,10 @@ func run() error {
 	for _, r := range results {
 		fmt.Printf("  %s %s: %s\n", r.ToolCallID, r.Name, r.Content)
 	}
-	if len(results) != 3 || !strings.Contains(results[0].Content, "sunny") ||
+	if len(results) != 4 || !strings.Contains(results[0].Content, "sunny") ||
 		!strings.Contains(results[1].Content, "hello from the terminal") ||
-		!strings.Contains(results[2].Content, "denied `rm -rf /`") {
+		!strings.Contains(results[2].Content, "BLOCKED") || !strings.Contains(results[3].Content, "BLOCKED") ||
+		(builtin && !strings.Contains(results[2].Content, "the user denied")) {
 		return fmt.Errorf("unexpected results: %s", out)
 	}
 	fmt.Println("\nok")

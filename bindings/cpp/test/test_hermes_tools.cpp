@@ -464,6 +464,64 @@ TEST(builtin_terminal_and_events) {
   rt->cleanup_task("cpp-test");
 }
 
+// Approvals with the built-in terminal: an async handler answering from its
+// own thread approves one command and denies another; block-tier commands
+// never reach it; the handler's closure is released exactly once.
+TEST(approval_handler) {
+  std::unique_ptr<ht::Runtime> rt;
+  try {
+    rt = std::make_unique<ht::Runtime>(R"({"builtin_toolsets":["terminal"]})");
+  } catch (const ht::Error &e) {
+    if (e.status() != ht::Status::Unsupported) throw;
+    std::printf("# skip: built-in terminal not in this build\n");
+    return;
+  }
+  std::atomic<int> destroyed{0};
+  auto asked = std::make_shared<std::pair<std::mutex, std::vector<std::string>>>();
+  {
+    auto t = std::make_shared<Tracker>(&destroyed);
+    rt->set_approval_handler_async([t, asked](ht::Approval &&a) {
+      CHECK(!a.is_reviewer());
+      std::string req(a.request_json());
+      {
+        std::lock_guard<std::mutex> lock(asked->first);
+        asked->second.push_back(req);
+      }
+      std::thread([a = std::move(a), req]() mutable {
+        if (req.find("ht-cpp-deny") != std::string::npos)
+          CHECK(a.deny() == ht::Status::Ok);
+        else
+          CHECK(a.approve_once() == ht::Status::Ok);
+      }).detach();
+    });
+  }
+  std::string ok = rt->dispatch("terminal", R"({"command":"rm -rf /tmp/ht-cpp-allow-nonexistent && echo approved-ran"})");
+  CONTAINS(ok, "approved-ran");
+  std::string denied = rt->dispatch("terminal", R"({"command":"rm -rf /tmp/ht-cpp-deny-nonexistent && echo denied-ran"})");
+  CHECK(denied.find("denied-ran") == std::string::npos);
+  CONTAINS(denied, "\"error\"");
+  std::string blocked = rt->dispatch("terminal", R"({"command":"rm -rf /"})");
+  CONTAINS(blocked, "\"error\"");
+  {
+    std::lock_guard<std::mutex> lock(asked->first);
+    CHECK(asked->second.size() == 2);
+    CONTAINS(asked->second[0], "\"verdict\":\"ask\"");
+    CONTAINS(asked->second[0], "ht-cpp-allow");
+  }
+  // A throwing sync handler denies; replacing the handler releases the old one.
+  rt->set_approval_handler([](std::string_view) -> std::string { throw std::runtime_error("ui crashed"); });
+  for (int i = 0; i < 200 && destroyed < 1; i++) std::this_thread::sleep_for(5ms);
+  CHECK(destroyed == 1);
+  CHECK(rt->dispatch("terminal", R"({"command":"rm -rf /tmp/ht-cpp-x-nonexistent && echo ran"})").find("ran\"") ==
+        std::string::npos);
+  rt->set_approval_handler({});
+  // Allowlist and session approvals.
+  CHECK(rt->allowlist_json().front() == '[');
+  rt->set_allowlist("[]");
+  rt->clear_session_approvals("session-1");
+  expect_error(ht::Status::InvalidJson, [&] { rt->set_allowlist("{"); });
+}
+
 int main() {
   RUN(versions_and_features);
   RUN(json_helpers);
@@ -482,6 +540,7 @@ int main() {
   RUN(concurrent_dispatch);
   RUN(log_handler);
   RUN(builtin_terminal_and_events);
+  RUN(approval_handler);
   std::printf("cpp binding: %d tests, %d checks passed\n", g_tests, g_checks);
   return 0;
 }
