@@ -20,7 +20,8 @@ from hermes_tools import HermesToolsError, Runtime
 
 def approve(request: dict) -> bool:
     """The host's approval callback: a real host would ask its user here."""
-    print(f"  [approval] {request['command']!r}: {request['verdict']} "
+    command = request.get("untrusted_command_text", request.get("command"))
+    print(f"  [approval] {command!r}: {request['verdict']} "
           f"({', '.join(r['description'] for r in request['reasons'])}) -> denied")
     return False
 
@@ -50,9 +51,14 @@ def register_terminal_stand_in(rt: Runtime) -> None:
         return {"output": p.stdout + p.stderr, "exit_code": p.returncode}
 
 
-def install_approval_gate(rt: Runtime) -> None:
-    """Every terminal command is analysed by the library's rules; anything not
-    plainly safe goes to the host's approval callback."""
+def install_approval_gate(rt: Runtime, builtin: bool) -> None:
+    """Commands that need approval go to the host's approval callback."""
+    if builtin and hermes_tools.lib_has("ht_runtime_set_approval_handler"):
+        # The built-in terminal asks the library's approval handler itself.
+        rt.set_approval_handler(approve)
+        return
+    # Older builds: analyse every terminal command with the library's rules in
+    # a pre_tool_call hook and ask the same callback.
 
     def gate(event: dict):
         if event.get("tool_name") != "terminal":
@@ -88,7 +94,7 @@ def main() -> int:
             """
             return {"city": city, "days": days, "forecast": "sunny"}
 
-        install_approval_gate(rt)
+        install_approval_gate(rt, builtin)
 
         print("\nschemas:")
         for d in rt.definitions():

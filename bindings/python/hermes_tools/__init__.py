@@ -18,6 +18,7 @@
 """
 
 from ._ffi import ABI_VERSION, LibraryLoadError, lib
+from ._ffi import has as lib_has
 from ._runtime import (
     CANCELLED,
     CLOSED,
@@ -47,6 +48,7 @@ __all__ = [
     "ABI_VERSION",
     "LibraryLoadError",
     "lib",
+    "lib_has",
     "HermesToolsError",
     "Runtime",
     "ToolCall",

@@ -52,6 +52,7 @@ COMPLETION_FN = CFUNCTYPE(None, c_void_p, c_int32, c_void_p, c_size_t)
 HOOK_FN = CFUNCTYPE(None, c_void_p, c_void_p)  # (user_data, ht_hook*)
 EVENT_FN = CFUNCTYPE(None, c_void_p, c_void_p, c_size_t)
 LOG_FN = CFUNCTYPE(None, c_void_p, c_int32, c_void_p, c_size_t)
+APPROVAL_FN = CFUNCTYPE(None, c_void_p, c_void_p)  # (user_data, ht_approval*)
 
 _P = POINTER(c_void_p)
 _SZ = POINTER(c_size_t)
@@ -122,8 +123,17 @@ _SIGNATURES = {
     "ht_error_free": (None, [c_void_p]),
 }
 
-# Functions bound only when the loaded library exports them.
-_OPTIONAL_SIGNATURES: dict = {}
+# The approval round trip (bound when the loaded library exports it, so the
+# binding still loads against an older build of the same ABI).
+_OPTIONAL_SIGNATURES = {
+    "ht_runtime_set_approval_handler": (c_int32, [c_void_p, APPROVAL_FN, c_void_p, FREE_FN, _P]),
+    "ht_runtime_set_approval_reviewer": (c_int32, [c_void_p, APPROVAL_FN, c_void_p, FREE_FN, _P]),
+    "ht_approval_request_json": (c_void_p, [c_void_p, _SZ]),
+    "ht_approval_respond": (c_int32, [c_void_p, c_char_p, c_size_t]),
+    "ht_runtime_allowlist_json": (c_int32, [c_void_p, _P, _SZ, _P]),
+    "ht_runtime_allowlist_set": (c_int32, [c_void_p, c_char_p, c_size_t, _P]),
+    "ht_runtime_clear_session_approvals": (c_int32, [c_void_p, c_char_p, c_size_t, _P]),
+}
 
 
 def _candidates() -> list[str]:

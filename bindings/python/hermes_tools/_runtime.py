@@ -426,11 +426,76 @@ def _log_tramp(user_data, level, msg, n):
         _report("log handler")
 
 
+def _approval_answer(kind: str, value: Any) -> dict:
+    """Normalise a host answer: dicts pass through; for the approval handler
+    True/"once"/"session"/"always" and False/"deny"; for the reviewer
+    True/"approve", False/"deny", None/"escalate"."""
+    if isinstance(value, dict):
+        return value
+    if kind == "review":
+        if value is True:
+            return {"decision": "approve"}
+        if value is False:
+            return {"decision": "deny"}
+        if isinstance(value, str):
+            return {"decision": value}
+        return {"decision": "escalate"}
+    if value is True:
+        return {"choice": "once"}
+    if isinstance(value, str):
+        return {"choice": value}
+    return {"choice": "deny"}
+
+
+@_ffi.APPROVAL_FN
+def _approval_tramp(user_data, approval_ptr):
+    request: dict = {}
+    answered = False
+    kind = "approval"
+
+    def answer(value: Any, exc: Optional[BaseException] = None):
+        nonlocal answered
+        if answered:
+            return
+        answered = True
+        if exc is not None:
+            # Fail closed: a broken approval handler denies; a broken reviewer escalates.
+            value = {"decision": "escalate"} if kind == "review" else {"choice": "deny"}
+        try:
+            data = json.dumps(_approval_answer(kind, value)).encode()
+        except BaseException:
+            data = b'{"choice":"deny"}' if kind != "review" else b'{"decision":"escalate"}'
+        lib.ht_approval_respond(approval_ptr, data, len(data))
+
+    try:
+        n = c_size_t(0)
+        p = lib.ht_approval_request_json(approval_ptr, byref(n))
+        request = json.loads(ctypes.string_at(p, n.value)) if p else {}
+        entry = _handles.get(user_data)
+        kind = "review" if (entry is not None and entry.kind == "reviewer") or request.get("kind") == "review" else "approval"
+        if entry is None or entry.runtime is None or entry.obj is None:
+            answer(None)
+            return
+        value = entry.obj(request)
+        if inspect.isawaitable(value):
+            entry.runtime._run_hook_awaitable(value, answer)
+            return
+        answer(value)
+    except BaseException as e:
+        answer(None, e)
+
+
 _NULL_HANDLER = ctypes.cast(None, _ffi.HANDLER_FN)
 _NULL_CHECK = ctypes.cast(None, _ffi.CHECK_FN)
 _NULL_EVENT = ctypes.cast(None, _ffi.EVENT_FN)
 _NULL_LOG = ctypes.cast(None, _ffi.LOG_FN)
 _NULL_FREE = ctypes.cast(None, _ffi.FREE_FN)
+_NULL_APPROVAL = ctypes.cast(None, _ffi.APPROVAL_FN)
+
+
+def _need(name: str) -> None:
+    if not _ffi.has(name):
+        raise HermesToolsError(UNSUPPORTED, f"{name} is not exported by the loaded library")
 
 
 def set_log_handler(fn: Optional[Callable[[int, str], None]], level: int = 3) -> None:
@@ -954,6 +1019,60 @@ class Runtime:
         if status != OK:
             _handles.discard(hid)
             _check(status, err)
+
+    # -- approvals -----------------------------------------------------------
+
+    def _set_approval_fn(self, cname: str, kind: str, fn) -> None:
+        _need(cname)
+        setter = getattr(lib, cname)
+        rt = self._rt()
+        err = c_void_p()
+        if fn is None:
+            _check(setter(rt, _NULL_APPROVAL, None, _NULL_FREE, byref(err)), err)
+            return
+        if not callable(fn):
+            raise TypeError("hermes_tools: approval handler must be callable or None")
+        hid = _handles.add(_Entry(kind, fn, self))
+        status = setter(rt, _approval_tramp, hid, _free_tramp, byref(err))
+        if status != OK:
+            _handles.discard(hid)
+            _check(status, err)
+
+    def set_approval_handler(self, fn: Optional[Callable[[dict], Any]]) -> None:
+        """Ask ``fn(request: dict)`` when a command needs approval (on the
+        callback thread; the command waits up to ``approvals.timeout``).
+        Return ``{"choice": "once"|"session"|"always"|"deny", "scope"?: [...]}``,
+        one of those strings, ``True`` (once) / ``False`` (deny), or an
+        awaitable of any of these. An exception denies. ``None`` removes it."""
+        self._set_approval_fn("ht_runtime_set_approval_handler", "approval", fn)
+
+    def set_approval_reviewer(self, fn: Optional[Callable[[dict], Any]]) -> None:
+        """The smart reviewer (``approvals.mode = "smart"``), asked first:
+        return ``{"decision": "approve"|"deny"|"escalate"}``, one of those
+        strings, ``True``/``False``, or ``None`` (escalate), or an awaitable.
+        An exception escalates. ``None`` removes it."""
+        self._set_approval_fn("ht_runtime_set_approval_reviewer", "reviewer", fn)
+
+    def allowlist(self) -> list:
+        """The persistent allowlist (``always`` answers)."""
+        _need("ht_runtime_allowlist_json")
+        out, n, err = c_void_p(), c_size_t(), c_void_p()
+        _check(lib.ht_runtime_allowlist_json(self._rt(), byref(out), byref(n), byref(err)), err)
+        return json.loads(_take_string(out, n))
+
+    def set_allowlist(self, entries: Union[list, str]) -> None:
+        """Replace the allowlist (validated; saved to ``approvals.allowlist_path`` if configured)."""
+        _need("ht_runtime_allowlist_set")
+        p, n = _b(_json_arg(entries))
+        err = c_void_p()
+        _check(lib.ht_runtime_allowlist_set(self._rt(), p, n, byref(err)), err)
+
+    def clear_session_approvals(self, session_id: str) -> None:
+        """Forget the ``session`` approvals given in ``session_id``."""
+        _need("ht_runtime_clear_session_approvals")
+        p, n = _b(session_id)
+        err = c_void_p()
+        _check(lib.ht_runtime_clear_session_approvals(self._rt(), p, n, byref(err)), err)
 
     def cleanup_task(self, task_id: str) -> None:
         """Drop a task's shell state and kill its background processes."""
