@@ -13,6 +13,7 @@ import "C"
 
 import (
 	"fmt"
+	"runtime"
 	"runtime/cgo"
 	"sync/atomic"
 )
@@ -41,6 +42,13 @@ func htgoToolHandler(handle C.uintptr_t, call C.uintptr_t) {
 	c.Args = borrowed(p, n)
 	p = C.htgo_call_context(call, &n)
 	c.Context = borrowed(p, n)
+	if e.async != nil {
+		// Backstop: a Reply dropped without an answer answers with an error
+		// when collected, so the dispatch does not wait for its timeout.
+		runtime.SetFinalizer(reply, func(r *Reply) {
+			r.answer(true, "the host dropped this call without answering")
+		})
+	}
 	go runTool(e, c, reply)
 }
 

@@ -139,7 +139,9 @@ func (c Call) Unmarshal(v any) error { return json.Unmarshal([]byte(c.Args), v) 
 // (reported to the model as {"error": ...}). It runs in its own goroutine.
 type ToolHandler func(call Call) (string, error)
 
-// AsyncToolHandler gets the call and a Reply it may answer later, from any goroutine.
+// AsyncToolHandler gets the call and a Reply it may answer later, from any
+// goroutine. A Reply that is garbage-collected unanswered answers with an
+// error (a backstop only: always answer).
 type AsyncToolHandler func(call Call, reply *Reply)
 
 // Reply answers one call exactly once. Later answers return StatusNotFound.

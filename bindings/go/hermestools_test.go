@@ -666,3 +666,28 @@ func TestApprovalHandler(t *testing.T) {
 	}
 	rt.Close()
 }
+
+// A Reply dropped without an answer is answered (with an error) by its finalizer.
+func TestDroppedReplyIsAnswered(t *testing.T) {
+	rt := newRT(t, `{"dispatch":{"timeout":60}}`)
+	if err := rt.RegisterToolAsync(ToolSpec("drops", "go", "drops the reply", "", false), func(Call, *Reply) {}, nil); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(10 * time.Millisecond):
+				runtime.GC()
+			}
+		}
+	}()
+	defer close(stop)
+	start := time.Now()
+	contains(t, mustDispatch(t, rt, "drops", "{}", ""), "without answering")
+	if time.Since(start) > 30*time.Second {
+		t.Fatal("the dropped call waited for its timeout")
+	}
+}
