@@ -2,8 +2,8 @@
 //! sanitiser that keeps framing tokens and fences out of what the model reads.
 
 use once_cell::sync::Lazy;
-use std::borrow::Cow;
 use regex::Regex;
+use std::borrow::Cow;
 
 /// Cap `text` at `max` characters, keeping 40 % head and 60 % tail (errors
 /// at the end matter) with a marker that says how much was cut.
@@ -83,7 +83,8 @@ mod tests {
         let text: String = (0..100_000)
             .map(|i| char::from(b'a' + (i % 26) as u8))
             .collect();
-        let out = truncate_middle(&format!("START{text}END"), 10_000);
+        let input = format!("START{text}END");
+        let out = truncate_middle(&input, 10_000);
         assert!(out.chars().count() <= 10_000, "{}", out.chars().count());
         assert!(out.starts_with("START"));
         assert!(out.ends_with("END"));
