@@ -691,3 +691,54 @@ func TestDroppedReplyIsAnswered(t *testing.T) {
 		t.Fatal("the dropped call waited for its timeout")
 	}
 }
+
+// Close while other goroutines keep calling: every call either succeeds or
+// fails with ErrClosed; nothing crashes, and every handle is released.
+func TestCloseWhileCalling(t *testing.T) {
+	base := atomic.LoadInt64(&liveHandles)
+	rt, err := New("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRegister(t, rt, ToolSpec("echo", "go", "Echo", echoParams, true), echo, nil)
+	var wg sync.WaitGroup
+	var okCalls, closedCalls int64
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			for j := 0; ; j++ {
+				var err error
+				if j%2 == 0 {
+					_, err = rt.Dispatch("echo", `{"text":"x"}`, "")
+				} else {
+					var ac *AsyncCall
+					if ac, err = rt.DispatchAsync("echo", `{"text":"y"}`, ""); err == nil {
+						r := <-ac.Done
+						if r.Err != nil && !errors.Is(r.Err, ErrCancelled) {
+							t.Error(r.Err)
+						}
+					}
+				}
+				if errors.Is(err, ErrClosed) {
+					atomic.AddInt64(&closedCalls, 1)
+					return
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				atomic.AddInt64(&okCalls, 1)
+			}
+		}(i)
+	}
+	time.Sleep(50 * time.Millisecond)
+	rt.Close()
+	wg.Wait()
+	if okCalls == 0 || closedCalls != 8 {
+		t.Fatalf("ok=%d closed=%d", okCalls, closedCalls)
+	}
+	if got := atomic.LoadInt64(&liveHandles); got != base {
+		t.Fatalf("live handles %d, want %d", got, base)
+	}
+}
