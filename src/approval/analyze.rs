@@ -1102,6 +1102,11 @@ fn trivial_list_output(l: &List, execs: &[Exec]) -> Option<String> {
 
 /// Bash brace expansion of `{a,b}` inside unquoted literal parts.
 fn brace_expand(parts: &[Part]) -> Option<Vec<Vec<Part>>> {
+    let mut budget = MAX_BRACE;
+    brace_expand_in(parts, &mut budget)
+}
+
+fn brace_expand_in(parts: &[Part], budget: &mut usize) -> Option<Vec<Vec<Part>>> {
     for (ix, p) in parts.iter().enumerate() {
         let Part::Lit(t) = p else { continue };
         if !t.contains('{') || !t.contains(',') {
@@ -1143,12 +1148,18 @@ fn brace_expand(parts: &[Part]) -> Option<Vec<Vec<Part>>> {
                         let mut np: Vec<Part> = parts[..ix].to_vec();
                         np.push(Part::Lit(format!("{pre}{alt}{post}")));
                         np.extend(parts[ix + 1..].iter().cloned());
-                        // expand further braces recursively
-                        match brace_expand(&np) {
-                            Some(more) => out.extend(more),
-                            None => out.push(np),
+                        if *budget == 0 {
+                            return Some(out);
                         }
-                        if out.len() > MAX_BRACE {
+                        // expand further braces recursively
+                        match brace_expand_in(&np, budget) {
+                            Some(more) => out.extend(more),
+                            None => {
+                                *budget = budget.saturating_sub(1);
+                                out.push(np)
+                            }
+                        }
+                        if *budget == 0 {
                             return Some(out);
                         }
                     }

@@ -297,12 +297,16 @@ impl Engine {
                 }
             }
             let mut display: Option<String> = None;
+            let mut pattern_text: Option<String> = None;
             for r in &self.rules {
                 let hit = match &r.matcher {
                     Matcher::Exec(f) => f(&ctx, i, e),
                     Matcher::Finding => false,
                     Matcher::ArgvPrefix(p) => rules::prefix_matches(p, e),
-                    Matcher::Pattern(re) => !e.argv.is_empty() && re.is_match(&e.argv.join(" ")),
+                    Matcher::Pattern(re) => {
+                        let text = pattern_text.get_or_insert_with(|| rules::pattern_text(e));
+                        !text.is_empty() && re.is_match(text)
+                    }
                 };
                 if hit && !self.exempted(r) {
                     let d = display.get_or_insert_with(|| rules::display_exec(e));
@@ -330,6 +334,11 @@ impl Engine {
             if rules::floor_match(text) {
                 acc.push(self.rule("floor"), truncate(text, 200), &[]);
             }
+            for p in &a.payloads {
+                if rules::floor_match(p) {
+                    acc.push(self.rule("floor"), truncate(p, 200), &[]);
+                }
+            }
         }
     }
 }
@@ -347,9 +356,8 @@ fn redact_argv(argv: &[String]) -> Vec<String> {
     if !dynamic && !redact::may_contain_secret(&argv.join(" ")) {
         return argv.to_vec();
     }
-    argv.iter()
-        .map(|w| redact_secrets(&w.replace(analyze::DYN, "$?")))
-        .collect()
+    let words: Vec<String> = argv.iter().map(|w| w.replace(analyze::DYN, "$?")).collect();
+    redact::redact_argv_words(&words)
 }
 
 #[derive(Default)]

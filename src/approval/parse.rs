@@ -1390,8 +1390,13 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// Parse a `$` expansion at the cursor. Always consumes at least the `$`;
+    /// returns `None` for a literal `$`.
     fn parse_dollar(&mut self) -> Option<Part> {
-        let n = self.peek_at(1)?;
+        let Some(n) = self.peek_at(1) else {
+            self.i += 1;
+            return None;
+        };
         match n {
             '(' => {
                 if self.peek_at(2) == Some('(') {

@@ -8,6 +8,8 @@
 use once_cell::sync::Lazy;
 use regex::Regex;
 
+const MASK: &str = "***";
+
 static QUICK: Lazy<Regex> = Lazy::new(|| {
     Regex::new(
         r"(?i)(token|secret|passw|pwd|api[_-]?key|apikey|access[_-]?key|private|credential|auth|bearer|session|cookie|://[^/\s@]*:[^/\s@]*@|ghp_|gho_|ghs_|ghu_|github_pat_|sk-|xox[abprs]-|AKIA|AIza|glpat-|eyJ|-----BEGIN|\s-p\S|\s-u\s|sshpass)",
@@ -44,7 +46,12 @@ static RULES: Lazy<Vec<Rx>> = Lazy::new(|| {
         ),
         // NAME=value where NAME looks secret (env assignments, key=value args)
         r(
-            r#"(?i)\b([A-Z0-9_.-]*(?:TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PASS|PWD|API_?KEY|APIKEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?|AUTH|SESSION_?ID|COOKIE)[A-Z0-9_]*\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s;&|'"]+)"#,
+            r#"(?i)\b([A-Z0-9_.-]*(?:TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PASS|PWD|API_?KEY|APIKEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?|AUTH|SESSION_?ID|COOKIE)[A-Z0-9_]*\s*=\s*)("[^"]*"|'[^']*'|[^\s;&|'"]+)"#,
+            "${1}***",
+        ),
+        // `password: x` (YAML/JSON-ish), not Authorization headers
+        r(
+            r#"(?i)(["']?\b[A-Z0-9_.-]*(?:TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|APIKEY|ACCESS_?KEY|PRIVATE_?KEY|CLIENT_?SECRET)[A-Z0-9_]*["']?\s*:\s*)("[^"]*"|'[^']*'|[^\s;&|'",}]+)"#,
             "${1}***",
         ),
         // --password x, --token=x, ...
@@ -78,6 +85,31 @@ static RULES: Lazy<Vec<Rx>> = Lazy::new(|| {
         ),
     ]
 });
+
+static SECRET_FLAG: Lazy<Regex> = Lazy::new(|| {
+    Regex::new(r"(?i)^--?(password|passwd|pass|token|api-key|apikey|api_key|secret|access-token|auth-token|client-secret|private-key|passphrase|key-password)$")
+        .expect("secret flag regex")
+});
+
+/// Redact an argv: each word, plus the word after a secret-bearing flag
+/// (`--password X`), after `sshpass -p`, and the password part of
+/// `-u user:pass`.
+pub fn redact_argv_words(argv: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(argv.len());
+    let sshpass = argv.first().is_some_and(|a| a.ends_with("sshpass"));
+    for (i, w) in argv.iter().enumerate() {
+        let prev = if i > 0 { argv[i - 1].as_str() } else { "" };
+        if i > 0 && (SECRET_FLAG.is_match(prev) || (sshpass && prev == "-p")) {
+            out.push(MASK.to_string());
+        } else if (prev == "-u" || prev == "--user") && w.contains(':') {
+            let user = w.split(':').next().unwrap_or("");
+            out.push(format!("{user}:{MASK}"));
+        } else {
+            out.push(redact_secrets(w));
+        }
+    }
+    out
+}
 
 /// Whether `text` may contain something [`redact_secrets`] would change.
 pub fn may_contain_secret(text: &str) -> bool {

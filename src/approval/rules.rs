@@ -2378,6 +2378,54 @@ pub fn display_exec(e: &Exec) -> String {
     s
 }
 
+/// The text host `pattern` rules see for a program: its argv joined with
+/// spaces, without words that are data (echo/printf arguments, search
+/// patterns, commit messages and PR/issue text).
+pub fn pattern_text(e: &Exec) -> String {
+    if e.argv.is_empty()
+        || matches!(
+            e.name.as_str(),
+            "echo"
+                | "printf"
+                | "grep"
+                | "egrep"
+                | "fgrep"
+                | "rg"
+                | "ag"
+                | "ack"
+                | "man"
+                | "which"
+                | "type"
+        )
+    {
+        return String::new();
+    }
+    if !matches!(e.name.as_str(), "git" | "gh" | "hermes" | "glab") {
+        return e.argv.join(" ");
+    }
+    let mut out: Vec<&str> = Vec::new();
+    let mut skip = false;
+    for a in &e.argv {
+        if skip {
+            skip = false;
+            continue;
+        }
+        if matches!(
+            a.as_str(),
+            "-m" | "--message" | "-b" | "--body" | "-t" | "--title" | "--notes" | "-n"
+        ) {
+            out.push(a);
+            skip = true;
+            continue;
+        }
+        if a.starts_with("--message=") || a.starts_with("--body=") || a.starts_with("--title=") {
+            continue;
+        }
+        out.push(a);
+    }
+    out.join(" ")
+}
+
 /// Does a host `argv_prefix` rule match this program?
 pub fn prefix_matches(prefix: &[String], e: &Exec) -> bool {
     if prefix.is_empty() || e.argv.len() < prefix.len() {
