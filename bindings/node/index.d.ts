@@ -130,6 +130,34 @@ export interface CommandCheck {
   [key: string]: unknown;
 }
 
+export interface ApprovalRequest {
+  kind: 'approval' | 'review';
+  verdict: 'ask' | 'block';
+  rules: string[];
+  reasons: { rule: string; description: string; tier: string; command: string }[];
+  commands: string[][];
+  untrusted_command_text: string;
+  suggested_scope?: unknown[];
+  choices?: string[];
+  session_id?: string;
+  task_id?: string;
+  tool_call_id?: string;
+  timeout_s?: number;
+  [key: string]: unknown;
+}
+export type ApprovalChoice = 'once' | 'session' | 'always' | 'deny';
+export type ApprovalAnswer = { choice: ApprovalChoice; scope?: unknown[] } | ApprovalChoice | boolean;
+export type ReviewDecision = 'approve' | 'deny' | 'escalate';
+export type ReviewAnswer = { decision: ReviewDecision } | ReviewDecision | boolean | undefined | void;
+export interface AllowlistEntry {
+  rule: string;
+  argv_prefix: string[];
+  exact?: boolean;
+  added_at?: string | number;
+  note?: string;
+  [key: string]: unknown;
+}
+
 /** A Promise of an async call's result text, with the id for cancel(). */
 export type PendingCall = Promise<string> & { callId: number };
 
@@ -176,6 +204,14 @@ export declare class Runtime {
   addHook(event: HookEvent, fn: HookFn): void;
   setEventHandler(fn: ((event: { [key: string]: any }) => void) | null): void;
   cleanupTask(taskId: string): Promise<void>;
+
+  /** Asked when a command needs approval; a throw or rejection denies. null removes it. */
+  setApprovalHandler(fn: ((request: ApprovalRequest) => ApprovalAnswer | Promise<ApprovalAnswer>) | null): void;
+  /** The smart reviewer (approvals.mode 'smart'); a throw escalates. null removes it. */
+  setApprovalReviewer(fn: ((request: ApprovalRequest) => ReviewAnswer | Promise<ReviewAnswer>) | null): void;
+  allowlist(): AllowlistEntry[];
+  setAllowlist(entries: AllowlistEntry[] | string): void;
+  clearSessionApprovals(sessionId: string): void;
   commandCheck(command: string | Buffer): CommandCheck;
 }
 

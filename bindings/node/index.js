@@ -57,6 +57,21 @@ class HermesToolsError extends Error {
 // Loading and the ABI check
 // ---------------------------------------------------------------------------
 
+// koffi runs each C call on a stack it allocates itself: 128 KiB for `.async`
+// calls by default. Our blocking calls run tool handlers inline (the built-in
+// terminal, hooks, approval), which needs a normal thread-sized stack, above
+// all in a debug build of the library. 8 MiB is what Linux gives a main thread.
+const STACK_SIZE = 8 * 1024 * 1024;
+try {
+  const cfg = koffi.config();
+  const want = {};
+  if (cfg.async_stack_size < STACK_SIZE) want.async_stack_size = STACK_SIZE;
+  if (cfg.sync_stack_size < STACK_SIZE) want.sync_stack_size = STACK_SIZE;
+  if (Object.keys(want).length) koffi.config({ ...cfg, ...want });
+} catch (e) {
+  process.emitWarning(`hermes-tools: cannot raise koffi's stack sizes (${e.message}); deep calls may crash`);
+}
+
 function candidates() {
   if (process.env.HERMES_TOOLS_LIB) return [process.env.HERMES_TOOLS_LIB];
   const out = [];
@@ -106,6 +121,7 @@ const CompletionFn = koffi.proto(
 );
 const HookFn = koffi.proto('void ht_hook_fn(uintptr_t user_data, void *hook)');
 const EventFn = koffi.proto('void ht_event_fn(uintptr_t user_data, const void *event_json, size_t len)');
+const ApprovalFn = koffi.proto('void ht_approval_fn(uintptr_t user_data, void *approval)');
 const LogFn = koffi.proto('void ht_log_fn(uintptr_t user_data, int32_t level, const void *message, size_t len)');
 
 // Every function of the header. Strings go in as (Buffer, length); outputs as
@@ -185,6 +201,56 @@ const C = {
   errorMessage: lib.func('const char *ht_error_message(const void *err)'),
   errorFree: lib.func('void ht_error_free(void *err)'),
 };
+
+// The approval round trip: bound when the loaded library exports it, so the
+// binding still loads against an older build of the same ABI.
+function optional(decl) {
+  try {
+    return lib.func(decl);
+  } catch (_) {
+    return null;
+  }
+}
+Object.assign(C, {
+  setApprovalHandler: optional(
+    'int32_t ht_runtime_set_approval_handler(void *rt, ht_approval_fn *fn, uintptr_t user_data, ' +
+      'ht_free_fn *free_user_data, _Out_ void **out_err)',
+  ),
+  setApprovalReviewer: optional(
+    'int32_t ht_runtime_set_approval_reviewer(void *rt, ht_approval_fn *fn, uintptr_t user_data, ' +
+      'ht_free_fn *free_user_data, _Out_ void **out_err)',
+  ),
+  approvalRequestJson: optional('const void *ht_approval_request_json(const void *approval, _Out_ size_t *out_len)'),
+  approvalRespond: optional('int32_t ht_approval_respond(void *approval, const uint8_t *decision, size_t len)'),
+  allowlistJson: optional(
+    'int32_t ht_runtime_allowlist_json(void *rt, _Out_ void **out_json, _Out_ size_t *out_len, _Out_ void **out_err)',
+  ),
+  allowlistSet: optional(
+    'int32_t ht_runtime_allowlist_set(void *rt, const uint8_t *json, size_t len, _Out_ void **out_err)',
+  ),
+  clearSessionApprovals: optional(
+    'int32_t ht_runtime_clear_session_approvals(void *rt, const uint8_t *session_id, size_t len, _Out_ void **out_err)',
+  ),
+});
+
+function need(fn, name) {
+  if (!fn) throw new HermesToolsError(Status.UNSUPPORTED, `${name} is not exported by the loaded library`);
+  return fn;
+}
+
+/** Normalise a host approval answer (see Runtime.setApprovalHandler / setApprovalReviewer). */
+function approvalAnswer(kind, value) {
+  if (value && typeof value === 'object') return value;
+  if (kind === 'review') {
+    if (value === true) return { decision: 'approve' };
+    if (value === false) return { decision: 'deny' };
+    if (typeof value === 'string') return { decision: value };
+    return { decision: 'escalate' };
+  }
+  if (value === true) return { choice: 'once' };
+  if (typeof value === 'string') return { choice: value };
+  return { choice: 'deny' };
+}
 
 // ---------------------------------------------------------------------------
 // Helpers
@@ -591,7 +657,59 @@ class Runtime {
       }
     }, koffi.pointer(EventFn));
 
-    return { handler, check: checkT, free, completion, hook, event };
+    const approval = C.approvalRespond
+      ? koffi.register((ud, approvalPtr) => {
+          const entry = handles.get(Number(ud));
+          let kind = entry && entry.kind === 'reviewer' ? 'review' : 'approval';
+          let answered = false;
+          const answer = (value, failed) => {
+            if (answered) return;
+            answered = true;
+            let text;
+            try {
+              // Fail closed: a broken handler denies, a broken reviewer escalates.
+              const v = failed ? (kind === 'review' ? { decision: 'escalate' } : { choice: 'deny' }) : value;
+              text = JSON.stringify(approvalAnswer(kind, v));
+            } catch (_) {
+              text = kind === 'review' ? '{"decision":"escalate"}' : '{"choice":"deny"}';
+            }
+            const [b, n] = bytes(text);
+            C.approvalRespond(approvalPtr, b, n);
+          };
+          try {
+            const text = borrowed(C.approvalRequestJson, approvalPtr);
+            const request = text ? JSON.parse(text) : {};
+            if (request.kind === 'review') kind = 'review';
+            if (!entry) {
+              answer(undefined);
+              return;
+            }
+            const v = entry.fn(request);
+            if (v && typeof v.then === 'function') {
+              track(+1);
+              Promise.resolve(v)
+                .then(
+                  (d) => answer(d),
+                  () => answer(undefined, true),
+                )
+                .catch((e) => reportUncaught('approval handler', e))
+                .finally(() => track(-1));
+              return;
+            }
+            answer(v);
+          } catch (e) {
+            try {
+              answer(undefined, true);
+            } catch (e2) {
+              reportUncaught('approval handler', e2);
+            }
+          }
+        }, koffi.pointer(ApprovalFn))
+      : null;
+
+    const all = { handler, check: checkT, free, completion, hook, event };
+    if (approval) all.approval = approval;
+    return all;
   }
 
   _rt() {
@@ -916,6 +1034,70 @@ class Runtime {
       this._handles.delete(id);
       check(st, err);
     }
+  }
+
+  // -- approvals ------------------------------------------------------------
+
+  _setApprovalFn(setter, name, kind, fn) {
+    need(setter, name);
+    const rt = this._rt();
+    const err = [null];
+    if (fn === null || fn === undefined) {
+      check(setter(rt, null, 0, null, err), err);
+      return;
+    }
+    if (typeof fn !== 'function') throw new TypeError('hermes-tools: approval handler must be a function');
+    const id = this._add({ kind, fn });
+    const st = setter(rt, this._trampolines.approval, id, this._trampolines.free, err);
+    if (st !== Status.OK) {
+      this._handles.delete(id);
+      check(st, err);
+    }
+  }
+
+  /**
+   * Ask fn(request) when a command needs approval (the command waits up to
+   * approvals.timeout). Return {choice: 'once'|'session'|'always'|'deny', scope?},
+   * one of those strings, true (once) / false (deny), or a Promise of these.
+   * A throw or rejection denies. null removes the handler.
+   */
+  setApprovalHandler(fn) {
+    this._setApprovalFn(C.setApprovalHandler, 'ht_runtime_set_approval_handler', 'approval', fn);
+  }
+
+  /**
+   * The smart reviewer (approvals.mode = 'smart'), asked first: return
+   * {decision: 'approve'|'deny'|'escalate'}, a string, a boolean, or
+   * undefined (escalate), or a Promise. A throw escalates. null removes it.
+   */
+  setApprovalReviewer(fn) {
+    this._setApprovalFn(C.setApprovalReviewer, 'ht_runtime_set_approval_reviewer', 'reviewer', fn);
+  }
+
+  /** The persistent allowlist ('always' answers). */
+  allowlist() {
+    need(C.allowlistJson, 'ht_runtime_allowlist_json');
+    const out = [null];
+    const len = [0];
+    const err = [null];
+    check(C.allowlistJson(this._rt(), out, len, err), err);
+    return JSON.parse(takeString(out, len));
+  }
+
+  /** Replace the allowlist (validated; saved to approvals.allowlist_path when configured). */
+  setAllowlist(entries) {
+    need(C.allowlistSet, 'ht_runtime_allowlist_set');
+    const [b, n] = bytes(jsonArg(entries));
+    const err = [null];
+    check(C.allowlistSet(this._rt(), b, n, err), err);
+  }
+
+  /** Forget the 'session' approvals given in sessionId. */
+  clearSessionApprovals(sessionId) {
+    need(C.clearSessionApprovals, 'ht_runtime_clear_session_approvals');
+    const [b, n] = bytes(sessionId);
+    const err = [null];
+    check(C.clearSessionApprovals(this._rt(), b, n, err), err);
   }
 
   /** Drop a task's shell state and kill its background processes. */

@@ -20,7 +20,8 @@ const { Runtime, HermesToolsError, Status } = ht;
 // The host's approval callback: a real host would ask its user here.
 async function approve(request) {
   const why = request.reasons.map((r) => r.description).join(', ');
-  console.log(`  [approval] ${JSON.stringify(request.command)}: ${request.verdict} (${why}) -> denied`);
+  const command = request.untrusted_command_text ?? request.command;
+  console.log(`  [approval] ${JSON.stringify(command)}: ${request.verdict} (${why}) -> denied`);
   return false;
 }
 
@@ -62,9 +63,15 @@ function registerTerminalStandIn(rt) {
   );
 }
 
-// Every terminal command is analysed by the library's rules; anything not
-// plainly safe goes to the host's approval callback.
-function installApprovalGate(rt) {
+// Commands that need approval go to the host's approval callback.
+function installApprovalGate(rt, builtin) {
+  if (builtin && ht.lib.setApprovalHandler) {
+    // The built-in terminal asks the library's approval handler itself.
+    rt.setApprovalHandler(approve);
+    return;
+  }
+  // Older builds: analyse every terminal command with the library's rules in
+  // a pre_tool_call hook and ask the same callback.
   rt.addHook('pre_tool_call', async (event) => {
     if (event.tool_name !== 'terminal') return {};
     const command = (event.args && event.args.command) || '';
@@ -103,7 +110,7 @@ try {
     async ({ city, days = 1 }) => ({ city, days, forecast: 'sunny' }),
   );
 
-  installApprovalGate(rt);
+  installApprovalGate(rt, builtin);
 
   console.log('\nschemas:');
   for (const d of await rt.definitions()) console.log('  ' + JSON.stringify(d));
