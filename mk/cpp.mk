@@ -41,3 +41,9 @@ example-cpp: ht-lib
 	./$(BUILD)/agent_host_cpp
 
 BINDING_TESTS += test-cpp
+
+# Optional (slow, not part of make test): the plain build under valgrind;
+# fails on memory errors and definite leaks.
+.PHONY: test-cpp-valgrind
+test-cpp-valgrind: test-cpp-plain
+	valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite -q ./$(BUILD)/test_cpp_binding
