@@ -116,6 +116,8 @@ inline void check(ht_status st, ht_error *const &err) {
   }
   std::string msg;
   if (err != nullptr) {
+    ht_status code = ht_error_code(err);  // same as st; the error object is authoritative
+    if (code != HT_STATUS_OK) st = code;
     const char *m = ht_error_message(err);
     msg = m != nullptr ? m : "";
     ht_error_free(err);

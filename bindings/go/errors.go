@@ -95,6 +95,9 @@ func takeError(st C.ht_status, e *C.ht_error) error {
 	}
 	msg := ""
 	if e != nil {
+		if code := C.ht_error_code(e); code != 0 {
+			st = code // same as the returned status; the error object is authoritative
+		}
 		if m := C.ht_error_message(e); m != nil {
 			msg = C.GoString(m)
 		}
