@@ -17,6 +17,7 @@
 #include <iostream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace ht = hermes_tools;
 
@@ -40,6 +41,34 @@ static std::string json_string_field(std::string_view json, std::string_view key
       out.push_back(c);
     }
   }
+  return out;
+}
+
+// The top-level elements of a JSON array, as text (enough for printing).
+static std::vector<std::string> split_json_array(std::string_view json) {
+  std::vector<std::string> out;
+  int depth = 0;
+  bool in_string = false;
+  size_t start = 0;
+  for (size_t i = 0; i < json.size(); i++) {
+    char c = json[i];
+    if (in_string) {
+      if (c == '\\') i++;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (depth++ == 0 && c == '[') start = i + 1;
+    } else if (c == ']' || c == '}') {
+      if (--depth == 0) out.emplace_back(json.substr(start, i - start));
+    } else if (c == ',' && depth == 1) {
+      out.emplace_back(json.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  if (!out.empty() && out.back().empty()) out.pop_back();
   return out;
 }
 
@@ -110,7 +139,8 @@ int main() {
 
     install_approval_handler(rt);
 
-    std::cout << "\nschemas:\n  " << rt.definitions() << "\n";
+    std::cout << "\nschemas:\n";
+    for (const auto &schema : split_json_array(rt.definitions())) std::cout << "  " << schema << "\n";
 
     const std::string tool_calls = R"([
       {"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\": \"Lisbon\", \"days\": \"2\"}"}},
@@ -119,7 +149,8 @@ int main() {
       {"id":"call_4","type":"function","function":{"name":"terminal","arguments":"{\"command\": \"rm -rf /\"}"}}])";
     std::cout << "\ndispatching the model's tool_calls:\n";
     std::string results = rt.dispatch_batch(tool_calls, R"({"task_id":"demo"})");
-    std::cout << "\nresults for the model:\n  " << results << "\n";
+    std::cout << "\nresults for the model:\n";
+    for (const auto &r : split_json_array(results)) std::cout << "  " << r << "\n";
 
     bool ok = results.find("sunny") != std::string::npos &&
               results.find("hello from the terminal") != std::string::npos &&
