@@ -50,7 +50,7 @@ EOF"####,
     r####"python3 -c 'import subprocess; subprocess.run(["rm","-rf","/"])'"####,
     r####"node -e 'require("child_process").execSync("rm -rf /")'"####,
     r####"rm -rf ／"####,
-    r####"r​m -rf /"####,
+    "r\u{200B}m -rf /",
     r####"dd if=/dev/zero of=/dev/sda"####,
     r####"tee /dev/sda < /dev/zero"####,
     r####"cp /dev/zero /dev/sda"####,
@@ -568,7 +568,7 @@ fn random_command(rng: &mut Rng) -> String {
     let mut s = String::new();
     for _ in 0..n {
         s.push_str(rng.pick(FRAGMENTS));
-        if rng.next() % 3 != 0 {
+        if !rng.next().is_multiple_of(3) {
             s.push(' ');
         }
     }

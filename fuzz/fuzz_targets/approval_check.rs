@@ -14,7 +14,11 @@ fuzz_target!(|data: &[u8]| {
     let r = ENGINE.check(&s);
     let _ = r.to_json();
     if parsed.error.is_some() {
-        assert_ne!(r.verdict, Verdict::Allow, "unparseable input allowed: {s:?}");
+        assert_ne!(
+            r.verdict,
+            Verdict::Allow,
+            "unparseable input allowed: {s:?}"
+        );
     }
     // wrapping never lowers a non-allow verdict to allow
     if r.verdict != Verdict::Allow {

@@ -972,11 +972,11 @@ fn strip_pattern(s: &str, pat: &str, op: &str) -> String {
             .filter(|p| !p.contains(['*', '?', '[']))
         {
             // `#lit*` removes everything (longest) or lit (shortest)
-            if s.starts_with(lit) {
+            if let Some(rest) = s.strip_prefix(lit) {
                 return if longest {
                     String::new()
                 } else {
-                    s[lit.len()..].to_string()
+                    rest.to_string()
                 };
             }
             return s.to_string();
@@ -999,11 +999,11 @@ fn strip_pattern(s: &str, pat: &str, op: &str) -> String {
             .strip_prefix('*')
             .filter(|p| !p.contains(['*', '?', '[']))
         {
-            if s.ends_with(lit) {
+            if let Some(rest) = s.strip_suffix(lit) {
                 return if longest {
                     String::new()
                 } else {
-                    s[..s.len() - lit.len()].to_string()
+                    rest.to_string()
                 };
             }
             return s.to_string();
@@ -1534,10 +1534,8 @@ fn unwrap(name: &str, argv: &[String]) -> Unwrap {
         "script" => {
             let mut i = 1;
             while i < n {
-                if argv[i] == "-c" || argv[i] == "--command" {
-                    if i + 1 < n {
-                        return Unwrap::Script(argv[i + 1].clone());
-                    }
+                if (argv[i] == "-c" || argv[i] == "--command") && i + 1 < n {
+                    return Unwrap::Script(argv[i + 1].clone());
                 }
                 if let Some(v) = argv[i].strip_prefix("--command=") {
                     return Unwrap::Script(v.to_string());
@@ -1713,49 +1711,6 @@ fn unwrap(name: &str, argv: &[String]) -> Unwrap {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn argvs(s: &str) -> Vec<Vec<String>> {
-        analyze(s).execs.into_iter().map(|e| e.argv).collect()
-    }
-
-    #[test]
-    fn expansions() {
-        assert!(argvs("X=r; ${X}m -rf /").contains(&vec!["rm".into(), "-rf".into(), "/".into()]));
-        assert!(argvs("rm${IFS}-rf${IFS}/").contains(&vec!["rm".into(), "-rf".into(), "/".into()]));
-        assert!(argvs("r\\m -rf /").contains(&vec!["rm".into(), "-rf".into(), "/".into()]));
-        assert!(argvs("r''m -rf /").contains(&vec!["rm".into(), "-rf".into(), "/".into()]));
-        assert!(argvs("$'\\x72\\x6d' -rf /").contains(&vec![
-            "rm".into(),
-            "-rf".into(),
-            "/".into()
-        ]));
-        assert!(argvs("{rm,-rf,/}").contains(&vec!["rm".into(), "-rf".into(), "/".into()]));
-        assert!(argvs("$(echo rm) -rf /").contains(&vec!["rm".into(), "-rf".into(), "/".into()]));
-        assert!(
-            argvs("sudo -u root env A=1 nice -n 5 rm -rf /").contains(&vec![
-                "rm".into(),
-                "-rf".into(),
-                "/".into()
-            ])
-        );
-        assert!(argvs("bash -c 'rm -rf /'").contains(&vec!["rm".into(), "-rf".into(), "/".into()]));
-        assert!(argvs("echo 'rm -rf /' | sh").contains(&vec![
-            "rm".into(),
-            "-rf".into(),
-            "/".into()
-        ]));
-        assert!(argvs("rm -rf ~").contains(&vec!["rm".into(), "-rf".into(), "~".into()]));
-        assert!(argvs("for c in ls rm; do $c -rf /; done").contains(&vec![
-            "rm".into(),
-            "-rf".into(),
-            "/".into()
-        ]));
-    }
-}
-
 /// Inline code of an interpreter invocation (`python -c CODE`, `perl -e CODE`,
 /// `node -e CODE`, ...), or `Stdin` when it reads code from stdin.
 fn interpreter_code(name: &str, argv: &[String]) -> Unwrap {
@@ -1873,4 +1828,47 @@ fn unescape_code_str(s: &str) -> String {
         return s.to_string();
     }
     parse::ansi_c_unescape(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argvs(s: &str) -> Vec<Vec<String>> {
+        analyze(s).execs.into_iter().map(|e| e.argv).collect()
+    }
+
+    #[test]
+    fn expansions() {
+        assert!(argvs("X=r; ${X}m -rf /").contains(&vec!["rm".into(), "-rf".into(), "/".into()]));
+        assert!(argvs("rm${IFS}-rf${IFS}/").contains(&vec!["rm".into(), "-rf".into(), "/".into()]));
+        assert!(argvs("r\\m -rf /").contains(&vec!["rm".into(), "-rf".into(), "/".into()]));
+        assert!(argvs("r''m -rf /").contains(&vec!["rm".into(), "-rf".into(), "/".into()]));
+        assert!(argvs("$'\\x72\\x6d' -rf /").contains(&vec![
+            "rm".into(),
+            "-rf".into(),
+            "/".into()
+        ]));
+        assert!(argvs("{rm,-rf,/}").contains(&vec!["rm".into(), "-rf".into(), "/".into()]));
+        assert!(argvs("$(echo rm) -rf /").contains(&vec!["rm".into(), "-rf".into(), "/".into()]));
+        assert!(
+            argvs("sudo -u root env A=1 nice -n 5 rm -rf /").contains(&vec![
+                "rm".into(),
+                "-rf".into(),
+                "/".into()
+            ])
+        );
+        assert!(argvs("bash -c 'rm -rf /'").contains(&vec!["rm".into(), "-rf".into(), "/".into()]));
+        assert!(argvs("echo 'rm -rf /' | sh").contains(&vec![
+            "rm".into(),
+            "-rf".into(),
+            "/".into()
+        ]));
+        assert!(argvs("rm -rf ~").contains(&vec!["rm".into(), "-rf".into(), "~".into()]));
+        assert!(argvs("for c in ls rm; do $c -rf /; done").contains(&vec![
+            "rm".into(),
+            "-rf".into(),
+            "/".into()
+        ]));
+    }
 }

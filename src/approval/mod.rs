@@ -393,7 +393,7 @@ impl Acc {
 
     fn finish(mut self) -> CheckResult {
         // strongest first, stable otherwise
-        self.reasons.sort_by(|a, b| b.tier.cmp(&a.tier));
+        self.reasons.sort_by_key(|r| std::cmp::Reverse(r.tier));
         let verdict = self
             .reasons
             .iter()

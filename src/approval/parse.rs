@@ -238,14 +238,9 @@ impl<'a> Parser<'a> {
     }
 
     fn starts_with(&self, t: &str) -> bool {
-        let mut k = self.i;
-        for c in t.chars() {
-            if self.s.get(k) != Some(&c) {
-                return false;
-            }
-            k += 1;
-        }
-        true
+        t.chars()
+            .enumerate()
+            .all(|(k, c)| self.s.get(self.i + k) == Some(&c))
     }
 
     fn bump_node(&mut self) -> bool {
@@ -769,7 +764,7 @@ impl<'a> Parser<'a> {
                             break;
                         }
                         Some('\n') => self.newline(),
-                        Some(c) if matches!(c, '&' | '|' | '<' | '>' | '(' | ')' | ';') => {
+                        Some('&' | '|' | '<' | '>' | '(' | ')' | ';') => {
                             // operators inside [[ ]] are words
                             let mut t = String::new();
                             while let Some(c) = self.peek() {

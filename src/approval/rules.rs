@@ -370,12 +370,11 @@ pub fn norm_path(p: &str) -> String {
     {
         s = format!("~/.hermes{rest}");
     }
-    if let Some(home) = HOME_DIR.as_deref() {
-        if let Some(rest) = s.strip_prefix(home)
-            && (rest.is_empty() || rest.starts_with('/'))
-        {
-            s = format!("~{rest}");
-        }
+    if let Some(home) = HOME_DIR.as_deref()
+        && let Some(rest) = s.strip_prefix(home)
+        && (rest.is_empty() || rest.starts_with('/'))
+    {
+        s = format!("~{rest}");
     }
     let (root, rest): (&str, &str) = if let Some(r) = s.strip_prefix('~') {
         if r.is_empty() || r.starts_with('/') {
@@ -383,8 +382,8 @@ pub fn norm_path(p: &str) -> String {
         } else {
             ("", s.as_str())
         }
-    } else if s.starts_with('/') {
-        ("/", &s[1..])
+    } else if let Some(r) = s.strip_prefix('/') {
+        ("/", r)
     } else if s.len() >= 2 && s.as_bytes()[1] == b':' {
         let (d, r) = s.split_at(2);
         (if d.is_empty() { "" } else { &s[..2] }, r)
@@ -705,10 +704,8 @@ pub fn write_targets(e: &Exec) -> Vec<(String, WriteKind)> {
             RedirOp::Out => out.push((t, WriteKind::Overwrite)),
             RedirOp::Append => out.push((t, WriteKind::Append)),
             RedirOp::ReadWrite => out.push((t, WriteKind::InPlace)),
-            RedirOp::Dup => {
-                if !t.is_empty() && !t.chars().all(|c| c.is_ascii_digit() || c == '-') {
-                    out.push((t, WriteKind::Overwrite));
-                }
+            RedirOp::Dup if !t.is_empty() && !t.chars().all(|c| c.is_ascii_digit() || c == '-') => {
+                out.push((t, WriteKind::Overwrite));
             }
             _ => {}
         }
@@ -934,7 +931,6 @@ fn m_find_critical(_: &RuleCtx, _: usize, e: &Exec) -> bool {
             || a == "-path"
             || a == "-mtime"
             || a == "-newer"
-            || a == "-type" && false
     });
     if has_depth_limit {
         return false;
@@ -1721,7 +1717,7 @@ fn m_git(_: &RuleCtx, _: usize, e: &Exec) -> bool {
                     .iter()
                     .any(|a| a.starts_with('+') || (a.starts_with(':') && a.len() > 1))
         }
-        "reset" => has("--hard") || has("--merge") || has("--keep") && false,
+        "reset" => has("--hard") || has("--merge"),
         "clean" => sf.contains('f') || has("--force"),
         "branch" => {
             sf.contains('D')
@@ -2040,9 +2036,7 @@ fn symbolic_mode_risky(m: &str) -> bool {
             return false;
         }
         let perms = &rest[1..];
-        let world = who.is_empty() && perms.contains('w') && false
-            || who.contains('o')
-            || who.contains('a');
+        let world = who.contains('o') || who.contains('a');
         (world && perms.contains('w'))
             || perms.contains('s')
             || (who.is_empty() && perms.contains('w') && rest.starts_with('='))
