@@ -432,6 +432,7 @@ impl Analyzer {
             } else {
                 self.vars.insert(name.clone(), Val::Known(v.clone()));
             }
+            self.check_assignment(name, &v, &c);
             if self.out.assigned.len() < 64 {
                 self.out.assigned.push((name.clone(), v));
             }
@@ -472,6 +473,39 @@ impl Analyzer {
             return Some(self.push_exec(Vec::new(), &c));
         }
         Some(self.run_argv(argv, &c, glob0))
+    }
+
+    /// Variables whose value is code or a library the shell or a tool will
+    /// run: hijack vectors, and payloads to analyse.
+    fn check_assignment(&mut self, name: &str, value: &str, ctx: &Ctx) {
+        if value.is_empty() {
+            return;
+        }
+        match name {
+            "LD_PRELOAD"
+            | "LD_AUDIT"
+            | "DYLD_INSERT_LIBRARIES"
+            | "BASH_ENV"
+            | "ENV"
+            | "LD_LIBRARY_PATH"
+            | "DYLD_LIBRARY_PATH"
+            | "PYTHONSTARTUP"
+            | "NODE_OPTIONS"
+            | "PERL5OPT"
+            | "RUBYOPT" => {
+                self.finding("env-hijack", None, format!("{name}={value}"));
+            }
+            "PROMPT_COMMAND" | "GIT_SSH_COMMAND" | "GIT_PAGER" | "PAGER" | "EDITOR" | "VISUAL"
+            | "GIT_EDITOR" | "SSH_ASKPASS" | "GIT_ASKPASS" | "GIT_EXTERNAL_DIFF" | "MANPAGER"
+            | "LESSOPEN" | "SUDO_ASKPASS" => {
+                let mut c = ctx.clone();
+                c.depth += 1;
+                c.via = Some(name.to_string());
+                let v = value.trim_start_matches('|').to_string();
+                self.analyze_text(&v, &c, true);
+            }
+            _ => {}
+        }
     }
 
     fn push_exec(&mut self, argv: Vec<String>, ctx: &Ctx) -> usize {
@@ -556,7 +590,10 @@ impl Analyzer {
                     self.analyze_text(&sh, &inner, true);
                 }
             }
-            Unwrap::Stdin if !is_shell(&name) && name != "at" && name != "batch" => {
+            Unwrap::Stdin
+                if !is_shell(&name)
+                    && !matches!(name.as_str(), "at" | "batch" | "source" | ".") =>
+            {
                 // an interpreter reading code from stdin
                 inner.depth += 1;
                 let code = match (&ctx.stdin_text, ctx.stdin_from) {
@@ -1534,7 +1571,9 @@ fn unwrap(name: &str, argv: &[String]) -> Unwrap {
         "script" => {
             let mut i = 1;
             while i < n {
-                if (argv[i] == "-c" || argv[i] == "--command") && i + 1 < n {
+                let a = &argv[i];
+                let bundle_c = a.starts_with('-') && !a.starts_with("--") && a.ends_with('c');
+                if (bundle_c || a == "--command") && i + 1 < n {
                     return Unwrap::Script(argv[i + 1].clone());
                 }
                 if let Some(v) = argv[i].strip_prefix("--command=") {
@@ -1543,6 +1582,89 @@ fn unwrap(name: &str, argv: &[String]) -> Unwrap {
                 i += 1;
             }
             Unwrap::None
+        }
+        "npx" | "pnpx" | "bunx" => Unwrap::Argv(
+            skip_opts(argv, 1, &["-p", "--package", "-c", "--call"]),
+            false,
+        ),
+        "npm" | "pnpm" | "yarn" | "bun"
+            if argv
+                .get(1)
+                .is_some_and(|a| a == "exec" || a == "dlx" || a == "x") =>
+        {
+            Unwrap::Argv(
+                skip_opts(argv, 2, &["-p", "--package", "-c", "--call"]),
+                false,
+            )
+        }
+        "git" => {
+            // git -c core.pager=CMD / core.sshCommand=CMD / alias.x=!CMD
+            for (k, a) in argv.iter().enumerate() {
+                if a == "-c"
+                    && let Some(kv) = argv.get(k + 1)
+                    && let Some((key, val)) = kv.split_once('=')
+                {
+                    let key = key.to_ascii_lowercase();
+                    let runs = matches!(
+                        key.as_str(),
+                        "core.pager"
+                            | "core.sshcommand"
+                            | "core.editor"
+                            | "core.fsmonitor"
+                            | "sequence.editor"
+                            | "diff.external"
+                            | "core.askpass"
+                    ) || key.starts_with("pager.")
+                        || (key.starts_with("alias.") && val.starts_with('!'));
+                    if runs {
+                        return Unwrap::Script(val.trim_start_matches('!').to_string());
+                    }
+                }
+            }
+            Unwrap::None
+        }
+        "source" | "." => {
+            if matches!(
+                argv.get(1).map(|s| s.as_str()),
+                Some("/dev/stdin") | Some("-")
+            ) {
+                Unwrap::Stdin
+            } else {
+                Unwrap::None
+            }
+        }
+        "awk" | "gawk" | "mawk" | "nawk" => {
+            let i = skip_opts(
+                argv,
+                1,
+                &["-F", "-v", "-f", "--field-separator", "--assign", "--file"],
+            );
+            if argv[1..]
+                .iter()
+                .any(|a| a == "-f" || a.starts_with("--file"))
+            {
+                return Unwrap::None;
+            }
+            match argv.get(i) {
+                Some(prog) => Unwrap::Code(prog.clone()),
+                None => Unwrap::None,
+            }
+        }
+        "osascript" => {
+            let mut code = String::new();
+            for (k, a) in argv.iter().enumerate() {
+                if a == "-e"
+                    && let Some(c) = argv.get(k + 1)
+                {
+                    code.push_str(c);
+                    code.push('\n');
+                }
+            }
+            if code.is_empty() {
+                Unwrap::None
+            } else {
+                Unwrap::Code(code)
+            }
         }
         "at" | "batch" => {
             if argv[1..]
@@ -1767,7 +1889,8 @@ static CODE_CALL: once_cell::sync::Lazy<regex::Regex> = once_cell::sync::Lazy::n
         r#"(?x)
         (?:os\.system|os\.popen|os\.exec\w*|subprocess\.\w+|commands\.getoutput|pty\.spawn
           |Kernel\.system|IO\.popen|Open3\.\w+|child_process\.\w+|execSync|execFileSync|spawnSync
-          |\bexec|\bspawn|\bsystem|\bshell_exec|\bpassthru|\bpopen|\bproc_open|\bqx|%x)
+          |\bexec|\bspawn|\bsystem|\bshell_exec|\bpassthru|\bpopen|\bproc_open|\bqx|%x
+          |do\s+shell\s+script)
         \s*\(?\s*
         (?P<arg>\[[^\]]*\]|"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|\{[^}]*\})"#,
     )

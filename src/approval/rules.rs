@@ -92,6 +92,12 @@ pub fn builtin_rows() -> Vec<RuleRow> {
         ),
         r!("fork-bomb", Block, "fork bomb"),
         r!(
+            "rsync-delete-critical",
+            Block,
+            "rsync --delete onto the root filesystem, a system directory or a home directory",
+            m_rsync_critical
+        ),
+        r!(
             "kill-all-processes",
             Block,
             "kill every process (kill -1 / killall5)",
@@ -286,6 +292,17 @@ pub fn builtin_rows() -> Vec<RuleRow> {
             Ask,
             "option that makes a tool run arbitrary programs",
             m_exec_option
+        ),
+        r!(
+            "env-hijack",
+            Ask,
+            "environment variable that injects code into every program (LD_PRELOAD, BASH_ENV, ...)"
+        ),
+        r!(
+            "container-host-access",
+            Ask,
+            "container with the host filesystem, PID namespace or full privileges",
+            m_container_host
         ),
     ]
 }
@@ -632,7 +649,11 @@ pub fn is_user_sensitive(p: &str) -> bool {
     if comps.iter().any(|c| SENSITIVE_DIRS.contains(c)) {
         return true;
     }
-    if n.contains("/.config/systemd/user") || n.contains("/.config/fish/config.fish") {
+    if n.contains("/.config/systemd/user")
+        || n.contains("/.config/fish/config.fish")
+        || n.contains(".git/hooks/")
+        || n.starts_with("git/hooks/")
+    {
         return true;
     }
     false
@@ -852,6 +873,30 @@ pub fn write_targets(e: &Exec) -> Vec<(String, WriteKind)> {
                 out.push((o.to_string(), WriteKind::Delete));
             }
         }
+        "tar" | "gtar" | "bsdtar" => {
+            let extract = a[1..].iter().any(|w| {
+                w == "--extract"
+                    || w == "-x"
+                    || (!w.starts_with("--") && w.trim_start_matches('-').starts_with('x'))
+                    || (w.starts_with('-') && !w.starts_with("--") && w.contains('x'))
+            });
+            if extract {
+                for (k, w) in a.iter().enumerate() {
+                    if (w == "-C" || w == "--directory") && k + 1 < a.len() {
+                        out.push((a[k + 1].clone(), WriteKind::Overwrite));
+                    } else if let Some(v) = w.strip_prefix("--directory=") {
+                        out.push((v.to_string(), WriteKind::Overwrite));
+                    }
+                }
+            }
+        }
+        "unzip" => {
+            for (k, w) in a.iter().enumerate() {
+                if w == "-d" && k + 1 < a.len() {
+                    out.push((a[k + 1].clone(), WriteKind::Overwrite));
+                }
+            }
+        }
         "truncate" => {
             for o in operands(a, &["-s", "--size", "-r", "--reference"]) {
                 out.push((o.to_string(), WriteKind::Overwrite));
@@ -873,8 +918,10 @@ pub fn write_targets(e: &Exec) -> Vec<(String, WriteKind)> {
 }
 
 fn rm_flags(argv: &[String]) -> (bool, bool) {
-    let mut rec = false;
-    let mut force = false;
+    // rimraf / del-cli / trash are always recursive
+    let n = cmd_name(&argv[0]);
+    let mut rec = n != "rm" && n != "grm";
+    let mut force = rec;
     for a in &argv[1..] {
         if a == "--" {
             break;
@@ -898,7 +945,10 @@ fn rm_flags(argv: &[String]) -> (bool, bool) {
 }
 
 fn is_rm(e: &Exec) -> bool {
-    matches!(e.name.as_str(), "rm" | "grm")
+    matches!(
+        e.name.as_str(),
+        "rm" | "grm" | "rimraf" | "del-cli" | "trash" | "trash-put"
+    )
 }
 
 // ---------------------------------------------------------------- matchers
@@ -909,6 +959,41 @@ fn m_rm_critical(_: &RuleCtx, _: usize, e: &Exec) -> bool {
     }
     let (rec, _) = rm_flags(&e.argv);
     rec && operands(&e.argv, &[]).iter().any(|o| is_critical(o))
+}
+
+fn m_rsync_critical(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    if e.name != "rsync" || !e.argv.iter().any(|a| a.starts_with("--delete")) {
+        return false;
+    }
+    let ops = operands(
+        &e.argv,
+        &["-e", "--rsh", "--exclude", "--include", "-f", "--filter"],
+    );
+    ops.len() >= 2 && is_critical(ops[ops.len() - 1])
+}
+
+fn m_container_host(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    if !matches!(e.name.as_str(), "docker" | "podman" | "nerdctl") {
+        return false;
+    }
+    let a = &e.argv;
+    if !a.iter().any(|w| w == "run" || w == "create" || w == "exec") {
+        return false;
+    }
+    a.iter().enumerate().any(|(k, w)| {
+        w == "--privileged"
+            || w == "--pid=host"
+            || ((w == "-v" || w == "--volume" || w == "--mount")
+                && a.get(k + 1).is_some_and(|v| {
+                    let src = v.split(':').next().unwrap_or("");
+                    let src = src
+                        .trim_start_matches("type=bind,source=")
+                        .trim_start_matches("source=");
+                    is_critical(src) || is_system_path(src) || v.contains("docker.sock")
+                }))
+            || w.starts_with("--volume=/:")
+            || (w.starts_with("-v/") && w[2..].split(':').next().is_some_and(is_critical))
+    })
 }
 
 fn m_find_critical(_: &RuleCtx, _: usize, e: &Exec) -> bool {
@@ -943,6 +1028,13 @@ fn m_find_critical(_: &RuleCtx, _: usize, e: &Exec) -> bool {
 
 fn m_mkfs(_: &RuleCtx, _: usize, e: &Exec) -> bool {
     let n = e.name.as_str();
+    if n == "sgdisk"
+        && e.argv
+            .iter()
+            .any(|a| a == "-Z" || a == "--zap-all" || a == "-o" || a == "--clear")
+    {
+        return true;
+    }
     (n == "mkfs"
         || n.starts_with("mkfs.")
         || matches!(
@@ -1444,7 +1536,8 @@ fn reads_script_from_stdin(e: &Exec) -> bool {
 }
 
 fn m_pipe_to_shell(_: &RuleCtx, _: usize, e: &Exec) -> bool {
-    e.stdin_from.is_some() && reads_script_from_stdin(e)
+    (e.stdin_from.is_some() || e.stdin_text.as_ref().is_some_and(|t| t.contains(DYN)))
+        && reads_script_from_stdin(e)
 }
 
 fn m_procsub_exec(_: &RuleCtx, _: usize, e: &Exec) -> bool {
@@ -1591,7 +1684,7 @@ fn m_exec_created(ctx: &RuleCtx, idx: usize, e: &Exec) -> bool {
     false
 }
 
-fn m_reverse_shell(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+fn m_reverse_shell(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
     if e.redirs
         .iter()
         .any(|r| r.target.starts_with("/dev/tcp/") || r.target.starts_with("/dev/udp/"))
@@ -1603,6 +1696,13 @@ fn m_reverse_shell(_: &RuleCtx, _: usize, e: &Exec) -> bool {
         && e.argv
             .iter()
             .any(|a| a.starts_with("/dev/tcp/") || a.starts_with("/dev/udp/"))
+    {
+        return true;
+    }
+    if is_network_tool(&e.name)
+        && let Some(up) = e.stdin_from.and_then(|u| ctx.analysis.execs.get(u))
+        && (is_shell(&up.name) || is_interpreter(&up.name))
+        && reads_script_from_stdin(up)
     {
         return true;
     }
