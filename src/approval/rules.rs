@@ -958,7 +958,19 @@ fn m_rm_critical(_: &RuleCtx, _: usize, e: &Exec) -> bool {
         return false;
     }
     let (rec, _) = rm_flags(&e.argv);
-    rec && operands(&e.argv, &[]).iter().any(|o| is_critical(o))
+    rec && operands(&e.argv, &[])
+        .iter()
+        .any(|o| is_critical(&resolve(e, o)))
+}
+
+/// A path operand resolved against the known working directory.
+fn resolve(e: &Exec, p: &str) -> String {
+    match &e.cwd {
+        Some(c) if !p.starts_with('/') && !p.starts_with('~') && !p.starts_with('$') => {
+            format!("{c}/{p}")
+        }
+        _ => p.to_string(),
+    }
 }
 
 fn m_rsync_critical(_: &RuleCtx, _: usize, e: &Exec) -> bool {
