@@ -365,3 +365,16 @@ fn corrupt_allowlist_is_an_error() {
     assert!(bad.is_err());
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn opaque_findings_are_never_session_approved() {
+    let p = Policy::new(PolicyConfig::default()).unwrap();
+    let req = ask(decide(&p, "$CMD --flag", &human("a")));
+    assert!(req.rule_keys().contains(&"dynamic-command".to_string()));
+    assert!(!req.allow_always);
+    assert!(is_allow(&p.record(&req, Answer::Session).unwrap()));
+    assert!(matches!(
+        decide(&p, "$OTHER -rf x", &human("a")),
+        Decision::AskHost(_)
+    ));
+}

@@ -521,8 +521,12 @@ impl Policy {
             Answer::Session | Answer::Always => {
                 {
                     let mut st = self.lock();
+                    // opaque findings (parse errors, run-time computed commands)
+                    // are never approved wholesale: session acts as once
                     for k in req.rule_keys() {
-                        st.session.insert((req.session_id.clone(), k));
+                        if !NEVER_ALWAYS.contains(&k.as_str()) {
+                            st.session.insert((req.session_id.clone(), k));
+                        }
                     }
                 }
                 if answer == Answer::Always && req.allow_always {
