@@ -1688,6 +1688,46 @@ fn unwrap(name: &str, argv: &[String]) -> Unwrap {
                 Unwrap::Code(code)
             }
         }
+        "coproc" => {
+            // `coproc [NAME] cmd`: a NAME is only allowed before a compound
+            // command, so a simple command starts right after `coproc`
+            Unwrap::Argv(1, false)
+        }
+        "parallel" => {
+            let i = skip_opts(
+                argv,
+                1,
+                &[
+                    "-j",
+                    "--jobs",
+                    "-S",
+                    "--sshlogin",
+                    "-a",
+                    "--arg-file",
+                    "-d",
+                    "--delimiter",
+                    "-I",
+                    "--joblog",
+                    "--results",
+                    "--colsep",
+                    "-n",
+                    "-N",
+                    "-L",
+                ],
+            );
+            let end = argv[i.min(n)..]
+                .iter()
+                .position(|a| a.starts_with(":::"))
+                .map(|p| p + i)
+                .unwrap_or(n);
+            if i >= end {
+                return Unwrap::None;
+            }
+            if end == i + 1 && argv[i].contains(' ') {
+                return Unwrap::Script(argv[i].clone());
+            }
+            Unwrap::Multi(vec![(i, end)])
+        }
         "at" | "batch" => {
             if argv[1..]
                 .iter()

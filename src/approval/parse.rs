@@ -502,12 +502,19 @@ impl<'a> Parser<'a> {
         if c == '(' {
             if self.peek_at(1) == Some('(') {
                 // arithmetic command (( ... ))
+                // Not a program: kept as a pseudo-assignment so substitutions
+                // inside are still analysed.
                 let text = self.scan_balanced_parens(2);
                 let mut s = Simple::default();
-                s.words.push(Word {
-                    parts: vec![Part::Arith(text.clone())],
-                    raw: format!("(({text}))"),
-                });
+                let w = if text.contains("$(") || text.contains('`') {
+                    self.sub_parse_operand(&text)
+                } else {
+                    Word {
+                        parts: vec![Part::Arith(text.clone())],
+                        raw: text.clone(),
+                    }
+                };
+                s.assigns.push(("__arith".into(), w));
                 let redirs = self.parse_redirs_only();
                 s.redirs = redirs;
                 return Some(Cmd::Simple(s));
