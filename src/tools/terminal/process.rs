@@ -144,16 +144,9 @@ impl Registry {
     fn make_room(&self) -> Result<(), String> {
         let mut procs = self.procs.lock();
         let ttl = self.ttl;
-        procs.retain(|p| {
-            p.state
-                .lock()
-                .finished_at
-                .is_none_or(|f| f.elapsed() < ttl)
-        });
+        procs.retain(|p| p.state.lock().finished_at.is_none_or(|f| f.elapsed() < ttl));
         while procs.len() >= self.max {
-            let oldest_finished = procs
-                .iter()
-                .position(|p| p.state.lock().exit.is_some());
+            let oldest_finished = procs.iter().position(|p| p.state.lock().exit.is_some());
             match oldest_finished {
                 Some(i) => {
                     procs.remove(i);
@@ -268,7 +261,9 @@ impl Registry {
 
     /// Write to a process's stdin (PTY processes only).
     pub fn write(&self, id: &str, data: &[u8]) -> Result<usize, String> {
-        let p = self.get(id).ok_or_else(|| format!("No process with ID {id}"))?;
+        let p = self
+            .get(id)
+            .ok_or_else(|| format!("No process with ID {id}"))?;
         p.write(data)
     }
 
@@ -408,7 +403,7 @@ impl Proc {
 
     fn tail(&self, n: usize) -> String {
         let s = self.state.lock();
-        redact_secrets(tail_chars(&s.buf, n))
+        redact_secrets(tail_chars(s.buf.trim_end(), n))
     }
 
     pub fn summary(&self) -> Value {
@@ -461,8 +456,8 @@ impl Proc {
             let from = lines.len().saturating_sub(limit);
             (s.dropped_lines + from as u64, &lines[from..])
         } else if offset < s.dropped_lines {
-            let end = ((offset + limit as u64).saturating_sub(s.dropped_lines) as usize)
-                .min(lines.len());
+            let end =
+                ((offset + limit as u64).saturating_sub(s.dropped_lines) as usize).min(lines.len());
             (s.dropped_lines, &lines[..end])
         } else {
             let from = ((offset - s.dropped_lines) as usize).min(lines.len());
@@ -508,7 +503,8 @@ impl Proc {
                 self.cv.wait_until(&mut s, slice);
             }
         }
-        if let Some(e) = self.state.lock().exit.clone() {
+        let exit = self.state.lock().exit.clone();
+        if let Some(e) = exit {
             return json!({
                 "status": "exited",
                 "session_id": self.id,
@@ -646,7 +642,12 @@ impl Proc {
 
 /// The reader thread: pump output into the buffer, scan watch patterns,
 /// stream live output, then record the exit and notify.
-fn reader(term: Arc<Terminal>, p: Arc<Proc>, output: std::os::fd::OwnedFd, pty: Option<Box<dyn portable_pty::MasterPty + Send>>) {
+fn reader(
+    term: Arc<Terminal>,
+    p: Arc<Proc>,
+    output: std::os::fd::OwnedFd,
+    pty: Option<Box<dyn portable_pty::MasterPty + Send>>,
+) {
     let stream = term.cfg.stream_output && term.has_event_handler();
     let mut streamer = super::tool::Streamer::new(stream, "process.output", &p.id, &p.task_id);
     let mut carry: Vec<u8> = Vec::new();
@@ -724,9 +725,13 @@ fn scan_watch(term: &Terminal, p: &Proc, lines: &[String]) {
             }
         }
     }
-    let Some((pattern, matched)) = hit else { return };
+    let Some((pattern, matched)) = hit else {
+        return;
+    };
     let now = Instant::now();
-    let window_open = w.last_emit.is_none_or(|t| now.duration_since(t) >= interval);
+    let window_open = w
+        .last_emit
+        .is_none_or(|t| now.duration_since(t) >= interval);
     if !window_open || !term.procs.global_allow() {
         w.suppressed += 1;
         if !w.window_dropped {

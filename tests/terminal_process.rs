@@ -1,0 +1,362 @@
+//! Background processes and the `process` tool, lifecycle (task cleanup,
+//! runtime close), events, with real processes.
+
+use hermes_tools::Runtime;
+use hermes_tools::dispatch::{CallContext, dispatch_sync};
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+fn rt_with(extra: &str) -> Runtime {
+    Runtime::new(&format!(
+        r#"{{"builtin_toolsets":["terminal"],"approvals":{{"mode":"off"}}{extra}}}"#
+    ))
+    .expect("runtime")
+}
+
+fn call(rt: &Runtime, tool: &str, task: &str, args: Value) -> Value {
+    let ctx = CallContext {
+        task_id: task.to_string(),
+        ..CallContext::default()
+    };
+    let text = dispatch_sync(rt.shared(), tool, &args.to_string(), ctx).expect("dispatch");
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+/// Live `sleep` processes whose arguments contain `needle`.
+fn sleeps(needle: &str) -> Vec<String> {
+    pgrep(needle)
+        .into_iter()
+        .filter(|l| l.split_once(": ").is_some_and(|(_, c)| c.starts_with("sleep ")))
+        .collect()
+}
+
+fn pgrep(needle: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .filter(|s| s.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        let Ok(cmd) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        if cmd.contains(needle) {
+            out.push(format!("{pid}: {cmd}"));
+        }
+    }
+    out
+}
+
+/// Zombie children of this test process.
+fn zombies() -> Vec<String> {
+    let me = std::process::id().to_string();
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        if f.len() > 2 && f[0] == "Z" && f[1] == me {
+            out.push(stat.clone());
+        }
+    }
+    out
+}
+
+fn wait_for(mut f: impl FnMut() -> bool, secs: u64) -> bool {
+    let until = Instant::now() + Duration::from_secs(secs);
+    while Instant::now() < until {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    f()
+}
+
+#[test]
+fn background_start_poll_log_kill() {
+    let rt = rt_with("");
+    let v = call(
+        &rt,
+        "terminal",
+        "t",
+        json!({"command": "for i in $(seq 1 50); do echo line $i; done; sleep 515.1", "background": true}),
+    );
+    let id = v["session_id"].as_str().expect("session id").to_string();
+    assert!(id.starts_with("proc_"), "{v}");
+    assert_eq!(v["exit_code"], 0);
+    assert!(wait_for(
+        || call(
+            &rt,
+            "process",
+            "t",
+            json!({"action": "poll", "session_id": id})
+        )["output_preview"]
+            .as_str()
+            .unwrap()
+            .contains("line 50"),
+        5
+    ));
+    let p = call(
+        &rt,
+        "process",
+        "t",
+        json!({"action": "poll", "session_id": id}),
+    );
+    assert_eq!(p["status"], "running", "{p}");
+    let l = call(
+        &rt,
+        "process",
+        "t",
+        json!({"action": "log", "session_id": id, "limit": 5}),
+    );
+    assert_eq!(
+        l["output"], "line 46\nline 47\nline 48\nline 49\nline 50",
+        "{l}"
+    );
+    assert_eq!(l["total_lines"], 50);
+    let l = call(
+        &rt,
+        "process",
+        "t",
+        json!({"action": "log", "session_id": id, "offset": 10, "limit": 2}),
+    );
+    assert_eq!(l["output"], "line 11\nline 12", "{l}");
+    let list = call(&rt, "process", "t", json!({"action": "list"}));
+    assert_eq!(list["processes"].as_array().unwrap().len(), 1);
+    // other tasks do not see it
+    let list = call(&rt, "process", "other", json!({"action": "list"}));
+    assert_eq!(list["processes"].as_array().unwrap().len(), 0);
+    let nf = call(
+        &rt,
+        "process",
+        "other",
+        json!({"action": "poll", "session_id": id}),
+    );
+    assert_eq!(nf["status"], "not_found");
+    // wait is bounded
+    let t0 = Instant::now();
+    let w = call(
+        &rt,
+        "process",
+        "t",
+        json!({"action": "wait", "session_id": id, "timeout": 1}),
+    );
+    assert_eq!(w["status"], "timeout", "{w}");
+    assert!(t0.elapsed() < Duration::from_secs(3));
+    // write needs a pty
+    let wr = call(
+        &rt,
+        "process",
+        "t",
+        json!({"action": "write", "session_id": id, "data": "x"}),
+    );
+    assert_eq!(wr["status"], "error");
+    let k = call(
+        &rt,
+        "process",
+        "t",
+        json!({"action": "kill", "session_id": id}),
+    );
+    assert_eq!(k["status"], "killed", "{k}");
+    assert!(
+        wait_for(|| pgrep("515.1").is_empty(), 3),
+        "{:?}",
+        pgrep("515.1")
+    );
+    let p = call(
+        &rt,
+        "process",
+        "t",
+        json!({"action": "poll", "session_id": id}),
+    );
+    assert_eq!(p["status"], "exited");
+    assert_eq!(p["completion_reason"], "killed");
+    let k = call(
+        &rt,
+        "process",
+        "t",
+        json!({"action": "kill", "session_id": id}),
+    );
+    assert_eq!(k["status"], "already_exited");
+    assert!(zombies().is_empty(), "{:?}", zombies());
+}
+
+#[test]
+fn wait_returns_exit_and_pty_input_works() {
+    let rt = rt_with("");
+    let v = call(
+        &rt,
+        "terminal",
+        "t",
+        json!({"command": "echo start; exit 7", "background": true}),
+    );
+    let id = v["session_id"].as_str().unwrap().to_string();
+    let w = call(
+        &rt,
+        "process",
+        "t",
+        json!({"action": "wait", "session_id": id, "timeout": 10}),
+    );
+    assert_eq!(w["status"], "exited", "{w}");
+    assert_eq!(w["exit_code"], 7);
+    assert_eq!(w["output"], "start");
+    // a PTY process reads what we type
+    let v = call(
+        &rt,
+        "terminal",
+        "t",
+        json!({"command": "read -r name; echo \"hello $name\"", "background": true, "pty": true}),
+    );
+    let id = v["session_id"].as_str().unwrap().to_string();
+    let s = call(
+        &rt,
+        "process",
+        "t",
+        json!({"action": "submit", "session_id": id, "data": "world"}),
+    );
+    assert_eq!(s["status"], "ok", "{s}");
+    let w = call(
+        &rt,
+        "process",
+        "t",
+        json!({"action": "wait", "session_id": id, "timeout": 10}),
+    );
+    assert_eq!(w["exit_code"], 0, "{w}");
+    assert!(w["output"].as_str().unwrap().contains("hello world"), "{w}");
+    // the host can type too (Rust API behind ht_runtime_process_write)
+    let v = call(
+        &rt,
+        "terminal",
+        "t",
+        json!({"command": "read -r a; echo \"got $a\"", "background": true, "pty": true}),
+    );
+    let id = v["session_id"].as_str().unwrap().to_string();
+    let term = hermes_tools::tools::terminal::of(rt.shared()).unwrap();
+    term.write_input(&id, b"typed\r").unwrap();
+    let w = call(
+        &rt,
+        "process",
+        "t",
+        json!({"action": "wait", "session_id": id, "timeout": 10}),
+    );
+    assert!(w["output"].as_str().unwrap().contains("got typed"), "{w}");
+}
+
+#[test]
+fn task_cleanup_and_runtime_close_kill_everything() {
+    let rt = rt_with("");
+    call(
+        &rt,
+        "terminal",
+        "a",
+        json!({"command": "sleep 616.1", "background": true}),
+    );
+    call(
+        &rt,
+        "terminal",
+        "a",
+        json!({"command": "bash -c 'sleep 616.2 & sleep 616.3'", "background": true}),
+    );
+    call(
+        &rt,
+        "terminal",
+        "b",
+        json!({"command": "sleep 616.4", "background": true, "pty": true}),
+    );
+    assert!(wait_for(
+        || sleeps("616.3").len() == 1 && sleeps("616.4").len() == 1,
+        5
+    ));
+    rt.cleanup_task("a");
+    assert!(pgrep("616.1").is_empty() && pgrep("616.2").is_empty() && pgrep("616.3").is_empty());
+    assert_eq!(sleeps("616.4").len(), 1, "task b untouched");
+    // a foreground command still running when the runtime closes
+    let shared = rt.shared().clone();
+    let fg = std::thread::spawn(move || {
+        let ctx = CallContext {
+            task_id: "c".into(),
+            ..CallContext::default()
+        };
+        dispatch_sync(
+            &shared,
+            "terminal",
+            r#"{"command":"sleep 616.5","timeout":60}"#,
+            ctx,
+        )
+    });
+    assert!(wait_for(|| sleeps("616.5").len() == 1, 5));
+    let t0 = Instant::now();
+    rt.close();
+    let _ = fg.join().unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(10));
+    assert!(pgrep("616.").is_empty(), "{:?}", pgrep("616."));
+    assert!(zombies().is_empty(), "{:?}", zombies());
+}
+
+#[test]
+fn process_cap_and_unknown_action() {
+    let rt = rt_with(r#","terminal":{"max_processes":2}"#);
+    let a = call(
+        &rt,
+        "terminal",
+        "t",
+        json!({"command": "sleep 717.1", "background": true}),
+    );
+    let b = call(
+        &rt,
+        "terminal",
+        "t",
+        json!({"command": "sleep 717.2", "background": true}),
+    );
+    assert!(a["session_id"].is_string() && b["session_id"].is_string());
+    let c = call(
+        &rt,
+        "terminal",
+        "t",
+        json!({"command": "sleep 717.3", "background": true}),
+    );
+    assert!(
+        c["error"]
+            .as_str()
+            .unwrap()
+            .contains("Too many background processes"),
+        "{c}"
+    );
+    assert!(pgrep("717.3").is_empty());
+    let u = call(&rt, "process", "t", json!({"action": "list"}));
+    assert_eq!(u["processes"].as_array().unwrap().len(), 2);
+    let k = call(
+        &rt,
+        "process",
+        "t",
+        json!({"action": "kill", "session_id": a["session_id"]}),
+    );
+    assert_eq!(k["status"], "killed");
+    // a finished process makes room
+    let c = call(
+        &rt,
+        "terminal",
+        "t",
+        json!({"command": "sleep 717.3", "background": true}),
+    );
+    assert!(c["session_id"].is_string(), "{c}");
+    let m = call(&rt, "process", "t", json!({"action": "poll"}));
+    assert!(
+        m["error"]
+            .as_str()
+            .unwrap()
+            .contains("session_id is required"),
+        "{m}"
+    );
+    drop(rt);
+    assert!(pgrep("717.").is_empty());
+}
