@@ -7,7 +7,9 @@ CARGO   ?= cargo
 CC      ?= cc
 PREFIX  ?= /usr/local
 LIBDIR  := target/debug
-BUILD   := build
+BUILD_DIR := build
+# Output folder used by the mk/ fragments (a variable only: `build` is the cargo target).
+BUILD   := $(BUILD_DIR)
 
 .PHONY: all build release quickstart example-c test test-rust lint bench install clean
 
@@ -19,13 +21,11 @@ build:
 release:
 	$(CARGO) build --release
 
-$(BUILD):
-	mkdir -p $(BUILD)
-
-quickstart: build | $(BUILD)
-	$(CC) -std=c11 -Wall -Wextra -Werror -Iinclude examples/c/quickstart.c -o $(BUILD)/quickstart \
+quickstart: build
+	mkdir -p $(BUILD_DIR)
+	$(CC) -std=c11 -Wall -Wextra -Werror -Iinclude examples/c/quickstart.c -o $(BUILD_DIR)/quickstart \
 	  -L$(LIBDIR) -Wl,-rpath,$(CURDIR)/$(LIBDIR) -lhermes_tools
-	./$(BUILD)/quickstart
+	./$(BUILD_DIR)/quickstart
 
 example-c: quickstart
 
@@ -44,12 +44,12 @@ lint:
 	$(CARGO) clippy --all-targets -- -D warnings
 
 # Speed figures in one run, with the original Python runtime as the reference point.
-bench: | $(BUILD)
+bench:
 	$(CARGO) bench --bench core
-	@test -x $(BUILD)/href/bin/python || (python3 -m venv $(BUILD)/href && \
-	  $(BUILD)/href/bin/pip install -q hermes-agent==0.19.0)
-	$(BUILD)/href/bin/python benches/reference/hermes_original.py
+	@test -x $(BUILD_DIR)/href/bin/python || (python3 -m venv $(BUILD_DIR)/href && \
+	  $(BUILD_DIR)/href/bin/pip install -q hermes-agent==0.19.0)
+	$(BUILD_DIR)/href/bin/python benches/reference/hermes_original.py
 
 clean:
 	$(CARGO) clean
-	rm -rf $(BUILD)
+	rm -rf $(BUILD_DIR)

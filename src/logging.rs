@@ -39,7 +39,7 @@ enum Msg {
 
 struct Logger {
     tx: SyncSender<Msg>,
-    sink: Arc<RwLock<Option<Sink>>>,
+    sink: Arc<RwLock<Option<Arc<Sink>>>>,
 }
 
 static LOGGER: once_cell::sync::OnceCell<Logger> = once_cell::sync::OnceCell::new();
@@ -121,7 +121,7 @@ impl<S: Subscriber> Layer<S> for HostLayer {
 fn logger() -> &'static Logger {
     LOGGER.get_or_init(|| {
         let (tx, rx) = sync_channel::<Msg>(4096);
-        let sink: Arc<RwLock<Option<Sink>>> = Arc::new(RwLock::new(None));
+        let sink: Arc<RwLock<Option<Arc<Sink>>>> = Arc::new(RwLock::new(None));
         let s2 = sink.clone();
         std::thread::Builder::new()
             .name("ht-log".into())
@@ -129,8 +129,9 @@ fn logger() -> &'static Logger {
                 while let Ok(msg) = rx.recv() {
                     match msg {
                         Msg::Line(level, line) => {
-                            let guard = s2.read();
-                            if let Some(s) = guard.as_ref() {
+                            // No lock is held while the host runs: a swap never waits for host code.
+                            let current = s2.read().clone();
+                            if let Some(s) = current {
                                 let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(
                                     || unsafe {
                                         (s.func)(s.user_data.0, level, line.as_ptr(), line.len())
@@ -151,9 +152,10 @@ fn logger() -> &'static Logger {
     })
 }
 
-/// Install (or with `None`, remove) the host log handler. The previous
-/// handler's free function runs after every message queued before this call
-/// was delivered.
+/// Install (or with `None`, remove) the host log handler. Never waits for
+/// host code (a JS host may call this from the thread its handler needs).
+/// The previous handler's free function runs once its last line was
+/// delivered (on the log thread, or here if it is idle).
 pub fn set_handler(
     func: Option<LogFn>,
     user_data: *mut c_void,
@@ -165,11 +167,12 @@ pub fn set_handler(
     if let Some(level) = level {
         MAX_LEVEL.store(level, Ordering::Relaxed);
     }
-    flush();
-    let new = func.map(|func| Sink {
-        func,
-        user_data: SendPtr(user_data),
-        free,
+    let new = func.map(|func| {
+        Arc::new(Sink {
+            func,
+            user_data: SendPtr(user_data),
+            free,
+        })
     });
     let old = std::mem::replace(&mut *l.sink.write(), new);
     drop(old);
