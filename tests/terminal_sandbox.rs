@@ -1,0 +1,139 @@
+//! The bubblewrap sandbox backend, for real: writable workdir, read-only
+//! system, private /tmp, no network unless configured, tree kills.
+
+use hermes_tools::Runtime;
+use hermes_tools::dispatch::{CallContext, dispatch_sync};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// bubblewrap usable here? CI installs it (.ci/run), so there a missing one fails.
+fn have_bwrap() -> bool {
+    let ok = std::process::Command::new("bwrap")
+        .args(["--ro-bind", "/", "/", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok && std::env::var_os("CI").is_some() {
+        panic!("bubblewrap is required in CI for the sandbox tests");
+    }
+    ok
+}
+
+fn workdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ht-sbx-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn sandbox(dir: &PathBuf, network: bool) -> Runtime {
+    let cfg = json!({"builtin_toolsets": ["terminal"], "approvals": {"mode": "off"},
+        "terminal": {"backend": "sandbox", "cwd": dir.display().to_string(), "network": network}});
+    Runtime::new(&cfg.to_string()).expect("sandbox runtime")
+}
+
+fn call(rt: &Runtime, tool: &str, args: Value) -> Value {
+    let ctx = CallContext {
+        task_id: "s".into(),
+        ..CallContext::default()
+    };
+    let text = dispatch_sync(rt.shared(), tool, &args.to_string(), ctx).expect("dispatch");
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+fn sh(rt: &Runtime, cmd: &str) -> Value {
+    call(rt, "terminal", json!({"command": cmd}))
+}
+
+#[test]
+fn sandbox_writes_only_inside_its_workdir() {
+    if !have_bwrap() {
+        eprintln!("bubblewrap not usable here: skipped");
+        return;
+    }
+    let dir = workdir("fs");
+    let rt = sandbox(&dir, false);
+    let v = sh(&rt, "echo data > inside.txt && cat inside.txt");
+    assert_eq!(v["output"], "data", "{v}");
+    assert!(dir.join("inside.txt").exists());
+    let home_target = format!("/root/ht-sbx-escape-{}", std::process::id());
+    for target in [
+        "/usr/ht-sbx-escape".to_string(),
+        "/etc/ht-sbx-escape".to_string(),
+        home_target.clone(),
+    ] {
+        let v = sh(&rt, &format!("echo x > {target} && echo WROTE || echo DENIED"));
+        assert!(v["output"].as_str().unwrap().ends_with("DENIED"), "{target}: {v}");
+        assert!(!std::path::Path::new(&target).exists(), "{target}");
+    }
+    // /tmp is private to the sandbox
+    let marker = format!("ht-sbx-tmp-{}", std::process::id());
+    let v = sh(&rt, &format!("echo x > /tmp/{marker} && echo ok"));
+    assert_eq!(v["output"], "ok");
+    assert!(!std::path::Path::new("/tmp").join(&marker).exists());
+    // per-task state works inside the sandbox
+    sh(&rt, "mkdir -p sub && cd sub && export HT_S=1");
+    let v = sh(&rt, "pwd; echo $HT_S");
+    let real = std::fs::canonicalize(dir.join("sub")).unwrap();
+    assert_eq!(v["output"], format!("{}\n1", real.display()), "{v}");
+    drop(rt);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn sandbox_has_no_network_unless_configured() {
+    if !have_bwrap() {
+        return;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let probe = format!(
+        "(echo hi > /dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo CONNECTED || echo REFUSED"
+    );
+    let dir = workdir("net");
+    let rt = sandbox(&dir, false);
+    let v = sh(&rt, &probe);
+    assert_eq!(v["output"], "REFUSED", "{v}");
+    let v = sh(&rt, "cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '");
+    assert_eq!(v["output"], "lo", "only loopback: {v}");
+    drop(rt);
+    let rt = sandbox(&dir, true);
+    let v = sh(&rt, &probe);
+    assert_eq!(v["output"], "CONNECTED", "{v}");
+    drop(rt);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn sandbox_timeout_and_kill_leave_nothing() {
+    if !have_bwrap() {
+        return;
+    }
+    let dir = workdir("kill");
+    let rt = sandbox(&dir, false);
+    let t0 = Instant::now();
+    let v = call(
+        &rt,
+        "terminal",
+        json!({"command": "bash -c 'sleep 818.1 & sleep 818.2'", "timeout": 1}),
+    );
+    assert_eq!(v["exit_code"], 124, "{v}");
+    assert!(t0.elapsed() < Duration::from_secs(5));
+    let v = call(&rt, "terminal", json!({"command": "sleep 818.3", "background": true}));
+    let id = v["session_id"].as_str().unwrap().to_string();
+    std::thread::sleep(Duration::from_millis(300));
+    let k = call(&rt, "process", json!({"action": "kill", "session_id": id}));
+    assert_eq!(k["status"], "killed", "{k}");
+    call(&rt, "terminal", json!({"command": "sleep 818.4", "background": true, "pty": true}));
+    std::thread::sleep(Duration::from_millis(300));
+    drop(rt);
+    std::thread::sleep(Duration::from_millis(200));
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains("818."))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    std::fs::remove_dir_all(&dir).ok();
+}
