@@ -589,6 +589,55 @@ ht_status ht_runtime_clear_session_approvals(struct ht_runtime *rt,
                                              size_t session_id_len,
                                              struct ht_error **out_err);
 
+/**
+ * Type into a running command: `id` is a background process id
+ * (`"proc_..."` from `terminal(background=true)`) or the `tool_call_id` of a
+ * foreground command that runs with `pty=true` (the `id` of its
+ * `terminal.started` / `terminal.output` events). `data` is `data_len` raw
+ * bytes (not NUL-terminated, need not be UTF-8; send `"\r"` for Enter on a
+ * PTY); NULL is allowed only with `data_len == 0`. Only PTY commands have an
+ * input (pipe-mode stdin is /dev/null so commands can never wait on it):
+ * others give `HT_STATUS_INVALID_ARGUMENT`; an unknown or finished id gives
+ * `HT_STATUS_NOT_FOUND`; without the terminal toolset
+ * `HT_STATUS_UNSUPPORTED`. `*out_written` (NULL ok) receives the bytes
+ * written. Any thread; blocks at most 5 s when the command is not reading.
+ */
+ht_status ht_runtime_process_write(struct ht_runtime *rt,
+                                   const char *id,
+                                   size_t id_len,
+                                   const char *data,
+                                   size_t data_len,
+                                   size_t *out_written,
+                                   struct ht_error **out_err);
+
+/**
+ * Set the working directory of a task (`task_id` from the dispatch context;
+ * `""` is the default task). `cwd` must be an absolute path to an existing
+ * directory (`~` is expanded). The next command of the task starts there;
+ * a `cd` in a later command moves it again as usual. Strings are borrowed
+ * for the call. Without the terminal toolset `HT_STATUS_UNSUPPORTED`.
+ */
+ht_status ht_runtime_set_task_cwd(struct ht_runtime *rt,
+                                  const char *task_id,
+                                  size_t task_id_len,
+                                  const char *cwd,
+                                  size_t cwd_len,
+                                  struct ht_error **out_err);
+
+/**
+ * Set environment variables for every later command of a task: `env_json`
+ * is a JSON object whose values are strings (set) or `null` (unset), e.g.
+ * `{"API_BASE":"http://localhost:8080","DEBUG":null}`. Overrides accumulate
+ * across calls and win over what commands export. Strings are borrowed for
+ * the call. Without the terminal toolset `HT_STATUS_UNSUPPORTED`.
+ */
+ht_status ht_runtime_set_task_env(struct ht_runtime *rt,
+                                  const char *task_id,
+                                  size_t task_id_len,
+                                  const char *env_json,
+                                  size_t env_len,
+                                  struct ht_error **out_err);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

@@ -12,7 +12,8 @@ fn rt() -> Runtime {
 
 /// Approvals off: ask-tier commands (`bash -c ...`) run; block-tier never do.
 fn rt_open() -> Runtime {
-    Runtime::new(r#"{"builtin_toolsets":["terminal"],"approvals":{"mode":"off"}}"#).expect("runtime")
+    Runtime::new(r#"{"builtin_toolsets":["terminal"],"approvals":{"mode":"off"}}"#)
+        .expect("runtime")
 }
 
 fn ctx(task: &str) -> CallContext {
@@ -23,7 +24,8 @@ fn ctx(task: &str) -> CallContext {
 }
 
 fn run(rt: &Runtime, task: &str, args: Value) -> Value {
-    let text = dispatch_sync(rt.shared(), "terminal", &args.to_string(), ctx(task)).expect("dispatch");
+    let text =
+        dispatch_sync(rt.shared(), "terminal", &args.to_string(), ctx(task)).expect("dispatch");
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
 }
 
@@ -36,7 +38,10 @@ fn pgrep(needle: &str) -> Vec<String> {
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         let name = e.file_name();
-        let Some(pid) = name.to_str().filter(|s| s.bytes().all(|b| b.is_ascii_digit())) else {
+        let Some(pid) = name
+            .to_str()
+            .filter(|s| s.bytes().all(|b| b.is_ascii_digit()))
+        else {
             continue;
         };
         let Ok(cmd) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
@@ -65,8 +70,15 @@ fn echo_and_result_shape() {
     assert_eq!(v["exit_code_meaning"], "No matches found (not an error)");
     let v = sh(&rt, "t", "printf '\\033[31mred\\033[0m\\n'");
     assert_eq!(v["output"], "red");
-    let v = sh(&rt, "t", "echo OPENAI_API_KEY=sk-abcdefghijklmnopqrstuvwxyz123456");
-    assert!(!v["output"].as_str().unwrap().contains("abcdefghijklmnop"), "{v}");
+    let v = sh(
+        &rt,
+        "t",
+        "echo OPENAI_API_KEY=sk-abcdefghijklmnopqrstuvwxyz123456",
+    );
+    assert!(
+        !v["output"].as_str().unwrap().contains("abcdefghijklmnop"),
+        "{v}"
+    );
 }
 
 #[test]
@@ -75,7 +87,11 @@ fn cwd_and_env_persist_per_task() {
     let dir = std::env::temp_dir().join(format!("ht-term-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let d = dir.display().to_string();
-    let v = sh(&rt, "a", &format!("cd {d} && export HT_FOO=bar && HT_LOCAL=1"));
+    let v = sh(
+        &rt,
+        "a",
+        &format!("cd {d} && export HT_FOO=bar && HT_LOCAL=1"),
+    );
     assert_eq!(v["exit_code"], 0, "{v}");
     let v = sh(&rt, "a", "pwd; echo \"foo=$HT_FOO\"");
     let real = std::fs::canonicalize(&dir).unwrap().display().to_string();
@@ -96,7 +112,11 @@ fn cwd_and_env_persist_per_task() {
     // workdir parameter
     let v = run(&rt, "d", json!({"command": "pwd", "workdir": d}));
     assert_eq!(v["output"], real);
-    let v = run(&rt, "d", json!({"command": "pwd", "workdir": "/tmp; rm -rf x"}));
+    let v = run(
+        &rt,
+        "d",
+        json!({"command": "pwd", "workdir": "/tmp; rm -rf x"}),
+    );
     assert_eq!(v["status"], "blocked");
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -105,7 +125,11 @@ fn cwd_and_env_persist_per_task() {
 fn noninteractive_defaults_and_closed_stdin() {
     let rt = rt();
     let t0 = Instant::now();
-    let v = sh(&rt, "t", "read x; echo \"got:$x rc:$?\"; echo $CI $GIT_TERMINAL_PROMPT $PAGER");
+    let v = sh(
+        &rt,
+        "t",
+        "read x; echo \"got:$x rc:$?\"; echo $CI $GIT_TERMINAL_PROMPT $PAGER",
+    );
     assert_eq!(v["output"], "got: rc:1\n1 0 cat", "{v}");
     assert!(t0.elapsed() < Duration::from_secs(5));
     // no controlling terminal: /dev/tty cannot be opened
@@ -116,13 +140,24 @@ fn noninteractive_defaults_and_closed_stdin() {
 #[test]
 fn foreground_guard_refuses_what_would_hang() {
     let rt = rt();
-    for cmd in ["sleep 100 &", "nohup sleep 100", "npm run dev", "python3 -m http.server 8123"] {
+    for cmd in [
+        "sleep 100 &",
+        "nohup sleep 100",
+        "npm run dev",
+        "python3 -m http.server 8123",
+    ] {
         let v = sh(&rt, "t", cmd);
         assert_eq!(v["exit_code"], -1, "{cmd}: {v}");
-        assert!(v["error"].as_str().unwrap().contains("background=true"), "{v}");
+        assert!(
+            v["error"].as_str().unwrap().contains("background=true"),
+            "{v}"
+        );
     }
     let v = run(&rt, "t", json!({"command": "echo x", "timeout": 100000}));
-    assert!(v["error"].as_str().unwrap().contains("exceeds the maximum"), "{v}");
+    assert!(
+        v["error"].as_str().unwrap().contains("exceeds the maximum"),
+        "{v}"
+    );
 }
 
 #[test]
@@ -168,19 +203,35 @@ fn grandchild_holding_the_pipe_does_not_block() {
     assert_eq!(v["output"], "done", "{v}");
     assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
     std::thread::sleep(Duration::from_millis(200));
-    assert!(pgrep("414.2").is_empty(), "left behind: {:?}", pgrep("414.2"));
+    assert!(
+        pgrep("414.2").is_empty(),
+        "left behind: {:?}",
+        pgrep("414.2")
+    );
 }
 
 #[test]
 fn pty_mode_sees_a_tty() {
     let rt = rt();
-    let v = run(&rt, "t", json!({"command": "test -t 0 && test -t 1 && echo TTY; tty", "pty": true}));
+    let v = run(
+        &rt,
+        "t",
+        json!({"command": "test -t 0 && test -t 1 && echo TTY; tty", "pty": true}),
+    );
     let out = v["output"].as_str().unwrap();
     assert!(out.starts_with("TTY\n/dev/pts/"), "{v}");
-    let v = run(&rt, "t", json!({"command": "test -t 1 && echo TTY || echo PIPE"}));
+    let v = run(
+        &rt,
+        "t",
+        json!({"command": "test -t 1 && echo TTY || echo PIPE"}),
+    );
     assert_eq!(v["output"], "PIPE");
     // PTY state persists like pipe mode
-    run(&rt, "p", json!({"command": "cd / && export HT_P=1", "pty": true}));
+    run(
+        &rt,
+        "p",
+        json!({"command": "cd / && export HT_P=1", "pty": true}),
+    );
     let v = sh(&rt, "p", "pwd; echo $HT_P; echo $TERM");
     assert_eq!(v["output"], "/\n1\ndumb", "{v}");
 }

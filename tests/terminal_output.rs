@@ -6,8 +6,13 @@ use hermes_tools::dispatch::{CallContext, dispatch_sync};
 use serde_json::{Value, json};
 
 fn call(rt: &Runtime, args: Value) -> Value {
-    let text = dispatch_sync(rt.shared(), "terminal", &args.to_string(), CallContext::default())
-        .expect("dispatch");
+    let text = dispatch_sync(
+        rt.shared(),
+        "terminal",
+        &args.to_string(),
+        CallContext::default(),
+    )
+    .expect("dispatch");
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
 }
 
@@ -38,10 +43,17 @@ fn fifty_megabytes_stay_within_the_cap_and_memory_stays_bounded() {
     assert_eq!(v["exit_code"], 0, "{}", &out[..200.min(out.len())]);
     assert!(out.chars().count() <= 20000, "{}", out.chars().count());
     assert!(out.starts_with("FIRST-LINE"), "{}", &out[..100]);
-    assert!(out.ends_with("LAST-LINE-ERROR"), "{}", &out[out.len() - 100..]);
+    assert!(
+        out.ends_with("LAST-LINE-ERROR"),
+        "{}",
+        &out[out.len() - 100..]
+    );
     assert!(out.contains("OUTPUT TRUNCATED"));
     let grew_mb = (after.saturating_sub(before)) / 1024;
-    assert!(grew_mb < 16, "peak RSS grew by {grew_mb} MB while reading 50 MB");
+    assert!(
+        grew_mb < 16,
+        "peak RSS grew by {grew_mb} MB while reading 50 MB"
+    );
     // the full output was spilled
     let path = v["full_output_path"].as_str().expect("spill path");
     let len = std::fs::metadata(path).unwrap().len();
@@ -57,7 +69,10 @@ fn small_output_is_not_spilled() {
         "terminal": {"max_output_chars": 1000, "spill_dir": spill.display().to_string()}});
     let rt = Runtime::new(&cfg.to_string()).unwrap();
     // more bytes than the cap, but ANSI codes make the text fit
-    let v = call(&rt, json!({"command": "for i in $(seq 1 100); do printf '\\033[1;31m\\033[0m'; done; echo ok"}));
+    let v = call(
+        &rt,
+        json!({"command": "for i in $(seq 1 100); do printf '\\033[1;31m\\033[0m'; done; echo ok"}),
+    );
     assert_eq!(v["output"], "ok");
     assert!(v.get("full_output_path").is_none());
     let n = std::fs::read_dir(&spill).map(|d| d.count()).unwrap_or(0);
@@ -65,7 +80,10 @@ fn small_output_is_not_spilled() {
     // a middle cut keeps head and tail
     let v = call(&rt, json!({"command": "seq 1 5000"}));
     let out = v["output"].as_str().unwrap();
-    assert!(out.starts_with("1\n2\n3\n") && out.ends_with("4999\n5000"), "{out}");
+    assert!(
+        out.starts_with("1\n2\n3\n") && out.ends_with("4999\n5000"),
+        "{out}"
+    );
     assert!(v["full_output_path"].is_string());
     std::fs::remove_dir_all(&spill).ok();
 }

@@ -26,7 +26,10 @@ fn call(rt: &Runtime, tool: &str, task: &str, args: Value) -> Value {
 fn sleeps(needle: &str) -> Vec<String> {
     pgrep(needle)
         .into_iter()
-        .filter(|l| l.split_once(": ").is_some_and(|(_, c)| c.starts_with("sleep ")))
+        .filter(|l| {
+            l.split_once(": ")
+                .is_some_and(|(_, c)| c.starts_with("sleep "))
+        })
         .collect()
 }
 

@@ -61,8 +61,14 @@ fn sandbox_writes_only_inside_its_workdir() {
         "/etc/ht-sbx-escape".to_string(),
         home_target.clone(),
     ] {
-        let v = sh(&rt, &format!("echo x > {target} && echo WROTE || echo DENIED"));
-        assert!(v["output"].as_str().unwrap().ends_with("DENIED"), "{target}: {v}");
+        let v = sh(
+            &rt,
+            &format!("echo x > {target} && echo WROTE || echo DENIED"),
+        );
+        assert!(
+            v["output"].as_str().unwrap().ends_with("DENIED"),
+            "{target}: {v}"
+        );
         assert!(!std::path::Path::new(&target).exists(), "{target}");
     }
     // /tmp is private to the sandbox
@@ -93,7 +99,10 @@ fn sandbox_has_no_network_unless_configured() {
     let rt = sandbox(&dir, false);
     let v = sh(&rt, &probe);
     assert_eq!(v["output"], "REFUSED", "{v}");
-    let v = sh(&rt, "cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '");
+    let v = sh(
+        &rt,
+        "cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '",
+    );
     assert_eq!(v["output"], "lo", "only loopback: {v}");
     drop(rt);
     let rt = sandbox(&dir, true);
@@ -118,12 +127,20 @@ fn sandbox_timeout_and_kill_leave_nothing() {
     );
     assert_eq!(v["exit_code"], 124, "{v}");
     assert!(t0.elapsed() < Duration::from_secs(5));
-    let v = call(&rt, "terminal", json!({"command": "sleep 818.3", "background": true}));
+    let v = call(
+        &rt,
+        "terminal",
+        json!({"command": "sleep 818.3", "background": true}),
+    );
     let id = v["session_id"].as_str().unwrap().to_string();
     std::thread::sleep(Duration::from_millis(300));
     let k = call(&rt, "process", json!({"action": "kill", "session_id": id}));
     assert_eq!(k["status"], "killed", "{k}");
-    call(&rt, "terminal", json!({"command": "sleep 818.4", "background": true, "pty": true}));
+    call(
+        &rt,
+        "terminal",
+        json!({"command": "sleep 818.4", "background": true, "pty": true}),
+    );
     std::thread::sleep(Duration::from_millis(300));
     drop(rt);
     std::thread::sleep(Duration::from_millis(200));

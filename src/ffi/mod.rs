@@ -4,6 +4,7 @@
 
 pub mod api;
 pub mod approval;
+pub mod terminal;
 
 use std::ffi::{CString, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};

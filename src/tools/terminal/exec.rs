@@ -107,8 +107,7 @@ pub fn pump(
                 .saturating_sub(now.duration_since(last_data.max(at)));
             wait_ms = wait_ms.min(idle_left.as_millis() as i64 + 1);
         }
-        if opts.cancel.is_none() && deadline.is_none() && term_at.is_none() && exited_at.is_none()
-        {
+        if opts.cancel.is_none() && deadline.is_none() && term_at.is_none() && exited_at.is_none() {
             wait_ms = if watch.pidfd.is_some() { 1000 } else { 50 };
         }
         let mut fds: [libc::pollfd; 2] = [

@@ -86,7 +86,12 @@ fn has_background_amp(s: &str) -> bool {
         }
         let prev = if i > 0 { b[i - 1] } else { b' ' };
         let next = b.get(i + 1).copied().unwrap_or(b' ');
-        if next == b'&' || prev == b'&' || prev == b'>' || prev == b'<' || next == b'>' || prev == b'|'
+        if next == b'&'
+            || prev == b'&'
+            || prev == b'>'
+            || prev == b'<'
+            || next == b'>'
+            || prev == b'|'
         {
             continue;
         }

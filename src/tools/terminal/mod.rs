@@ -105,8 +105,7 @@ pub(crate) fn unique_suffix() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(0);
-    let mut x = n
-        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    let mut x = n.wrapping_mul(0x9E37_79B9_7F4A_7C15)
         ^ t.rotate_left(17)
         ^ (u64::from(std::process::id()) << 40);
     x ^= x >> 33;
@@ -236,7 +235,11 @@ pub fn of(shared: &Shared) -> Option<Arc<Terminal>> {
 }
 
 fn task_key(task_id: &str) -> &str {
-    if task_id.is_empty() { "default" } else { task_id }
+    if task_id.is_empty() {
+        "default"
+    } else {
+        task_id
+    }
 }
 
 /// What a command needs to start: its script, environment and directory.
@@ -272,7 +275,9 @@ impl Terminal {
     pub fn set_task_cwd(&self, task_id: &str, cwd: &str) -> Result<()> {
         let p = expand_home(cwd);
         if !p.is_absolute() {
-            return Err(Error::invalid(format!("cwd must be an absolute path: '{cwd}'")));
+            return Err(Error::invalid(format!(
+                "cwd must be an absolute path: '{cwd}'"
+            )));
         }
         if !p.is_dir() {
             return Err(Error::invalid(format!("cwd is not a directory: '{cwd}'")));
@@ -287,12 +292,16 @@ impl Terminal {
     /// Set (string) or unset (null) environment variables for a task.
     pub fn set_task_env(&self, task_id: &str, env: &Value) -> Result<()> {
         let Value::Object(map) = env else {
-            return Err(Error::invalid("env must be a JSON object of strings (or null to unset)"));
+            return Err(Error::invalid(
+                "env must be a JSON object of strings (or null to unset)",
+            ));
         };
         let mut parsed = Vec::new();
         for (k, v) in map {
             if !valid_env_name(k) {
-                return Err(Error::invalid(format!("invalid environment variable name '{k}'")));
+                return Err(Error::invalid(format!(
+                    "invalid environment variable name '{k}'"
+                )));
             }
             match v {
                 Value::String(s) => parsed.push((k.clone(), Some(s.clone()))),
@@ -324,7 +333,10 @@ impl Terminal {
         let t = self.task(task_id);
         let mut s = String::with_capacity(command.len() + 512);
         let env = if let Some(snap) = &t.snapshot {
-            s.push_str(&format!("builtin source {} >/dev/null 2>&1\n", sq(&snap.display().to_string())));
+            s.push_str(&format!(
+                "builtin source {} >/dev/null 2>&1\n",
+                sq(&snap.display().to_string())
+            ));
             Vec::new()
         } else {
             self.base_env.clone()
@@ -383,7 +395,9 @@ impl Terminal {
     /// After a foreground command: adopt the snapshot it wrote (if it got
     /// that far) as the task's state.
     pub fn adopt_snapshot(&self, task_id: &str, prepared: &Prepared) {
-        let Some(newp) = &prepared.capture else { return };
+        let Some(newp) = &prepared.capture else {
+            return;
+        };
         let Ok(text) = std::fs::read_to_string(newp) else {
             return;
         };
@@ -392,7 +406,9 @@ impl Terminal {
             .next()
             .and_then(|l| l.strip_prefix("# "))
             .map(PathBuf::from);
-        let dest = self.state_dir.join(format!("task-{}.sh", prepared.task_index));
+        let dest = self
+            .state_dir
+            .join(format!("task-{}.sh", prepared.task_index));
         if std::fs::rename(newp, &dest).is_err() {
             let _ = std::fs::remove_file(newp);
             return;
@@ -438,7 +454,18 @@ impl Terminal {
             Some(None) => Err(Error::invalid(format!(
                 "'{id}' has no input: it was not started with pty=true (its stdin is /dev/null)"
             ))),
-            None => self.procs.write(id, data).map_err(Error::not_found),
+            None => {
+                let p = self.procs.get(id).ok_or_else(|| {
+                    Error::not_found(format!("no running command with id '{id}'"))
+                })?;
+                p.write(data).map_err(|e| {
+                    if p.status() == "exited" {
+                        Error::not_found(format!("'{id}': {e}"))
+                    } else {
+                        Error::invalid(format!("'{id}': {e}"))
+                    }
+                })
+            }
         }
     }
 

@@ -53,8 +53,7 @@ impl Capture {
 
     pub fn push(&mut self, chunk: &[u8]) {
         self.total += chunk.len() as u64;
-        if self.spill.is_none() && self.spill_dir.is_some() && self.total > self.max_chars as u64
-        {
+        if self.spill.is_none() && self.spill_dir.is_some() && self.total > self.max_chars as u64 {
             self.open_spill();
         }
         if let Some(s) = &mut self.spill {
@@ -302,7 +301,7 @@ pub fn exit_code_meaning(command: &str, code: i32) -> Option<&'static str> {
         .map(str::trim)
         .find(|s| !s.is_empty())?;
     let mut words = last.split_whitespace().filter(|w| {
-        !(w.contains('=') && !w.starts_with('-'))
+        (!w.contains('=') || w.starts_with('-'))
             && !matches!(*w, "sudo" | "env" | "time" | "command" | "nice" | "!")
     });
     let prog = words.next()?;

@@ -205,12 +205,17 @@ impl NativeTool for TerminalTool {
             Some(w) => {
                 if let Some(bad) = w.chars().find(|c| !WORKDIR_OK.is_match(&c.to_string())) {
                     return err_result(
-                        &format!("Blocked: workdir contains disallowed character '{bad}'. Use a simple filesystem path without shell metacharacters."),
+                        &format!(
+                            "Blocked: workdir contains disallowed character '{bad}'. Use a simple filesystem path without shell metacharacters."
+                        ),
                         "blocked",
                     );
                 }
                 let p = if let Some(rest) = w.strip_prefix('~') {
-                    PathBuf::from(format!("{}{rest}", std::env::var("HOME").unwrap_or_default()))
+                    PathBuf::from(format!(
+                        "{}{rest}",
+                        std::env::var("HOME").unwrap_or_default()
+                    ))
                 } else {
                     PathBuf::from(w)
                 };
@@ -221,7 +226,10 @@ impl NativeTool for TerminalTool {
                 };
                 if !p.is_dir() {
                     return err_result(
-                        &format!("workdir does not exist or is not a directory: {}", p.display()),
+                        &format!(
+                            "workdir does not exist or is not a directory: {}",
+                            p.display()
+                        ),
                         "error",
                     );
                 }
@@ -269,7 +277,10 @@ fn run_foreground(
     let sp = match term.backend.spawn(&req) {
         Ok(sp) => sp,
         Err(e) => {
-            return err_result(&format!("Command execution failed: cannot start bash: {e}"), "error");
+            return err_result(
+                &format!("Command execution failed: cannot start bash: {e}"),
+                "error",
+            );
         }
     };
     let live_key = if ctx.context.tool_call_id.is_empty() {
@@ -282,8 +293,10 @@ fn run_foreground(
     let stream = term.cfg.stream_output && term.has_event_handler();
     let mut streamer = Streamer::new(stream, "terminal.output", &live_key, task_id);
     if stream {
-        term.emit(json!({"type": "terminal.started", "id": live_key, "task_id": task_id,
-            "command": command, "pid": sp.pid, "pty": pty}));
+        term.emit(
+            json!({"type": "terminal.started", "id": live_key, "task_id": task_id,
+            "command": command, "pid": sp.pid, "pty": pty}),
+        );
     }
     let mut timeout = Duration::from_secs(timeout_secs);
     if let Some(d) = ctx.deadline {
@@ -300,7 +313,10 @@ fn run_foreground(
     let (code, ended) = pump(sp.pid, &sp.output, &*term.backend, &opts, &mut |chunk| {
         cap.push(chunk);
         if stream {
-            streamer.push(&super::output::strip_ansi(&String::from_utf8_lossy(chunk)), term);
+            streamer.push(
+                &super::output::strip_ansi(&String::from_utf8_lossy(chunk)),
+                term,
+            );
         }
     });
     streamer.finish(term);
@@ -394,7 +410,9 @@ fn run_background(
     ) {
         Ok(p) => p,
         Err(e) => {
-            return ToolOutput::error(json!({"output": "", "exit_code": -1, "error": e}).to_string());
+            return ToolOutput::error(
+                json!({"output": "", "exit_code": -1, "error": e}).to_string(),
+            );
         }
     };
     let mut v = json!({
@@ -467,7 +485,11 @@ impl NativeTool for ProcessTool {
             "poll" => ToolOutput::json(&p.poll()),
             "log" => {
                 let offset = args.get("offset").and_then(Value::as_u64).unwrap_or(0);
-                let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(200).clamp(1, 10_000);
+                let limit = args
+                    .get("limit")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(200)
+                    .clamp(1, 10_000);
                 ToolOutput::json(&p.log(offset, limit as usize))
             }
             "wait" => {
@@ -479,9 +501,8 @@ impl NativeTool for ProcessTool {
                 }
                 let mut v = p.wait(t, ctx.cancel);
                 if asked > max {
-                    v["timeout_note"] = json!(format!(
-                        "Requested wait of {asked}s was clamped to {max}s"
-                    ));
+                    v["timeout_note"] =
+                        json!(format!("Requested wait of {asked}s was clamped to {max}s"));
                 }
                 ToolOutput::json(&v)
             }

@@ -270,7 +270,10 @@ pub fn tree_alive(root: i32) -> bool {
     let alive = |pid: i32| {
         std::fs::read_to_string(format!("/proc/{pid}/stat"))
             .ok()
-            .and_then(|s| s.rfind(')').map(|i| s[i + 1..].trim_start().starts_with('Z')))
+            .and_then(|s| {
+                s.rfind(')')
+                    .map(|i| s[i + 1..].trim_start().starts_with('Z'))
+            })
             .is_some_and(|zombie| !zombie)
     };
     alive(root) || tree_members(root).into_iter().any(alive)

@@ -29,7 +29,11 @@ pub struct Sandbox {
 pub fn find_bwrap() -> Option<PathBuf> {
     let path = std::env::var("PATH").unwrap_or_default();
     std::env::split_paths(&path)
-        .chain(["/usr/bin", "/usr/local/bin", "/bin"].iter().map(PathBuf::from))
+        .chain(
+            ["/usr/bin", "/usr/local/bin", "/bin"]
+                .iter()
+                .map(PathBuf::from),
+        )
         .map(|d| d.join("bwrap"))
         .find(|p| p.is_file())
 }
@@ -37,7 +41,8 @@ pub fn find_bwrap() -> Option<PathBuf> {
 impl Sandbox {
     pub fn new(cfg: &TerminalConfig) -> Result<Sandbox, String> {
         let bwrap = find_bwrap().ok_or_else(|| {
-            "terminal.backend 'sandbox' needs bubblewrap (bwrap), which is not installed".to_string()
+            "terminal.backend 'sandbox' needs bubblewrap (bwrap), which is not installed"
+                .to_string()
         })?;
         let root = super::super::default_cwd(cfg);
         Ok(Sandbox {
@@ -67,7 +72,9 @@ impl Sandbox {
                 push(&["--ro-bind", &s, &s]);
             }
         }
-        push(&["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run"]);
+        push(&[
+            "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run",
+        ]);
         // A private home unless the home lies inside the writable root.
         let home = req
             .env
