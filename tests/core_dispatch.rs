@@ -340,10 +340,7 @@ fn wait(d: &Done) {
     std::thread::sleep(Duration::from_millis(20));
     assert_eq!(d.calls.load(Ordering::SeqCst), 1, "exactly once");
     // Never inside the starting call: always on the library's callback thread.
-    assert_eq!(
-        *d.thread.lock().unwrap() == Some(std::thread::current().id()),
-        false
-    );
+    assert_ne!(*d.thread.lock().unwrap(), Some(std::thread::current().id()));
 }
 
 unsafe extern "C" fn park_quietly(_: *mut c_void, _call: *mut ht_call) {}

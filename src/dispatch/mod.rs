@@ -676,15 +676,14 @@ fn observe(shared: &Shared, hook: &Hook, event: Arc<str>) {
 }
 
 fn invoke(shared: &Shared, req: &HostRequest, name: &str, waiter: Waiter) -> u64 {
-    let id = pending::insert(
+    pending::insert(
         req.kind,
         shared.id,
         name,
         req.payload.clone(),
         req.extra.clone(),
         waiter,
-    );
-    id
+    )
 }
 
 fn call_host(target: &HostTarget, id: u64) {
@@ -760,7 +759,12 @@ fn outer_error(name: &str, what: &str) -> String {
 }
 
 /// Synchronous dispatch: handlers run on this thread; the result is text for the model.
-pub fn dispatch_sync(shared: &Arc<Shared>, name: &str, args: &str, ctx: CallContext) -> Result<String> {
+pub fn dispatch_sync(
+    shared: &Arc<Shared>,
+    name: &str,
+    args: &str,
+    ctx: CallContext,
+) -> Result<String> {
     let _active = shared.enter()?;
     let snap = shared.snapshot.load();
     let Some(entry) = snap.tools.get(name) else {
@@ -775,7 +779,9 @@ pub fn dispatch_sync(shared: &Arc<Shared>, name: &str, args: &str, ctx: CallCont
             match flow.step(shared, input.take()) {
                 Next::Done(text) => return text,
                 Next::Host(req) => input = Some(run_host_sync(shared, req, &flow.entry.name, None)),
-                Next::Native(tool, args) => input = Some(run_native(shared, &flow, &tool, args, &token)),
+                Next::Native(tool, args) => {
+                    input = Some(run_native(shared, &flow, &tool, args, &token))
+                }
             }
         }
     });
@@ -853,90 +859,85 @@ pub fn dispatch_async(
 }
 
 /// Run an async flow on the callback thread until it waits or finishes.
-fn drive_async(mut af: Box<AsyncFlow>, mut input: Option<Answer>) {
+fn drive_async(mut af: Box<AsyncFlow>, input: Option<Answer>) {
     if let Some(k) = af.timer_key.take() {
         af.shared.timer.cancel(k);
     }
     let shared = af.shared.clone();
-    loop {
-        let step = catch_unwind(AssertUnwindSafe(|| af.flow.step(&shared, input.take())));
-        let next = match step {
-            Ok(n) => n,
-            Err(_) => Next::Done(outer_error(&af.flow.entry.name, "internal error (bug)")),
-        };
-        match next {
-            Next::Done(text) => {
-                shared.flows.lock().remove(&af.call_id);
-                let status = if af.flow.is_cancelled_outcome() {
-                    Status::Cancelled
-                } else {
-                    Status::Ok
-                };
-                let c = &af.completion;
-                unsafe { (c.func)(c.user_data.0, status, text.as_ptr(), text.len()) };
-                return;
+    let step = catch_unwind(AssertUnwindSafe(|| af.flow.step(&shared, input)));
+    let next = match step {
+        Ok(n) => n,
+        Err(_) => Next::Done(outer_error(&af.flow.entry.name, "internal error (bug)")),
+    };
+    match next {
+        Next::Done(text) => {
+            shared.flows.lock().remove(&af.call_id);
+            let status = if af.flow.is_cancelled_outcome() {
+                Status::Cancelled
+            } else {
+                Status::Ok
+            };
+            let c = &af.completion;
+            unsafe { (c.func)(c.user_data.0, status, text.as_ptr(), text.len()) };
+        }
+        Next::Native(tool, args) => {
+            let token = af
+                .flow
+                .ctl
+                .as_ref()
+                .map(|c| c.token.clone())
+                .unwrap_or_default();
+            let spawned = std::thread::Builder::new()
+                .name("ht-tool".into())
+                .spawn(move || {
+                    let answer = run_native(&af.shared.clone(), &af.flow, &tool, args, &token);
+                    let cb = af.shared.callbacks.clone();
+                    cb.post(Box::new(move || drive_async(af, Some(answer))));
+                });
+            if spawned.is_err() {
+                tracing::error!("could not start a worker thread for a built-in tool");
             }
-            Next::Native(tool, args) => {
-                let token = af
-                    .flow
-                    .ctl
-                    .as_ref()
-                    .map(|c| c.token.clone())
-                    .unwrap_or_default();
-                let spawned = std::thread::Builder::new()
-                    .name("ht-tool".into())
-                    .spawn(move || {
-                        let answer = run_native(&af.shared.clone(), &af.flow, &tool, args, &token);
-                        let cb = af.shared.callbacks.clone();
-                        cb.post(Box::new(move || drive_async(af, Some(answer))));
-                    });
-                if spawned.is_err() {
-                    tracing::error!("could not start a worker thread for a built-in tool");
-                }
-                return;
-            }
-            Next::Host(req) => {
-                let name = af.flow.entry.name.clone();
-                let deadline = req.wait.map(|w| Instant::now() + w);
-                let target = match &req.target {
-                    HostTarget::Handler(f, d) => HostTarget::Handler(*f, *d),
-                    HostTarget::Hook(h) => HostTarget::Hook(h.clone()),
-                };
-                let ctl = af.flow.ctl.clone();
-                let cb = shared.callbacks.clone();
-                // Park the flow in the request: the answer (from any thread) queues its resumption.
-                let slot: Arc<parking_lot::Mutex<Option<Box<AsyncFlow>>>> =
-                    Arc::new(parking_lot::Mutex::new(None));
-                let slot2 = slot.clone();
-                let waiter = Waiter::Async(Box::new(move |answer| {
-                    cb.post(Box::new(move || {
-                        if let Some(af) = slot2.lock().take() {
-                            drive_async(af, Some(answer));
-                        }
-                    }));
-                }));
-                let id = invoke(&shared, &req, &name, waiter);
-                if let Some(deadline) = deadline {
-                    af.timer_key = Some(shared.timer.schedule(
-                        deadline,
-                        Box::new(move || {
-                            pending::abandon(id, Answer::TimedOut);
-                        }),
-                    ));
-                }
-                *slot.lock() = Some(af);
-                if let Some(ctl) = ctl {
-                    ctl.waiting.store(id, Ordering::Release);
-                    if ctl.is_cancelled() {
-                        pending::abandon(id, Answer::Cancelled);
+        }
+        Next::Host(req) => {
+            let name = af.flow.entry.name.clone();
+            let deadline = req.wait.map(|w| Instant::now() + w);
+            let target = match &req.target {
+                HostTarget::Handler(f, d) => HostTarget::Handler(*f, *d),
+                HostTarget::Hook(h) => HostTarget::Hook(h.clone()),
+            };
+            let ctl = af.flow.ctl.clone();
+            let cb = shared.callbacks.clone();
+            // Park the flow in the request: the answer (from any thread) queues its resumption.
+            let slot: Arc<parking_lot::Mutex<Option<Box<AsyncFlow>>>> =
+                Arc::new(parking_lot::Mutex::new(None));
+            let slot2 = slot.clone();
+            let waiter = Waiter::Async(Box::new(move |answer| {
+                cb.post(Box::new(move || {
+                    if let Some(af) = slot2.lock().take() {
+                        drive_async(af, Some(answer));
                     }
-                }
-                if shared.is_closed() {
+                }));
+            }));
+            let id = invoke(&shared, &req, &name, waiter);
+            if let Some(deadline) = deadline {
+                af.timer_key = Some(shared.timer.schedule(
+                    deadline,
+                    Box::new(move || {
+                        pending::abandon(id, Answer::TimedOut);
+                    }),
+                ));
+            }
+            *slot.lock() = Some(af);
+            if let Some(ctl) = ctl {
+                ctl.waiting.store(id, Ordering::Release);
+                if ctl.is_cancelled() {
                     pending::abandon(id, Answer::Cancelled);
                 }
-                call_host(&target, id);
-                return;
             }
+            if shared.is_closed() {
+                pending::abandon(id, Answer::Cancelled);
+            }
+            call_host(&target, id);
         }
     }
 }
