@@ -116,7 +116,7 @@ fn once_session_deny_and_unreadable_answers() {
     assert_eq!(h.prompts.load(Ordering::SeqCst), 2, "once means once");
     let req = h.seen.lock().unwrap()[0].clone();
     assert_eq!(req["kind"], "approval");
-    assert!(req["rules"].as_array().unwrap().len() >= 1);
+    assert!(!req["rules"].as_array().unwrap().is_empty());
     *h.answer.lock().unwrap() = "\"session\"".into();
     assert!(allowed(&approve(&rt, "git push --force origin main", "s1")));
     assert!(allowed(&approve(&rt, "git push --force origin dev", "s1")));

@@ -219,14 +219,13 @@ fn toolsets_resolve_includes_presets_legacy_aliases_and_report_cycles() {
             "write_file"
         ]
     );
-    assert_eq!(
-        def_names(
-            &rt,
-            r#"{"enabled_toolsets":["hermes-discord"],"disabled_toolsets":["hermes-discord"]}"#
-        )
-        .contains(&"discord".to_string()),
-        false
+    // Disabling a platform preset removes its non-core tools (and keeps the core ones).
+    let names = def_names(
+        &rt,
+        r#"{"enabled_toolsets":["hermes-discord"],"disabled_toolsets":["hermes-discord"]}"#,
     );
+    assert!(!names.contains(&"discord".to_string()));
+    assert!(names.contains(&"terminal".to_string()));
     // Host toolsets with nested includes, and cycles refused with the path.
     let def = |j: &str| {
         let mut err = std::ptr::null_mut();
