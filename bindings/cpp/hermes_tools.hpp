@@ -755,6 +755,31 @@ class Runtime {
     detail::check(ht_runtime_clear_session_approvals(raw(), session_id.data(), session_id.size(), &err), err);
   }
 
+  /// Types into a running PTY command (`id`: "proc_..." of a background
+  /// process, or the tool_call_id of a foreground pty=true command); `data`
+  /// is raw bytes ("\r" is Enter). Returns the bytes written. NotFound for an
+  /// unknown or finished id; Unsupported without the terminal toolset.
+  size_t process_write(std::string_view id, std::string_view data) {
+    size_t written = 0;
+    ht_error *err = nullptr;
+    detail::check(
+        ht_runtime_process_write(raw(), id.data(), id.size(), data.data(), data.size(), &written, &err), err);
+    return written;
+  }
+  /// Sets the working directory of a task ("" = the default task); an absolute existing path.
+  void set_task_cwd(std::string_view task_id, std::string_view cwd) {
+    ht_error *err = nullptr;
+    detail::check(ht_runtime_set_task_cwd(raw(), task_id.data(), task_id.size(), cwd.data(), cwd.size(), &err),
+                  err);
+  }
+  /// Sets environment variables for a task's later commands: {"NAME":"value"|null}.
+  void set_task_env(std::string_view task_id, std::string_view env_json) {
+    ht_error *err = nullptr;
+    detail::check(
+        ht_runtime_set_task_env(raw(), task_id.data(), task_id.size(), env_json.data(), env_json.size(), &err),
+        err);
+  }
+
   /// Drops a task's state (shell state, background processes).
   void cleanup_task(std::string_view task_id) {
     ht_error *err = nullptr;

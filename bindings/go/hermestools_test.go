@@ -742,3 +742,71 @@ func TestCloseWhileCalling(t *testing.T) {
 		t.Fatalf("live handles %d, want %d", got, base)
 	}
 }
+
+// Terminal helpers: typing into a background PTY command, per-task cwd and env.
+func TestTerminalProcessWriteCwdEnv(t *testing.T) {
+	plain := newRT(t, "")
+	if err := plain.SetTaskCwd("t", "/tmp"); !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("want unsupported, got %v", err)
+	}
+	rt, err := New(`{"builtin_toolsets":["terminal"]}`)
+	if errors.Is(err, ErrUnsupported) {
+		t.Skip("built-in terminal not in this build:", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	ctx := `{"task_id":"go-t"}`
+	if err := rt.SetTaskCwd("go-t", "/tmp"); err != nil {
+		t.Fatal(err)
+	}
+	contains(t, mustDispatch(t, rt, "terminal", `{"command":"pwd"}`, ctx), "/tmp")
+	if err := rt.SetTaskEnv("go-t", `{"HT_GO_VAR":"forty-two"}`); err != nil {
+		t.Fatal(err)
+	}
+	contains(t, mustDispatch(t, rt, "terminal", `{"command":"echo v=$HT_GO_VAR"}`, ctx), "v=forty-two")
+	if err := rt.SetTaskEnv("go-t", "{"); !errors.Is(err, ErrInvalidJSON) {
+		t.Fatalf("want invalid json, got %v", err)
+	}
+
+	events := make(chan string, 64)
+	_ = rt.SetEventHandler(func(ev string) {
+		select {
+		case events <- ev:
+		default:
+		}
+	})
+	out := mustDispatch(t, rt, "terminal",
+		`{"command":"read line; echo got:$line","background":true,"pty":true,"notify_on_complete":true}`, ctx)
+	var started struct {
+		SessionID string `json:"session_id"`
+	}
+	if err := json.Unmarshal([]byte(out), &started); err != nil || !strings.HasPrefix(started.SessionID, "proc_") {
+		t.Fatalf("start: %s %v", out, err)
+	}
+	var n int
+	for i := 0; i < 100; i++ { // the PTY may not be ready at once
+		n, err = rt.ProcessWrite(started.SessionID, []byte("hello\r"))
+		if !errors.Is(err, ErrNotFound) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil || n != 6 {
+		t.Fatalf("write: %d %v", n, err)
+	}
+	deadline := time.After(10 * time.Second)
+	for done := false; !done; {
+		select {
+		case ev := <-events:
+			done = strings.Contains(ev, "process.completed") && strings.Contains(ev, "got:hello")
+		case <-deadline:
+			t.Fatal("no completion with the typed line")
+		}
+	}
+	if _, err := rt.ProcessWrite("proc_nope", []byte("x")); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("want not found, got %v", err)
+	}
+	_ = rt.CleanupTask("go-t")
+}

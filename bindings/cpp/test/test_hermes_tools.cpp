@@ -522,6 +522,65 @@ TEST(approval_handler) {
   expect_error(ht::Status::InvalidJson, [&] { rt->set_allowlist("{"); });
 }
 
+// Terminal helpers: typing into a background PTY command, per-task cwd and env.
+TEST(terminal_process_write_cwd_env) {
+  {
+    ht::Runtime plain;
+    expect_error(ht::Status::Unsupported, [&] { plain.set_task_cwd("t", "/tmp"); });
+  }
+  std::unique_ptr<ht::Runtime> rt;
+  try {
+    rt = std::make_unique<ht::Runtime>(R"({"builtin_toolsets":["terminal"]})");
+  } catch (const ht::Error &e) {
+    if (e.status() != ht::Status::Unsupported) throw;
+    std::printf("# skip: built-in terminal not in this build\n");
+    return;
+  }
+  rt->set_task_cwd("cpp-t", "/tmp");
+  CONTAINS(rt->dispatch("terminal", R"({"command":"pwd"})", R"({"task_id":"cpp-t"})"), "/tmp");
+  rt->set_task_env("cpp-t", R"({"HT_CPP_VAR":"forty-two"})");
+  CONTAINS(rt->dispatch("terminal", R"({"command":"echo v=$HT_CPP_VAR"})", R"({"task_id":"cpp-t"})"), "v=forty-two");
+  expect_error(ht::Status::InvalidJson, [&] { rt->set_task_env("cpp-t", "{"); });
+
+  auto state = std::make_shared<std::pair<std::mutex, std::vector<std::string>>>();
+  rt->set_event_handler([state](std::string_view ev) {
+    std::lock_guard<std::mutex> lock(state->first);
+    state->second.emplace_back(ev);
+  });
+  std::string started = rt->dispatch(
+      "terminal", R"({"command":"read line; echo got:$line","background":true,"pty":true,"notify_on_complete":true})",
+      R"({"task_id":"cpp-t"})");
+  const std::string key = "\"session_id\":\"";
+  size_t at = started.find(key);
+  CHECK(at != std::string::npos);
+  at += key.size();
+  std::string id = started.substr(at, started.find('"', at) - at);
+  CHECK(id.rfind("proc_", 0) == 0);
+  size_t written = 0;
+  for (int i = 0; i < 100; i++) {  // the PTY may not be ready at once
+    try {
+      written = rt->process_write(id, "hello\r");
+      break;
+    } catch (const ht::Error &e) {
+      if (e.status() != ht::Status::NotFound) throw;
+      std::this_thread::sleep_for(10ms);
+    }
+  }
+  CHECK(written == 6);
+  bool got = false;
+  for (int i = 0; i < 1000 && !got; i++) {
+    {
+      std::lock_guard<std::mutex> lock(state->first);
+      for (auto &ev : state->second)
+        if (ev.find("process.completed") != std::string::npos && ev.find("got:hello") != std::string::npos) got = true;
+    }
+    if (!got) std::this_thread::sleep_for(10ms);
+  }
+  CHECK(got);
+  expect_error(ht::Status::NotFound, [&] { rt->process_write("proc_nope", "x"); });
+  rt->cleanup_task("cpp-t");
+}
+
 int main() {
   RUN(versions_and_features);
   RUN(json_helpers);
@@ -541,6 +600,7 @@ int main() {
   RUN(log_handler);
   RUN(builtin_terminal_and_events);
   RUN(approval_handler);
+  RUN(terminal_process_write_cwd_env);
   std::printf("cpp binding: %d tests, %d checks passed\n", g_tests, g_checks);
   return 0;
 }

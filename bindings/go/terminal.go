@@ -1,0 +1,69 @@
+package hermestools
+
+/*
+#include "shims.h"
+*/
+import "C"
+
+import "unsafe"
+
+// ProcessWrite types into a running PTY command: id is a background process
+// id ("proc_..." from terminal(background=true)) or the tool_call_id of a
+// foreground command running with pty=true. data is raw bytes ("\r" is
+// Enter). It returns the bytes written; ErrNotFound for an unknown or
+// finished id, ErrUnsupported without the terminal toolset. Blocks at most
+// 5 s when the command is not reading.
+func (r *Runtime) ProcessWrite(id string, data []byte) (int, error) {
+	rt, err := r.acquire()
+	if err != nil {
+		return 0, err
+	}
+	defer r.release()
+	var a cstrs
+	defer a.free()
+	ip, in := a.str(id)
+	var dp *C.char
+	if len(data) > 0 {
+		dp = (*C.char)(C.CBytes(data))
+		defer C.free(unsafe.Pointer(dp))
+	}
+	var written C.size_t
+	var ce *C.ht_error
+	if err := takeError(C.ht_runtime_process_write(rt, ip, in, dp, C.size_t(len(data)), &written, &ce), ce); err != nil {
+		return 0, err
+	}
+	return int(written), nil
+}
+
+// SetTaskCwd sets the working directory of a task ("" = the default task):
+// an absolute path to an existing directory.
+func (r *Runtime) SetTaskCwd(taskID, cwd string) error {
+	rt, err := r.acquire()
+	if err != nil {
+		return err
+	}
+	defer r.release()
+	var a cstrs
+	defer a.free()
+	tp, tn := a.str(taskID)
+	cp, cn := a.str(cwd)
+	var ce *C.ht_error
+	return takeError(C.ht_runtime_set_task_cwd(rt, tp, tn, cp, cn, &ce), ce)
+}
+
+// SetTaskEnv sets environment variables for a task's later commands:
+// envJSON is an object of strings (set) or null (unset), e.g.
+// {"API_BASE":"http://localhost:8080","DEBUG":null}. Overrides accumulate.
+func (r *Runtime) SetTaskEnv(taskID, envJSON string) error {
+	rt, err := r.acquire()
+	if err != nil {
+		return err
+	}
+	defer r.release()
+	var a cstrs
+	defer a.free()
+	tp, tn := a.str(taskID)
+	ep, en := a.str(envJSON)
+	var ce *C.ht_error
+	return takeError(C.ht_runtime_set_task_env(rt, tp, tn, ep, en, &ce), ce)
+}
