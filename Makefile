@@ -11,7 +11,7 @@ BUILD_DIR := build
 # Output folder used by the mk/ fragments (a variable only: `build` is the cargo target).
 BUILD   := $(BUILD_DIR)
 
-.PHONY: all build release quickstart example-c test test-rust lint bench install clean
+.PHONY: all build release quickstart example-c example-approval test test-rust lint bench install clean
 
 all: build
 
@@ -27,7 +27,14 @@ quickstart: build
 	  -L$(LIBDIR) -Wl,-rpath,$(CURDIR)/$(LIBDIR) -lhermes_tools
 	./$(BUILD_DIR)/quickstart
 
-example-c: quickstart
+example-c: quickstart example-approval
+
+# The approval round trip in C: the host's handler approves one command and denies another.
+example-approval: build
+	mkdir -p $(BUILD_DIR)
+	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -pthread -Iinclude examples/c/approval.c \
+	  -o $(BUILD_DIR)/approval -L$(LIBDIR) -Wl,-rpath,$(CURDIR)/$(LIBDIR) -lhermes_tools
+	./$(BUILD_DIR)/approval
 
 # Binding and packaging fragments add their targets to BINDING_TESTS.
 BINDING_TESTS :=

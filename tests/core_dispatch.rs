@@ -130,7 +130,7 @@ fn errors_are_wrapped_sanitised_and_results_limited() {
     );
     assert_eq!(
         json(&dispatch(&rt, "f2", "{}")),
-        serde_json::json!({"error":"[TOOL_ERROR] quota exceeded","code":429})
+        serde_json::json!({"error":"quota exceeded","code":429})
     );
     let out = dispatch(&rt, "big", "{}");
     assert!(out.chars().count() <= 2000);

@@ -1,5 +1,6 @@
-/* Quickstart: a host that registers a tool, prints the schemas the model
- * would see, dispatches one call and a batch of model tool calls.
+/* Quickstart: a host that registers a tool, switches on the built-in
+ * terminal, prints the schemas the model would see, dispatches one call, a
+ * terminal command and a batch of model tool calls.
  * Build and run: make quickstart */
 #include "hermes_tools.h"
 
@@ -32,7 +33,8 @@ int main(void) {
 
   ht_runtime *rt = NULL;
   ht_error *err = NULL;
-  const char *config = "{}";
+  /* Built-in terminal on; commands are analysed before they run. */
+  const char *config = "{\"builtin_toolsets\":[\"terminal\"]}";
   if (ht_runtime_new(config, strlen(config), &rt, &err) != HT_STATUS_OK) die("runtime", err);
 
   const char *spec =
@@ -46,7 +48,7 @@ int main(void) {
   char *out = NULL;
   size_t len = 0;
   if (ht_runtime_definitions_json(rt, NULL, 0, &out, &len, &err) != HT_STATUS_OK) die("definitions", err);
-  printf("schemas: %s\n", out);
+  printf("schemas: %.300s...\n", out);
   ht_string_free(out);
 
   /* "3" is repaired to 3 because the schema says integer. */
@@ -54,6 +56,12 @@ int main(void) {
   if (ht_runtime_dispatch(rt, "get_weather", 11, args, strlen(args), NULL, 0, &out, &len, &err) != HT_STATUS_OK)
     die("dispatch", err);
   printf("dispatch: %s\n", out);
+  ht_string_free(out);
+
+  const char *cmd = "{\"command\":\"echo hello from the terminal && uname -s\"}";
+  if (ht_runtime_dispatch(rt, "terminal", 8, cmd, strlen(cmd), NULL, 0, &out, &len, &err) != HT_STATUS_OK)
+    die("terminal", err);
+  printf("terminal: %s\n", out);
   ht_string_free(out);
 
   const char *calls =

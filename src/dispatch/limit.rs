@@ -54,19 +54,23 @@ static CDATA: Lazy<Regex> = Lazy::new(|| Regex::new(r"(?s)<!\[CDATA\[.*?\]\]>").
 /// chat-template tokens, code fences and CDATA, cap at 2000 characters, and
 /// prefix `[TOOL_ERROR] `.
 pub fn sanitize_error(msg: &str) -> String {
+    format!("[TOOL_ERROR] {}", clean_error(msg))
+}
+
+/// [`sanitize_error`] without the prefix (for errors a tool already shaped).
+pub fn clean_error(msg: &str) -> String {
     let s = TAGS.replace_all(msg, "");
     let s = CDATA.replace_all(&s, "");
     let s = FENCE_OPEN.replace_all(&s, "");
     let s = FENCE_CLOSE.replace_all(&s, "");
     let s = s.trim();
-    let capped: String = if s.chars().count() > 2000 {
+    if s.chars().count() > 2000 {
         let mut c: String = s.chars().take(1997).collect();
         c.push_str("...");
         c
     } else {
         s.to_string()
-    };
-    format!("[TOOL_ERROR] {capped}")
+    }
 }
 
 /// `{"error": message}` as JSON text.

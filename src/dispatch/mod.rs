@@ -327,11 +327,14 @@ fn kind_name(v: &Value) -> &'static str {
     }
 }
 
-/// An error result from a tool, made safe for the model (inner wrapping level).
+/// An error result from a tool, made safe for the model (inner wrapping
+/// level). A JSON object with an `error` the tool shaped itself keeps its
+/// shape (framing stripped); any other failure text becomes
+/// `{"error": "[TOOL_ERROR] ..."}`.
 fn wrap_tool_error(text: &str) -> String {
     if let Ok(Value::Object(mut map)) = serde_json::from_str::<Value>(text) {
         if let Some(Value::String(e)) = map.get("error") {
-            let clean = limit::sanitize_error(e);
+            let clean = limit::clean_error(e);
             map.insert("error".into(), Value::String(clean));
             return Value::Object(map).to_string();
         }

@@ -430,7 +430,9 @@ impl Node {
         }
 
         if self.types != 0 && !matches_type(self.types, v) {
-            errs.push(format!("{}: expected {}, got {} {}", at(path),
+            errs.push(format!(
+                "{}: expected {}, got {} {}",
+                at(path),
                 type_names(self.types),
                 value_kind(v),
                 short(v)
@@ -439,7 +441,9 @@ impl Node {
         }
         if let Some(list) = &self.enum_values {
             if !list.contains(v) {
-                errs.push(format!("{}: must be one of {}, got {}", at(path),
+                errs.push(format!(
+                    "{}: must be one of {}, got {}",
+                    at(path),
                     Value::Array(list.clone()),
                     short(v)
                 ));
@@ -470,26 +474,39 @@ impl Node {
                 let needs_len = self.min_length.is_some() || self.max_length.is_some();
                 let len = if needs_len { s.chars().count() } else { 0 };
                 if let Some(m) = self.min_length.filter(|m| len < *m) {
-                    errs.push(format!("{}: must be at least {m} characters long", at(path)));
+                    errs.push(format!(
+                        "{}: must be at least {m} characters long",
+                        at(path)
+                    ));
                 }
                 if let Some(m) = self.max_length.filter(|m| len > *m) {
-                    errs.push(format!("{}: must be at most {m} characters long, got {len}", at(path)
+                    errs.push(format!(
+                        "{}: must be at most {m} characters long, got {len}",
+                        at(path)
                     ));
                 }
                 if let Some(re) = &self.pattern {
                     if !re.is_match(s) {
-                        errs.push(format!("{}: must match the pattern {}", at(path), re.as_str()));
+                        errs.push(format!(
+                            "{}: must match the pattern {}",
+                            at(path),
+                            re.as_str()
+                        ));
                     }
                 }
             }
             Value::Array(items) => {
                 if let Some(m) = self.min_items.filter(|m| items.len() < *m) {
-                    errs.push(format!("{}: must have at least {m} items, got {}", at(path),
+                    errs.push(format!(
+                        "{}: must have at least {m} items, got {}",
+                        at(path),
                         items.len()
                     ));
                 }
                 if let Some(m) = self.max_items.filter(|m| items.len() > *m) {
-                    errs.push(format!("{}: must have at most {m} items, got {}", at(path),
+                    errs.push(format!(
+                        "{}: must have at most {m} items, got {}",
+                        at(path),
                         items.len()
                     ));
                 }
@@ -509,21 +526,36 @@ impl Node {
             s.validate_at(v, path, errs, limit);
         }
         if !self.any_of.is_empty() && !self.any_of.iter().any(|s| s.is_valid(v)) {
-            errs.push(format!("{}: does not match any of the allowed forms", at(path)));
+            errs.push(format!(
+                "{}: does not match any of the allowed forms",
+                at(path)
+            ));
         }
         if !self.one_of.is_empty() {
             let n = self.one_of.iter().filter(|s| s.is_valid(v)).count();
             if n != 1 {
-                errs.push(format!("{}: must match exactly one of the allowed forms, matches {n}", at(path)
+                errs.push(format!(
+                    "{}: must match exactly one of the allowed forms, matches {n}",
+                    at(path)
                 ));
             }
         }
     }
 
-    fn validate_object(&self, map: &Map<String, Value>, path: &mut String, errs: &mut Vec<String>, limit: usize) {
+    fn validate_object(
+        &self,
+        map: &Map<String, Value>,
+        path: &mut String,
+        errs: &mut Vec<String>,
+        limit: usize,
+    ) {
         for r in &self.required {
             if !map.contains_key(r) {
-                let at = if path.is_empty() { String::new() } else { format!(" in {path}") };
+                let at = if path.is_empty() {
+                    String::new()
+                } else {
+                    format!(" in {path}")
+                };
                 errs.push(format!("missing required property '{r}'{at}"));
             }
         }
