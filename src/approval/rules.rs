@@ -1346,27 +1346,12 @@ const METADATA_CMDS: &[&str] = &[
 
 /// Cheap pre-check before the path normalisation and regex.
 fn may_be_credential(a: &str) -> bool {
-    const HINTS: &[&str] = &[
-        "id_",
-        "netrc",
-        "credential",
-        "shadow",
-        "gnupg",
-        ".docker",
-        ".kube",
-        "pgpass",
-        "vault-token",
-        "pypirc",
-        "npmrc",
-        ".ssh",
-        "my.cnf",
-        "hosts.yml",
-        "password-store",
-        "master.passwd",
-        "tokens",
-        "secring",
-    ];
-    HINTS.iter().any(|h| contains_ci(a, h))
+    static HINTS: Lazy<Regex> = Lazy::new(|| {
+        Regex::new(r"(?i)id_|netrc|credential|shadow|gnupg|\.docker|\.kube|pgpass|vault-token|pypirc|npmrc|\.ssh|my\.cnf|hosts\.yml|password-store|master\.passwd|tokens|secring|\.aws|gcloud|\.azure")
+            .expect("credential hints")
+    });
+    // a word with a newline or this long is text, not a path
+    a.len() <= 1024 && !a.contains('\n') && HINTS.is_match(a)
 }
 
 fn m_credential_read(_: &RuleCtx, _: usize, e: &Exec) -> bool {
