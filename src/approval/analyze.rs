@@ -487,18 +487,24 @@ impl Analyzer {
             return;
         }
         match name {
-            "LD_PRELOAD"
-            | "LD_AUDIT"
-            | "DYLD_INSERT_LIBRARIES"
-            | "BASH_ENV"
-            | "ENV"
-            | "LD_LIBRARY_PATH"
-            | "DYLD_LIBRARY_PATH"
-            | "PYTHONSTARTUP"
-            | "NODE_OPTIONS"
-            | "PERL5OPT"
-            | "RUBYOPT" => {
+            "LD_PRELOAD" | "LD_AUDIT" | "DYLD_INSERT_LIBRARIES" | "BASH_ENV" => {
                 self.finding("env-hijack", None, format!("{name}={value}"));
+            }
+            "NODE_OPTIONS" | "PERL5OPT" | "RUBYOPT" | "JAVA_TOOL_OPTIONS" | "_JAVA_OPTIONS" => {
+                // only options that load code: --require / -r / --import / -M / -javaagent
+                let loads = value.split_whitespace().any(|w| {
+                    w.starts_with("--require")
+                        || w.starts_with("--import")
+                        || w.starts_with("--loader")
+                        || w.starts_with("--experimental-loader")
+                        || w == "-r"
+                        || (name != "NODE_OPTIONS" && (w.starts_with("-M") || w.starts_with("-r")))
+                        || w.starts_with("-javaagent")
+                        || w.starts_with("-agentpath")
+                });
+                if loads {
+                    self.finding("env-hijack", None, format!("{name}={value}"));
+                }
             }
             "PROMPT_COMMAND" | "GIT_SSH_COMMAND" | "GIT_PAGER" | "PAGER" | "EDITOR" | "VISUAL"
             | "GIT_EDITOR" | "SSH_ASKPASS" | "GIT_ASKPASS" | "GIT_EXTERNAL_DIFF" | "MANPAGER"

@@ -1001,7 +1001,8 @@ fn m_container_host(_: &RuleCtx, _: usize, e: &Exec) -> bool {
                     let src = src
                         .trim_start_matches("type=bind,source=")
                         .trim_start_matches("source=");
-                    is_critical(src) || is_system_path(src) || v.contains("docker.sock")
+                    let ro = v.ends_with(":ro") || v.contains("readonly");
+                    is_critical(src) || (!ro && is_system_path(src)) || v.contains("docker.sock")
                 }))
             || w.starts_with("--volume=/:")
             || (w.starts_with("-v/") && w[2..].split(':').next().is_some_and(is_critical))
@@ -2019,12 +2020,13 @@ fn m_proc_kill(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
         }
         // pids computed by a substitution (`kill -9 $(pgrep x)`)
         "kill" => {
-            a[1..].iter().any(|w| w.contains(DYN))
-                && ctx
-                    .analysis
-                    .execs
-                    .iter()
-                    .any(|x| x.via.as_deref() == Some("$(...)"))
+            e.bulk
+                || a[1..].iter().any(|w| w.contains(DYN))
+                    && ctx
+                        .analysis
+                        .execs
+                        .iter()
+                        .any(|x| x.via.as_deref() == Some("$(...)"))
         }
         "xkill" => true,
         _ => false,
