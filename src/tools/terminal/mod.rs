@@ -4,9 +4,11 @@
 //!
 //! Every command is a fresh `bash -c` in its own session (process group),
 //! run by a [`backend::Backend`]. State that should persist per task (the
-//! working directory and exported variables) is captured by the wrapper
-//! script at the end of each foreground command into a snapshot file that
-//! the next command of the same task sources first. Nothing waits on stdin
+//! working directory and exported variables) is captured at the end of
+//! each foreground command that may change it (`cd`, `export`, `source`,
+//! assignments, ...) and becomes the directory and environment the next
+//! command of the task starts with; other commands run verbatim, as fast
+//! as a plain `bash -c`. Nothing waits on stdin
 //! (it is /dev/null, or a PTY), timeouts kill the whole tree, output is
 //! captured within a fixed memory budget, and the runtime's close kills
 //! everything that is still running.
@@ -53,8 +55,9 @@ pub struct Terminal {
 #[derive(Clone, Debug)]
 pub struct TaskState {
     pub cwd: PathBuf,
-    /// Snapshot file (exported variables) written by the last foreground command.
-    pub snapshot: Option<PathBuf>,
+    /// Exported variables captured after the last state-changing foreground
+    /// command (`None`: the runtime's base environment).
+    pub exported: Option<Arc<Vec<(String, String)>>>,
     /// Host overrides (`None` unsets), applied to every command of the task.
     pub env: BTreeMap<String, Option<String>>,
     index: u64,
@@ -247,9 +250,11 @@ pub struct Prepared {
     pub script: String,
     pub env: Vec<(String, String)>,
     pub cwd: PathBuf,
-    /// Where the wrapper writes the new snapshot (foreground only).
+    /// Where the wrapper writes the captured state (foreground commands
+    /// that may change it).
     pub capture: Option<PathBuf>,
     pub task_index: u64,
+    pub workdir: Option<PathBuf>,
 }
 
 impl Terminal {
@@ -264,7 +269,7 @@ impl Terminal {
             .entry(task_key(task_id).to_string())
             .or_insert_with(|| TaskState {
                 cwd: self.default_cwd.clone(),
-                snapshot: None,
+                exported: None,
                 env: BTreeMap::new(),
                 index: self.next_task.fetch_add(1, Ordering::Relaxed),
             })
@@ -320,8 +325,12 @@ impl Terminal {
         Ok(())
     }
 
-    /// Build the wrapper script for `command` in `task_id`.
-    /// `foreground` adds the state capture at the end.
+    /// Build what runs `command` in `task_id`: the environment (the task's
+    /// exported variables, then host overrides), the directory (`workdir`,
+    /// else the task's), and the script. A foreground command that may
+    /// change state (`needs_capture`) is wrapped so it writes its final
+    /// directory and exported variables to a capture file; other commands
+    /// run verbatim, exactly like `bash -c command`.
     pub fn prepare(
         &self,
         task_id: &str,
@@ -331,94 +340,84 @@ impl Terminal {
         foreground: bool,
     ) -> Prepared {
         let t = self.task(task_id);
-        let mut s = String::with_capacity(command.len() + 512);
-        let env = if let Some(snap) = &t.snapshot {
-            s.push_str(&format!(
-                "builtin source {} >/dev/null 2>&1\n",
-                sq(&snap.display().to_string())
-            ));
-            Vec::new()
-        } else {
-            self.base_env.clone()
+        let mut env: Vec<(String, String)> = match &t.exported {
+            Some(e) => e.as_ref().clone(),
+            None => self.base_env.clone(),
         };
-        s.push_str(if pty {
-            "builtin export TERM=xterm-256color\n"
-        } else {
-            "builtin export TERM=dumb\n"
-        });
-        for (k, v) in &t.env {
-            match v {
-                Some(v) => s.push_str(&format!("builtin export {k}={}\n", sq(v))),
-                None => s.push_str(&format!("builtin unset {k}\n")),
+        let term = if pty { "xterm-256color" } else { "dumb" };
+        let mut set = |k: &str, v: Option<&str>| {
+            env.retain(|(n, _)| n != k);
+            if let Some(v) = v {
+                env.push((k.to_string(), v.to_string()));
             }
+        };
+        set("TERM", Some(term));
+        for (k, v) in &t.env {
+            set(k, v.as_deref());
         }
-        s.push_str(&format!(
-            "builtin cd -- {} 2>/dev/null || builtin cd -- {} 2>/dev/null\n",
-            sq(&t.cwd.display().to_string()),
-            sq(&self.default_cwd.display().to_string())
-        ));
-        if let Some(w) = workdir {
-            let w = sq(&w.display().to_string());
-            s.push_str(&format!(
-                "builtin cd -- {w} || {{ builtin echo \"workdir not found: \"{w}; builtin exit 126; }}\n"
-            ));
+        let cwd = match workdir {
+            Some(w) => w.to_path_buf(),
+            None if t.cwd.is_dir() => t.cwd.clone(),
+            None => self.default_cwd.clone(),
+        };
+        if let Some((_, pwd)) = env.iter_mut().find(|(k, _)| k == "PWD") {
+            *pwd = cwd.display().to_string();
         }
-        s.push_str("builtin eval -- ");
-        s.push_str(&sq(command));
-        s.push('\n');
-        let capture = if foreground {
+        let (script, capture) = if foreground && needs_capture(command) {
             let p = self
                 .state_dir
                 .join(format!("task-{}.{}.new", t.index, unique_suffix()));
-            s.push_str(&format!(
-                "__ht_ec=$?\nbuiltin umask 077\n{{ builtin printf '# %s\\n' \"$PWD\"; builtin export -p; }} > {} 2>/dev/null\nbuiltin exit $__ht_ec\n",
+            let s = format!(
+                "builtin eval -- {}
+__ht_ec=$?
+builtin umask 077
+{{ builtin printf '# %s\\n' \"$PWD\"; builtin export -p; }} > {} 2>/dev/null
+builtin exit $__ht_ec
+",
+                sq(command),
                 sq(&p.display().to_string())
-            ));
-            Some(p)
+            );
+            (s, Some(p))
         } else {
-            None
-        };
-        let cwd = if t.cwd.is_dir() {
-            t.cwd.clone()
-        } else {
-            self.default_cwd.clone()
+            (command.to_string(), None)
         };
         Prepared {
-            script: s,
+            script,
             env,
             cwd,
             capture,
             task_index: t.index,
+            workdir: workdir.map(Path::to_path_buf),
         }
     }
 
-    /// After a foreground command: adopt the snapshot it wrote (if it got
-    /// that far) as the task's state.
-    pub fn adopt_snapshot(&self, task_id: &str, prepared: &Prepared) {
-        let Some(newp) = &prepared.capture else {
+    /// After a foreground command: adopt the directory and exported
+    /// variables it captured (if it got that far) as the task's state. A
+    /// per-call `workdir` does not stick unless the command moved away from it.
+    pub fn adopt_capture(&self, task_id: &str, prepared: &Prepared) {
+        let Some(path) = &prepared.capture else {
             return;
         };
-        let Ok(text) = std::fs::read_to_string(newp) else {
+        let text = std::fs::read(path);
+        let _ = std::fs::remove_file(path);
+        let Ok(text) = text else { return };
+        let text = String::from_utf8_lossy(&text);
+        let Some((first, rest)) = text.split_once('\n') else {
             return;
         };
-        let cwd = text
-            .lines()
-            .next()
-            .and_then(|l| l.strip_prefix("# "))
-            .map(PathBuf::from);
-        let dest = self
-            .state_dir
-            .join(format!("task-{}.sh", prepared.task_index));
-        if std::fs::rename(newp, &dest).is_err() {
-            let _ = std::fs::remove_file(newp);
-            return;
-        }
+        let cwd = first.strip_prefix("# ").map(PathBuf::from);
+        let mut exported = parse_export_p(rest);
+        exported.retain(|(k, _)| k != "_" && k != "SHLVL");
         let mut tasks = self.tasks.lock();
         if let Some(t) = tasks.get_mut(task_key(task_id)) {
             if t.index == prepared.task_index {
-                t.snapshot = Some(dest);
+                t.exported = Some(Arc::new(exported));
                 if let Some(c) = cwd.filter(|c| c.is_absolute()) {
-                    t.cwd = c;
+                    let stayed_in_workdir =
+                        prepared.workdir.as_ref().is_some_and(|w| same_dir(w, &c));
+                    if !stayed_in_workdir {
+                        t.cwd = c;
+                    }
                 }
             }
         }
@@ -499,10 +498,7 @@ impl Terminal {
             backend::terminate_tree(&*self.backend, pid, self.grace());
         }
         self.procs.kill_task(self, key);
-        let removed = self.tasks.lock().remove(key);
-        if let Some(t) = removed.and_then(|t| t.snapshot) {
-            let _ = std::fs::remove_file(t);
-        }
+        self.tasks.lock().remove(key);
         self.backend.cleanup_task(key);
     }
 
@@ -550,4 +546,159 @@ impl Drop for Terminal {
 
 fn internal_err(msg: String) -> Error {
     Error::new(crate::error::Status::Internal, msg)
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    a == b
+        || std::fs::canonicalize(a)
+            .ok()
+            .zip(std::fs::canonicalize(b).ok())
+            .is_some_and(|(x, y)| x == y)
+}
+
+/// Could `command` change the directory or the exported variables? A cheap,
+/// conservative text test: anything that looks like an assignment or a
+/// state-changing builtin is captured.
+pub fn needs_capture(command: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "=", "cd", "export", "unset", "source", "declare", "typeset", "eval", "exec", "read",
+        "set", "pushd", "popd", "shopt", "alias", "local", "mapfile", "getopts", "shift", "let",
+        "printf", "function", "()", "activate", "enable", "hash",
+    ];
+    static DOT: Lazy<Regex> = Lazy::new(|| Regex::new(r"(^|[;&|(\s])\.\s").expect("dot regex"));
+    WORDS.iter().any(|w| command.contains(w)) || DOT.is_match(command)
+}
+
+/// Parse `export -p` output (`declare -x NAME="value"` with double-quote
+/// escapes, or `NAME=$'...'` ANSI-C quoting; `declare -x NAME` has no value).
+pub fn parse_export_p(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("declare -x ") {
+        rest = &rest[i + "declare -x ".len()..];
+        let name_end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        let name = &rest[..name_end];
+        rest = &rest[name_end..];
+        let Some(after) = rest.strip_prefix('=') else {
+            continue;
+        };
+        let (value, used) = if let Some(body) = after.strip_prefix('"') {
+            unquote_double(body)
+        } else if let Some(body) = after.strip_prefix("$'") {
+            unquote_ansi_c(body)
+        } else {
+            let end = after.find('\n').unwrap_or(after.len());
+            (after[..end].to_string(), end)
+        };
+        rest = &after[(used + 1).min(after.len())..];
+        if !name.is_empty() {
+            out.push((name.to_string(), value));
+        }
+    }
+    out
+}
+
+/// Body after the opening `"`: returns (value, bytes used including the closing quote - 1).
+fn unquote_double(body: &str) -> (String, usize) {
+    let mut v = String::new();
+    let mut it = body.char_indices();
+    while let Some((i, c)) = it.next() {
+        match c {
+            '"' => return (v, i + 1),
+            '\\' => match it.next() {
+                Some((_, n @ ('"' | '\\' | '$' | '`'))) => v.push(n),
+                Some((_, '\n')) => {}
+                Some((_, n)) => {
+                    v.push('\\');
+                    v.push(n);
+                }
+                None => v.push('\\'),
+            },
+            c => v.push(c),
+        }
+    }
+    (v, body.len())
+}
+
+/// Body after `$'`: bash ANSI-C escapes.
+fn unquote_ansi_c(body: &str) -> (String, usize) {
+    let b = body.as_bytes();
+    let mut v: Vec<u8> = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\'' => return (String::from_utf8_lossy(&v).into_owned(), i + 2),
+            b'\\' if i + 1 < b.len() => {
+                i += 1;
+                let c = b[i];
+                match c {
+                    b'n' => v.push(b'\n'),
+                    b't' => v.push(b'\t'),
+                    b'r' => v.push(b'\r'),
+                    b'a' => v.push(7),
+                    b'b' => v.push(8),
+                    b'e' | b'E' => v.push(0x1b),
+                    b'f' => v.push(12),
+                    b'v' => v.push(11),
+                    b'0'..=b'7' => {
+                        let mut n: u32 = 0;
+                        let mut k = 0;
+                        while k < 3 && i < b.len() && (b'0'..=b'7').contains(&b[i]) {
+                            n = n * 8 + u32::from(b[i] - b'0');
+                            i += 1;
+                            k += 1;
+                        }
+                        i -= 1;
+                        v.push(n as u8);
+                    }
+                    b'x' => {
+                        let mut n: u32 = 0;
+                        let mut k = 0;
+                        while k < 2 && i + 1 < b.len() && (b[i + 1] as char).is_ascii_hexdigit() {
+                            i += 1;
+                            n = n * 16 + (b[i] as char).to_digit(16).unwrap_or(0);
+                            k += 1;
+                        }
+                        v.push(n as u8);
+                    }
+                    other => v.push(other),
+                }
+            }
+            c => v.push(c),
+        }
+        i += 1;
+    }
+    (String::from_utf8_lossy(&v).into_owned(), b.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn export_p_round_trip() {
+        let text = "declare -x E\ndeclare -x PWD=\"/w\"\ndeclare -x W=$'\\001ctl'\ndeclare -x X=$'a\\nb'\ndeclare -x Y=\"q\\\"uo\\$te\\\\\\`b\\\\\\\\s\"\ndeclare -x Z=\"multi\nline\"\n";
+        let v = parse_export_p(text);
+        let get = |k: &str| v.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        assert_eq!(get("E"), None);
+        assert_eq!(get("PWD"), Some("/w"));
+        assert_eq!(get("W"), Some("\u{1}ctl"));
+        assert_eq!(get("X"), Some("a\nb"));
+        assert_eq!(get("Y"), Some("q\"uo$te\\`b\\\\s"));
+        assert_eq!(get("Z"), Some("multi\nline"));
+    }
+
+    #[test]
+    fn capture_detection() {
+        assert!(!needs_capture("echo hi"));
+        assert!(!needs_capture("ls -la /tmp | grep x"));
+        assert!(!needs_capture("cat file.txt"));
+        assert!(needs_capture(". ./env.sh"));
+        assert!(needs_capture("cd /tmp"));
+        assert!(needs_capture("export A=1"));
+        assert!(needs_capture("source venv/bin/activate"));
+        assert!(needs_capture("PATH=/x:$PATH"));
+    }
 }

@@ -323,7 +323,7 @@ fn run_foreground(
     term.live_remove(&live_key);
     drop(sp.pty);
     if ended == Ended::Exited {
-        term.adopt_snapshot(task_id, &prep);
+        term.adopt_capture(task_id, &prep);
     } else if let Some(p) = &prep.capture {
         let _ = std::fs::remove_file(p);
     }
