@@ -25,7 +25,7 @@ fn workdir(tag: &str) -> PathBuf {
     d
 }
 
-fn sandbox(dir: &PathBuf, network: bool) -> Runtime {
+fn sandbox(dir: &std::path::Path, network: bool) -> Runtime {
     let cfg = json!({"builtin_toolsets": ["terminal"], "approvals": {"mode": "off"},
         "terminal": {"backend": "sandbox", "cwd": dir.display().to_string(), "network": network}});
     Runtime::new(&cfg.to_string()).expect("sandbox runtime")

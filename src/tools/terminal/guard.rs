@@ -8,7 +8,9 @@ use regex::Regex;
 static SERVERS: Lazy<Regex> = Lazy::new(|| {
     Regex::new(
         r"(?x)
-        (^|[\s;&|(])(
+        (^|[;&|(\n]\s*)
+        (?:(?:sudo|env|exec|time|nice)\s+|[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*
+        (
             (npm|pnpm|yarn|bun)\s+(run\s+)?(dev|start|serve|watch)\b
           | npx\s+(vite|next\s+dev|nodemon|http-server|serve)\b
           | next\s+dev\b
@@ -143,6 +145,8 @@ mod tests {
             "flask run --port 5000",
             "uvicorn main:app --reload",
             "tail -f log.txt",
+            "FLASK_APP=app.py flask run",
+            "cd web; sudo npm start",
         ] {
             assert!(h(c).is_some(), "{c}");
         }
@@ -162,6 +166,8 @@ mod tests {
             "git log | head",
             "npm test",
             "docker compose up -d",
+            "git log | grep watch -c",
+            "echo tail -f is how you follow logs",
         ] {
             assert!(h(c).is_none(), "{c}");
         }
