@@ -674,6 +674,31 @@ fn unquote_ansi_c(body: &str) -> (String, usize) {
     (String::from_utf8_lossy(&v).into_owned(), b.len())
 }
 
+/// Remove state directories left by processes that died without closing
+/// their runtime (`hermes-tools-<pid>-...` whose pid is gone, owned by us).
+fn sweep_stale_state_dirs() {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(dir) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    let me = unsafe { libc::geteuid() };
+    for e in dir.flatten() {
+        let name = e.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("hermes-tools-")) else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        if e.metadata().is_ok_and(|m| m.is_dir() && m.uid() == me) {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -701,30 +726,5 @@ mod tests {
         assert!(needs_capture("export A=1"));
         assert!(needs_capture("source venv/bin/activate"));
         assert!(needs_capture("PATH=/x:$PATH"));
-    }
-}
-
-/// Remove state directories left by processes that died without closing
-/// their runtime (`hermes-tools-<pid>-...` whose pid is gone, owned by us).
-fn sweep_stale_state_dirs() {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(dir) = std::fs::read_dir(std::env::temp_dir()) else {
-        return;
-    };
-    let me = unsafe { libc::geteuid() };
-    for e in dir.flatten() {
-        let name = e.file_name();
-        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("hermes-tools-")) else {
-            continue;
-        };
-        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
-            continue;
-        };
-        if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
-            continue;
-        }
-        if e.metadata().is_ok_and(|m| m.is_dir() && m.uid() == me) {
-            let _ = std::fs::remove_dir_all(e.path());
-        }
     }
 }
