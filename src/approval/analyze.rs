@@ -568,6 +568,25 @@ impl Analyzer {
         }
         let mut inner = ctx.clone();
         inner.via = Some(name.clone());
+        // commands hidden in option values (ssh -o ProxyCommand=, tar
+        // --to-command=, rg --pre, vim -c ':!cmd', git submodule foreach ...)
+        let hidden = option_payloads(&name, &argv);
+        if !hidden.is_empty() {
+            let mut ic = ctx.clone();
+            ic.depth += 1;
+            ic.via = Some(name.clone());
+            ic.stdin_from = None;
+            ic.stdin_text = None;
+            for p in hidden {
+                self.analyze_text(&p, &ic, true);
+            }
+        }
+        // `$SHELL -c '...'`: an unknown program called like a shell
+        if self.out.execs[idx].dynamic_name && argv.len() >= 3 && argv[1] == "-c" {
+            let mut ic = ctx.clone();
+            ic.depth += 1;
+            self.analyze_text(&argv[2], &ic, true);
+        }
         match unwrap(&name, &argv) {
             Unwrap::None => {}
             Unwrap::Argv(start, bulk) => {
@@ -2019,6 +2038,123 @@ fn unescape_code_str(s: &str) -> String {
         return s.to_string();
     }
     parse::ansi_c_unescape(s)
+}
+
+/// Shell commands carried in option values of otherwise ordinary tools.
+fn option_payloads(name: &str, argv: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let val = |k: usize, flag: &str| -> Option<String> {
+        let a = &argv[k];
+        if a == flag {
+            return argv.get(k + 1).cloned();
+        }
+        a.strip_prefix(&format!("{flag}=")).map(|v| v.to_string())
+    };
+    for k in 1..argv.len() {
+        let a = argv[k].as_str();
+        match name {
+            "ssh" | "scp" | "sftp" | "rsync" | "autossh" => {
+                let opt = if a == "-o" {
+                    argv.get(k + 1).cloned()
+                } else {
+                    a.strip_prefix("-o")
+                        .filter(|v| !v.is_empty())
+                        .map(|v| v.to_string())
+                };
+                if let Some(o) = opt {
+                    let l = o.to_ascii_lowercase();
+                    for key in ["proxycommand", "localcommand", "knownhostscommand"] {
+                        if let Some(rest) = l.strip_prefix(key) {
+                            let v = &o[o.len() - rest.len()..];
+                            out.push(v.trim_start_matches(['=', ' ']).to_string());
+                        }
+                    }
+                }
+            }
+            "tar" | "gtar" | "bsdtar" => {
+                for flag in [
+                    "--to-command",
+                    "--use-compress-program",
+                    "--info-script",
+                    "--new-volume-script",
+                    "-I",
+                ] {
+                    if let Some(v) = val(k, flag) {
+                        out.push(v);
+                    }
+                }
+                if let Some(v) = a.strip_prefix("--checkpoint-action=exec=") {
+                    out.push(v.to_string());
+                }
+            }
+            "rg" => {
+                if let Some(v) = val(k, "--pre") {
+                    out.push(v);
+                }
+            }
+            "sort" => {
+                if let Some(v) = val(k, "--compress-program") {
+                    out.push(v);
+                }
+            }
+            "zip" => {
+                if let Some(v) = val(k, "-TT").or_else(|| val(k, "--unzip-command")) {
+                    out.push(v);
+                }
+            }
+            "man" => {
+                if let Some(v) = val(k, "-P").or_else(|| val(k, "--pager")) {
+                    out.push(v);
+                }
+            }
+            "vim" | "vi" | "nvim" | "ex" | "view" => {
+                let cmd = if a == "-c" || a == "--cmd" {
+                    argv.get(k + 1).cloned()
+                } else {
+                    a.strip_prefix('+').map(|v| v.to_string())
+                };
+                if let Some(c) = cmd
+                    && let Some(bang) = c.trim_start_matches(':').strip_prefix('!')
+                {
+                    out.push(bang.to_string());
+                }
+            }
+            "git" => {
+                if a == "foreach" && k >= 1 && argv[..k].iter().any(|w| w == "submodule") {
+                    let rest: Vec<&String> = argv[k + 1..]
+                        .iter()
+                        .filter(|w| *w != "--recursive" && *w != "--quiet")
+                        .collect();
+                    if !rest.is_empty() {
+                        out.push(
+                            rest.iter()
+                                .map(|s| s.as_str())
+                                .collect::<Vec<_>>()
+                                .join(" "),
+                        );
+                    }
+                }
+                if argv[..k].iter().any(|w| w == "rebase")
+                    && let Some(v) = val(k, "--exec").or_else(|| val(k, "-x"))
+                {
+                    out.push(v);
+                }
+                if a == "run" && argv[..k].iter().any(|w| w == "bisect") && k + 1 < argv.len() {
+                    out.push(super::rules::display_argv(&argv[k + 1..]));
+                }
+            }
+            "find" => {
+                if a == "-fprint" || a == "-fprintf" || a == "-fls" {
+                    // writes a file, not a command: handled as an exec-option
+                }
+            }
+            _ => return out,
+        }
+        if out.len() >= 8 {
+            break;
+        }
+    }
+    out
 }
 
 #[cfg(test)]

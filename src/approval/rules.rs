@@ -92,6 +92,18 @@ pub fn builtin_rows() -> Vec<RuleRow> {
         ),
         r!("fork-bomb", Block, "fork bomb"),
         r!(
+            "move-root-or-home",
+            Block,
+            "move away the root filesystem, a system directory or a home directory",
+            m_mv_critical
+        ),
+        r!(
+            "windows-wipe",
+            Block,
+            "wipe or format a Windows drive, user profile or system directory (cmd / PowerShell)",
+            m_windows_wipe
+        ),
+        r!(
             "rsync-delete-critical",
             Block,
             "rsync --delete onto the root filesystem, a system directory or a home directory",
@@ -963,6 +975,37 @@ fn m_rm_critical(_: &RuleCtx, _: usize, e: &Exec) -> bool {
         .any(|o| is_critical(&resolve(e, o)))
 }
 
+fn m_mv_critical(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    if e.name != "mv" {
+        return false;
+    }
+    let ops = operands(&e.argv, &["-t", "-S", "--suffix", "--target-directory"]);
+    let n = ops.len();
+    n >= 2 && ops[..n - 1].iter().any(|o| is_critical(&resolve(e, o)))
+}
+
+static WIN_WIPE: Lazy<Vec<Regex>> = Lazy::new(|| {
+    [
+        r#"(?i)\b(rd|rmdir)\b[^&|]*\s/s\b[^&|]*\s"?([a-z]:\\?\*?|%systemdrive%\\?|%userprofile%\\?|%systemroot%|[a-z]:\\(windows|users|program files)\\?)"?\s*($|&|\|)"#,
+        r#"(?i)\b(del|erase)\b[^&|]*\s/s\b[^&|]*\s"?([a-z]:\\\*?(\.\*)?|%systemdrive%\\\*?)"?\s*($|&|\|)"#,
+        r#"(?i)\bformat(\.com)?\s+[a-z]:"#,
+        r#"(?i)\b(remove-item|ri|rm|rmdir|del|erase|rd)\b[^;|]*-r(ecurse)?\b[^;|]*\s['"]?([a-z]:\\?\*?|\$env:(systemdrive|userprofile|systemroot)\\?|~)['"]?\s*($|;|\|)"#,
+        r#"(?i)\b(format-volume|clear-disk|initialize-disk|stop-computer|restart-computer)\b"#,
+        r#"(?i)\bvssadmin\b.*\bdelete\s+shadows\b|\bbcdedit\b.*\b(deletevalue|/delete)\b|\bcipher\s+/w"#,
+    ]
+    .iter()
+    .map(|r| Regex::new(r).expect("windows regex"))
+    .collect()
+});
+
+fn m_windows_wipe(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    if !matches!(e.name.as_str(), "cmd" | "powershell" | "pwsh" | "wsl") {
+        return false;
+    }
+    let text = e.argv[1..].join(" ");
+    WIN_WIPE.iter().any(|r| r.is_match(&text))
+}
+
 /// A path operand resolved against the known working directory.
 fn resolve(e: &Exec, p: &str) -> String {
     match &e.cwd {
@@ -1442,7 +1485,7 @@ fn m_exfil(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
         }
         if ue.argv[1.min(ue.argv.len())..]
             .iter()
-            .any(|a| is_credential_file(a))
+            .any(|a| is_credential_file(a) || (is_project_config(a) && a.contains(".env")))
         {
             return true;
         }
@@ -2019,6 +2062,7 @@ fn m_proc_kill(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
             kill_sig || a[1..].iter().any(|w| lc(w).contains("hermes"))
         }
         // pids computed by a substitution (`kill -9 $(pgrep x)`)
+        "kill" if a.len() >= 2 && a.last().is_some_and(|l| l == "1") => true,
         "kill" => {
             e.bulk
                 || a[1..].iter().any(|w| w.contains(DYN))
