@@ -44,6 +44,51 @@
 //! Limits (nesting depth, node count, program count, input size) keep the
 //! analysis bounded; exceeding them yields `ask`, never `allow`, and never
 //! `block` merely for being long.
+//!
+//! # What is seen through
+//!
+//! * Wrappers: `sudo`, `doas`, `su -c`, `runuser`, `pkexec`, `env` (incl.
+//!   `-S`), `nice`, `ionice`, `timeout`, `nohup`, `setsid`, `stdbuf`,
+//!   `xargs`, `command`, `builtin`, `exec`, `time`, `watch`, `flock`,
+//!   `chroot`, `unbuffer`, `strace`, `systemd-run`, `script -c`, `busybox`,
+//!   `npx`/`npm exec`, `parallel`, `coproc`, `docker`/`kubectl exec`,
+//!   `find -exec`, absolute or relative program paths, `.exe` suffixes.
+//! * Payloads: `sh|bash|zsh|... -c` (with `$0 $1 ...`), `eval`, `trap`,
+//!   `alias`, `ssh host CMD`, `rsync -e`, `git -c core.pager=`/`alias.x=!`,
+//!   `git submodule foreach`, `git rebase --exec`, `ssh -o ProxyCommand=`,
+//!   `tar --to-command=`, `vim -c ':!..'`, `PROMPT_COMMAND=`/`GIT_SSH_COMMAND=`,
+//!   `$(...)`, backticks, `<(...)`, unquoted heredoc bodies, heredocs /
+//!   here-strings / literal `echo|printf|cat` text fed to shells, `at`,
+//!   files written by `echo ... > x.sh` then run, spawn calls inside
+//!   interpreter code (`os.system("..")`, `subprocess.run([...])`,
+//!   `system ".."`, backticks, `execSync('..')`, awk `system()`,
+//!   AppleScript `do shell script`).
+//! * Spelling: quotes and escapes, `$'..'`, brace expansion, `$IFS`,
+//!   parameter operators (`${X:-..}`, `${X%%..}`, `${X/a/b}`, substrings,
+//!   case changes), variables assigned earlier, `for` loop values, `cd`
+//!   before relative deletes, ANSI/control/invisible characters, NFKC and
+//!   cross-script look-alikes, flag bundles and permutations, `//`, `/./`,
+//!   `/..`, `~`, `$HOME`, `${HOME}`, Windows drive paths.
+//!
+//! Anything computed at run time (unset variables, command output) is a
+//! marker; a program name built from it is `dynamic-command` (ask), a shell
+//! payload built from it is `dynamic-payload` (ask).
+//!
+//! # Host configuration
+//!
+//! ```json
+//! {"rules": [{"key": "no-terraform-apply", "description": "terraform apply",
+//!             "tier": "ask", "argv_prefix": ["terraform", "apply"]},
+//!            {"key": "no-prod", "tier": "block", "pattern": "--context[= ]prod"}],
+//!  "exempt": ["shell-c"]}
+//! ```
+//!
+//! `argv_prefix` compares the first word by basename (so `/usr/bin/git`
+//! matches `git`) and the rest exactly (`*` matches any word); `pattern` is a
+//! regex over each program's argv joined with spaces, excluding words that
+//! are data (echo/printf arguments, grep patterns, commit/PR messages).
+//! `exempt` removes rules by key, except built-in `block` rules. The policy
+//! layer ([`policy`]) adds modes, session and persistent approvals.
 
 pub mod analyze;
 pub mod normalize;
