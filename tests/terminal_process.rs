@@ -363,3 +363,51 @@ fn process_cap_and_unknown_action() {
     drop(rt);
     assert!(pgrep("717.").is_empty());
 }
+
+#[test]
+fn background_script_that_leaves_a_server_stays_tracked() {
+    let rt = rt_with("");
+    let v = call(
+        &rt,
+        "terminal",
+        "t",
+        json!({"command": "bash -c 'sleep 919.1 &'; echo launched", "background": true}),
+    );
+    let id = v["session_id"].as_str().unwrap().to_string();
+    assert!(wait_for(|| sleeps("919.1").len() == 1, 5));
+    std::thread::sleep(Duration::from_millis(600));
+    // the launcher exited, its server still runs: the process is still running
+    let p = call(
+        &rt,
+        "process",
+        "t",
+        json!({"action": "poll", "session_id": id}),
+    );
+    assert_eq!(p["status"], "running", "{p}");
+    assert_eq!(p["output_preview"], "launched");
+    let k = call(
+        &rt,
+        "process",
+        "t",
+        json!({"action": "kill", "session_id": id}),
+    );
+    assert_eq!(k["status"], "killed", "{k}");
+    assert!(wait_for(|| sleeps("919.1").is_empty(), 3));
+    // a launcher whose children all finish is reported as exited
+    let v = call(
+        &rt,
+        "terminal",
+        "t",
+        json!({"command": "bash -c 'sleep 0.3 &'; exit 4", "background": true}),
+    );
+    let id = v["session_id"].as_str().unwrap().to_string();
+    let w = call(
+        &rt,
+        "process",
+        "t",
+        json!({"action": "wait", "session_id": id, "timeout": 10}),
+    );
+    assert_eq!(w["status"], "exited", "{w}");
+    assert_eq!(w["exit_code"], 4);
+    assert!(zombies().is_empty(), "{:?}", zombies());
+}

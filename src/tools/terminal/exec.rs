@@ -28,6 +28,12 @@ pub struct PumpOpts<'a> {
     pub drain_idle: Duration,
     /// Hard cap on reading after the main process exited.
     pub drain_max: Duration,
+    /// Background processes: after the main process exited, keep going
+    /// while other members of its session/group still live (a script that
+    /// started a server and returned), so they stay tracked and killable.
+    /// The main process is reaped at once (no zombie); the kernel keeps its
+    /// pid reserved while it is still the id of a live group or session.
+    pub follow_group: bool,
 }
 
 impl Default for PumpOpts<'_> {
@@ -38,6 +44,7 @@ impl Default for PumpOpts<'_> {
             grace: Duration::from_secs(1),
             drain_idle: Duration::from_millis(60),
             drain_max: Duration::from_millis(1000),
+            follow_group: false,
         }
     }
 }
@@ -61,21 +68,34 @@ pub fn pump(
     let mut ended = Ended::Exited;
     let mut term_at: Option<Instant> = None;
     let mut killed_hard = false;
+    let mut group_alive = false;
+    let mut group_checked: Option<Instant> = None;
+    let mut reaped: Option<i32> = None;
     loop {
         let now = Instant::now();
         if exited_at.is_none() && (watch.pidfd.is_none() || eof) && watch.exited() {
             exited_at = Some(now);
         }
+        if exited_at.is_some() && opts.follow_group && reaped.is_none() {
+            reaped = Some(watch.reap());
+        }
         if let Some(at) = exited_at {
-            if eof
-                || now.duration_since(at) >= opts.drain_max
-                || now.duration_since(last_data.max(at)) >= opts.drain_idle
+            if opts.follow_group
+                && group_checked.is_none_or(|t| now.duration_since(t) >= Duration::from_millis(250))
+            {
+                group_alive = super::backend::tree_alive(pid);
+                group_checked = Some(now);
+            }
+            if !group_alive
+                && (eof
+                    || now.duration_since(at) >= opts.drain_max
+                    || now.duration_since(last_data.max(at)) >= opts.drain_idle)
             {
                 break;
             }
         }
         // Timeout and cancellation: kill the tree, keep reading what it prints while dying.
-        if term_at.is_none() && exited_at.is_none() {
+        if term_at.is_none() && (exited_at.is_none() || group_alive) {
             let timed_out = deadline.is_some_and(|d| now >= d);
             let cancelled = opts.cancel.is_some_and(|c| c.is_cancelled());
             if timed_out || cancelled {
@@ -102,10 +122,14 @@ pub fn pump(
             }
         }
         if let Some(at) = exited_at {
-            let idle_left = opts
-                .drain_idle
-                .saturating_sub(now.duration_since(last_data.max(at)));
-            wait_ms = wait_ms.min(idle_left.as_millis() as i64 + 1);
+            if group_alive {
+                wait_ms = wait_ms.min(250);
+            } else {
+                let idle_left = opts
+                    .drain_idle
+                    .saturating_sub(now.duration_since(last_data.max(at)));
+                wait_ms = wait_ms.min(idle_left.as_millis() as i64 + 1);
+            }
         }
         if opts.cancel.is_none() && deadline.is_none() && term_at.is_none() && exited_at.is_none() {
             wait_ms = if watch.pidfd.is_some() { 1000 } else { 50 };
@@ -178,7 +202,7 @@ pub fn pump(
             libc::kill(-pid, libc::SIGKILL);
         }
     }
-    let code = watch.reap();
+    let code = reaped.unwrap_or_else(|| watch.reap());
     let code = match ended {
         Ended::TimedOut => 124,
         Ended::Cancelled => 130,

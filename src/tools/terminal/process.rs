@@ -656,6 +656,7 @@ fn reader(
         timeout: (term.cfg.background_timeout > 0)
             .then(|| Duration::from_secs(term.cfg.background_timeout)),
         grace: term.grace(),
+        follow_group: true,
         ..PumpOpts::default()
     };
     let (code, ended) = pump(p.pid, &output, &*term.backend, &opts, &mut |chunk| {
