@@ -524,7 +524,70 @@ pub fn is_critical(p: &str) -> bool {
     if comps.len() == 3 && comps[0] == "c:" && comps[1] == "users" {
         return true;
     }
+    // a glob that matches a critical directory (`/e?c`, `/???`, `/h*`)
+    if base.contains(['*', '?', '[']) && !base.contains(DYN) {
+        return CRITICAL
+            .iter()
+            .filter(|c| c.starts_with('/') && c.matches('/').count() == base.matches('/').count())
+            .any(|c| glob_match(base.as_bytes(), c.as_bytes()));
+    }
     false
+}
+
+/// Shell glob matching (`*`, `?`, `[...]`) of a whole path, `/` included.
+fn glob_match(p: &[u8], s: &[u8]) -> bool {
+    let (mut pi, mut si) = (0, 0);
+    let (mut star, mut mark) = (usize::MAX, 0);
+    while si < s.len() {
+        if pi < p.len() && p[pi] == b'*' {
+            star = pi;
+            mark = si;
+            pi += 1;
+        } else if pi < p.len() && (p[pi] == b'?' || p[pi] == s[si]) && p[pi] != b'[' {
+            pi += 1;
+            si += 1;
+        } else if pi < p.len() && p[pi] == b'[' {
+            let Some(close) = p[pi..].iter().position(|&c| c == b']').map(|x| x + pi) else {
+                return false;
+            };
+            let set = &p[pi + 1..close];
+            let (neg, set) = match set.first() {
+                Some(b'!') | Some(b'^') => (true, &set[1..]),
+                _ => (false, set),
+            };
+            let mut hit = false;
+            let mut k = 0;
+            while k < set.len() {
+                if k + 2 < set.len() && set[k + 1] == b'-' {
+                    hit |= set[k] <= s[si] && s[si] <= set[k + 2];
+                    k += 3;
+                } else {
+                    hit |= set[k] == s[si];
+                    k += 1;
+                }
+            }
+            if hit != neg {
+                pi = close + 1;
+                si += 1;
+            } else if star != usize::MAX {
+                pi = star + 1;
+                mark += 1;
+                si = mark;
+            } else {
+                return false;
+            }
+        } else if star != usize::MAX {
+            pi = star + 1;
+            mark += 1;
+            si = mark;
+        } else {
+            return false;
+        }
+    }
+    while pi < p.len() && p[pi] == b'*' {
+        pi += 1;
+    }
+    pi == p.len()
 }
 
 fn is_abs_or_outside(p: &str) -> bool {
@@ -683,7 +746,7 @@ pub fn is_project_config(p: &str) -> bool {
 
 static CRED_RE: Lazy<Regex> = Lazy::new(|| {
     Regex::new(
-        r"(^|/)(id_(rsa|dsa|ecdsa|ed25519)(_sk)?|\.netrc|\.git-credentials|\.pgpass|\.vault-token|\.pypirc|\.npmrc|credentials(\.json|\.db)?|application_default_credentials\.json|access_tokens\.db|accesstokens\.json|shadow|gshadow|master\.passwd|secring\.gpg|\.my\.cnf|hosts\.yml)$|/\.gnupg/private-keys|/\.docker/config\.json$|/\.kube/config$|/\.ssh/.*\.(pem|key)$|/\.password-store/",
+        r"(^|/)(id_(rsa|dsa|ecdsa|ed25519)(_sk)?|\.netrc|\.git-credentials|\.pgpass|\.vault-token|\.pypirc|\.npmrc|credentials(\.json|\.db)?|application_default_credentials\.json|access_tokens\.db|accesstokens\.json|shadow|gshadow|master\.passwd|secring\.gpg|\.my\.cnf|hosts\.yml)$|/\.gnupg/private-keys|/\.docker/config\.json$|/\.kube/config$|/\.ssh/.*\.(pem|key)$|/\.password-store/|^/proc/[^/]+/environ$|^/etc/ssl/private/|(^|/)(login data|cookies|key[34]\.db|logins\.json|keychain-db|\.keychain)$",
     )
     .expect("cred regex")
 });
@@ -1391,7 +1454,7 @@ const METADATA_CMDS: &[&str] = &[
 /// Cheap pre-check before the path normalisation and regex.
 fn may_be_credential(a: &str) -> bool {
     static HINTS: Lazy<Regex> = Lazy::new(|| {
-        Regex::new(r"(?i)id_|netrc|credential|shadow|gnupg|\.docker|\.kube|pgpass|vault-token|pypirc|npmrc|\.ssh|my\.cnf|hosts\.yml|password-store|master\.passwd|tokens|secring|\.aws|gcloud|\.azure")
+        Regex::new(r"(?i)id_|netrc|credential|shadow|gnupg|\.docker|\.kube|pgpass|vault-token|pypirc|npmrc|\.ssh|my\.cnf|hosts\.yml|password-store|master\.passwd|tokens|secring|\.aws|gcloud|\.azure|environ|/private/|cookies|login data|key[34]\.db|logins\.json|keychain")
             .expect("credential hints")
     });
     // a word with a newline or this long is text, not a path
@@ -1399,6 +1462,35 @@ fn may_be_credential(a: &str) -> bool {
 }
 
 fn m_credential_read(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    match e.name.as_str() {
+        "security" => {
+            if e.argv[1..].iter().any(|a| {
+                a.starts_with("find-") && a.ends_with("-password")
+                    || a == "dump-keychain"
+                    || a == "export"
+            }) {
+                return true;
+            }
+        }
+        "gpg" | "gpg2" => {
+            if e.argv[1..].iter().any(|a| a.starts_with("--export-secret")) {
+                return true;
+            }
+        }
+        "aws" => {
+            if e.argv.iter().any(|a| a == "configure")
+                && e.argv
+                    .iter()
+                    .any(|a| a == "get" || a == "export-credentials")
+                && e.argv.iter().any(|a| {
+                    contains_ci(a, "secret") || contains_ci(a, "token") || a == "export-credentials"
+                })
+            {
+                return true;
+            }
+        }
+        _ => {}
+    }
     if e.redirs
         .iter()
         .any(|r| r.op == RedirOp::In && is_credential_file(&r.target))
