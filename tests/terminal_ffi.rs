@@ -255,3 +255,74 @@ fn terminal_functions_without_the_toolset() {
         Status::Unsupported
     );
 }
+
+fn done_slot() -> &'static Mutex<Option<(Status, String)>> {
+    static D: Mutex<Option<(Status, String)>> = Mutex::new(None);
+    &D
+}
+
+unsafe extern "C" fn on_done(_ud: *mut c_void, st: Status, res: *const c_char, len: usize) {
+    let text = if res.is_null() {
+        String::new()
+    } else {
+        String::from_utf8_lossy(unsafe { std::slice::from_raw_parts(res as *const u8, len) })
+            .into_owned()
+    };
+    *done_slot().lock().unwrap() = Some((st, text));
+}
+
+#[test]
+fn async_dispatch_and_cancel_kill_the_command() {
+    let rt = new_rt(r#"{"builtin_toolsets":["terminal"]}"#);
+    let (np, nl) = s("terminal");
+    let (ap, al) = s(r#"{"command":"echo begun; sleep 929.1","timeout":60}"#);
+    let mut id = 0u64;
+    let st = unsafe {
+        ht_runtime_dispatch_async(
+            rt.0,
+            np,
+            nl,
+            ap,
+            al,
+            null(),
+            0,
+            Some(on_done),
+            null_mut(),
+            &mut id,
+            null_mut(),
+        )
+    };
+    assert_eq!(st, Status::Ok);
+    let alive = || {
+        std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).starts_with("sleep\u{0}929.1"))
+        })
+    };
+    let until = Instant::now() + Duration::from_secs(5);
+    while !alive() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(alive(), "the command did not start");
+    let t0 = Instant::now();
+    assert_eq!(
+        unsafe { ht_runtime_cancel(rt.0, id, null_mut()) },
+        Status::Ok
+    );
+    let until = Instant::now() + Duration::from_secs(10);
+    while done_slot().lock().unwrap().is_none() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let done = done_slot().lock().unwrap().clone().expect("completion");
+    assert!(t0.elapsed() < Duration::from_secs(5));
+    if done.0 == Status::Ok {
+        let v: Value = serde_json::from_str(&done.1).unwrap();
+        assert_eq!(v["exit_code"], 130, "{v}");
+        assert!(v["output"].as_str().unwrap().starts_with("begun"), "{v}");
+    }
+    let until = Instant::now() + Duration::from_secs(5);
+    while alive() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!alive(), "cancel left the command running");
+}
