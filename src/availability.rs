@@ -26,7 +26,8 @@ impl std::hash::Hasher for KeyHasher {
     }
     fn write(&mut self, bytes: &[u8]) {
         for b in bytes {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(*b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+            self.0 =
+                (self.0.rotate_left(5) ^ u64::from(*b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
         }
     }
     fn write_usize(&mut self, n: usize) {
@@ -173,7 +174,10 @@ impl Availability {
             }
         }
         Verdicts {
-            values: checks.iter().map(|c| values.get(&c.key()).copied().unwrap_or(false)).collect(),
+            values: checks
+                .iter()
+                .map(|c| values.get(&c.key()).copied().unwrap_or(false))
+                .collect(),
             valid_until,
             epoch: self.epoch(),
         }
