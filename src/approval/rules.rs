@@ -1461,35 +1461,30 @@ fn may_be_credential(a: &str) -> bool {
     a.len() <= 1024 && !a.contains('\n') && HINTS.is_match(a)
 }
 
-fn m_credential_read(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+fn credential_tool(e: &Exec) -> bool {
     match e.name.as_str() {
-        "security" => {
-            if e.argv[1..].iter().any(|a| {
-                a.starts_with("find-") && a.ends_with("-password")
-                    || a == "dump-keychain"
-                    || a == "export"
-            }) {
-                return true;
-            }
-        }
-        "gpg" | "gpg2" => {
-            if e.argv[1..].iter().any(|a| a.starts_with("--export-secret")) {
-                return true;
-            }
-        }
+        "security" => e.argv[1..].iter().any(|a| {
+            (a.starts_with("find-") && a.ends_with("-password"))
+                || a == "dump-keychain"
+                || a == "export"
+        }),
+        "gpg" | "gpg2" => e.argv[1..].iter().any(|a| a.starts_with("--export-secret")),
         "aws" => {
-            if e.argv.iter().any(|a| a == "configure")
+            e.argv.iter().any(|a| a == "configure")
                 && e.argv
                     .iter()
                     .any(|a| a == "get" || a == "export-credentials")
                 && e.argv.iter().any(|a| {
                     contains_ci(a, "secret") || contains_ci(a, "token") || a == "export-credentials"
                 })
-            {
-                return true;
-            }
         }
-        _ => {}
+        _ => false,
+    }
+}
+
+fn m_credential_read(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    if credential_tool(e) {
+        return true;
     }
     if e.redirs
         .iter()
