@@ -411,3 +411,38 @@ fn background_script_that_leaves_a_server_stays_tracked() {
     assert_eq!(w["exit_code"], 4);
     assert!(zombies().is_empty(), "{:?}", zombies());
 }
+
+#[test]
+fn typing_a_dangerous_command_into_a_shell_is_blocked() {
+    let rt = rt_with("");
+    let v = call(
+        &rt,
+        "terminal",
+        "t",
+        json!({"command": "bash --norc -i", "background": true, "pty": true}),
+    );
+    let id = v["session_id"].as_str().unwrap().to_string();
+    let canary = std::env::temp_dir().join(format!("ht-typed-{}", std::process::id()));
+    let b = call(
+        &rt,
+        "process",
+        "t",
+        json!({"action": "submit", "session_id": id, "data": format!("rm -rf / ; touch {}", canary.display())}),
+    );
+    assert_eq!(b["status"], "blocked", "{b}");
+    let ok = call(
+        &rt,
+        "process",
+        "t",
+        json!({"action": "submit", "session_id": id, "data": "echo typed-ok; exit"}),
+    );
+    assert_eq!(ok["status"], "ok", "{ok}");
+    let w = call(
+        &rt,
+        "process",
+        "t",
+        json!({"action": "wait", "session_id": id, "timeout": 10}),
+    );
+    assert!(w["output"].as_str().unwrap().contains("typed-ok"), "{w}");
+    assert!(!canary.exists());
+}

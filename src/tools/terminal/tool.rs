@@ -507,6 +507,23 @@ impl NativeTool for ProcessTool {
                 ToolOutput::json(&v)
             }
             "kill" => ToolOutput::json(&p.kill(term)),
+            // Typing into a running shell or REPL runs commands too: the text
+            // goes through the same approval gate before it is sent.
+            "write" | "submit" if !data.trim().is_empty() => {
+                if let CommandDecision::Deny { message, .. } =
+                    ctx.shared.approve_command(data, ctx.context, ctx.cancel)
+                {
+                    return ToolOutput::error(
+                        json!({"status": "blocked", "error": message}).to_string(),
+                    );
+                }
+                let nl = match (action, p.pty) {
+                    ("write", _) => "",
+                    (_, true) => "\r",
+                    (_, false) => "\n",
+                };
+                io_result(p.write(format!("{data}{nl}").as_bytes()))
+            }
             "write" => io_result(p.write(data.as_bytes())),
             "submit" => {
                 let nl = if p.pty { "\r" } else { "\n" };
