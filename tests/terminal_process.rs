@@ -54,23 +54,34 @@ fn pgrep(needle: &str) -> Vec<String> {
     out
 }
 
-/// Zombie children of this test process.
+/// Zombie children of this test process that stay zombies (a child that
+/// exits right now is a zombie for the moment before its reaper runs, so
+/// only pids still zombies half a second later count).
 fn zombies() -> Vec<String> {
-    let me = std::process::id().to_string();
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
-            continue;
-        };
-        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-            continue;
-        };
-        let f: Vec<&str> = rest.split_whitespace().collect();
-        if f.len() > 2 && f[0] == "Z" && f[1] == me {
-            out.push(stat.clone());
+    let scan = || {
+        let me = std::process::id().to_string();
+        let mut out = Vec::new();
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+                continue;
+            };
+            let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+                continue;
+            };
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            if f.len() > 2 && f[0] == "Z" && f[1] == me {
+                out.push(stat.clone());
+            }
         }
+        out
+    };
+    let first = scan();
+    if first.is_empty() {
+        return first;
     }
-    out
+    std::thread::sleep(Duration::from_millis(500));
+    let second = scan();
+    first.into_iter().filter(|z| second.contains(z)).collect()
 }
 
 fn wait_for(mut f: impl FnMut() -> bool, secs: u64) -> bool {

@@ -717,6 +717,28 @@ mod tests {
     }
 
     #[test]
+    fn secret_looking_names_are_not_passed_to_commands() {
+        for k in [
+            "OPENAI_API_KEY",
+            "GITHUB_TOKEN",
+            "AWS_SECRET_ACCESS_KEY",
+            "DB_PASSWORD",
+            "GH_TOKEN",
+        ] {
+            assert!(SECRET_NAME.is_match(k), "{k}");
+        }
+        for k in [
+            "PATH",
+            "HOME",
+            "SSH_AUTH_SOCK",
+            "TOKENIZERS_PARALLELISM",
+            "LANG",
+        ] {
+            assert!(!SECRET_NAME.is_match(k), "{k}");
+        }
+    }
+
+    #[test]
     fn capture_detection() {
         assert!(!needs_capture("echo hi"));
         assert!(!needs_capture("ls -la /tmp | grep x"));
