@@ -432,6 +432,20 @@ ht_status ht_runtime_add_hook(struct ht_runtime *rt,
                               struct ht_error **out_err);
 
 /**
+ * Handle agent-loop tools (specs with `"agent_loop": true`, such as `todo`,
+ * `memory` or `delegate_task` that the host's own loop owns) with `handler`:
+ * their calls are repaired and validated as usual, then handed to it as an
+ * `ht_call`, without hooks. NULL removes it; without one such calls answer
+ * `{"error": "<name> must be handled by the agent loop"}`. `free_user_data`
+ * runs exactly once when replaced or at runtime free.
+ */
+ht_status ht_runtime_set_interceptor(struct ht_runtime *rt,
+                                     ht_tool_handler_fn handler,
+                                     void *user_data,
+                                     ht_free_fn free_user_data,
+                                     struct ht_error **out_err);
+
+/**
  * The hook event (JSON object text: `event`, `tool_name`, `args`, ids, and for
  * result events `result`, `status`, `duration_ms`). Borrowed: valid until
  * `ht_hook_respond`. Not NUL-terminated.

@@ -72,9 +72,17 @@ impl Hooks {
     }
 }
 
+/// The host's handler for agent-loop tools (specs with `"agent_loop": true`).
+#[derive(Clone)]
+pub struct Interceptor {
+    pub func: HandlerFn,
+    pub data: Arc<HostData>,
+}
+
 /// An immutable view for the dispatch hot path, swapped on every change.
 #[derive(Default)]
 pub struct Snapshot {
+    pub interceptor: Option<Interceptor>,
     pub tools: HashMap<
         String,
         Arc<ToolEntry>,
@@ -111,6 +119,7 @@ pub struct Shared {
     pub registry: Mutex<Registry>,
     pub snapshot: ArcSwap<Snapshot>,
     hooks: Mutex<Hooks>,
+    interceptor: Mutex<Option<Interceptor>>,
     next_hook_id: AtomicU64,
     pub availability: Arc<Availability>,
     pub defs_cache: Mutex<DefsCache>,
@@ -196,6 +205,7 @@ impl Shared {
     fn publish(&self, reg: &Registry) {
         let hooks = self.hooks.lock().clone();
         let snap = Snapshot {
+            interceptor: self.interceptor.lock().clone(),
             tools: reg
                 .tools
                 .iter()
@@ -268,6 +278,7 @@ impl Runtime {
             registry: Mutex::new(Registry::default()),
             snapshot: ArcSwap::from_pointee(Snapshot::default()),
             hooks: Mutex::new(Hooks::default()),
+            interceptor: Mutex::new(None),
             next_hook_id: AtomicU64::new(1),
             defs_cache: Mutex::new(DefsCache::default()),
             callbacks,
@@ -427,6 +438,30 @@ impl Runtime {
         Ok(id)
     }
 
+    /// Set (or with `None`, remove) the handler for agent-loop tools. Without
+    /// one, their calls return "<name> must be handled by the agent loop".
+    pub fn set_interceptor(
+        &self,
+        func: Option<HandlerFn>,
+        user_data: *mut c_void,
+        free: Option<FreeFn>,
+    ) -> Result<()> {
+        let _g = self.shared.enter()?;
+        let new = func.map(|func| {
+            let data = HostData::new(user_data, free, self.shared.callbacks.clone());
+            data.arm();
+            Interceptor { func, data }
+        });
+        let old = {
+            let reg = self.shared.registry.lock();
+            let old = std::mem::replace(&mut *self.shared.interceptor.lock(), new);
+            self.shared.publish(&reg);
+            old
+        };
+        drop(old);
+        Ok(())
+    }
+
     pub fn remove_hook(&self, id: u64) -> Result<()> {
         let _g = self.shared.enter()?;
         let removed;
@@ -535,6 +570,8 @@ impl Runtime {
             let mut reg = s.registry.lock();
             let tools = std::mem::take(&mut reg.tools);
             *s.hooks.lock() = Hooks::default();
+            let interceptor = s.interceptor.lock().take();
+            drop(interceptor);
             s.publish(&reg);
             drop(reg);
             drop(tools);

@@ -582,3 +582,52 @@ fn the_host_sees_what_the_library_logs() {
         Status::Ok
     );
 }
+
+unsafe extern "C" fn loop_handler(_: *mut c_void, call: *mut ht_call) {
+    let mut n = 0;
+    let p = unsafe { ht_call_tool_name(call, &mut n) };
+    let name = String::from_utf8_lossy(unsafe { std::slice::from_raw_parts(p as *const u8, n) })
+        .into_owned();
+    respond(
+        call,
+        false,
+        &format!("loop handled {name} {}", args_of(call)),
+    );
+}
+
+#[test]
+fn agent_loop_tools_go_to_the_interceptor_or_say_so() {
+    let rt = new_rt("{}");
+    register(
+        &rt,
+        r#"{"name":"todo","toolset":"todo","agent_loop":true,"schema":{"parameters":{"type":"object","properties":{"n":{"type":"integer"}}}}}"#,
+        echo,
+        None,
+        std::ptr::null_mut(),
+    )
+    .unwrap();
+    assert_eq!(
+        json(&dispatch(&rt, "todo", "{}")),
+        serde_json::json!({"error":"todo must be handled by the agent loop"})
+    );
+    assert_eq!(
+        unsafe {
+            ht_runtime_set_interceptor(
+                rt.0,
+                Some(loop_handler),
+                std::ptr::null_mut(),
+                None,
+                std::ptr::null_mut(),
+            )
+        },
+        Status::Ok
+    );
+    assert_eq!(
+        dispatch(&rt, "todo", r#"{"n":"3"}"#),
+        r#"loop handled todo {"n":3}"#
+    );
+    assert!(
+        def_names(&rt, "").contains(&"todo".to_string()),
+        "still advertised"
+    );
+}

@@ -214,6 +214,13 @@ pub struct Flow<'a> {
     timeout: Option<Duration>,
     hook_timeout: Duration,
     max_chars: usize,
+    /// The host's agent-loop handler, when this is an agent-loop tool. The
+    /// `Arc` keeps its user_data alive for async flows.
+    intercept: Option<(
+        crate::host::HandlerFn,
+        SendPtr,
+        Option<Arc<crate::host::HostData>>,
+    )>,
 }
 
 /// Words a model might have meant: same prefix or a small edit distance.
@@ -347,6 +354,7 @@ impl<'a> Flow<'a> {
         shared: &Shared,
         entry: EntryRef<'a>,
         hooks: Option<Arc<Hooks>>,
+        interceptor: Option<&crate::runtime::Interceptor>,
         args_text: &str,
         ctx: CallContext,
     ) -> Flow<'a> {
@@ -375,14 +383,25 @@ impl<'a> Flow<'a> {
             hook_timeout: Duration::from_secs_f64(cfg.hook_timeout.max(0.001)),
             max_chars,
             entry,
+            intercept: None,
         };
         if flow.entry.agent_loop {
-            flow.outcome = Some(Outcome::Invalid(limit::error_json(&format!(
-                "{} must be handled by the agent loop",
-                flow.entry.name
-            ))));
-            flow.stage = Stage::Finish;
-            return flow;
+            match interceptor {
+                // Agent-loop tools go to the host's loop handler, without hooks (as the original).
+                Some(ic) => {
+                    flow.intercept =
+                        Some((ic.func, SendPtr(ic.data.user_data), Some(ic.data.clone())));
+                    flow.hooks = None;
+                }
+                None => {
+                    flow.outcome = Some(Outcome::Invalid(limit::error_json(&format!(
+                        "{} must be handled by the agent loop",
+                        flow.entry.name
+                    ))));
+                    flow.stage = Stage::Finish;
+                    return flow;
+                }
+            }
         }
         match prepare_args(&flow.entry, args_text, keep_value) {
             Ok((text, value)) => {
@@ -591,6 +610,15 @@ impl<'a> Flow<'a> {
                     if self.hooks.is_some() {
                         self.started = Some(Instant::now());
                     }
+                    if let Some((func, ud, _)) = &self.intercept {
+                        return Next::Host(HostRequest {
+                            kind: Kind::Call,
+                            target: HostTarget::Handler(*func, *ud),
+                            payload: self.args_text.clone(),
+                            extra: self.ctx.json.clone(),
+                            wait: self.timeout,
+                        });
+                    }
                     match &self.entry.handler {
                         Handler::Host { func, data } => {
                             return Next::Host(HostRequest {
@@ -775,7 +803,14 @@ pub fn dispatch_sync(
     };
     let hooks = snap.hooks.clone();
     let run = AssertUnwindSafe(|| {
-        let mut flow = Flow::new(shared, EntryRef::Borrowed(entry), hooks, args, ctx);
+        let mut flow = Flow::new(
+            shared,
+            EntryRef::Borrowed(entry),
+            hooks,
+            snap.interceptor.as_ref(),
+            args,
+            ctx,
+        );
         let token = CancelToken::default();
         let mut input = None;
         loop {
@@ -842,10 +877,18 @@ pub fn dispatch_async(
         return Ok(call_id);
     };
     let hooks = snap.hooks.clone();
+    let interceptor = snap.interceptor.clone();
     drop(snap);
     let ctl = Arc::new(FlowCtl::default());
     shared.flows.lock().insert(call_id, ctl.clone());
-    let mut flow = Flow::new(shared, EntryRef::Owned(entry), hooks, args, ctx);
+    let mut flow = Flow::new(
+        shared,
+        EntryRef::Owned(entry),
+        hooks,
+        interceptor.as_ref(),
+        args,
+        ctx,
+    );
     flow.ctl = Some(ctl);
     let af = Box::new(AsyncFlow {
         flow,

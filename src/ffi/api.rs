@@ -524,6 +524,25 @@ pub unsafe extern "C" fn ht_runtime_add_hook(
     })
 }
 
+/// Handle agent-loop tools (specs with `"agent_loop": true`, such as `todo`,
+/// `memory` or `delegate_task` that the host's own loop owns) with `handler`:
+/// their calls are repaired and validated as usual, then handed to it as an
+/// `ht_call`, without hooks. NULL removes it; without one such calls answer
+/// `{"error": "<name> must be handled by the agent loop"}`. `free_user_data`
+/// runs exactly once when replaced or at runtime free.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_set_interceptor(
+    rt: *mut ht_runtime,
+    handler: ht_tool_handler_fn,
+    user_data: *mut c_void,
+    free_user_data: ht_free_fn,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    status_boundary(out_err, || {
+        unsafe { rt_ref(rt) }?.set_interceptor(handler, user_data, free_user_data)
+    })
+}
+
 /// The hook event (JSON object text: `event`, `tool_name`, `args`, ids, and for
 /// result events `result`, `status`, `duration_ms`). Borrowed: valid until
 /// `ht_hook_respond`. Not NUL-terminated.
