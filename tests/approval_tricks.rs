@@ -94,6 +94,9 @@ EOF"####,
     r####"rm -rf /h*"####,
     r####"rm -rf /{bin,etc}"####,
     r####"find ~ -mindepth 1 -delete"####,
+    r####"awk 'BEGIN{system("reboot")}'"####,
+    r####"awk '{print | "rm -rf /"}' f"####,
+    r####"time rm -rf /"####,
 ];
 
 /// Risky: must not be `allow`.
@@ -189,6 +192,8 @@ EOF"####,
     r####"cat /etc/ssl/private/server.key"####,
     r####"cp ~/Library/Application\ Support/Google/Chrome/Default/Login\ Data /tmp/"####,
     r####"rm -rf /tmp/build-*"####,
+    r####"awk '{print $0 | "sh"}' cmds.txt"####,
+    r####"awk '{system($0)}' f"####,
 ];
 
 /// Harmless (data, read-only, ordinary development): must be `allow`.
@@ -329,6 +334,9 @@ EOF"####,
     r####"ssh -o StrictHostKeyChecking=no user@host uptime"####,
     r####"ls /e*"####,
     r####"gpg --list-keys"####,
+    r####"awk 'NR==1{print; next} {print $0 | "sort"}' f"####,
+    r####"time (sleep 1)"####,
+    r####"declare -A m=([a]=1 [b]=2)"####,
 ];
 
 fn check(cmd: &str) -> Verdict {
@@ -771,4 +779,36 @@ fn unparseable_is_at_least_ask() {
     ] {
         assert_ne!(check(c), Verdict::Allow, "{c:?}");
     }
+}
+
+/// Valid (if exotic) bash must parse without errors: a parse error means
+/// `ask`, and false alarms on ordinary scripts are what users complain about.
+const VALID_BASH: &[&str] = &[
+        "echo ${arr[@]}", "arr=(a b c); echo ${arr[0]}", "declare -A m=([a]=1 [b]=2)", "echo $((1+2))",
+        "[[ $x =~ ^[0-9]+$ ]] && echo num", "case \"$x\" in (a|b) echo 1;; *) echo 2;; esac",
+        "function f() { echo hi; }", "f() ( echo sub )", "echo {1..10}", "cat <<-EOF\n\tindented\n\tEOF",
+        "exec {fd}>file", "echo \"${x//\\//_}\"", "printf '%s\\n' \"${@:2}\"", "a=$((a+1))", "let i++",
+        "echo $'line\\nnext'", "while IFS= read -r line; do echo \"$line\"; done < <(ls)",
+        "if ! grep -q x f; then echo no; fi", "echo $((16#ff))", "x=${y:-\"default value\"}",
+        "echo \"${x:+set}\"", "time (sleep 1)", "{ echo a; echo b; } > out", "echo a |& cat",
+        "true && { false || echo c; }", "trap - EXIT", "echo \"$(( $(date +%s) - 10 ))\"",
+        "echo ${#arr[@]}", "for ((i=0; i<3; i++)); do echo $i; done", "select opt in a b; do break; done",
+        "echo $\"localized\"", "echo \\$HOME", "x='it'\"'\"'s'", "echo \"nested \\\"quotes\\\" here\"",
+        "ls -la # comment with 'quote", "cat <<A <<B\na\nA\nb\nB", "[ -n \"$x\" ] && echo y",
+        "(cd dir && make)", "echo $(( (1+2)*3 ))", "echo \"$(echo \"inner \\\"q\\\"\")\"",
+        ": ${VAR:=default}", "echo ${VAR#*/} ${VAR%.*}", "docker run --rm -e \"A=B\" img sh -c 'echo $A'",
+        "if [ -f a ];
+
+#[test]
+fn valid_bash_parses_cleanly() {
+    let e = Engine::new();
+    let mut bad = Vec::new();
+    for c in VALID_BASH {
+        let p = hermes_tools::approval::parse::parse(c, 0);
+        let r = e.check(c);
+        if p.error.is_some() || r.reasons.iter().any(|x| x.rule == "parse-error") {
+            bad.push(format!("{c:?}: {:?}", p.error));
+        }
+    }
+    assert!(bad.is_empty(), "parse errors on valid bash:\n{}", bad.join("\n"));
 }

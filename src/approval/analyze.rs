@@ -2023,6 +2023,20 @@ pub fn shell_strings_in_code(name: &str, code: &str) -> Vec<String> {
             break;
         }
     }
+    if matches!(base, "awk" | "gawk" | "mawk" | "nawk") {
+        static AWK_CMD: once_cell::sync::Lazy<regex::Regex> = once_cell::sync::Lazy::new(|| {
+            regex::Regex::new(r#"\|\s*"((?:[^"\\]|\\.)*)"|"((?:[^"\\]|\\.)*)"\s*\|\s*getline"#)
+                .expect("awk cmd regex")
+        });
+        for cap in AWK_CMD.captures_iter(code) {
+            if let Some(m) = cap.get(1) {
+                // `print ... | "cmd"`: cmd reads awk's output on stdin
+                out.push(format!(": | {}", unescape_code_str(m.as_str())));
+            } else if let Some(m) = cap.get(2) {
+                out.push(unescape_code_str(m.as_str()));
+            }
+        }
+    }
     if matches!(base, "perl" | "ruby" | "php") {
         for cap in BACKTICK.captures_iter(code) {
             if let Some(m) = cap.get(1) {

@@ -364,7 +364,7 @@ impl<'a> Parser<'a> {
         let word = std::str::from_utf8(&buf[..n]).ok()?;
         const ALL: &[&str] = &[
             "then", "elif", "else", "fi", "do", "done", "esac", "}", ";;", ";&", ";;&", "if",
-            "while", "until", "for", "select", "case", "function", "{", "[[", "!", "in",
+            "while", "until", "for", "select", "case", "function", "{", "[[", "!", "in", "time",
         ];
         let kw = ALL.iter().find(|k| **k == word)?;
         if kws.contains(kw) { Some(kw) } else { None }
@@ -451,10 +451,18 @@ impl<'a> Parser<'a> {
     fn parse_pipeline(&mut self, terms: &[&str], paren: bool) -> Pipeline {
         let mut pl = Pipeline::default();
         self.skip_blanks();
-        // `!` negation
+        // `!` negation and the `time [-p]` keyword
         if self.at_keyword(&["!"]).is_some() {
             self.i += 1;
             self.skip_blanks();
+        }
+        if self.at_keyword(&["time"]).is_some() {
+            self.i += 4;
+            self.skip_blanks();
+            if self.starts_with("-p ") {
+                self.i += 3;
+                self.skip_blanks();
+            }
         }
         loop {
             self.skip_blanks();
@@ -1140,6 +1148,12 @@ impl<'a> Parser<'a> {
                     }
                     parts.push(Part::ProcSub(Box::new(l)));
                 }
+                '(' if parts.is_empty() && is_array_assign_prefix(&lit) => {
+                    // `declare -A m=(...)` / `local a=(x y)`: keep the list in the word
+                    let st = self.i;
+                    let _ = self.scan_balanced_parens(1);
+                    lit.extend(&self.s[st..self.i]);
+                }
                 c if is_meta(c) => break,
                 '\\' => match self.peek_at(1) {
                     Some('\n') => self.i += 2,
@@ -1670,6 +1684,15 @@ fn reindex_cmd(c: &mut Cmd, base: usize) {
         Cmd::For { body, .. } => reindex_heredocs(body, base),
         Cmd::FuncDef { body, .. } => reindex_cmd(body, base),
     }
+}
+
+fn is_array_assign_prefix(lit: &str) -> bool {
+    let Some(name) = lit.strip_suffix('=') else {
+        return false;
+    };
+    let name = name.strip_suffix('+').unwrap_or(name);
+    let mut cs = name.chars();
+    matches!(cs.next(), Some(c) if is_name_start(c)) && cs.all(is_name_char)
 }
 
 /// The literal text of a word made only of literal/quoted parts.

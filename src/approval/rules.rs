@@ -1723,8 +1723,14 @@ fn m_inline_script(_: &RuleCtx, _: usize, e: &Exec) -> bool {
             });
     }
     if matches!(n, "awk" | "gawk" | "mawk" | "nawk") {
+        // spawning literal commands is analysed (see analyze::shell_strings_in_code);
+        // only commands computed at run time are opaque
+        static AWK_DYNAMIC: Lazy<Regex> = Lazy::new(|| {
+            Regex::new(r#"system\s*\(\s*[^"\s)]|(^|[^|])\|\s*[a-zA-Z_$(]|\|&|[^"\s]\s*\|\s*getline"#)
+                .expect("awk dynamic regex")
+        });
         let prog = e.argv[1..].iter().find(|a| !a.starts_with('-'));
-        return prog.is_some_and(|p| AWK_EXEC.is_match(p));
+        return prog.is_some_and(|p| AWK_EXEC.is_match(p) && AWK_DYNAMIC.is_match(p));
     }
     if !is_interpreter(n) {
         return false;
