@@ -99,7 +99,7 @@ fn tail_chars(s: &str, n: usize) -> &str {
 }
 
 /// Split off an incomplete UTF-8 sequence at the end of `b`.
-fn utf8_split(b: &[u8]) -> usize {
+pub(crate) fn utf8_split(b: &[u8]) -> usize {
     let n = b.len();
     for back in 1..=3.min(n) {
         let c = b[n - back];
@@ -774,4 +774,19 @@ fn scan_watch(term: &Terminal, p: &Proc, lines: &[String]) {
         "output": text,
         "suppressed": suppressed,
     }));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{tail_chars, utf8_split};
+
+    #[test]
+    fn utf8_split_keeps_partial_characters() {
+        assert_eq!(utf8_split(b"abc"), 3);
+        assert_eq!(utf8_split(&[b'a', 0xC3]), 1);
+        assert_eq!(utf8_split(&[b'a', 0xC3, 0xA9]), 3);
+        assert_eq!(utf8_split(&[0xE2, 0x82]), 0);
+        assert_eq!(utf8_split(&[0xF0, 0x9F, 0x98, 0x80]), 4);
+        assert_eq!(tail_chars("héllo", 3), "llo");
+    }
 }

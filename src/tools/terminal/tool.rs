@@ -310,13 +310,16 @@ fn run_foreground(
         grace: term.grace(),
         ..PumpOpts::default()
     };
+    let mut carry: Vec<u8> = Vec::new();
     let (code, ended) = pump(sp.pid, &sp.output, &*term.backend, &opts, &mut |chunk| {
         cap.push(chunk);
         if stream {
-            streamer.push(
-                &super::output::strip_ansi(&String::from_utf8_lossy(chunk)),
-                term,
-            );
+            // keep a multi-byte character split across reads whole
+            carry.extend_from_slice(chunk);
+            let end = super::process::utf8_split(&carry);
+            let text = super::output::strip_ansi(&String::from_utf8_lossy(&carry[..end]));
+            carry.drain(..end);
+            streamer.push(&text, term);
         }
     });
     streamer.finish(term);
