@@ -234,6 +234,10 @@ impl Registry {
     }
 
     fn visible(&self, task_id: &str, session_id: &str) -> Vec<Arc<Proc>> {
+        let ttl = self.ttl;
+        self.procs
+            .lock()
+            .retain(|p| p.state.lock().finished_at.is_none_or(|f| f.elapsed() < ttl));
         let key = super::task_key(task_id);
         self.procs
             .lock()
