@@ -206,6 +206,8 @@ export declare class Runtime {
   cleanupTask(taskId: string): Promise<void>;
 
   /** Asked when a command needs approval; a throw or rejection denies. null removes it. */
+  /** Handle agent-loop tools (agent_loop: true) with handler(args, call), without hooks; null removes it. */
+  setInterceptor(handler: ToolHandler | null): void;
   setApprovalHandler(fn: ((request: ApprovalRequest) => ApprovalAnswer | Promise<ApprovalAnswer>) | null): void;
   /** The smart reviewer (approvals.mode 'smart'); a throw escalates. null removes it. */
   setApprovalReviewer(fn: ((request: ApprovalRequest) => ReviewAnswer | Promise<ReviewAnswer>) | null): void;

@@ -225,6 +225,10 @@ Object.assign(C, {
   allowlistJson: optional(
     'int32_t ht_runtime_allowlist_json(void *rt, _Out_ void **out_json, _Out_ size_t *out_len, _Out_ void **out_err)',
   ),
+  setInterceptor: optional(
+    'int32_t ht_runtime_set_interceptor(void *rt, ht_tool_handler_fn *handler, uintptr_t user_data, ' +
+      'ht_free_fn *free_user_data, _Out_ void **out_err)',
+  ),
   allowlistSet: optional(
     'int32_t ht_runtime_allowlist_set(void *rt, const uint8_t *json, size_t len, _Out_ void **out_err)',
   ),
@@ -1030,6 +1034,28 @@ class Runtime {
     if (typeof fn !== 'function') throw new TypeError('hermes-tools: event handler must be a function');
     const id = this._add({ kind: 'event', fn });
     const st = C.setEventHandler(rt, this._trampolines.event, id, this._trampolines.free, err);
+    if (st !== Status.OK) {
+      this._handles.delete(id);
+      check(st, err);
+    }
+  }
+
+  /**
+   * Handle agent-loop tools (specs with agent_loop: true) with handler(args, call),
+   * called like a tool handler, without hooks. null removes it (their calls
+   * then answer "must be handled by the agent loop").
+   */
+  setInterceptor(handler) {
+    need(C.setInterceptor, 'ht_runtime_set_interceptor');
+    const rt = this._rt();
+    const err = [null];
+    if (handler === null || handler === undefined) {
+      check(C.setInterceptor(rt, null, 0, null, err), err);
+      return;
+    }
+    if (typeof handler !== 'function') throw new TypeError('hermes-tools: interceptor must be a function');
+    const id = this._add({ kind: 'tool', fn: handler, check: null });
+    const st = C.setInterceptor(rt, this._trampolines.handler, id, this._trampolines.free, err);
     if (st !== Status.OK) {
       this._handles.delete(id);
       check(st, err);

@@ -290,3 +290,21 @@ test('log handler install and remove', async () => {
     assert.equal(typeof m, 'string');
   }
 });
+
+test('interceptor handles agent-loop tools', () =>
+  withRuntime({}, async (rt) => {
+    rt.registerTool(
+      {
+        name: 'todo',
+        toolset: 'todo',
+        agent_loop: true,
+        schema: { parameters: { type: 'object', properties: { n: { type: 'integer' } } } },
+      },
+      () => 'not used',
+    );
+    assert.match(await rt.dispatch('todo', {}), /must be handled by the agent loop/);
+    rt.setInterceptor(async (args) => ({ looped: args }));
+    assert.deepEqual(JSON.parse(await rt.dispatch('todo', { n: '2' })), { looped: { n: 2 } });
+    rt.setInterceptor(null);
+    assert.match(await rt.dispatch('todo', {}), /agent loop/);
+  }));

@@ -133,6 +133,7 @@ _OPTIONAL_SIGNATURES = {
     "ht_runtime_allowlist_json": (c_int32, [c_void_p, _P, _SZ, _P]),
     "ht_runtime_allowlist_set": (c_int32, [c_void_p, c_char_p, c_size_t, _P]),
     "ht_runtime_clear_session_approvals": (c_int32, [c_void_p, c_char_p, c_size_t, _P]),
+    "ht_runtime_set_interceptor": (c_int32, [c_void_p, HANDLER_FN, c_void_p, FREE_FN, _P]),
 }
 
 

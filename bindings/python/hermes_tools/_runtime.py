@@ -1038,6 +1038,24 @@ class Runtime:
             _handles.discard(hid)
             _check(status, err)
 
+    def set_interceptor(self, handler: Optional[Callable[["ToolCall"], Any]]) -> None:
+        """Handle agent-loop tools (specs with ``"agent_loop": True``) with
+        ``handler(call)``, called like a tool handler, without hooks. ``None``
+        removes it (their calls then answer "must be handled by the agent loop")."""
+        _need("ht_runtime_set_interceptor")
+        rt = self._rt()
+        err = c_void_p()
+        if handler is None:
+            _check(lib.ht_runtime_set_interceptor(rt, _NULL_HANDLER, None, _NULL_FREE, byref(err)), err)
+            return
+        if not callable(handler):
+            raise TypeError("hermes_tools: interceptor must be callable or None")
+        hid = _handles.add(_Entry("tool", (handler, None), self))
+        status = lib.ht_runtime_set_interceptor(rt, _handler_tramp, hid, _free_tramp, byref(err))
+        if status != OK:
+            _handles.discard(hid)
+            _check(status, err)
+
     def set_approval_handler(self, fn: Optional[Callable[[dict], Any]]) -> None:
         """Ask ``fn(request: dict)`` when a command needs approval (on the
         callback thread; the command waits up to ``approvals.timeout``).

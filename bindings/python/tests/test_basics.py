@@ -387,3 +387,19 @@ def test_schema_helpers():
     assert s["parameters"]["required"] == ["a"]
     with pytest.raises(TypeError):
         type_schema(object.__class__)
+
+
+def test_interceptor_handles_agent_loop_tools():
+    from hermes_tools import Runtime
+
+    with Runtime({}) as rt:
+        rt.register_tool(
+            {"name": "todo", "toolset": "todo", "agent_loop": True,
+             "schema": {"parameters": {"type": "object", "properties": {"n": {"type": "integer"}}}}},
+            lambda call: "not used",
+        )
+        assert "agent loop" in rt.dispatch("todo", {})
+        rt.set_interceptor(lambda call: {"looped": call.args})
+        assert '"looped"' in rt.dispatch("todo", {"n": "2"}) and '"n": 2' in rt.dispatch("todo", {"n": "2"}).replace('"n":2', '"n": 2')
+        rt.set_interceptor(None)
+        assert "agent loop" in rt.dispatch("todo", {})
