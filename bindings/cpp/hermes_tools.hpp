@@ -589,6 +589,22 @@ class Runtime {
     d->check = std::move(check);
     register_data(spec_json, std::move(d));
   }
+  /// Handles agent-loop tools (specs with "agent_loop": true, e.g. todo,
+  /// memory, delegate_task owned by the host's loop): their calls are
+  /// repaired and validated, then handed to this handler, without hooks. An
+  /// empty handler removes it (such calls then answer an error).
+  void set_interceptor(Handler handler) {
+    auto d = std::make_unique<detail::ToolData>();
+    d->sync = std::move(handler);
+    set_interceptor_data(std::move(d));
+  }
+  /// Async form: take the Call and answer it later from any thread.
+  void set_interceptor_async(AsyncHandler handler) {
+    auto d = std::make_unique<detail::ToolData>();
+    d->async = std::move(handler);
+    set_interceptor_data(std::move(d));
+  }
+
   void deregister_tool(std::string_view name) {
     ht_error *err = nullptr;
     detail::check(ht_runtime_deregister_tool(raw(), name.data(), name.size(), &err), err);
@@ -813,6 +829,18 @@ class Runtime {
                                            chk, d.get(), &detail::delete_trampoline<detail::ToolData>, &err),
                   err);
     d.release();  // the library owns it until the free function runs
+  }
+
+  void set_interceptor_data(std::unique_ptr<detail::ToolData> d) {
+    ht_error *err = nullptr;
+    if (!d->sync && !d->async) {
+      detail::check(ht_runtime_set_interceptor(raw(), nullptr, nullptr, nullptr, &err), err);
+      return;
+    }
+    detail::check(ht_runtime_set_interceptor(raw(), &detail::tool_trampoline, d.get(),
+                                             &detail::delete_trampoline<detail::ToolData>, &err),
+                  err);
+    d.release();
   }
 
   void add_hook_data(std::string_view event, std::unique_ptr<detail::HookData> d) {

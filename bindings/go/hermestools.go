@@ -328,6 +328,45 @@ func (r *Runtime) registerEntry(specJSON string, e *toolEntry) error {
 	return nil
 }
 
+// SetInterceptor handles agent-loop tools (specs with "agent_loop": true,
+// e.g. todo, memory, delegate_task owned by the host's loop): their calls are
+// repaired and validated, then handed to handler, without hooks. nil removes
+// it (such calls then answer an error).
+func (r *Runtime) SetInterceptor(handler ToolHandler) error {
+	if handler == nil {
+		return r.setInterceptor(nil)
+	}
+	return r.setInterceptor(&toolEntry{sync: handler})
+}
+
+// SetInterceptorAsync is SetInterceptor with a handler that answers through a Reply.
+func (r *Runtime) SetInterceptorAsync(handler AsyncToolHandler) error {
+	if handler == nil {
+		return r.setInterceptor(nil)
+	}
+	return r.setInterceptor(&toolEntry{async: handler})
+}
+
+func (r *Runtime) setInterceptor(e *toolEntry) error {
+	rt, err := r.acquire()
+	if err != nil {
+		return err
+	}
+	defer r.release()
+	var h cgo.Handle
+	if e != nil {
+		h = newHandle(e)
+	}
+	var ce *C.ht_error
+	if err := takeError(C.htgo_set_interceptor(rt, C.uintptr_t(h), &ce), ce); err != nil {
+		if h != 0 {
+			dropHandle(h)
+		}
+		return err
+	}
+	return nil
+}
+
 // DeregisterTool removes a tool (ErrNotFound when absent).
 func (r *Runtime) DeregisterTool(name string) error {
 	rt, err := r.acquire()

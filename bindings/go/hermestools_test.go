@@ -810,3 +810,37 @@ func TestTerminalProcessWriteCwdEnv(t *testing.T) {
 	}
 	_ = rt.CleanupTask("go-t")
 }
+
+// Agent-loop tools go to the interceptor (validated, without hooks).
+func TestInterceptor(t *testing.T) {
+	rt := newRT(t, "")
+	spec := `{"name":"todo_list","toolset":"loop","agent_loop":true,"schema":{"description":"The loop's todo list",` +
+		`"parameters":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}}}`
+	mustRegister(t, rt, spec, func(Call) (string, error) { return "", errors.New("must not run") }, nil)
+	_ = rt.AddHook("pre_tool_call", func(string) (string, error) { return `{"action":"block","message":"hooked"}`, nil })
+	contains(t, mustDispatch(t, rt, "todo_list", `{"n":1}`, ""), "must be handled by the agent loop")
+	base := atomic.LoadInt64(&liveHandles)
+	if err := rt.SetInterceptor(func(c Call) (string, error) {
+		return fmt.Sprintf(`{"loop":%s,"args":%s}`, jsonQuote(c.ToolName), c.Args), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if out := mustDispatch(t, rt, "todo_list", `{"n":"2"}`, ""); out != `{"loop":"todo_list","args":{"n":2}}` {
+		t.Fatal(out)
+	}
+	contains(t, mustDispatch(t, rt, "todo_list", `{}`, ""), "missing required property 'n'")
+	if err := rt.SetInterceptorAsync(func(c Call, r *Reply) {
+		go r.Respond(`"async loop"`)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "replaced interceptor handle", func() bool { return atomic.LoadInt64(&liveHandles)-base == 1 })
+	if out := mustDispatch(t, rt, "todo_list", `{"n":3}`, ""); out != `"async loop"` {
+		t.Fatal(out)
+	}
+	if err := rt.SetInterceptor(nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "removed interceptor handle", func() bool { return atomic.LoadInt64(&liveHandles) == base })
+	contains(t, mustDispatch(t, rt, "todo_list", `{"n":1}`, ""), "must be handled by the agent loop")
+}

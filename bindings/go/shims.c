@@ -35,6 +35,11 @@ ht_status htgo_add_hook(ht_runtime *rt, const char *event, size_t event_len, uin
   return ht_runtime_add_hook(rt, event, event_len, tramp_hook, (void *)handle, tramp_free, out_err);
 }
 
+ht_status htgo_set_interceptor(ht_runtime *rt, uintptr_t handle, ht_error **out_err) {
+  if (handle == 0) return ht_runtime_set_interceptor(rt, NULL, NULL, NULL, out_err);
+  return ht_runtime_set_interceptor(rt, tramp_tool, (void *)handle, tramp_free, out_err);
+}
+
 ht_status htgo_set_event_handler(ht_runtime *rt, uintptr_t handle, ht_error **out_err) {
   if (handle == 0) return ht_runtime_set_event_handler(rt, NULL, NULL, NULL, out_err);
   return ht_runtime_set_event_handler(rt, tramp_event, (void *)handle, tramp_free, out_err);

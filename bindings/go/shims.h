@@ -19,6 +19,8 @@ ht_status htgo_dispatch_async(ht_runtime *rt, const char *name, size_t name_len,
                               uint64_t *out_call_id, ht_error **out_err);
 ht_status htgo_add_hook(ht_runtime *rt, const char *event, size_t event_len, uintptr_t handle,
                         ht_error **out_err);
+/* handle 0 removes the interceptor (agent-loop tools). */
+ht_status htgo_set_interceptor(ht_runtime *rt, uintptr_t handle, ht_error **out_err);
 /* handle 0 removes the handler. */
 ht_status htgo_set_event_handler(ht_runtime *rt, uintptr_t handle, ht_error **out_err);
 ht_status htgo_set_log_handler(int32_t level, uintptr_t handle);

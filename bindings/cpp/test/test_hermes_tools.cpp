@@ -581,6 +581,34 @@ TEST(terminal_process_write_cwd_env) {
   rt->cleanup_task("cpp-t");
 }
 
+// Agent-loop tools go to the interceptor (validated, without hooks).
+TEST(interceptor) {
+  ht::Runtime rt;
+  std::string spec =
+      R"({"name":"todo_list","toolset":"loop","agent_loop":true,"schema":{"description":"The loop's todo list",)"
+      R"("parameters":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}}})";
+  rt.register_tool(spec, [](const ht::Call &) -> std::string { throw std::logic_error("must not run"); });
+  rt.add_hook("pre_tool_call", [](std::string_view) { return std::string(R"({"action":"block","message":"hooked"})"); });
+  CONTAINS(rt.dispatch("todo_list", R"({"n":1})"), "must be handled by the agent loop");
+  std::atomic<int> destroyed{0};
+  {
+    auto t = std::make_shared<Tracker>(&destroyed);
+    rt.set_interceptor([t](const ht::Call &c) {
+      return "{\"loop\":" + ht::json_string(c.tool_name()) + ",\"args\":" + std::string(c.args_json()) + "}";
+    });
+  }
+  CHECK(rt.dispatch("todo_list", R"({"n":"2"})") == R"({"loop":"todo_list","args":{"n":2}})");
+  CONTAINS(rt.dispatch("todo_list", R"({})"), "missing required property 'n'");
+  rt.set_interceptor_async([](ht::Call &&c) {
+    std::thread([c = std::move(c)]() mutable { c.respond("\"async loop\""); }).detach();
+  });
+  for (int i = 0; i < 200 && destroyed < 1; i++) std::this_thread::sleep_for(5ms);
+  CHECK(destroyed == 1);
+  CHECK(rt.dispatch("todo_list", R"({"n":3})") == "\"async loop\"");
+  rt.set_interceptor({});
+  CONTAINS(rt.dispatch("todo_list", R"({"n":1})"), "must be handled by the agent loop");
+}
+
 int main() {
   RUN(versions_and_features);
   RUN(json_helpers);
@@ -601,6 +629,7 @@ int main() {
   RUN(builtin_terminal_and_events);
   RUN(approval_handler);
   RUN(terminal_process_write_cwd_env);
+  RUN(interceptor);
   std::printf("cpp binding: %d tests, %d checks passed\n", g_tests, g_checks);
   return 0;
 }
