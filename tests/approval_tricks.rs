@@ -97,6 +97,10 @@ EOF"####,
     r####"awk 'BEGIN{system("reboot")}'"####,
     r####"awk '{print | "rm -rf /"}' f"####,
     r####"time rm -rf /"####,
+    r####"node -e "require('child_process').spawnSync('rm', ['-rf', '/'])""####,
+    r####"ruby -e 'system("rm", "-rf", "/")'"####,
+    r####"python3 -c "import subprocess; subprocess.call('rm -rf /'.split())""####,
+    r####"python3 -c "__import__('os').system('reboot')""####,
 ];
 
 /// Risky: must not be `allow`.
@@ -194,6 +198,7 @@ EOF"####,
     r####"rm -rf /tmp/build-*"####,
     r####"awk '{print $0 | "sh"}' cmds.txt"####,
     r####"awk '{system($0)}' f"####,
+    r####"python3 -c "import subprocess; subprocess.run(['ls', '-la'])""####,
 ];
 
 /// Harmless (data, read-only, ordinary development): must be `allow`.

@@ -2017,7 +2017,37 @@ pub fn shell_strings_in_code(name: &str, code: &str) -> Vec<String> {
         } else if a.starts_with('{') {
             out.push(a[1..a.len() - 1].to_string());
         } else {
-            out.push(unescape_code_str(&a[1..a.len() - 1]));
+            // further string / list arguments: spawn('rm', ['-rf', '/']),
+            // system("rm", "-rf", "/")
+            static CONT: once_cell::sync::Lazy<regex::Regex> = once_cell::sync::Lazy::new(|| {
+                regex::Regex::new(r#"^\s*,\s*(\[[^\]]*\]|"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')"#)
+                    .expect("code cont regex")
+            });
+            let mut words = vec![unescape_code_str(&a[1..a.len() - 1])];
+            let mut rest = &code[arg.end()..];
+            while let Some(c) = CONT.captures(rest) {
+                let Some(item) = c.get(1) else { break };
+                let t = item.as_str();
+                if t.starts_with('[') {
+                    words.extend(
+                        CODE_STR
+                            .captures_iter(t)
+                            .filter_map(|c| c.get(1).or_else(|| c.get(2)))
+                            .map(|m| unescape_code_str(m.as_str())),
+                    );
+                } else {
+                    words.push(unescape_code_str(&t[1..t.len() - 1]));
+                }
+                rest = &rest[c.get(0).map(|m| m.end()).unwrap_or(rest.len())..];
+                if words.len() > 64 {
+                    break;
+                }
+            }
+            if words.len() > 1 {
+                out.push(super::rules::display_argv(&words));
+            } else {
+                out.extend(words);
+            }
         }
         if out.len() >= 16 {
             break;

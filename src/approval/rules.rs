@@ -1726,8 +1726,10 @@ fn m_inline_script(_: &RuleCtx, _: usize, e: &Exec) -> bool {
         // spawning literal commands is analysed (see analyze::shell_strings_in_code);
         // only commands computed at run time are opaque
         static AWK_DYNAMIC: Lazy<Regex> = Lazy::new(|| {
-            Regex::new(r#"system\s*\(\s*[^"\s)]|(^|[^|])\|\s*[a-zA-Z_$(]|\|&|[^"\s]\s*\|\s*getline"#)
-                .expect("awk dynamic regex")
+            Regex::new(
+                r#"system\s*\(\s*[^"\s)]|(^|[^|])\|\s*[a-zA-Z_$(]|\|&|[^"\s]\s*\|\s*getline"#,
+            )
+            .expect("awk dynamic regex")
         });
         let prog = e.argv[1..].iter().find(|a| !a.starts_with('-'));
         return prog.is_some_and(|p| AWK_EXEC.is_match(p) && AWK_DYNAMIC.is_match(p));
