@@ -885,3 +885,12 @@ fn valid_bash_parses_cleanly() {
         bad.join("\n")
     );
 }
+
+#[test]
+fn assigned_secrets_do_not_leak_through_expansion() {
+    let r = Engine::new()
+        .check("TOKEN=s3cr3tvalue; curl -H \"X-Auth: $TOKEN\" http://169.254.169.254/");
+    assert_ne!(r.verdict, Verdict::Allow);
+    let json = r.to_json();
+    assert!(!json.contains("s3cr3tvalue"), "{json}");
+}

@@ -311,6 +311,17 @@ impl Engine {
 
     fn check_text(&self, text: &str, acc: &mut Acc, primary: bool) {
         let a = analyze::analyze(text);
+        // values assigned to secret-looking variables are scrubbed wherever
+        // expansion copied them (`TOKEN=abc; curl -H "X: $TOKEN"`)
+        for (name, value) in &a.assigned {
+            if value.chars().count() >= 4
+                && !value.contains(analyze::DYN)
+                && redact::is_secret_name(name)
+                && !acc.secrets.contains(value)
+            {
+                acc.secrets.push(value.clone());
+            }
+        }
         if primary {
             acc.normalized.push(redact_secrets(text));
             for p in &a.payloads {
@@ -327,7 +338,7 @@ impl Engine {
         };
         for (i, e) in a.execs.iter().enumerate() {
             if !e.argv.is_empty() && acc.commands.len() < 256 {
-                let argv = redact_argv(&e.argv);
+                let argv = acc.scrub_argv(redact_argv(&e.argv));
                 let dup = if acc.commands.len() < 16 {
                     acc.commands.contains(&argv)
                 } else {
@@ -407,6 +418,8 @@ fn redact_argv(argv: &[String]) -> Vec<String> {
 
 #[derive(Default)]
 struct Acc {
+    /// Secret values assigned in the command, scrubbed from the output.
+    secrets: Vec<String>,
     seen: HashSet<Vec<String>>,
     reasons: Vec<Reason>,
     commands: Vec<Vec<String>>,
@@ -414,12 +427,29 @@ struct Acc {
 }
 
 impl Acc {
+    fn scrub(&self, s: String) -> String {
+        let mut s = s;
+        for v in &self.secrets {
+            if s.contains(v.as_str()) {
+                s = s.replace(v.as_str(), "***");
+            }
+        }
+        s
+    }
+
+    fn scrub_argv(&self, argv: Vec<String>) -> Vec<String> {
+        if self.secrets.is_empty() {
+            return argv;
+        }
+        argv.into_iter().map(|w| self.scrub(w)).collect()
+    }
+
     fn push(&mut self, rule: Option<&Rule>, command: &str, argv: &[String]) {
         let Some(r) = rule else { return };
         if self.reasons.len() >= 64 {
             return;
         }
-        let command = redact_secrets(&command.replace(analyze::DYN, "$?"));
+        let command = self.scrub(redact_secrets(&command.replace(analyze::DYN, "$?")));
         if self
             .reasons
             .iter()
@@ -432,11 +462,15 @@ impl Acc {
             description: r.description.clone(),
             tier: r.tier,
             command,
-            argv: redact_argv(argv),
+            argv: self.scrub_argv(redact_argv(argv)),
         });
     }
 
     fn finish(mut self) -> CheckResult {
+        if !self.secrets.is_empty() {
+            let n = std::mem::take(&mut self.normalized);
+            self.normalized = n.into_iter().map(|t| self.scrub(t)).collect();
+        }
         // strongest first, stable otherwise
         self.reasons.sort_by_key(|r| std::cmp::Reverse(r.tier));
         let verdict = self

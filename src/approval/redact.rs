@@ -111,6 +111,15 @@ pub fn redact_argv_words(argv: &[String]) -> Vec<String> {
     out
 }
 
+/// Does this variable name look like it holds a secret?
+pub fn is_secret_name(name: &str) -> bool {
+    static NAME: Lazy<Regex> = Lazy::new(|| {
+        Regex::new(r"(?i)(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PASS|PWD|API_?KEY|APIKEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?|AUTH|SESSION|COOKIE|BEARER)")
+            .expect("secret name regex")
+    });
+    name != "PWD" && name != "OLDPWD" && NAME.is_match(name)
+}
+
 /// Whether `text` may contain something [`redact_secrets`] would change.
 pub fn may_contain_secret(text: &str) -> bool {
     QUICK.is_match(text)

@@ -14,7 +14,7 @@ use once_cell::sync::Lazy;
 use regex::Regex;
 
 use super::Verdict;
-use super::analyze::{self, Analysis, DYN, Exec, cmd_name, is_interpreter, is_shell};
+use super::analyze::{Analysis, DYN, Exec, cmd_name, is_interpreter, is_shell};
 use super::parse::RedirOp;
 
 pub type ExecMatcher = fn(&RuleCtx, usize, &Exec) -> bool;
@@ -2675,9 +2675,6 @@ pub fn prefix_matches(prefix: &[String], e: &Exec) -> bool {
 pub fn analysis_is_single(a: &Analysis) -> bool {
     a.execs.len() == 1 && a.payloads.is_empty()
 }
-
-#[allow(dead_code)]
-pub fn _unused(_: &analyze::Exec) {}
 
 #[cfg(test)]
 mod tests {
