@@ -378,3 +378,30 @@ fn opaque_findings_are_never_session_approved() {
         Decision::AskHost(_)
     ));
 }
+
+#[test]
+fn allowlist_does_not_cover_planted_binaries() {
+    let p = Policy::new(PolicyConfig::default()).unwrap();
+    p.set_allowlist(vec![AllowEntry {
+        rule: "git-destructive".into(),
+        argv_prefix: vec!["git".into(), "push".into(), "--force".into()],
+        exact: false,
+        added_at: 0,
+        note: String::new(),
+    }])
+    .unwrap();
+    assert!(is_allow(&decide(
+        &p,
+        "git push --force origin x",
+        &human("a")
+    )));
+    assert!(is_allow(&decide(
+        &p,
+        "/usr/bin/git push --force origin x",
+        &human("a")
+    )));
+    assert!(matches!(
+        decide(&p, "./git push --force origin x", &human("a")),
+        Decision::AskHost(_)
+    ));
+}

@@ -257,8 +257,35 @@ impl AllowEntry {
         if self.rule != reason.rule && self.rule != "*" {
             return false;
         }
+        // an allowlist entry for `git` must not approve a planted `./git`:
+        // a program given by a relative or unusual path must match exactly
+        let prog = reason.argv.first().map(|s| s.as_str()).unwrap_or("");
+        if prog.contains('/')
+            && !is_system_bin(prog)
+            && self.argv_prefix.first().map(|s| s.as_str()) != Some(prog)
+        {
+            return false;
+        }
         argv_matches(&self.argv_prefix, &reason.argv, self.exact)
     }
+}
+
+/// A program path in a standard system binary directory.
+fn is_system_bin(p: &str) -> bool {
+    const DIRS: &[&str] = &[
+        "/usr/bin/",
+        "/bin/",
+        "/usr/local/bin/",
+        "/usr/sbin/",
+        "/sbin/",
+        "/opt/homebrew/bin/",
+        "/usr/local/sbin/",
+        "/snap/bin/",
+    ];
+    DIRS.iter().any(|d| {
+        p.strip_prefix(d)
+            .is_some_and(|rest| !rest.is_empty() && !rest.contains('/'))
+    })
 }
 
 fn argv_matches(prefix: &[String], argv: &[String], exact: bool) -> bool {
