@@ -199,6 +199,10 @@ EOF"####,
     r####"awk '{print $0 | "sh"}' cmds.txt"####,
     r####"awk '{system($0)}' f"####,
     r####"python3 -c "import subprocess; subprocess.run(['ls', '-la'])""####,
+    r####"./sed -n 1p file"####,
+    r####"/tmp/ls -la"####,
+    r####"PATH=.:$PATH; ls"####,
+    r####"export PATH=/tmp/evil:$PATH"####,
 ];
 
 /// Harmless (data, read-only, ordinary development): must be `allow`.
@@ -342,6 +346,13 @@ EOF"####,
     r####"awk 'NR==1{print; next} {print $0 | "sort"}' f"####,
     r####"time (sleep 1)"####,
     r####"declare -A m=([a]=1 [b]=2)"####,
+    r####"/usr/bin/sed -n 1p file"####,
+    r####"/bin/ls -la"####,
+    r####"./gradlew build"####,
+    r####"./venv/bin/pytest -q"####,
+    r####"export PATH="$HOME/.cargo/bin:$PATH""####,
+    r####"export PATH=$PATH:./node_modules/.bin"####,
+    r####"PATH=/usr/local/go/bin:$PATH go version"####,
 ];
 
 fn check(cmd: &str) -> Verdict {

@@ -455,6 +455,35 @@ impl Analyzer {
         }
         let redirs = self.expand_redirs(&s.redirs, &mut c);
         c.redirs = redirs;
+        // declaration builtins assign too: `export X=rm`, `local PATH=.:$PATH`
+        if argv.first().is_some_and(|a| {
+            matches!(
+                a.as_str(),
+                "export" | "declare" | "typeset" | "local" | "readonly"
+            )
+        }) {
+            for a in argv[1..].iter().filter(|a| !a.starts_with('-')) {
+                if let Some((name, value)) = a.split_once('=')
+                    && !name.is_empty()
+                    && name
+                        .chars()
+                        .all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+                {
+                    let v = if value.contains(DYN) {
+                        Val::Unknown
+                    } else {
+                        Val::Known(value.to_string())
+                    };
+                    self.vars.insert(name.to_string(), v);
+                    self.check_assignment(name, value, &c);
+                    if self.out.assigned.len() < 64 {
+                        self.out
+                            .assigned
+                            .push((name.to_string(), value.to_string()));
+                    }
+                }
+            }
+        }
         if !argv.is_empty() && self.files.len() < 64 {
             let name = cmd_name(&argv[0]);
             let content = match name.as_str() {
@@ -489,6 +518,24 @@ impl Analyzer {
         match name {
             "LD_PRELOAD" | "LD_AUDIT" | "DYLD_INSERT_LIBRARIES" | "BASH_ENV" => {
                 self.finding("env-hijack", None, format!("{name}={value}"));
+            }
+            "PATH" => {
+                // a relative or world-writable directory searched before the
+                // system ones lets planted binaries shadow real tools
+                for comp in value.split(':') {
+                    if comp.contains(DYN) {
+                        break;
+                    }
+                    let risky = comp.is_empty()
+                        || !(comp.starts_with('/') || comp.starts_with('~'))
+                        || ["/tmp", "/var/tmp", "/dev/shm"]
+                            .iter()
+                            .any(|d| comp == *d || comp.starts_with(&format!("{d}/")));
+                    if risky {
+                        self.finding("env-hijack", None, format!("PATH={value}"));
+                        break;
+                    }
+                }
             }
             "NODE_OPTIONS" | "PERL5OPT" | "RUBYOPT" | "JAVA_TOOL_OPTIONS" | "_JAVA_OPTIONS" => {
                 // only options that load code: --require / -r / --import / -M / -javaagent

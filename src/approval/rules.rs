@@ -306,6 +306,12 @@ pub fn builtin_rows() -> Vec<RuleRow> {
             m_exec_option
         ),
         r!(
+            "shadowed-tool",
+            Ask,
+            "runs a core system tool from a non-system path (planted ./sed, /tmp/ls)",
+            m_shadowed_tool
+        ),
+        r!(
             "env-hijack",
             Ask,
             "environment variable that injects code into every program (LD_PRELOAD, BASH_ENV, ...)"
@@ -1067,6 +1073,39 @@ fn m_windows_wipe(_: &RuleCtx, _: usize, e: &Exec) -> bool {
     }
     let text = e.argv[1..].join(" ");
     WIN_WIPE.iter().any(|r| r.is_match(&text))
+}
+
+fn m_shadowed_tool(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    const CORE: &[&str] = &[
+        "ls", "cat", "sed", "grep", "awk", "find", "cp", "mv", "rm", "echo", "printf", "head",
+        "tail", "sort", "uniq", "wc", "cut", "tr", "xargs", "chmod", "chown", "sudo", "su", "env",
+        "sh", "bash", "zsh", "dash", "git", "ssh", "scp", "curl", "wget", "tar", "which", "id",
+        "whoami", "date", "ps", "kill", "test", "true", "false", "mkdir", "touch", "ln", "stat",
+        "diff", "less", "more", "tee", "dd",
+    ];
+    let Some(p) = e.argv.first() else {
+        return false;
+    };
+    if !p.contains('/') || !CORE.contains(&e.name.as_str()) {
+        return false;
+    }
+    const DIRS: &[&str] = &[
+        "/usr/bin/",
+        "/bin/",
+        "/usr/local/bin/",
+        "/usr/sbin/",
+        "/sbin/",
+        "/opt/homebrew/bin/",
+        "/usr/local/sbin/",
+        "/snap/bin/",
+        "/usr/gnu/bin/",
+        "/opt/local/bin/",
+    ];
+    let n = norm_path(p);
+    !DIRS.iter().any(|d| {
+        n.strip_prefix(d)
+            .is_some_and(|r| !r.is_empty() && !r.contains('/'))
+    })
 }
 
 /// A path operand resolved against the known working directory.
