@@ -2610,10 +2610,9 @@ pub fn display_argv(argv: &[String]) -> String {
         let a = a.replace(DYN, "$?");
         if a.is_empty() {
             s.push_str("''");
-        } else if a
-            .chars()
-            .any(|c| c.is_whitespace() || "'\"$`\\|&;<>()*?[]#~{}".contains(c))
-        {
+        } else if a.chars().enumerate().any(|(i, c)| {
+            c.is_whitespace() || "'\"$`\\|&;<>()*?[]#{}".contains(c) || (c == '~' && i > 0)
+        }) {
             s.push('\'');
             s.push_str(&a.replace('\'', "'\\''"));
             s.push('\'');
