@@ -598,10 +598,11 @@ fn glob_match(p: &[u8], s: &[u8]) -> bool {
 
 fn is_abs_or_outside(p: &str) -> bool {
     let n = norm_path(p);
+    // a path that is only a run-time value (`rm -f "$tmp"`) is not counted:
+    // without -r it removes one file, and -r is its own rule
     n.starts_with('/')
         || n.starts_with('~')
         || n.starts_with("..")
-        || n.contains(DYN)
         || (n.len() >= 2 && n.as_bytes()[1] == b':')
 }
 
