@@ -373,7 +373,13 @@ pub unsafe extern "C" fn ht_runtime_dispatch_batch(
     })
 }
 
-fn borrow_field(id: u64, kind: Kind, field: Field, out_len: *mut usize) -> *const c_char {
+/// A borrowed text of a live host request, or NULL (and length 0).
+pub(crate) fn borrow_field(
+    id: u64,
+    kind: Kind,
+    field: Field,
+    out_len: *mut usize,
+) -> *const c_char {
     match pending::borrow(id, kind, field) {
         Some((p, n)) => {
             if !out_len.is_null() {

@@ -5,7 +5,7 @@
 
 use std::ffi::{c_char, c_void};
 
-use super::api::{ht_free_fn, ht_runtime, rt_ref};
+use super::api::{borrow_field, ht_free_fn, ht_runtime, rt_ref};
 use super::{boundary, ht_error, put_text, require, status_boundary, str_arg};
 use crate::approval::AllowEntry;
 use crate::approval_host::ApprovalSink;
@@ -18,6 +18,35 @@ use crate::text::Text;
 /// answer it once (any thread, now or later) with `ht_approval_respond`.
 pub type ht_approval_fn =
     Option<unsafe extern "C" fn(user_data: *mut c_void, approval: *mut ht_approval)>;
+
+/// Which host sink a setter replaces.
+#[derive(Clone, Copy)]
+enum Which {
+    Handler,
+    Reviewer,
+}
+
+fn set_sink(
+    rt: *mut ht_runtime,
+    which: Which,
+    f: ht_approval_fn,
+    user_data: *mut c_void,
+    free_user_data: ht_free_fn,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    status_boundary(out_err, || {
+        let rt = unsafe { rt_ref(rt) }?;
+        let shared = rt.shared();
+        let sink = f.map(|f| ApprovalSink::new(f, user_data, free_user_data, shared));
+        let slot = match which {
+            Which::Handler => &shared.approvals.handler,
+            Which::Reviewer => &shared.approvals.reviewer,
+        };
+        let old = std::mem::replace(&mut *slot.write(), sink);
+        drop(old);
+        Ok(())
+    })
+}
 
 /// Set (or with NULL `approval_fn`, remove) the handler asked when a command
 /// needs approval. It runs on the callback thread; the command waits (up to
@@ -34,13 +63,15 @@ pub unsafe extern "C" fn ht_runtime_set_approval_handler(
     free_user_data: ht_free_fn,
     out_err: *mut *mut ht_error,
 ) -> Status {
-    status_boundary(out_err, || {
-        let rt = unsafe { rt_ref(rt) }?;
-        let shared = rt.shared();
-        let sink = approval_fn.map(|f| ApprovalSink::new(f, user_data, free_user_data, shared));
-        let old = std::mem::replace(&mut *shared.approvals.handler.write(), sink);
-        drop(old);
-        Ok(())
+    boundary(|| {
+        set_sink(
+            rt,
+            Which::Handler,
+            approval_fn,
+            user_data,
+            free_user_data,
+            out_err,
+        )
     })
 }
 
@@ -57,13 +88,15 @@ pub unsafe extern "C" fn ht_runtime_set_approval_reviewer(
     free_user_data: ht_free_fn,
     out_err: *mut *mut ht_error,
 ) -> Status {
-    status_boundary(out_err, || {
-        let rt = unsafe { rt_ref(rt) }?;
-        let shared = rt.shared();
-        let sink = reviewer_fn.map(|f| ApprovalSink::new(f, user_data, free_user_data, shared));
-        let old = std::mem::replace(&mut *shared.approvals.reviewer.write(), sink);
-        drop(old);
-        Ok(())
+    boundary(|| {
+        set_sink(
+            rt,
+            Which::Reviewer,
+            reviewer_fn,
+            user_data,
+            free_user_data,
+            out_err,
+        )
     })
 }
 
@@ -77,22 +110,7 @@ pub unsafe extern "C" fn ht_approval_request_json(
     approval: *const ht_approval,
     out_len: *mut usize,
 ) -> *const c_char {
-    boundary(
-        || match pending::borrow(approval as u64, Kind::Approval, Field::Payload) {
-            Some((p, n)) => {
-                if !out_len.is_null() {
-                    unsafe { *out_len = n };
-                }
-                p as *const c_char
-            }
-            None => {
-                if !out_len.is_null() {
-                    unsafe { *out_len = 0 };
-                }
-                std::ptr::null()
-            }
-        },
-    )
+    boundary(|| borrow_field(approval as u64, Kind::Approval, Field::Payload, out_len))
 }
 
 /// Answer an approval request exactly once (any thread); frees it. An
