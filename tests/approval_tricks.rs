@@ -353,6 +353,9 @@ EOF"####,
     r####"export PATH="$HOME/.cargo/bin:$PATH""####,
     r####"export PATH=$PATH:./node_modules/.bin"####,
     r####"PATH=/usr/local/go/bin:$PATH go version"####,
+    r####"trash-put build/"####,
+    r####"trash ~/Downloads/old.zip"####,
+    r####"git clean -n -d"####,
 ];
 
 fn check(cmd: &str) -> Verdict {

@@ -1027,10 +1027,7 @@ fn rm_flags(argv: &[String]) -> (bool, bool) {
 }
 
 fn is_rm(e: &Exec) -> bool {
-    matches!(
-        e.name.as_str(),
-        "rm" | "grm" | "rimraf" | "del-cli" | "trash" | "trash-put"
-    )
+    matches!(e.name.as_str(), "rm" | "grm" | "rimraf" | "del-cli")
 }
 
 // ---------------------------------------------------------------- matchers
