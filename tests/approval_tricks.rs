@@ -908,3 +908,21 @@ fn assigned_secrets_do_not_leak_through_expansion() {
     let json = r.to_json();
     assert!(!json.contains("s3cr3tvalue"), "{json}");
 }
+
+#[test]
+fn long_benign_scripts_are_not_blocked() {
+    let e = Engine::new();
+    let mut script = String::new();
+    for i in 0..5000 {
+        script.push_str(&format!("echo \"step {i}; reboot later\"\n"));
+    }
+    let r = e.check(&script);
+    assert_eq!(
+        r.verdict,
+        Verdict::Ask,
+        "{:?}",
+        r.reasons.iter().map(|r| &r.rule).collect::<Vec<_>>()
+    );
+    let huge = format!("echo '{}; reboot'", "x".repeat(300_000));
+    assert_eq!(e.check(&huge).verdict, Verdict::Ask);
+}

@@ -294,10 +294,8 @@ impl Engine {
         let mut acc = Acc::default();
         if command.len() > MAX_INPUT {
             let head: String = command.chars().take(256).collect();
+            // never `block` merely for being long: `ask`, without the floor
             acc.push(self.rule("parse-error"), "command too long to analyse", &[]);
-            if rules::floor_match(command) {
-                acc.push(self.rule("floor"), &head, &[]);
-            }
             acc.normalized.push(format!("{head}..."));
             return acc.finish();
         }
@@ -387,12 +385,17 @@ impl Engine {
             {
                 acc.push(Some(r), &format!("{err}: {}", truncate(text, 200)), &[]);
             }
-            if rules::floor_match(text) {
-                acc.push(self.rule("floor"), truncate(text, 200), &[]);
-            }
-            for p in &a.payloads {
-                if rules::floor_match(p) {
-                    acc.push(self.rule("floor"), truncate(p, 200), &[]);
+            // the floor is for syntax the parser could not follow, not for
+            // inputs that merely exceeded a size or depth budget
+            let budget = err.contains("too complex") || err.contains("too deep");
+            if !budget {
+                if rules::floor_match(text) {
+                    acc.push(self.rule("floor"), truncate(text, 200), &[]);
+                }
+                for p in &a.payloads {
+                    if rules::floor_match(p) {
+                        acc.push(self.rule("floor"), truncate(p, 200), &[]);
+                    }
                 }
             }
         }
