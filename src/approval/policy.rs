@@ -462,9 +462,11 @@ impl Policy {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         ctx.session_id.hash(&mut h);
         command.hash(&mut h);
-        let allow_always = !pending
-            .iter()
-            .any(|r| NEVER_ALWAYS.contains(&r.rule.as_str()) || r.argv.is_empty());
+        // A bare shell or interpreter (`curl ... | sh` matches on `sh`) would make
+        // `always` mean "any script piped into sh": never offer it then.
+        let allow_always = !pending.iter().any(|r| {
+            NEVER_ALWAYS.contains(&r.rule.as_str()) || r.argv.is_empty() || bare_runner(&r.argv)
+        });
         let mut scope: Vec<AllowEntry> = Vec::new();
         for r in &pending {
             if let Some(e) = derive_entry(r)
@@ -691,7 +693,21 @@ pub fn derive_entry(r: &Reason) -> Option<AllowEntry> {
     })
 }
 
+/// A shell or interpreter with nothing after it: it runs whatever it is fed.
+fn bare_runner(argv: &[String]) -> bool {
+    argv.len() == 1 && {
+        let n = cmd_name(&argv[0]);
+        is_shell(&n) || is_interpreter(&n)
+    }
+}
+
 fn validate_entry(e: &AllowEntry) -> Result<(), String> {
+    if bare_runner(&e.argv_prefix) {
+        return Err(format!(
+            "allowlist entry '{}' is too broad: a bare shell or interpreter runs whatever it is fed",
+            e.argv_prefix.join(" ")
+        ));
+    }
     if e.rule.trim().is_empty() || e.argv_prefix.is_empty() || e.argv_prefix[0].is_empty() {
         return Err("allowlist entry needs a rule and a non-empty argv_prefix".into());
     }
