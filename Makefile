@@ -53,6 +53,8 @@ lint:
 # Speed figures in one run, with the original Python runtime as the reference point.
 bench:
 	$(CARGO) bench --bench core
+	$(CARGO) bench --bench approval
+	$(CARGO) bench --bench terminal
 	@test -x $(BUILD_DIR)/href/bin/python || (python3 -m venv $(BUILD_DIR)/href && \
 	  $(BUILD_DIR)/href/bin/pip install -q hermes-agent==0.19.0)
 	$(BUILD_DIR)/href/bin/python benches/reference/hermes_original.py
