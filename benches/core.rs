@@ -175,7 +175,7 @@ fn main() {
                 register(
                     &big,
                     &spec_n(k % 1000),
-                    (k % 1000) % 2 == 0,
+                    (k % 1000).is_multiple_of(2),
                     (k % 1000) % 50 + 1,
                 );
                 let t = Instant::now();

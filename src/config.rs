@@ -169,12 +169,12 @@ impl Config {
                 "runtime config: dispatch.max_result_size_chars must be >= 1000",
             ));
         }
-        if let Some(level) = &cfg.log_level {
-            if crate::logging::parse_level(level).is_none() {
-                return Err(Error::invalid(format!(
-                    "runtime config: log_level: unknown level '{level}' (error, warn, info, debug, trace)"
-                )));
-            }
+        if let Some(level) = &cfg.log_level
+            && crate::logging::parse_level(level).is_none()
+        {
+            return Err(Error::invalid(format!(
+                "runtime config: log_level: unknown level '{level}' (error, warn, info, debug, trace)"
+            )));
         }
         Ok(cfg)
     }

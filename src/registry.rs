@@ -307,16 +307,17 @@ pub struct Registry {
 impl Registry {
     /// Insert an entry under the collision rules; returns the replaced entry.
     pub fn insert(&mut self, entry: ToolEntry, override_: bool) -> Result<Option<Arc<ToolEntry>>> {
-        if let Some(old) = self.tools.get(&entry.name) {
-            if old.toolset != entry.toolset && !override_ {
-                return Err(Error::new(
-                    Status::Conflict,
-                    format!(
-                        "tool '{}' is already registered by toolset '{}'; set \"override\": true in the spec to replace it",
-                        entry.name, old.toolset
-                    ),
-                ));
-            }
+        if let Some(old) = self.tools.get(&entry.name)
+            && old.toolset != entry.toolset
+            && !override_
+        {
+            return Err(Error::new(
+                Status::Conflict,
+                format!(
+                    "tool '{}' is already registered by toolset '{}'; set \"override\": true in the spec to replace it",
+                    entry.name, old.toolset
+                ),
+            ));
         }
         let old = self.tools.insert(entry.name.clone(), Arc::new(entry));
         self.generation += 1;

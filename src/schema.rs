@@ -150,13 +150,12 @@ pub fn definitions(shared: &Arc<Shared>, query_text: &str) -> Result<Text> {
     let snap = shared.snapshot.load_full();
     {
         let cache = shared.defs_cache.lock();
-        if let Some(c) = cache.map.get(query_text) {
-            if c.generation == snap.generation
-                && c.epoch == shared.availability.epoch()
-                && Instant::now() < c.valid_until
-            {
-                return Ok(c.text.clone());
-            }
+        if let Some(c) = cache.map.get(query_text)
+            && c.generation == snap.generation
+            && c.epoch == shared.availability.epoch()
+            && Instant::now() < c.valid_until
+        {
+            return Ok(c.text.clone());
         }
     }
     let q: Query = if query_text.trim().is_empty() {

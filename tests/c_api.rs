@@ -109,7 +109,10 @@ fn cpp_contract() {
 #[test]
 fn c_approval_example() {
     let exe = build("examples/c/approval.c", "approval-c", &[]);
-    run(Command::new(&exe).current_dir(root()), "examples/c/approval.c");
+    run(
+        Command::new(&exe).current_dir(root()),
+        "examples/c/approval.c",
+    );
 }
 
 #[test]

@@ -286,11 +286,11 @@ fn prepare_args(
     };
     let mut changed = trimmed.is_empty();
     // Arguments double-encoded as a JSON string holding an object.
-    if let Value::String(s) = &v {
-        if let Ok(inner @ Value::Object(_)) = serde_json::from_str::<Value>(s) {
-            v = inner;
-            changed = true;
-        }
+    if let Value::String(s) = &v
+        && let Ok(inner @ Value::Object(_)) = serde_json::from_str::<Value>(s)
+    {
+        v = inner;
+        changed = true;
     }
     if !v.is_object() {
         return Err(json!({
@@ -339,12 +339,12 @@ fn kind_name(v: &Value) -> &'static str {
 /// shape (framing stripped); any other failure text becomes
 /// `{"error": "[TOOL_ERROR] ..."}`.
 fn wrap_tool_error(text: &str) -> String {
-    if let Ok(Value::Object(mut map)) = serde_json::from_str::<Value>(text) {
-        if let Some(Value::String(e)) = map.get("error") {
-            let clean = limit::clean_error(e);
-            map.insert("error".into(), Value::String(clean));
-            return Value::Object(map).to_string();
-        }
+    if let Ok(Value::Object(mut map)) = serde_json::from_str::<Value>(text)
+        && let Some(Value::String(e)) = map.get("error")
+    {
+        let clean = limit::clean_error(e);
+        map.insert("error".into(), Value::String(clean));
+        return Value::Object(map).to_string();
     }
     limit::error_json(&limit::sanitize_error(text))
 }
@@ -639,12 +639,12 @@ impl<'a> Flow<'a> {
                     }
                 }
                 Stage::Post => {
-                    if let Some(hooks) = self.hooks.clone() {
-                        if !hooks.post.is_empty() {
-                            let event = self.result_event("post_tool_call");
-                            for hook in &hooks.post {
-                                observe(shared, hook, event.clone());
-                            }
+                    if let Some(hooks) = self.hooks.clone()
+                        && !hooks.post.is_empty()
+                    {
+                        let event = self.result_event("post_tool_call");
+                        for hook in &hooks.post {
+                            observe(shared, hook, event.clone());
                         }
                     }
                     self.stage = Stage::Transform(0);

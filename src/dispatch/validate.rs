@@ -309,15 +309,16 @@ impl Node {
         let float_for_int = self.types & T_INT != 0
             && self.types & T_NUM == 0
             && matches!(v, Value::Number(n) if n.is_f64());
-        if self.types != 0 && (float_for_int || !matches_type(self.types, v)) {
-            if let Some(new) = self.coerce_scalar(v) {
-                notes.push(format!(
-                    "{path}: converted {} to {}",
-                    value_kind(v),
-                    value_kind(&new)
-                ));
-                *v = new;
-            }
+        if self.types != 0
+            && (float_for_int || !matches_type(self.types, v))
+            && let Some(new) = self.coerce_scalar(v)
+        {
+            notes.push(format!(
+                "{path}: converted {} to {}",
+                value_kind(v),
+                value_kind(&new)
+            ));
+            *v = new;
         }
         match v {
             Value::Object(map) => {
@@ -357,16 +358,16 @@ impl Node {
             if trimmed.eq_ignore_ascii_case("null") && t & T_NULL != 0 {
                 return Some(Value::Null);
             }
-            if t & (T_INT | T_NUM) != 0 {
-                if let Ok(f) = trimmed.parse::<f64>() {
-                    // Never accept NaN or infinities, whatever their spelling.
-                    if f.is_finite() && !trimmed.is_empty() {
-                        if f.fract() == 0.0 && f.abs() < 9.0e15 {
-                            return Some(Value::from(f as i64));
-                        }
-                        if t & T_NUM != 0 {
-                            return serde_json::Number::from_f64(f).map(Value::Number);
-                        }
+            if t & (T_INT | T_NUM) != 0
+                && let Ok(f) = trimmed.parse::<f64>()
+            {
+                // Never accept NaN or infinities, whatever their spelling.
+                if f.is_finite() && !trimmed.is_empty() {
+                    if f.fract() == 0.0 && f.abs() < 9.0e15 {
+                        return Some(Value::from(f as i64));
+                    }
+                    if t & T_NUM != 0 {
+                        return serde_json::Number::from_f64(f).map(Value::Number);
                     }
                 }
             }
@@ -378,24 +379,23 @@ impl Node {
                     return Some(Value::Bool(false));
                 }
             }
-            if t & (T_ARR | T_OBJ) != 0 && (trimmed.starts_with('[') || trimmed.starts_with('{')) {
-                if let Ok(parsed) = serde_json::from_str::<Value>(trimmed) {
-                    if (parsed.is_array() && t & T_ARR != 0)
-                        || (parsed.is_object() && t & T_OBJ != 0)
-                    {
-                        return Some(parsed);
-                    }
-                }
+            if t & (T_ARR | T_OBJ) != 0
+                && (trimmed.starts_with('[') || trimmed.starts_with('{'))
+                && let Ok(parsed) = serde_json::from_str::<Value>(trimmed)
+                && ((parsed.is_array() && t & T_ARR != 0) || (parsed.is_object() && t & T_OBJ != 0))
+            {
+                return Some(parsed);
             }
         }
         if let Value::Number(n) = v {
             // 42.0 where an integer is expected.
-            if t & T_INT != 0 && t & T_NUM == 0 {
-                if let Some(f) = n.as_f64() {
-                    if f.fract() == 0.0 && f.abs() < 9.0e15 {
-                        return Some(Value::from(f as i64));
-                    }
-                }
+            if t & T_INT != 0
+                && t & T_NUM == 0
+                && let Some(f) = n.as_f64()
+                && f.fract() == 0.0
+                && f.abs() < 9.0e15
+            {
+                return Some(Value::from(f as i64));
             }
         }
         // A bare value where a list is expected: a one-item list, if the item fits.
@@ -439,20 +439,20 @@ impl Node {
             ));
             return;
         }
-        if let Some(list) = &self.enum_values {
-            if !list.contains(v) {
-                errs.push(format!(
-                    "{}: must be one of {}, got {}",
-                    at(path),
-                    Value::Array(list.clone()),
-                    short(v)
-                ));
-            }
+        if let Some(list) = &self.enum_values
+            && !list.contains(v)
+        {
+            errs.push(format!(
+                "{}: must be one of {}, got {}",
+                at(path),
+                Value::Array(list.clone()),
+                short(v)
+            ));
         }
-        if let Some(c) = &self.const_value {
-            if c != v {
-                errs.push(format!("{}: must be {c}, got {}", at(path), short(v)));
-            }
+        if let Some(c) = &self.const_value
+            && c != v
+        {
+            errs.push(format!("{}: must be {c}, got {}", at(path), short(v)));
         }
         match v {
             Value::Number(n) => {
@@ -485,14 +485,14 @@ impl Node {
                         at(path)
                     ));
                 }
-                if let Some(re) = &self.pattern {
-                    if !re.is_match(s) {
-                        errs.push(format!(
-                            "{}: must match the pattern {}",
-                            at(path),
-                            re.as_str()
-                        ));
-                    }
+                if let Some(re) = &self.pattern
+                    && !re.is_match(s)
+                {
+                    errs.push(format!(
+                        "{}: must match the pattern {}",
+                        at(path),
+                        re.as_str()
+                    ));
                 }
             }
             Value::Array(items) => {

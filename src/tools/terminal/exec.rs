@@ -108,18 +108,19 @@ pub fn pump(
                 term_at = Some(now);
             }
         }
-        if let Some(t) = term_at {
-            if !killed_hard && now.duration_since(t) >= opts.grace {
-                backend.kill(pid, libc::SIGKILL);
-                killed_hard = true;
-            }
+        if let Some(t) = term_at
+            && !killed_hard
+            && now.duration_since(t) >= opts.grace
+        {
+            backend.kill(pid, libc::SIGKILL);
+            killed_hard = true;
         }
         // Wait for output or exit.
         let mut wait_ms: i64 = 50;
-        if let Some(d) = deadline {
-            if term_at.is_none() {
-                wait_ms = wait_ms.min(d.saturating_duration_since(now).as_millis() as i64 + 1);
-            }
+        if let Some(d) = deadline
+            && term_at.is_none()
+        {
+            wait_ms = wait_ms.min(d.saturating_duration_since(now).as_millis() as i64 + 1);
         }
         if let Some(at) = exited_at {
             if group_alive {

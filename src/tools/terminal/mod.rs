@@ -123,10 +123,10 @@ pub fn sq(s: &str) -> String {
 }
 
 fn expand_home(p: &str) -> PathBuf {
-    if let Some(rest) = p.strip_prefix("~") {
-        if let Ok(home) = std::env::var("HOME") {
-            return PathBuf::from(format!("{home}{rest}"));
-        }
+    if let Some(rest) = p.strip_prefix("~")
+        && let Ok(home) = std::env::var("HOME")
+    {
+        return PathBuf::from(format!("{home}{rest}"));
     }
     PathBuf::from(p)
 }
@@ -410,15 +410,14 @@ builtin exit $__ht_ec
         let mut exported = parse_export_p(rest);
         exported.retain(|(k, _)| k != "_" && k != "SHLVL");
         let mut tasks = self.tasks.lock();
-        if let Some(t) = tasks.get_mut(task_key(task_id)) {
-            if t.index == prepared.task_index {
-                t.exported = Some(Arc::new(exported));
-                if let Some(c) = cwd.filter(|c| c.is_absolute()) {
-                    let stayed_in_workdir =
-                        prepared.workdir.as_ref().is_some_and(|w| same_dir(w, &c));
-                    if !stayed_in_workdir {
-                        t.cwd = c;
-                    }
+        if let Some(t) = tasks.get_mut(task_key(task_id))
+            && t.index == prepared.task_index
+        {
+            t.exported = Some(Arc::new(exported));
+            if let Some(c) = cwd.filter(|c| c.is_absolute()) {
+                let stayed_in_workdir = prepared.workdir.as_ref().is_some_and(|w| same_dir(w, &c));
+                if !stayed_in_workdir {
+                    t.cwd = c;
                 }
             }
         }

@@ -374,10 +374,10 @@ impl Proc {
                 self.cv.wait_until(&mut s, until);
             }
         }
-        if let Some(h) = self.thread.lock().take() {
-            if self.state.lock().exit.is_some() {
-                let _ = h.join();
-            }
+        if let Some(h) = self.thread.lock().take()
+            && self.state.lock().exit.is_some()
+        {
+            let _ = h.join();
         }
     }
 

@@ -81,11 +81,13 @@ impl Sandbox {
             .iter()
             .find(|(k, _)| k == "HOME")
             .map(|(_, v)| PathBuf::from(v));
-        if let Some(h) = &home {
-            if !h.starts_with(&self.root) && h.is_absolute() && h != Path::new("/") {
-                let s = h.display().to_string();
-                push(&["--tmpfs", &s]);
-            }
+        if let Some(h) = &home
+            && !h.starts_with(&self.root)
+            && h.is_absolute()
+            && h != Path::new("/")
+        {
+            let s = h.display().to_string();
+            push(&["--tmpfs", &s]);
         }
         let root = self.root.display().to_string();
         push(&["--bind", &root, &root]);
