@@ -16,14 +16,7 @@ const TYPED: &str = r#"{"type":"object","properties":{"n":{"type":"integer"},"f"
 #[test]
 fn arguments_are_repaired_then_validated_before_the_handler_runs() {
     let rt = new_rt("{}");
-    register(
-        &rt,
-        &spec("typed", "t", TYPED),
-        echo,
-        None,
-        std::ptr::null_mut(),
-    )
-    .unwrap();
+    add(&rt, &spec("typed", "t", TYPED), echo);
     let out = json(&dispatch(
         &rt,
         "typed",
@@ -100,30 +93,13 @@ unsafe extern "C" fn big_output(_: *mut c_void, call: *mut ht_call) {
 #[test]
 fn errors_are_wrapped_sanitised_and_results_limited() {
     let rt = new_rt("{}");
-    register(
-        &rt,
-        &spec("f1", "t", "{}"),
-        fail_with_framing,
-        None,
-        std::ptr::null_mut(),
-    )
-    .unwrap();
-    register(
-        &rt,
-        &spec("f2", "t", "{}"),
-        fail_with_json,
-        None,
-        std::ptr::null_mut(),
-    )
-    .unwrap();
-    register(
+    add(&rt, &spec("f1", "t", "{}"), fail_with_framing);
+    add(&rt, &spec("f2", "t", "{}"), fail_with_json);
+    add(
         &rt,
         r#"{"name":"big","toolset":"t","max_result_size_chars":2000,"schema":{}}"#,
         big_output,
-        None,
-        std::ptr::null_mut(),
-    )
-    .unwrap();
+    );
     assert_eq!(
         json(&dispatch(&rt, "f1", "{}")),
         serde_json::json!({"error":"[TOOL_ERROR] {\"oops\":1}"})
@@ -172,14 +148,7 @@ fn hooks_continue_block_rewrite_observe_and_transform() {
         events: Mutex::new(Vec::new()),
     }));
     let ud = log as *mut HookLog as *mut c_void;
-    register(
-        &rt,
-        &spec("typed", "t", TYPED),
-        echo,
-        None,
-        std::ptr::null_mut(),
-    )
-    .unwrap();
+    add(&rt, &spec("typed", "t", TYPED), echo);
     for ev in ["pre_tool_call", "post_tool_call", "transform_tool_result"] {
         assert_eq!(
             unsafe {
@@ -251,14 +220,7 @@ unsafe extern "C" fn park(_: *mut c_void, call: *mut ht_call) {
 #[test]
 fn timeouts_answer_the_model_and_late_answers_are_harmless() {
     let rt = new_rt(r#"{"dispatch":{"timeout":0.05}}"#);
-    register(
-        &rt,
-        &spec("parked", "t", "{}"),
-        park,
-        None,
-        std::ptr::null_mut(),
-    )
-    .unwrap();
+    add(&rt, &spec("parked", "t", "{}"), park);
     let out = json(&dispatch(&rt, "parked", "{}"));
     assert_eq!(out["status"], "timeout");
     let call = PARKED.lock().unwrap().pop().unwrap() as *mut ht_call;
@@ -348,22 +310,8 @@ unsafe extern "C" fn park_quietly(_: *mut c_void, _call: *mut ht_call) {}
 #[test]
 fn async_completes_once_on_the_callback_thread_and_cancels() {
     let rt = new_rt("{}");
-    register(
-        &rt,
-        &spec("typed", "t", TYPED),
-        echo,
-        None,
-        std::ptr::null_mut(),
-    )
-    .unwrap();
-    register(
-        &rt,
-        &spec("parked", "t", "{}"),
-        park_quietly,
-        None,
-        std::ptr::null_mut(),
-    )
-    .unwrap();
+    add(&rt, &spec("typed", "t", TYPED), echo);
+    add(&rt, &spec("parked", "t", "{}"), park_quietly);
     let d = new_done();
     start(&rt, "typed", r#"{"n":"7"}"#, d);
     wait(d);
@@ -418,30 +366,13 @@ unsafe extern "C" fn meet(_: *mut c_void, call: *mut ht_call) {
 fn batches_run_parallel_safe_calls_together_and_keep_order() {
     let rt = new_rt("{}");
     RENDEZVOUS.set(Arc::new(Barrier::new(2))).ok();
-    register(
+    add(
         &rt,
         r#"{"name":"meet","toolset":"t","parallel_safe":true,"schema":{}}"#,
         meet,
-        None,
-        std::ptr::null_mut(),
-    )
-    .unwrap();
-    register(
-        &rt,
-        &spec("typed", "t", TYPED),
-        echo,
-        None,
-        std::ptr::null_mut(),
-    )
-    .unwrap();
-    register(
-        &rt,
-        &spec("f", "t", "{}"),
-        fail_with_json,
-        None,
-        std::ptr::null_mut(),
-    )
-    .unwrap();
+    );
+    add(&rt, &spec("typed", "t", TYPED), echo);
+    add(&rt, &spec("f", "t", "{}"), fail_with_json);
     let calls = r#"[
       {"id":"1","type":"function","function":{"name":"meet","arguments":"{}"}},
       {"id":"2","type":"function","function":{"name":"meet","arguments":{}}},
@@ -523,14 +454,7 @@ unsafe extern "C" fn reenter(ud: *mut c_void, call: *mut ht_call) {
 #[test]
 fn handlers_may_call_back_into_the_library() {
     let rt = new_rt("{}");
-    register(
-        &rt,
-        &spec("typed", "t", TYPED),
-        echo,
-        None,
-        std::ptr::null_mut(),
-    )
-    .unwrap();
+    add(&rt, &spec("typed", "t", TYPED), echo);
     register(
         &rt,
         &spec("outer", "t", "{}"),
@@ -556,14 +480,7 @@ fn the_host_sees_what_the_library_logs() {
         Status::Ok
     );
     let rt = new_rt("{}");
-    register(
-        &rt,
-        &spec("typed", "t", TYPED),
-        echo,
-        None,
-        std::ptr::null_mut(),
-    )
-    .unwrap();
+    add(&rt, &spec("typed", "t", TYPED), echo);
     dispatch(&rt, "typed", r#"{"n":"8"}"#);
     hermes_tools::logging::flush();
     let lines = LOG_LINES.lock().unwrap().clone();
@@ -598,14 +515,11 @@ unsafe extern "C" fn loop_handler(_: *mut c_void, call: *mut ht_call) {
 #[test]
 fn agent_loop_tools_go_to_the_interceptor_or_say_so() {
     let rt = new_rt("{}");
-    register(
+    add(
         &rt,
         r#"{"name":"todo","toolset":"todo","agent_loop":true,"schema":{"parameters":{"type":"object","properties":{"n":{"type":"integer"}}}}}"#,
         echo,
-        None,
-        std::ptr::null_mut(),
-    )
-    .unwrap();
+    );
     assert_eq!(
         json(&dispatch(&rt, "todo", "{}")),
         serde_json::json!({"error":"todo must be handled by the agent loop"})

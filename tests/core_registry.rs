@@ -67,7 +67,11 @@ fn names_and_specs_are_validated_with_the_field_named() {
         );
     }
     // The wrapped OpenAI form is accepted.
-    register(&rt, r#"{"name":"w","toolset":"t","schema":{"type":"function","function":{"name":"w","description":"d","parameters":{"type":"object"}}}}"#, echo, None, std::ptr::null_mut()).unwrap();
+    add(
+        &rt,
+        r#"{"name":"w","toolset":"t","schema":{"type":"function","function":{"name":"w","description":"d","parameters":{"type":"object"}}}}"#,
+        echo,
+    );
     assert_eq!(def_names(&rt, ""), vec!["w"]);
 }
 
@@ -75,7 +79,7 @@ fn names_and_specs_are_validated_with_the_field_named() {
 fn conflicts_override_replace_and_generation() {
     let rt = new_rt("{}");
     let g0 = unsafe { ht_runtime_generation(rt.0) };
-    register(&rt, &spec("a", "one", P0), echo, None, std::ptr::null_mut()).unwrap();
+    add(&rt, &spec("a", "one", P0), echo);
     let g1 = unsafe { ht_runtime_generation(rt.0) };
     assert!(g1 > g0);
     let (st, msg) =
@@ -90,7 +94,7 @@ fn conflicts_override_replace_and_generation() {
         g1,
         "a refused registration changes nothing"
     );
-    register(&rt, &spec("a", "one", P0), echo, None, std::ptr::null_mut()).unwrap();
+    add(&rt, &spec("a", "one", P0), echo);
     let g2 = unsafe { ht_runtime_generation(rt.0) };
     assert!(g2 > g1, "same-toolset re-registration replaces");
     let ov = r#"{"name":"a","toolset":"two","override":true,"schema":{"description":"new"}}"#;
@@ -169,7 +173,7 @@ fn toolsets_resolve_includes_presets_legacy_aliases_and_report_cycles() {
         ("discord", "discord"),
         ("mine", "custom"),
     ] {
-        register(&rt, &spec(n, ts, P0), echo, None, std::ptr::null_mut()).unwrap();
+        add(&rt, &spec(n, ts, P0), echo);
     }
     assert_eq!(
         def_names(&rt, r#"{"enabled_toolsets":["debugging"]}"#),
@@ -311,22 +315,8 @@ fn toolsets_resolve_includes_presets_legacy_aliases_and_report_cycles() {
 #[test]
 fn disabling_never_silently_leaves_zero_tools() {
     let rt = new_rt("{}");
-    register(
-        &rt,
-        &spec("terminal", "terminal", P0),
-        echo,
-        None,
-        std::ptr::null_mut(),
-    )
-    .unwrap();
-    register(
-        &rt,
-        &spec("read_file", "file", P0),
-        echo,
-        None,
-        std::ptr::null_mut(),
-    )
-    .unwrap();
+    add(&rt, &spec("terminal", "terminal", P0), echo);
+    add(&rt, &spec("read_file", "file", P0), echo);
     let (st, msg) = definitions(
         &rt,
         r#"{"enabled_toolsets":["terminal"],"disabled_toolsets":["debugging"]}"#,
@@ -371,7 +361,11 @@ fn availability_checks_are_shared_cached_bounded_and_graceful() {
         std::ptr::null_mut(),
     )
     .unwrap();
-    register(&rt, r#"{"name":"needs_env","toolset":"checked","requires_env":["HT_TEST_SURELY_UNSET_VAR"],"schema":{}}"#, echo, None, std::ptr::null_mut()).unwrap();
+    add(
+        &rt,
+        r#"{"name":"needs_env","toolset":"checked","requires_env":["HT_TEST_SURELY_UNSET_VAR"],"schema":{}}"#,
+        echo,
+    );
     // One evaluation: the shared check runs once; the slow one makes only its tool unavailable.
     assert_eq!(def_names(&rt, ""), vec!["c1", "c2", "c3"]);
     assert_eq!(CHECK_CALLS.load(Ordering::SeqCst), 1);
@@ -412,23 +406,13 @@ fn availability_checks_are_shared_cached_bounded_and_graceful() {
 #[test]
 fn definitions_are_sorted_formatted_conditional_and_cached() {
     let rt = new_rt("{}");
-    register(
+    add(&rt, &spec("zeta", "a", P0), echo);
+    add(
         &rt,
-        &spec("zeta", "a", P0),
+        r#"{"name":"browser_navigate","toolset":"browser","schema":{"description":"Open a page."},"conditional_description":[{"when_any_available":["web_search","web_extract"],"text":" For simple lookups prefer web_search."}]}"#,
         echo,
-        None,
-        std::ptr::null_mut(),
-    )
-    .unwrap();
-    register(&rt, r#"{"name":"browser_navigate","toolset":"browser","schema":{"description":"Open a page."},"conditional_description":[{"when_any_available":["web_search","web_extract"],"text":" For simple lookups prefer web_search."}]}"#, echo, None, std::ptr::null_mut()).unwrap();
-    register(
-        &rt,
-        &spec("alpha", "a", P0),
-        echo,
-        None,
-        std::ptr::null_mut(),
-    )
-    .unwrap();
+    );
+    add(&rt, &spec("alpha", "a", P0), echo);
     let d = json(&definitions(&rt, "").unwrap());
     let names: Vec<&str> = d
         .as_array()
@@ -441,14 +425,7 @@ fn definitions_are_sorted_formatted_conditional_and_cached() {
         d[1]["function"]["description"], "Open a page.",
         "never mention an absent tool"
     );
-    register(
-        &rt,
-        &spec("web_search", "web", P0),
-        echo,
-        None,
-        std::ptr::null_mut(),
-    )
-    .unwrap();
+    add(&rt, &spec("web_search", "web", P0), echo);
     let d = json(&definitions(&rt, "").unwrap());
     assert_eq!(
         d[1]["function"]["description"],
@@ -487,14 +464,7 @@ fn definitions_are_sorted_formatted_conditional_and_cached() {
     assert_eq!(p1, p2, "cache hit shares the block");
     unsafe { ht_string_free(p1) };
     unsafe { ht_string_free(p2) };
-    register(
-        &rt,
-        &spec("beta", "a", P0),
-        echo,
-        None,
-        std::ptr::null_mut(),
-    )
-    .unwrap();
+    add(&rt, &spec("beta", "a", P0), echo);
     let p3 = get();
     let text = unsafe { std::ffi::CStr::from_ptr(p3) }
         .to_str()

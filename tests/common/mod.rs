@@ -80,6 +80,12 @@ pub fn register(
     }
 }
 
+/// Register a tool with no check and no user_data; panics on failure.
+pub fn add(rt: &Rt, spec: &str, h: Handler) {
+    register(rt, spec, h, None, std::ptr::null_mut())
+        .unwrap_or_else(|(s, m)| panic!("register: {s:?} {m}"));
+}
+
 pub fn take(p: *mut c_char, n: usize) -> String {
     let s = unsafe { std::str::from_utf8(std::slice::from_raw_parts(p as *const u8, n)) }
         .unwrap()
