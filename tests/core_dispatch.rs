@@ -545,3 +545,74 @@ fn agent_loop_tools_go_to_the_interceptor_or_say_so() {
         "still advertised"
     );
 }
+
+static FREE_FROM_CALLBACK: AtomicUsize = AtomicUsize::new(0);
+unsafe extern "C" fn free_runtime_here(ud: *mut c_void, call: *mut ht_call) {
+    // A host that frees its runtime from inside an async handler (on the callback thread).
+    respond(call, false, "bye");
+    unsafe { ht_runtime_free(ud as *mut ht_runtime) };
+    FREE_FROM_CALLBACK.fetch_add(1, Ordering::SeqCst);
+}
+unsafe extern "C" fn count_free_cb(_: *mut c_void) {
+    FREE_FROM_CALLBACK.fetch_add(10, Ordering::SeqCst);
+}
+
+#[test]
+fn freeing_the_runtime_from_the_callback_thread_does_not_deadlock() {
+    let rt = new_rt("{}");
+    let raw = rt.0;
+    let s = spec("bye", "t", "{}");
+    assert_eq!(
+        unsafe {
+            ht_runtime_register_tool(
+                raw,
+                s.as_ptr() as *const c_char,
+                s.len(),
+                Some(free_runtime_here),
+                None,
+                raw as *mut c_void,
+                Some(count_free_cb),
+                std::ptr::null_mut(),
+            )
+        },
+        Status::Ok
+    );
+    std::mem::forget(rt); // the handler frees it
+    let d = new_done();
+    let name = "bye";
+    let mut id = 0;
+    assert_eq!(
+        unsafe {
+            ht_runtime_dispatch_async(
+                raw,
+                name.as_ptr() as *const c_char,
+                3,
+                b"{}".as_ptr() as *const c_char,
+                2,
+                std::ptr::null(),
+                0,
+                Some(on_done),
+                d as *const Done as *mut c_void,
+                &mut id,
+                std::ptr::null_mut(),
+            )
+        },
+        Status::Ok
+    );
+    for _ in 0..500 {
+        if FREE_FROM_CALLBACK.load(Ordering::SeqCst) >= 11 && d.calls.load(Ordering::SeqCst) == 1 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(
+        d.calls.load(Ordering::SeqCst),
+        1,
+        "the completion still runs exactly once"
+    );
+    assert_eq!(
+        FREE_FROM_CALLBACK.load(Ordering::SeqCst),
+        11,
+        "handler returned and the free function ran once"
+    );
+}
