@@ -71,3 +71,29 @@ for _ in range(200):
     registry.get_definitions(names, quiet=True)
     samples.append((time.perf_counter() - t) * 1e6)
 print(f"original registry.get_definitions 1000 tools (500 checked) after a change: median {statistics.median(samples):.1f} us")
+
+# The original's command analysis over the same case file as benches/approval.rs.
+import json  # noqa: E402
+import os  # noqa: E402
+
+from tools.approval import detect_dangerous_command  # noqa: E402
+
+here = os.path.dirname(os.path.abspath(__file__))
+cases = os.path.join(here, "..", "..", "..", "shared", "data", "command_cases.jsonl")
+commands = [json.loads(line)["command"] for line in open(cases)]
+per = []
+for c in commands:
+    t = time.perf_counter()
+    for _ in range(5):
+        detect_dangerous_command(c)
+    per.append((time.perf_counter() - t) / 5 * 1e6)
+print(f"original detect_dangerous_command over {len(commands)} case-file commands: median {statistics.median(per):.1f} us")
+
+# The original's foreground terminal tool, `echo hi`, as benches/terminal.rs.
+samples = []
+model_tools.handle_function_call("terminal", {"command": "echo hi"}, task_id="bench")
+for _ in range(30):
+    t = time.perf_counter()
+    model_tools.handle_function_call("terminal", {"command": "echo hi"}, task_id="bench")
+    samples.append((time.perf_counter() - t) * 1e3)
+print(f"original terminal echo hi via handle_function_call: median {statistics.median(samples):.2f} ms")
