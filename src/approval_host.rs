@@ -51,6 +51,9 @@ enum HostReply {
     Text(String),
     TimedOut,
     Cancelled,
+    /// The prompt ended without an answer for reasons of its own caller
+    /// (cancelled, failed): merged callers ask again themselves.
+    Retry,
 }
 
 #[derive(Default)]
@@ -101,7 +104,9 @@ pub fn decide(
                         Some(sink) => match ask(shared, &sink, "review", &req, ctx, cancel) {
                             HostReply::Text(t) => parse_review(&t),
                             HostReply::TimedOut => ReviewAnswer::Escalate,
-                            HostReply::Cancelled => return deny(check, cancelled()),
+                            HostReply::Cancelled | HostReply::Retry => {
+                                return deny(check, cancelled());
+                            }
                         },
                         None => ReviewAnswer::Escalate,
                     };
@@ -135,7 +140,7 @@ pub fn decide(
                                 shared.policy.timeout().as_secs()
                             ))
                         }
-                        HostReply::Cancelled => return deny(check, cancelled()),
+                        HostReply::Cancelled | HostReply::Retry => return deny(check, cancelled()),
                     }
                 }
             }
@@ -176,8 +181,37 @@ fn parse_review(text: &str) -> ReviewAnswer {
     }
 }
 
+/// Removes a prompt from the in-flight map and wakes its followers, however
+/// the leader leaves (answer, cancellation or unwinding).
+struct Leading<'a> {
+    shared: &'a Shared,
+    key: String,
+    merged: Arc<Merged>,
+}
+
+impl Drop for Leading<'_> {
+    fn drop(&mut self) {
+        {
+            let mut map = self.shared.approvals.inflight.lock();
+            if map
+                .get(&self.key)
+                .is_some_and(|m| Arc::ptr_eq(m, &self.merged))
+            {
+                map.remove(&self.key);
+            }
+        }
+        let mut reply = self.merged.reply.lock();
+        if reply.is_none() {
+            *reply = Some(HostReply::Retry);
+        }
+        drop(reply);
+        self.merged.ready.notify_all();
+    }
+}
+
 /// Ask the host once per fingerprint; concurrent identical requests wait for
-/// the same answer.
+/// the same answer. A leader that is cancelled does not answer for the others:
+/// they ask again.
 fn ask(
     shared: &Arc<Shared>,
     sink: &Arc<ApprovalSink>,
@@ -187,34 +221,54 @@ fn ask(
     cancel: &CancelToken,
 ) -> HostReply {
     let key = format!("{kind}:{}", req.fingerprint);
-    let (merged, leader) = {
-        let mut map = shared.approvals.inflight.lock();
-        match map.get(&key) {
-            Some(m) => (m.clone(), false),
-            None => {
-                let m = Arc::new(Merged::default());
-                map.insert(key.clone(), m.clone());
-                (m, true)
-            }
-        }
-    };
-    if leader {
-        let reply = prompt(shared, sink, kind, req, ctx, cancel);
-        shared.approvals.inflight.lock().remove(&key);
-        *merged.reply.lock() = Some(reply.clone());
-        merged.ready.notify_all();
-        return reply;
-    }
-    tracing::debug!("identical approval request merged into the pending prompt");
-    let mut g = merged.reply.lock();
+    // Followers never wait longer than a leader could.
+    let deadline = Instant::now() + shared.policy.timeout() + Duration::from_secs(5);
     loop {
-        if let Some(r) = g.as_ref() {
-            return r.clone();
+        let (merged, leader) = {
+            let mut map = shared.approvals.inflight.lock();
+            match map.get(&key) {
+                Some(m) => (m.clone(), false),
+                None => {
+                    let m = Arc::new(Merged::default());
+                    map.insert(key.clone(), m.clone());
+                    (m, true)
+                }
+            }
+        };
+        if leader {
+            let guard = Leading {
+                shared,
+                key: key.clone(),
+                merged: merged.clone(),
+            };
+            let reply = prompt(shared, sink, kind, req, ctx, cancel);
+            let shared_reply = match &reply {
+                HostReply::Cancelled => HostReply::Retry,
+                other => other.clone(),
+            };
+            *merged.reply.lock() = Some(shared_reply);
+            drop(guard);
+            return reply;
         }
-        if cancel.is_cancelled() || shared.is_closed() {
-            return HostReply::Cancelled;
+        tracing::debug!("identical approval request merged into the pending prompt");
+        let mut g = merged.reply.lock();
+        let outcome = loop {
+            if let Some(r) = g.as_ref() {
+                break r.clone();
+            }
+            if cancel.is_cancelled() || shared.is_closed() {
+                return HostReply::Cancelled;
+            }
+            if Instant::now() >= deadline {
+                return HostReply::TimedOut;
+            }
+            merged.ready.wait_for(&mut g, Duration::from_millis(50));
+        };
+        drop(g);
+        match outcome {
+            HostReply::Retry => continue,
+            other => return other,
         }
-        merged.ready.wait_for(&mut g, Duration::from_millis(50));
     }
 }
 

@@ -46,6 +46,8 @@ struct Slot {
 pub struct Availability {
     slots: Mutex<FastMap<Key, Slot>>,
     epoch: AtomicU64,
+    /// Check threads still running host code (they hold the check's user_data).
+    running: std::sync::atomic::AtomicUsize,
     ttl: Duration,
     grace: Duration,
     timeout: Duration,
@@ -66,6 +68,7 @@ impl Availability {
         Arc::new(Availability {
             slots: Mutex::new(FastMap::default()),
             epoch: AtomicU64::new(1),
+            running: std::sync::atomic::AtomicUsize::new(0),
             ttl: Duration::from_secs_f64(cfg.ttl.max(0.0)),
             grace: Duration::from_secs_f64(cfg.failure_grace.max(0.0)),
             timeout: Duration::from_millis(cfg.check_timeout_ms),
@@ -74,6 +77,11 @@ impl Availability {
 
     pub fn epoch(&self) -> u64 {
         self.epoch.load(Ordering::Acquire)
+    }
+
+    /// Checks still running on library threads (close waits for them).
+    pub fn running(&self) -> usize {
+        self.running.load(Ordering::Acquire)
     }
 
     /// Forget every cached result (the next definitions call probes again).
@@ -120,6 +128,9 @@ impl Availability {
 
     /// Evaluate `checks` (duplicates allowed; each distinct one runs at most once).
     pub fn evaluate(self: &Arc<Self>, checks: &[&Check]) -> Verdicts {
+        // The epoch these results belong to is the one they started from: an
+        // invalidation while checks run makes them stale, never current.
+        let epoch = self.epoch();
         let now = Instant::now();
         let mut values: FastMap<Key, bool> = FastMap::default();
         values.reserve(checks.len());
@@ -179,7 +190,7 @@ impl Availability {
                 .map(|c| values.get(&c.key()).copied().unwrap_or(false))
                 .collect(),
             valid_until,
-            epoch: self.epoch(),
+            epoch,
         }
     }
 
@@ -203,11 +214,15 @@ impl Availability {
         for (key, check) in to_run {
             let tx = tx.clone();
             let me = self.clone();
+            self.running.fetch_add(1, Ordering::AcqRel);
             let spawned = std::thread::Builder::new()
                 .name("ht-check".into())
                 .spawn(move || {
                     let ok = unsafe { (check.func)(check.data.user_data) };
+                    // The user_data reference goes back before the thread counts
+                    // itself done, so close() sees every check finish first.
                     drop(check);
+                    me.running.fetch_sub(1, Ordering::AcqRel);
                     let outcome = {
                         let mut slots = me.slots.lock();
                         me.record(&mut slots, key, ok, Instant::now())
@@ -215,6 +230,7 @@ impl Availability {
                     let _ = tx.send((key, outcome));
                 });
             if spawned.is_err() {
+                self.running.fetch_sub(1, Ordering::AcqRel);
                 tracing::error!("could not start a check thread; tool treated as unavailable");
                 self.slots.lock().entry(key).or_default().in_flight = false;
             }

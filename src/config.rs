@@ -159,10 +159,58 @@ impl Config {
                 )));
             }
         }
-        if !(cfg.dispatch.timeout >= 0.0 && cfg.dispatch.timeout.is_finite()) {
-            return Err(Error::invalid(
-                "runtime config: dispatch.timeout must be >= 0",
-            ));
+        // Every duration is bounded so that no deadline can overflow.
+        use crate::error::seconds;
+        let c = "runtime config";
+        seconds(
+            &format!("{c}: dispatch.timeout"),
+            cfg.dispatch.timeout,
+            true,
+        )?;
+        seconds(
+            &format!("{c}: dispatch.hook_timeout"),
+            cfg.dispatch.hook_timeout,
+            false,
+        )?;
+        seconds(
+            &format!("{c}: availability.ttl"),
+            cfg.availability.ttl,
+            true,
+        )?;
+        seconds(
+            &format!("{c}: availability.failure_grace"),
+            cfg.availability.failure_grace,
+            true,
+        )?;
+        seconds(
+            &format!("{c}: availability.check_timeout_ms"),
+            cfg.availability.check_timeout_ms as f64 / 1000.0,
+            true,
+        )?;
+        seconds(
+            &format!("{c}: approvals.timeout"),
+            cfg.approvals.timeout as f64,
+            false,
+        )?;
+        for (key, v) in [
+            ("terminal.timeout", cfg.terminal.timeout),
+            (
+                "terminal.max_foreground_timeout",
+                cfg.terminal.max_foreground_timeout,
+            ),
+            (
+                "terminal.background_timeout",
+                cfg.terminal.background_timeout,
+            ),
+            ("terminal.finished_ttl", cfg.terminal.finished_ttl),
+        ] {
+            seconds(&format!("{c}: {key}"), v as f64, true)?;
+        }
+        for (key, v) in [
+            ("terminal.kill_grace", cfg.terminal.kill_grace),
+            ("terminal.watch_interval", cfg.terminal.watch_interval),
+        ] {
+            seconds(&format!("{c}: {key}"), v, true)?;
         }
         if cfg.dispatch.max_result_size_chars < 1000 {
             return Err(Error::invalid(

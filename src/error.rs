@@ -77,3 +77,25 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub fn parse_json<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> Result<T> {
     serde_json::from_str(text).map_err(|e| Error::json(format!("{what}: {e}")))
 }
+
+/// The longest wait any timeout may ask for (one year): longer values are
+/// refused, so deadlines (`Instant + Duration`) can never overflow.
+pub const MAX_WAIT_SECS: f64 = 365.0 * 24.0 * 3600.0;
+
+/// Seconds from a host as a `Duration`: finite, `> 0` (or `>= 0` when
+/// `allow_zero`), at most [`MAX_WAIT_SECS`].
+pub fn seconds(what: &str, v: f64, allow_zero: bool) -> Result<std::time::Duration> {
+    let ok = v.is_finite() && (v > 0.0 || (allow_zero && v == 0.0)) && v <= MAX_WAIT_SECS;
+    if ok {
+        Ok(std::time::Duration::from_secs_f64(v))
+    } else {
+        Err(Error::invalid(format!(
+            "{what}: must be a number of seconds {} {MAX_WAIT_SECS} (one year), got {v}",
+            if allow_zero {
+                "between 0 and"
+            } else {
+                "above 0 and at most"
+            }
+        )))
+    }
+}

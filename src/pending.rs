@@ -117,19 +117,10 @@ struct Entry {
     payload: Arc<str>,
     /// Secondary text (call context); `None` reads as `{}`.
     extra: Option<Arc<str>>,
-    /// The object's name (a tool name or an event name: at most 64 bytes), inline.
-    name: ([u8; 64], u8),
+    /// The object's name (a tool name or an event name). Its own heap block,
+    /// so borrowed pointers survive the shard's table growing.
+    name: Box<str>,
     waiter: Option<Waiter>,
-}
-
-fn inline_name(name: &str) -> ([u8; 64], u8) {
-    let mut buf = [0u8; 64];
-    let mut n = name.len().min(64);
-    while !name.is_char_boundary(n) {
-        n -= 1;
-    }
-    buf[..n].copy_from_slice(&name.as_bytes()[..n]);
-    (buf, n as u8)
 }
 
 #[derive(Default)]
@@ -196,7 +187,7 @@ pub fn insert(
         runtime_id,
         payload,
         extra,
-        name: inline_name(name),
+        name: name.into(),
         waiter: Some(waiter),
     };
     shard(id).lock().insert(id, entry);
@@ -222,7 +213,7 @@ pub fn borrow(id: u64, kind: Kind, field: Field) -> Option<(*const u8, usize)> {
     let s: &str = match field {
         Field::Payload => &e.payload,
         Field::Extra => e.extra.as_deref().unwrap_or("{}"),
-        Field::Name => std::str::from_utf8(&e.name.0[..e.name.1 as usize]).unwrap_or(""),
+        Field::Name => &e.name,
     };
     Some((s.as_ptr(), s.len()))
 }

@@ -246,15 +246,10 @@ pub fn build_entry(spec: ToolSpec, handler: Handler, check: Option<Check>) -> Re
             check_name("tool spec: conditional_description: tool", t)?;
         }
     }
-    let timeout = match spec.timeout {
-        None => None,
-        Some(t) if t > 0.0 && t.is_finite() => Some(Duration::from_secs_f64(t)),
-        Some(_) => {
-            return Err(Error::invalid(
-                "tool spec: timeout: must be a positive number of seconds",
-            ));
-        }
-    };
+    let timeout = spec
+        .timeout
+        .map(|t| crate::error::seconds("tool spec: timeout", t, false))
+        .transpose()?;
     let max = match spec.max_result_size_chars {
         Some(0) => {
             return Err(Error::invalid(

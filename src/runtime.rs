@@ -383,6 +383,11 @@ impl Runtime {
         let _g = self.shared.enter()?;
         registry::check_name("alias", alias)?;
         let mut reg = self.shared.registry.lock();
+        if crate::toolsets::alias_reaches(&reg, target, alias) {
+            return Err(Error::invalid(format!(
+                "toolset alias '{alias}' -> '{target}' would make an alias cycle"
+            )));
+        }
         if crate::toolsets::view(&reg, target).is_none() {
             return Err(Error::not_found(format!("unknown toolset '{target}'")));
         }
@@ -557,12 +562,14 @@ impl Runtime {
         drop(lifecycles);
         if !on_callback_thread {
             let mut waited = 0u32;
-            while s.active_count() > 0 {
+            while s.active_count() > 0 || s.availability.running() > 0 {
                 crate::pending::cancel_runtime(s.id);
                 std::thread::sleep(Duration::from_millis(1));
                 waited += 1;
                 if waited == 5000 {
-                    tracing::warn!("runtime close is waiting for calls still running in host code");
+                    tracing::warn!(
+                        "runtime close is waiting for calls or availability checks still running in host code"
+                    );
                 }
             }
         }

@@ -67,6 +67,32 @@ pub struct View {
 }
 
 pub fn view(reg: &Registry, name: &str) -> Option<View> {
+    view_depth(reg, name, 0)
+}
+
+/// Aliases may point at aliases; the chain is bounded (and cycles are refused
+/// when an alias is created), so a bad chain can never recurse without end.
+const MAX_ALIAS_DEPTH: usize = 16;
+
+/// The alias chain from `name` reaches `target`? (Used to refuse alias cycles.)
+pub fn alias_reaches(reg: &Registry, from: &str, target: &str) -> bool {
+    let mut cur = from;
+    for _ in 0..=MAX_ALIAS_DEPTH {
+        if cur == target {
+            return true;
+        }
+        match reg.aliases.get(cur) {
+            Some(next) => cur = next,
+            None => return false,
+        }
+    }
+    true
+}
+
+fn view_depth(reg: &Registry, name: &str, depth: usize) -> Option<View> {
+    if depth > MAX_ALIAS_DEPTH {
+        return None;
+    }
     let members = |ts: &str| -> BTreeSet<String> {
         reg.tools
             .values()
@@ -75,7 +101,7 @@ pub fn view(reg: &Registry, name: &str) -> Option<View> {
             .collect()
     };
     if let Some(target) = reg.aliases.get(name) {
-        let inner = view(reg, target);
+        let inner = view_depth(reg, target, depth + 1);
         return Some(View {
             name: name.to_string(),
             description: format!("Alias of toolset '{target}'"),

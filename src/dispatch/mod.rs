@@ -63,14 +63,13 @@ impl CallContext {
         };
         let timeout = match map.get("timeout") {
             None | Some(Value::Null) => None,
-            Some(v) => match v.as_f64() {
-                Some(t) if t > 0.0 && t.is_finite() => Some(t),
-                _ => {
-                    return Err(Error::json(
-                        "context: timeout: must be a positive number of seconds",
-                    ));
-                }
-            },
+            Some(v) => {
+                let t = v
+                    .as_f64()
+                    .ok_or_else(|| Error::json("context: timeout: must be a number of seconds"))?;
+                crate::error::seconds("context: timeout", t, false)?;
+                Some(t)
+            }
         };
         Ok(CallContext {
             task_id: s("task_id")?.unwrap_or_default(),
@@ -106,16 +105,18 @@ pub struct FlowCtl {
 }
 
 impl FlowCtl {
+    /// SeqCst pairs with the flow's `waiting` store then `cancelled` load, so
+    /// at least one side sees the other: a cancel is never lost.
     pub fn cancel(&self) {
-        self.cancelled.store(true, Ordering::Release);
+        self.cancelled.store(true, Ordering::SeqCst);
         self.token.cancel();
-        let w = self.waiting.load(Ordering::Acquire);
+        let w = self.waiting.load(Ordering::SeqCst);
         if w != 0 {
             pending::abandon(w, Answer::Cancelled);
         }
     }
     fn is_cancelled(&self) -> bool {
-        self.cancelled.load(Ordering::Acquire)
+        self.cancelled.load(Ordering::SeqCst)
     }
 }
 
@@ -731,7 +732,7 @@ fn run_host_sync(shared: &Shared, req: HostRequest, name: &str, ctl: Option<&Flo
     let slot = SyncSlot::new();
     let id = invoke(shared, &req, name, Waiter::Sync(slot.clone()));
     if let Some(ctl) = ctl {
-        ctl.waiting.store(id, Ordering::Release);
+        ctl.waiting.store(id, Ordering::SeqCst);
         if ctl.is_cancelled() {
             pending::abandon(id, Answer::Cancelled);
         }
@@ -975,7 +976,7 @@ fn drive_async(mut af: Box<AsyncFlow>, input: Option<Answer>) {
             }
             *slot.lock() = Some(af);
             if let Some(ctl) = ctl {
-                ctl.waiting.store(id, Ordering::Release);
+                ctl.waiting.store(id, Ordering::SeqCst);
                 if ctl.is_cancelled() {
                     pending::abandon(id, Answer::Cancelled);
                 }

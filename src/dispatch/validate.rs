@@ -8,7 +8,7 @@
 //! would cost a second walk and give messages written for people, not models.
 
 use regex::Regex;
-use serde_json::{Map, Value};
+use serde_json::{Map, Number, Value};
 
 const T_NULL: u8 = 1;
 const T_BOOL: u8 = 2;
@@ -99,10 +99,10 @@ pub struct Node {
     items: Option<Box<Node>>,
     enum_values: Option<Vec<Value>>,
     const_value: Option<Value>,
-    minimum: Option<f64>,
-    maximum: Option<f64>,
-    exclusive_minimum: Option<f64>,
-    exclusive_maximum: Option<f64>,
+    minimum: Option<Number>,
+    maximum: Option<Number>,
+    exclusive_minimum: Option<Number>,
+    exclusive_maximum: Option<Number>,
     min_length: Option<usize>,
     max_length: Option<usize>,
     min_items: Option<usize>,
@@ -119,9 +119,51 @@ fn as_count(v: &Value, path: &str) -> Result<usize, String> {
         .ok_or_else(|| format!("{path}: must be a non-negative integer"))
 }
 
-fn as_num(v: &Value, path: &str) -> Result<f64, String> {
-    v.as_f64()
-        .ok_or_else(|| format!("{path}: must be a number"))
+fn as_num(v: &Value, path: &str) -> Result<Number, String> {
+    match v {
+        Value::Number(n) => Ok(n.clone()),
+        _ => Err(format!("{path}: must be a number")),
+    }
+}
+
+/// An exact integer view of a number, when it has one (integers, and floats
+/// with no fractional part inside the i128 range).
+fn as_int(n: &Number) -> Option<i128> {
+    if let Some(i) = n.as_i64() {
+        return Some(i128::from(i));
+    }
+    if let Some(u) = n.as_u64() {
+        return Some(i128::from(u));
+    }
+    let f = n.as_f64()?;
+    (f.fract() == 0.0 && f.abs() < 1.0e38).then_some(f as i128)
+}
+
+/// Compare two JSON numbers exactly where both are integral, else as floats.
+fn cmp_num(a: &Number, b: &Number) -> std::cmp::Ordering {
+    match (as_int(a), as_int(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        _ => {
+            let (x, y) = (a.as_f64().unwrap_or(0.0), b.as_f64().unwrap_or(0.0));
+            x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal)
+        }
+    }
+}
+
+/// JSON equality as JSON Schema means it: 1 and 1.0 are the same number.
+fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => cmp_num(x, y) == std::cmp::Ordering::Equal,
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_eq(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+        }
+        _ => a == b,
+    }
 }
 
 impl Node {
@@ -219,12 +261,16 @@ impl Node {
         };
         n.minimum = num("minimum")?;
         n.maximum = num("maximum")?;
+        // Draft 6+: a number. Draft 4 / OpenAPI 3.0: a boolean that makes
+        // minimum / maximum exclusive.
         n.exclusive_minimum = match obj.get("exclusiveMinimum") {
-            Some(Value::Bool(_)) | None => None,
+            None | Some(Value::Bool(false)) => None,
+            Some(Value::Bool(true)) => n.minimum.take(),
             Some(v) => Some(as_num(v, &format!("{path}.exclusiveMinimum"))?),
         };
         n.exclusive_maximum = match obj.get("exclusiveMaximum") {
-            Some(Value::Bool(_)) | None => None,
+            None | Some(Value::Bool(false)) => None,
+            Some(Value::Bool(true)) => n.maximum.take(),
             Some(v) => Some(as_num(v, &format!("{path}.exclusiveMaximum"))?),
         };
         let cnt = |k: &str| {
@@ -440,7 +486,7 @@ impl Node {
             return;
         }
         if let Some(list) = &self.enum_values
-            && !list.contains(v)
+            && !list.iter().any(|e| json_eq(e, v))
         {
             errs.push(format!(
                 "{}: must be one of {}, got {}",
@@ -450,23 +496,31 @@ impl Node {
             ));
         }
         if let Some(c) = &self.const_value
-            && c != v
+            && !json_eq(c, v)
         {
             errs.push(format!("{}: must be {c}, got {}", at(path), short(v)));
         }
         match v {
             Value::Number(n) => {
-                let f = n.as_f64().unwrap_or(0.0);
-                if let Some(m) = self.minimum.filter(|m| f < *m) {
+                use std::cmp::Ordering::{Greater, Less};
+                if let Some(m) = self.minimum.as_ref().filter(|m| cmp_num(n, m) == Less) {
                     errs.push(format!("{}: must be >= {m}, got {n}", at(path)));
                 }
-                if let Some(m) = self.maximum.filter(|m| f > *m) {
+                if let Some(m) = self.maximum.as_ref().filter(|m| cmp_num(n, m) == Greater) {
                     errs.push(format!("{}: must be <= {m}, got {n}", at(path)));
                 }
-                if let Some(m) = self.exclusive_minimum.filter(|m| f <= *m) {
+                if let Some(m) = self
+                    .exclusive_minimum
+                    .as_ref()
+                    .filter(|m| cmp_num(n, m) != Greater)
+                {
                     errs.push(format!("{}: must be > {m}, got {n}", at(path)));
                 }
-                if let Some(m) = self.exclusive_maximum.filter(|m| f >= *m) {
+                if let Some(m) = self
+                    .exclusive_maximum
+                    .as_ref()
+                    .filter(|m| cmp_num(n, m) != Less)
+                {
                     errs.push(format!("{}: must be < {m}, got {n}", at(path)));
                 }
             }
