@@ -708,7 +708,7 @@ pub unsafe extern "C" fn ht_string_free(s: *mut c_char) {
     boundary(|| {
         if !unsafe { Text::free_raw(s) } {
             tracing::error!(
-                "ht_string_free: not a string from this library (or freed twice); ignored"
+                "ht_string_free: not a live string from this library; ignored (a double free is a host bug that cannot always be detected)"
             );
         }
     })
