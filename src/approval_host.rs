@@ -220,6 +220,11 @@ fn ask(
     ctx: &CallContext,
     cancel: &CancelToken,
 ) -> HostReply {
+    // On the callback thread a follower would block the very thread the
+    // leader's prompt is queued on: ask directly instead of merging.
+    if shared.callbacks.is_current() {
+        return prompt(shared, sink, kind, req, ctx, cancel);
+    }
     let key = format!("{kind}:{}", req.fingerprint);
     // Followers never wait longer than a leader could.
     let deadline = Instant::now() + shared.policy.timeout() + Duration::from_secs(5);
