@@ -54,23 +54,13 @@ func (r *Runtime) SetApprovalReviewer(reviewer ApprovalHandler) error {
 }
 
 func (r *Runtime) setApproval(reviewer bool, fn ApprovalHandler) error {
-	rt, err := r.acquire()
-	if err != nil {
-		return err
-	}
-	defer r.release()
-	var h cgo.Handle
+	var v any
 	if fn != nil {
-		h = newHandle(&approvalEntry{fn: fn, reviewer: reviewer})
+		v = &approvalEntry{fn: fn, reviewer: reviewer}
 	}
-	var ce *C.ht_error
-	if err := takeError(C.htgo_set_approval_handler(rt, C.bool(reviewer), C.uintptr_t(h), &ce), ce); err != nil {
-		if h != 0 {
-			dropHandle(h)
-		}
-		return err
-	}
-	return nil
+	return r.setCallback(v, func(rt *C.ht_runtime, h C.uintptr_t, ce **C.ht_error) C.ht_status {
+		return C.htgo_set_approval_handler(rt, C.bool(reviewer), h, ce)
+	})
 }
 
 // Allowlist returns the persistent allowlist (JSON array of
@@ -93,30 +83,16 @@ func (r *Runtime) Allowlist() (string, error) {
 // SetAllowlist replaces the allowlist (validated; saved when
 // approvals.allowlist_path is configured).
 func (r *Runtime) SetAllowlist(allowlistJSON string) error {
-	rt, err := r.acquire()
-	if err != nil {
-		return err
-	}
-	defer r.release()
-	var a cstrs
-	defer a.free()
-	p, n := a.str(allowlistJSON)
-	var ce *C.ht_error
-	return takeError(C.ht_runtime_allowlist_set(rt, p, n, &ce), ce)
+	return r.withString(allowlistJSON, func(rt *C.ht_runtime, p *C.char, n C.size_t, ce **C.ht_error) C.ht_status {
+		return C.ht_runtime_allowlist_set(rt, p, n, ce)
+	})
 }
 
 // ClearSessionApprovals forgets the "session" approvals given in sessionID.
 func (r *Runtime) ClearSessionApprovals(sessionID string) error {
-	rt, err := r.acquire()
-	if err != nil {
-		return err
-	}
-	defer r.release()
-	var a cstrs
-	defer a.free()
-	p, n := a.str(sessionID)
-	var ce *C.ht_error
-	return takeError(C.ht_runtime_clear_session_approvals(rt, p, n, &ce), ce)
+	return r.withString(sessionID, func(rt *C.ht_runtime, p *C.char, n C.size_t, ce **C.ht_error) C.ht_status {
+		return C.ht_runtime_clear_session_approvals(rt, p, n, ce)
+	})
 }
 
 //export htgoApproval

@@ -348,17 +348,29 @@ func (r *Runtime) SetInterceptorAsync(handler AsyncToolHandler) error {
 }
 
 func (r *Runtime) setInterceptor(e *toolEntry) error {
+	var v any
+	if e != nil {
+		v = e
+	}
+	return r.setCallback(v, func(rt *C.ht_runtime, h C.uintptr_t, ce **C.ht_error) C.ht_status {
+		return C.htgo_set_interceptor(rt, h, ce)
+	})
+}
+
+// setCallback installs v (nil: removes) through set as a cgo.Handle; when the
+// library refuses, the handle is dropped again (it never calls its free).
+func (r *Runtime) setCallback(v any, set func(*C.ht_runtime, C.uintptr_t, **C.ht_error) C.ht_status) error {
 	rt, err := r.acquire()
 	if err != nil {
 		return err
 	}
 	defer r.release()
 	var h cgo.Handle
-	if e != nil {
-		h = newHandle(e)
+	if v != nil {
+		h = newHandle(v)
 	}
 	var ce *C.ht_error
-	if err := takeError(C.htgo_set_interceptor(rt, C.uintptr_t(h), &ce), ce); err != nil {
+	if err := takeError(set(rt, C.uintptr_t(h), &ce), ce); err != nil {
 		if h != 0 {
 			dropHandle(h)
 		}
@@ -367,8 +379,9 @@ func (r *Runtime) setInterceptor(e *toolEntry) error {
 	return nil
 }
 
-// DeregisterTool removes a tool (ErrNotFound when absent).
-func (r *Runtime) DeregisterTool(name string) error {
+// withString calls a C function of the shape f(rt, text, len, &err) while
+// holding the runtime open.
+func (r *Runtime) withString(s string, f func(*C.ht_runtime, *C.char, C.size_t, **C.ht_error) C.ht_status) error {
 	rt, err := r.acquire()
 	if err != nil {
 		return err
@@ -376,23 +389,23 @@ func (r *Runtime) DeregisterTool(name string) error {
 	defer r.release()
 	var a cstrs
 	defer a.free()
-	p, n := a.str(name)
+	p, n := a.str(s)
 	var ce *C.ht_error
-	return takeError(C.ht_runtime_deregister_tool(rt, p, n, &ce), ce)
+	return takeError(f(rt, p, n, &ce), ce)
+}
+
+// DeregisterTool removes a tool (ErrNotFound when absent).
+func (r *Runtime) DeregisterTool(name string) error {
+	return r.withString(name, func(rt *C.ht_runtime, p *C.char, n C.size_t, ce **C.ht_error) C.ht_status {
+		return C.ht_runtime_deregister_tool(rt, p, n, ce)
+	})
 }
 
 // DefineToolset defines or replaces a host toolset ({"name","description"?,"tools"?,"includes"?}).
 func (r *Runtime) DefineToolset(toolsetJSON string) error {
-	rt, err := r.acquire()
-	if err != nil {
-		return err
-	}
-	defer r.release()
-	var a cstrs
-	defer a.free()
-	p, n := a.str(toolsetJSON)
-	var ce *C.ht_error
-	return takeError(C.ht_runtime_define_toolset(rt, p, n, &ce), ce)
+	return r.withString(toolsetJSON, func(rt *C.ht_runtime, p *C.char, n C.size_t, ce **C.ht_error) C.ht_status {
+		return C.ht_runtime_define_toolset(rt, p, n, ce)
+	})
 }
 
 // AliasToolset makes alias name the toolset target.
@@ -598,37 +611,20 @@ func (r *Runtime) AddHook(event string, hook HookHandler) error {
 // SetEventHandler receives library events (JSON) on the callback thread, in
 // order; keep it quick. nil removes the handler.
 func (r *Runtime) SetEventHandler(handler func(eventJSON string)) error {
-	rt, err := r.acquire()
-	if err != nil {
-		return err
-	}
-	defer r.release()
-	var h cgo.Handle
+	var v any
 	if handler != nil {
-		h = newHandle(handler)
+		v = handler
 	}
-	var ce *C.ht_error
-	if err := takeError(C.htgo_set_event_handler(rt, C.uintptr_t(h), &ce), ce); err != nil {
-		if h != 0 {
-			dropHandle(h)
-		}
-		return err
-	}
-	return nil
+	return r.setCallback(v, func(rt *C.ht_runtime, h C.uintptr_t, ce **C.ht_error) C.ht_status {
+		return C.htgo_set_event_handler(rt, h, ce)
+	})
 }
 
 // CleanupTask drops a task's state (shell state, background processes).
 func (r *Runtime) CleanupTask(taskID string) error {
-	rt, err := r.acquire()
-	if err != nil {
-		return err
-	}
-	defer r.release()
-	var a cstrs
-	defer a.free()
-	p, n := a.str(taskID)
-	var ce *C.ht_error
-	return takeError(C.ht_runtime_cleanup_task(rt, p, n, &ce), ce)
+	return r.withString(taskID, func(rt *C.ht_runtime, p *C.char, n C.size_t, ce **C.ht_error) C.ht_status {
+		return C.ht_runtime_cleanup_task(rt, p, n, ce)
+	})
 }
 
 // CommandCheck analyses a shell command with this runtime's rules without
