@@ -6,10 +6,7 @@
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
-use super::{
-    boundary, clear_err, ht_error, opt_str_arg, put_text, require, set_err, status_boundary,
-    str_arg,
-};
+use super::{boundary, ht_error, opt_str_arg, put_text, require, status_boundary, str_arg};
 use crate::dispatch::{self, CallContext};
 use crate::error::{Error, Status};
 use crate::host::{ht_call, ht_hook};
@@ -426,40 +423,41 @@ pub unsafe extern "C" fn ht_call_tool_name(
     boundary(|| borrow_field(call as u64, Kind::Call, Field::Name, out_len))
 }
 
-fn respond_status(outcome: RespondOutcome, what: &str, out_err: *mut *mut ht_error) -> Status {
+/// The status a host gets for its answer to a pending request.
+fn outcome_status(outcome: RespondOutcome) -> Status {
     match outcome {
-        RespondOutcome::Delivered => {
-            clear_err(out_err);
-            Status::Ok
-        }
-        RespondOutcome::Late => {
-            set_err(
-                out_err,
-                Error::new(
-                    Status::Timeout,
-                    format!(
-                        "{what} answered after its wait ended (timeout or cancellation); the answer was dropped"
-                    ),
-                ),
-            );
-            Status::Timeout
-        }
-        RespondOutcome::Unknown => {
-            set_err(
-                out_err,
-                Error::not_found(format!(
-                    "{what} is unknown: already answered, its runtime was freed, or never issued"
-                )),
-            );
-            Status::NotFound
-        }
-        RespondOutcome::WrongKind => {
-            set_err(
-                out_err,
-                Error::invalid(format!("this handle is not an {what}")),
-            );
-            Status::InvalidArgument
-        }
+        RespondOutcome::Delivered => Status::Ok,
+        // The wait had ended (timeout or cancellation): the answer is dropped.
+        RespondOutcome::Late => Status::Timeout,
+        // Answered before, its runtime freed, or never issued.
+        RespondOutcome::Unknown => Status::NotFound,
+        // A handle of another kind (an ht_hook given to ht_approval_respond...).
+        RespondOutcome::WrongKind => Status::InvalidArgument,
+    }
+}
+
+/// Answer a hook or approval with a JSON decision. Unreadable text still ends
+/// the wait (as an empty decision) and its problem is the returned status.
+pub(crate) fn answer_decision(
+    id: u64,
+    kind: Kind,
+    decision_json: *const c_char,
+    len: usize,
+) -> Status {
+    if id == 0 {
+        return Status::InvalidArgument;
+    }
+    let (text, bad) = match unsafe { str_arg(decision_json, len, "decision_json") } {
+        Ok(s) => (s.to_string(), None),
+        Err(e) => (String::new(), Some(e.status)),
+    };
+    let answer = Answer::Responded {
+        is_error: false,
+        text,
+    };
+    match outcome_status(pending::respond(id, kind, answer)) {
+        Status::Ok => bad.unwrap_or(Status::Ok),
+        other => other,
     }
 }
 
@@ -489,15 +487,11 @@ pub unsafe extern "C" fn ht_call_respond(
             Ok(s) => (s.to_string(), false),
             Err(_) => (String::from_utf8_lossy(bytes).into_owned(), true),
         };
-        let st = respond_status(
-            pending::respond(
-                call as u64,
-                Kind::Call,
-                Answer::Responded { is_error, text },
-            ),
-            "ht_call",
-            std::ptr::null_mut(),
-        );
+        let st = outcome_status(pending::respond(
+            call as u64,
+            Kind::Call,
+            Answer::Responded { is_error, text },
+        ));
         if st == Status::Ok && bad {
             Status::InvalidUtf8
         } else {
@@ -567,38 +561,7 @@ pub unsafe extern "C" fn ht_hook_respond(
     decision_json: *const c_char,
     len: usize,
 ) -> Status {
-    boundary(|| {
-        if hook.is_null() {
-            return Status::InvalidArgument;
-        }
-        let text = match unsafe { str_arg(decision_json, len, "decision_json") } {
-            Ok(s) => s.to_string(),
-            Err(e) => {
-                // Unreadable decisions still end the wait (as "continue").
-                pending::respond(
-                    hook as u64,
-                    Kind::Hook,
-                    Answer::Responded {
-                        is_error: false,
-                        text: String::new(),
-                    },
-                );
-                return e.status;
-            }
-        };
-        respond_status(
-            pending::respond(
-                hook as u64,
-                Kind::Hook,
-                Answer::Responded {
-                    is_error: false,
-                    text,
-                },
-            ),
-            "ht_hook",
-            std::ptr::null_mut(),
-        )
-    })
+    boundary(|| answer_decision(hook as u64, Kind::Hook, decision_json, len))
 }
 
 /// Receive library events (background process completion, watch-pattern

@@ -5,13 +5,13 @@
 
 use std::ffi::{c_char, c_void};
 
-use super::api::{borrow_field, ht_free_fn, ht_runtime, rt_ref};
+use super::api::{answer_decision, borrow_field, ht_free_fn, ht_runtime, rt_ref};
 use super::{boundary, ht_error, put_text, require, status_boundary, str_arg};
 use crate::approval::AllowEntry;
 use crate::approval_host::ApprovalSink;
 use crate::error::{Error, Status};
 use crate::host::ht_approval;
-use crate::pending::{self, Answer, Field, Kind, RespondOutcome};
+use crate::pending::{Field, Kind};
 use crate::text::Text;
 
 /// An approval request for the host: read it with `ht_approval_request_json`,
@@ -123,29 +123,7 @@ pub unsafe extern "C" fn ht_approval_respond(
     decision_json: *const c_char,
     len: usize,
 ) -> Status {
-    boundary(|| {
-        if approval.is_null() {
-            return Status::InvalidArgument;
-        }
-        let (text, bad) = match unsafe { str_arg(decision_json, len, "decision_json") } {
-            Ok(s) => (s.to_string(), None),
-            Err(e) => (String::new(), Some(e.status)),
-        };
-        let outcome = pending::respond(
-            approval as u64,
-            Kind::Approval,
-            Answer::Responded {
-                is_error: false,
-                text,
-            },
-        );
-        match outcome {
-            RespondOutcome::Delivered => bad.unwrap_or(Status::Ok),
-            RespondOutcome::Late => Status::Timeout,
-            RespondOutcome::Unknown => Status::NotFound,
-            RespondOutcome::WrongKind => Status::InvalidArgument,
-        }
-    })
+    boundary(|| answer_decision(approval as u64, Kind::Approval, decision_json, len))
 }
 
 /// The persistent allowlist (`always` answers) as a JSON array of
