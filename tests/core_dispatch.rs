@@ -249,58 +249,13 @@ fn timeouts_answer_the_model_and_late_answers_are_harmless() {
     respond(call, false, "x");
 }
 
-struct Done {
-    calls: AtomicUsize,
-    status: Mutex<Option<Status>>,
-    result: Mutex<String>,
-    thread: Mutex<Option<std::thread::ThreadId>>,
-}
-unsafe extern "C" fn on_done(ud: *mut c_void, st: Status, r: *const c_char, n: usize) {
-    let d = unsafe { &*(ud as *const Done) };
-    *d.status.lock().unwrap() = Some(st);
-    *d.result.lock().unwrap() =
-        String::from_utf8_lossy(unsafe { std::slice::from_raw_parts(r as *const u8, n) })
-            .into_owned();
-    *d.thread.lock().unwrap() = Some(std::thread::current().id());
-    d.calls.fetch_add(1, Ordering::SeqCst);
-}
-fn new_done() -> &'static Done {
-    Box::leak(Box::new(Done {
-        calls: AtomicUsize::new(0),
-        status: Mutex::new(None),
-        result: Mutex::new(String::new()),
-        thread: Mutex::new(None),
-    }))
-}
 fn start(rt: &Rt, name: &str, args: &str, d: &'static Done) -> u64 {
-    let mut id = 0;
-    let st = unsafe {
-        ht_runtime_dispatch_async(
-            rt.0,
-            name.as_ptr() as *const c_char,
-            name.len(),
-            args.as_ptr() as *const c_char,
-            args.len(),
-            std::ptr::null(),
-            0,
-            Some(on_done),
-            d as *const Done as *mut c_void,
-            &mut id,
-            std::ptr::null_mut(),
-        )
-    };
+    let (st, id) = start_async(rt, name, args, "", d);
     assert_eq!(st, Status::Ok);
     id
 }
 fn wait(d: &Done) {
-    for _ in 0..500 {
-        if d.calls.load(Ordering::SeqCst) > 0 {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    std::thread::sleep(Duration::from_millis(20));
-    assert_eq!(d.calls.load(Ordering::SeqCst), 1, "exactly once");
+    assert_eq!(wait_calls(d, 5000), 1, "exactly once");
     // Never inside the starting call: always on the library's callback thread.
     assert_ne!(*d.thread.lock().unwrap(), Some(std::thread::current().id()));
 }

@@ -4,8 +4,10 @@
 use hermes_tools::Status;
 use hermes_tools::ffi::api::*;
 use hermes_tools::ffi::ht_error;
-use hermes_tools::host::ht_call;
+use hermes_tools::host::{ht_call, ht_hook};
 use std::ffi::{CStr, c_char, c_void};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub struct Rt(pub *mut ht_runtime);
 unsafe impl Send for Rt {}
@@ -130,15 +132,20 @@ pub fn def_names(rt: &Rt, q: &str) -> Vec<String> {
         .collect()
 }
 
+/// A dispatch context argument: "" means NULL, 0.
+pub fn ctx_arg(ctx: &str) -> (*const c_char, usize) {
+    if ctx.is_empty() {
+        (std::ptr::null(), 0)
+    } else {
+        (ctx.as_ptr() as *const c_char, ctx.len())
+    }
+}
+
 pub fn dispatch_ctx(rt: &Rt, name: &str, args: &str, ctx: &str) -> String {
     let mut out = std::ptr::null_mut();
     let mut n = 0;
     let mut err = std::ptr::null_mut();
-    let (cp, cl) = if ctx.is_empty() {
-        (std::ptr::null(), 0)
-    } else {
-        (ctx.as_ptr() as *const c_char, ctx.len())
-    };
+    let (cp, cl) = ctx_arg(ctx);
     let st = unsafe {
         ht_runtime_dispatch(
             rt.0,
@@ -188,4 +195,79 @@ pub fn spec(name: &str, toolset: &str, params: &str) -> String {
 
 pub fn json(s: &str) -> serde_json::Value {
     serde_json::from_str(s).unwrap_or_else(|e| panic!("not JSON ({e}): {s}"))
+}
+
+pub fn add_hook(rt: &Rt, event: &str, f: unsafe extern "C" fn(*mut c_void, *mut ht_hook)) {
+    let st = unsafe {
+        ht_runtime_add_hook(
+            rt.0,
+            event.as_ptr() as *const c_char,
+            event.len(),
+            Some(f),
+            std::ptr::null_mut(),
+            None,
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(st, Status::Ok);
+}
+
+/// What an async completion saw (leaked: completions may outlive a test's frame).
+pub struct Done {
+    pub calls: AtomicUsize,
+    pub status: Mutex<Option<Status>>,
+    pub result: Mutex<String>,
+    pub thread: Mutex<Option<std::thread::ThreadId>>,
+}
+
+pub unsafe extern "C" fn on_done(ud: *mut c_void, st: Status, r: *const c_char, n: usize) {
+    let d = unsafe { &*(ud as *const Done) };
+    *d.status.lock().unwrap() = Some(st);
+    *d.result.lock().unwrap() =
+        String::from_utf8_lossy(unsafe { std::slice::from_raw_parts(r as *const u8, n) })
+            .into_owned();
+    *d.thread.lock().unwrap() = Some(std::thread::current().id());
+    d.calls.fetch_add(1, Ordering::SeqCst);
+}
+
+pub fn new_done() -> &'static Done {
+    Box::leak(Box::new(Done {
+        calls: AtomicUsize::new(0),
+        status: Mutex::new(None),
+        result: Mutex::new(String::new()),
+        thread: Mutex::new(None),
+    }))
+}
+
+pub fn start_async(rt: &Rt, name: &str, args: &str, ctx: &str, d: &'static Done) -> (Status, u64) {
+    let mut id = 0;
+    let (cp, cl) = ctx_arg(ctx);
+    let st = unsafe {
+        ht_runtime_dispatch_async(
+            rt.0,
+            name.as_ptr() as *const c_char,
+            name.len(),
+            args.as_ptr() as *const c_char,
+            args.len(),
+            cp,
+            cl,
+            Some(on_done),
+            d as *const Done as *mut c_void,
+            &mut id,
+            std::ptr::null_mut(),
+        )
+    };
+    (st, id)
+}
+
+/// Wait (bounded) for a completion; returns how many times it ran.
+pub fn wait_calls(d: &Done, max_ms: u64) -> usize {
+    for _ in 0..max_ms / 10 {
+        if d.calls.load(Ordering::SeqCst) > 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    d.calls.load(Ordering::SeqCst)
 }
