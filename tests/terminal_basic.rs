@@ -1,8 +1,9 @@
 //! The terminal tool with real processes: results, per-task state, guards,
 //! approval, timeouts, stdin, grandchildren, PTY.
 
+mod common;
+use common::terminal::*;
 use hermes_tools::Runtime;
-use hermes_tools::dispatch::{CallContext, dispatch_sync};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -16,43 +17,12 @@ fn rt_open() -> Runtime {
         .expect("runtime")
 }
 
-fn ctx(task: &str) -> CallContext {
-    CallContext {
-        task_id: task.to_string(),
-        ..CallContext::default()
-    }
-}
-
 fn run(rt: &Runtime, task: &str, args: Value) -> Value {
-    let text =
-        dispatch_sync(rt.shared(), "terminal", &args.to_string(), ctx(task)).expect("dispatch");
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+    tool_call(rt, "terminal", task, args)
 }
 
 fn sh(rt: &Runtime, task: &str, cmd: &str) -> Value {
     run(rt, task, json!({"command": cmd}))
-}
-
-/// Processes whose command line contains `needle` (excluding pgrep itself).
-fn pgrep(needle: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let name = e.file_name();
-        let Some(pid) = name
-            .to_str()
-            .filter(|s| s.bytes().all(|b| b.is_ascii_digit()))
-        else {
-            continue;
-        };
-        let Ok(cmd) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-            continue;
-        };
-        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-        if cmd.contains(needle) {
-            out.push(format!("{pid}: {cmd}"));
-        }
-    }
-    out
 }
 
 #[test]

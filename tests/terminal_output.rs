@@ -1,19 +1,13 @@
 //! Output bounds: 50 MB of output stays within the cap with bounded memory,
 //! head and tail are kept, and the full output can be spilled to a file.
 
+mod common;
+use common::terminal::*;
 use hermes_tools::Runtime;
-use hermes_tools::dispatch::{CallContext, dispatch_sync};
 use serde_json::{Value, json};
 
 fn call(rt: &Runtime, args: Value) -> Value {
-    let text = dispatch_sync(
-        rt.shared(),
-        "terminal",
-        &args.to_string(),
-        CallContext::default(),
-    )
-    .expect("dispatch");
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+    tool_call(rt, "terminal", "", args)
 }
 
 fn status_kb(field: &str) -> u64 {

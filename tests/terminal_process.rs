@@ -1,6 +1,8 @@
 //! Background processes and the `process` tool, lifecycle (task cleanup,
 //! runtime close), events, with real processes.
 
+mod common;
+use common::terminal::*;
 use hermes_tools::Runtime;
 use hermes_tools::dispatch::{CallContext, dispatch_sync};
 use serde_json::{Value, json};
@@ -13,15 +15,6 @@ fn rt_with(extra: &str) -> Runtime {
     .expect("runtime")
 }
 
-fn call(rt: &Runtime, tool: &str, task: &str, args: Value) -> Value {
-    let ctx = CallContext {
-        task_id: task.to_string(),
-        ..CallContext::default()
-    };
-    let text = dispatch_sync(rt.shared(), tool, &args.to_string(), ctx).expect("dispatch");
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
-}
-
 /// Live `sleep` processes whose arguments contain `needle`.
 fn sleeps(needle: &str) -> Vec<String> {
     pgrep(needle)
@@ -31,27 +24,6 @@ fn sleeps(needle: &str) -> Vec<String> {
                 .is_some_and(|(_, c)| c.starts_with("sleep "))
         })
         .collect()
-}
-
-fn pgrep(needle: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let name = e.file_name();
-        let Some(pid) = name
-            .to_str()
-            .filter(|s| s.bytes().all(|b| b.is_ascii_digit()))
-        else {
-            continue;
-        };
-        let Ok(cmd) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-            continue;
-        };
-        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-        if cmd.contains(needle) {
-            out.push(format!("{pid}: {cmd}"));
-        }
-    }
-    out
 }
 
 /// Zombie children of this test process that stay zombies (a child that
@@ -84,21 +56,30 @@ fn zombies() -> Vec<String> {
     first.into_iter().filter(|z| second.contains(z)).collect()
 }
 
-fn wait_for(mut f: impl FnMut() -> bool, secs: u64) -> bool {
-    let until = Instant::now() + Duration::from_secs(secs);
-    while Instant::now() < until {
-        if f() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    f()
+/// Start a terminal call in the background for task "t"; its process id.
+fn start_in_background(rt: &Runtime, args: Value) -> String {
+    let v = tool_call(rt, "terminal", "t", args);
+    v["session_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no session id: {v}"))
+        .to_string()
+}
+
+/// Run `command` in the background and wait (bounded) for it to exit.
+fn run_in_background_until_exit(rt: &Runtime, command: &str) -> Value {
+    let id = start_in_background(rt, json!({"command": command, "background": true}));
+    tool_call(
+        rt,
+        "process",
+        "t",
+        json!({"action": "wait", "session_id": id, "timeout": 10}),
+    )
 }
 
 #[test]
 fn background_start_poll_log_kill() {
     let rt = rt_with("");
-    let v = call(
+    let v = tool_call(
         &rt,
         "terminal",
         "t",
@@ -108,7 +89,7 @@ fn background_start_poll_log_kill() {
     assert!(id.starts_with("proc_"), "{v}");
     assert_eq!(v["exit_code"], 0);
     assert!(wait_for(
-        || call(
+        || tool_call(
             &rt,
             "process",
             "t",
@@ -119,14 +100,14 @@ fn background_start_poll_log_kill() {
             .contains("line 50"),
         5
     ));
-    let p = call(
+    let p = tool_call(
         &rt,
         "process",
         "t",
         json!({"action": "poll", "session_id": id}),
     );
     assert_eq!(p["status"], "running", "{p}");
-    let l = call(
+    let l = tool_call(
         &rt,
         "process",
         "t",
@@ -137,19 +118,19 @@ fn background_start_poll_log_kill() {
         "{l}"
     );
     assert_eq!(l["total_lines"], 50);
-    let l = call(
+    let l = tool_call(
         &rt,
         "process",
         "t",
         json!({"action": "log", "session_id": id, "offset": 10, "limit": 2}),
     );
     assert_eq!(l["output"], "line 11\nline 12", "{l}");
-    let list = call(&rt, "process", "t", json!({"action": "list"}));
+    let list = tool_call(&rt, "process", "t", json!({"action": "list"}));
     assert_eq!(list["processes"].as_array().unwrap().len(), 1);
     // other tasks do not see it
-    let list = call(&rt, "process", "other", json!({"action": "list"}));
+    let list = tool_call(&rt, "process", "other", json!({"action": "list"}));
     assert_eq!(list["processes"].as_array().unwrap().len(), 0);
-    let nf = call(
+    let nf = tool_call(
         &rt,
         "process",
         "other",
@@ -158,7 +139,7 @@ fn background_start_poll_log_kill() {
     assert_eq!(nf["status"], "not_found");
     // wait is bounded
     let t0 = Instant::now();
-    let w = call(
+    let w = tool_call(
         &rt,
         "process",
         "t",
@@ -167,14 +148,14 @@ fn background_start_poll_log_kill() {
     assert_eq!(w["status"], "timeout", "{w}");
     assert!(t0.elapsed() < Duration::from_secs(3));
     // write needs a pty
-    let wr = call(
+    let wr = tool_call(
         &rt,
         "process",
         "t",
         json!({"action": "write", "session_id": id, "data": "x"}),
     );
     assert_eq!(wr["status"], "error");
-    let k = call(
+    let k = tool_call(
         &rt,
         "process",
         "t",
@@ -186,7 +167,7 @@ fn background_start_poll_log_kill() {
         "{:?}",
         pgrep("515.1")
     );
-    let p = call(
+    let p = tool_call(
         &rt,
         "process",
         "t",
@@ -194,7 +175,7 @@ fn background_start_poll_log_kill() {
     );
     assert_eq!(p["status"], "exited");
     assert_eq!(p["completion_reason"], "killed");
-    let k = call(
+    let k = tool_call(
         &rt,
         "process",
         "t",
@@ -207,38 +188,23 @@ fn background_start_poll_log_kill() {
 #[test]
 fn wait_returns_exit_and_pty_input_works() {
     let rt = rt_with("");
-    let v = call(
-        &rt,
-        "terminal",
-        "t",
-        json!({"command": "echo start; exit 7", "background": true}),
-    );
-    let id = v["session_id"].as_str().unwrap().to_string();
-    let w = call(
-        &rt,
-        "process",
-        "t",
-        json!({"action": "wait", "session_id": id, "timeout": 10}),
-    );
+    let w = run_in_background_until_exit(&rt, "echo start; exit 7");
     assert_eq!(w["status"], "exited", "{w}");
     assert_eq!(w["exit_code"], 7);
     assert_eq!(w["output"], "start");
     // a PTY process reads what we type
-    let v = call(
+    let id = start_in_background(
         &rt,
-        "terminal",
-        "t",
         json!({"command": "read -r name; echo \"hello $name\"", "background": true, "pty": true}),
     );
-    let id = v["session_id"].as_str().unwrap().to_string();
-    let s = call(
+    let s = tool_call(
         &rt,
         "process",
         "t",
         json!({"action": "submit", "session_id": id, "data": "world"}),
     );
     assert_eq!(s["status"], "ok", "{s}");
-    let w = call(
+    let w = tool_call(
         &rt,
         "process",
         "t",
@@ -247,16 +213,13 @@ fn wait_returns_exit_and_pty_input_works() {
     assert_eq!(w["exit_code"], 0, "{w}");
     assert!(w["output"].as_str().unwrap().contains("hello world"), "{w}");
     // the host can type too (Rust API behind ht_runtime_process_write)
-    let v = call(
+    let id = start_in_background(
         &rt,
-        "terminal",
-        "t",
         json!({"command": "read -r a; echo \"got $a\"", "background": true, "pty": true}),
     );
-    let id = v["session_id"].as_str().unwrap().to_string();
     let term = hermes_tools::tools::terminal::of(rt.shared()).unwrap();
     term.write_input(&id, b"typed\r").unwrap();
-    let w = call(
+    let w = tool_call(
         &rt,
         "process",
         "t",
@@ -268,19 +231,19 @@ fn wait_returns_exit_and_pty_input_works() {
 #[test]
 fn task_cleanup_and_runtime_close_kill_everything() {
     let rt = rt_with("");
-    call(
+    tool_call(
         &rt,
         "terminal",
         "a",
         json!({"command": "sleep 616.1", "background": true}),
     );
-    call(
+    tool_call(
         &rt,
         "terminal",
         "a",
         json!({"command": "bash -c 'sleep 616.2 & sleep 616.3'", "background": true}),
     );
-    call(
+    tool_call(
         &rt,
         "terminal",
         "b",
@@ -319,20 +282,20 @@ fn task_cleanup_and_runtime_close_kill_everything() {
 #[test]
 fn process_cap_and_unknown_action() {
     let rt = rt_with(r#","terminal":{"max_processes":2}"#);
-    let a = call(
+    let a = tool_call(
         &rt,
         "terminal",
         "t",
         json!({"command": "sleep 717.1", "background": true}),
     );
-    let b = call(
+    let b = tool_call(
         &rt,
         "terminal",
         "t",
         json!({"command": "sleep 717.2", "background": true}),
     );
     assert!(a["session_id"].is_string() && b["session_id"].is_string());
-    let c = call(
+    let c = tool_call(
         &rt,
         "terminal",
         "t",
@@ -346,9 +309,9 @@ fn process_cap_and_unknown_action() {
         "{c}"
     );
     assert!(pgrep("717.3").is_empty());
-    let u = call(&rt, "process", "t", json!({"action": "list"}));
+    let u = tool_call(&rt, "process", "t", json!({"action": "list"}));
     assert_eq!(u["processes"].as_array().unwrap().len(), 2);
-    let k = call(
+    let k = tool_call(
         &rt,
         "process",
         "t",
@@ -356,14 +319,14 @@ fn process_cap_and_unknown_action() {
     );
     assert_eq!(k["status"], "killed");
     // a finished process makes room
-    let c = call(
+    let c = tool_call(
         &rt,
         "terminal",
         "t",
         json!({"command": "sleep 717.3", "background": true}),
     );
     assert!(c["session_id"].is_string(), "{c}");
-    let m = call(&rt, "process", "t", json!({"action": "poll"}));
+    let m = tool_call(&rt, "process", "t", json!({"action": "poll"}));
     assert!(
         m["error"]
             .as_str()
@@ -378,17 +341,14 @@ fn process_cap_and_unknown_action() {
 #[test]
 fn background_script_that_leaves_a_server_stays_tracked() {
     let rt = rt_with("");
-    let v = call(
+    let id = start_in_background(
         &rt,
-        "terminal",
-        "t",
         json!({"command": "bash -c 'sleep 919.1 &'; echo launched", "background": true}),
     );
-    let id = v["session_id"].as_str().unwrap().to_string();
     assert!(wait_for(|| sleeps("919.1").len() == 1, 5));
     std::thread::sleep(Duration::from_millis(600));
     // the launcher exited, its server still runs: the process is still running
-    let p = call(
+    let p = tool_call(
         &rt,
         "process",
         "t",
@@ -396,7 +356,7 @@ fn background_script_that_leaves_a_server_stays_tracked() {
     );
     assert_eq!(p["status"], "running", "{p}");
     assert_eq!(p["output_preview"], "launched");
-    let k = call(
+    let k = tool_call(
         &rt,
         "process",
         "t",
@@ -405,19 +365,7 @@ fn background_script_that_leaves_a_server_stays_tracked() {
     assert_eq!(k["status"], "killed", "{k}");
     assert!(wait_for(|| sleeps("919.1").is_empty(), 3));
     // a launcher whose children all finish is reported as exited
-    let v = call(
-        &rt,
-        "terminal",
-        "t",
-        json!({"command": "bash -c 'sleep 0.3 &'; exit 4", "background": true}),
-    );
-    let id = v["session_id"].as_str().unwrap().to_string();
-    let w = call(
-        &rt,
-        "process",
-        "t",
-        json!({"action": "wait", "session_id": id, "timeout": 10}),
-    );
+    let w = run_in_background_until_exit(&rt, "bash -c 'sleep 0.3 &'; exit 4");
     assert_eq!(w["status"], "exited", "{w}");
     assert_eq!(w["exit_code"], 4);
     assert!(zombies().is_empty(), "{:?}", zombies());
@@ -426,29 +374,26 @@ fn background_script_that_leaves_a_server_stays_tracked() {
 #[test]
 fn typing_a_dangerous_command_into_a_shell_is_blocked() {
     let rt = rt_with("");
-    let v = call(
+    let id = start_in_background(
         &rt,
-        "terminal",
-        "t",
         json!({"command": "bash --norc -i", "background": true, "pty": true}),
     );
-    let id = v["session_id"].as_str().unwrap().to_string();
     let canary = std::env::temp_dir().join(format!("ht-typed-{}", std::process::id()));
-    let b = call(
+    let b = tool_call(
         &rt,
         "process",
         "t",
         json!({"action": "submit", "session_id": id, "data": format!("rm -rf / ; touch {}", canary.display())}),
     );
     assert_eq!(b["status"], "blocked", "{b}");
-    let ok = call(
+    let ok = tool_call(
         &rt,
         "process",
         "t",
         json!({"action": "submit", "session_id": id, "data": "echo typed-ok; exit"}),
     );
     assert_eq!(ok["status"], "ok", "{ok}");
-    let w = call(
+    let w = tool_call(
         &rt,
         "process",
         "t",

@@ -1,8 +1,9 @@
 //! The bubblewrap sandbox backend, for real: writable workdir, read-only
 //! system, private /tmp, no network unless configured, tree kills.
 
+mod common;
+use common::terminal::*;
 use hermes_tools::Runtime;
-use hermes_tools::dispatch::{CallContext, dispatch_sync};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -32,12 +33,7 @@ fn sandbox(dir: &std::path::Path, network: bool) -> Runtime {
 }
 
 fn call(rt: &Runtime, tool: &str, args: Value) -> Value {
-    let ctx = CallContext {
-        task_id: "s".into(),
-        ..CallContext::default()
-    };
-    let text = dispatch_sync(rt.shared(), tool, &args.to_string(), ctx).expect("dispatch");
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+    tool_call(rt, tool, "s", args)
 }
 
 fn sh(rt: &Runtime, cmd: &str) -> Value {

@@ -1,6 +1,8 @@
 //! Helpers for Rust tests that drive the C API like a host would.
 #![allow(dead_code)]
 
+pub mod terminal;
+
 use hermes_tools::Status;
 use hermes_tools::ffi::api::*;
 use hermes_tools::ffi::ht_error;
