@@ -36,6 +36,11 @@ example-approval: build
 	  -o $(BUILD_DIR)/approval -L$(LIBDIR) -Wl,-rpath,$(CURDIR)/$(LIBDIR) -lhermes_tools
 	./$(BUILD_DIR)/approval
 
+# The built library plus the output folder: what the mk/ fragments depend on.
+.PHONY: ht-lib
+ht-lib: build
+	mkdir -p $(BUILD_DIR)
+
 # Binding and packaging fragments add their targets to BINDING_TESTS.
 BINDING_TESTS :=
 -include mk/*.mk

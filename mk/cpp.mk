@@ -2,17 +2,6 @@
 #   make test-cpp      build the C++ test plain and with ASan/UBSan, run both
 #   make example-cpp   build and run examples/cpp/agent_host.cpp
 
-# The library these targets need. (The top Makefile's `build` target shares
-# its name with the $(BUILD) directory rule, so `build` only runs mkdir;
-# depend on ht-lib, which really runs cargo build.)
-ifndef HT_LIB_RULE
-HT_LIB_RULE := 1
-.PHONY: ht-lib
-ht-lib:
-	$(CARGO) build
-	mkdir -p $(BUILD)
-endif
-
 CXX      ?= c++
 CPP_STD  := -std=c++17
 CPP_WARN := -Wall -Wextra -Werror

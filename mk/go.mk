@@ -4,17 +4,6 @@
 # No module downloads: GOPROXY=off. If $HOME is not writable, set
 # GOCACHE/GOPATH, e.g. make test-go GOCACHE=/tmp/go-cache GOPATH=/tmp/go.
 
-# The library these targets need. (The top Makefile's `build` target shares
-# its name with the $(BUILD) directory rule, so `build` only runs mkdir;
-# depend on ht-lib, which really runs cargo build.)
-ifndef HT_LIB_RULE
-HT_LIB_RULE := 1
-.PHONY: ht-lib
-ht-lib:
-	$(CARGO) build
-	mkdir -p $(BUILD)
-endif
-
 GO     ?= go
 GO_ENV := GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local CGO_ENABLED=1
 ifdef GOCACHE

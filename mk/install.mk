@@ -9,17 +9,6 @@
 # make test-install installs into a temporary prefix and builds C/C++
 # programs against that copy with pkg-config and with CMake, then runs them.
 
-# The library these targets need. (The top Makefile's `build` target shares
-# its name with the $(BUILD) directory rule, so `build` only runs mkdir;
-# depend on ht-lib, which really runs cargo build.)
-ifndef HT_LIB_RULE
-HT_LIB_RULE := 1
-.PHONY: ht-lib
-ht-lib:
-	$(CARGO) build
-	mkdir -p $(BUILD)
-endif
-
 PROFILE    ?= debug
 DESTDIR    ?=
 INSTALL    ?= install

@@ -12,12 +12,10 @@ bindings/node/node_modules/koffi/package.json: bindings/node/package.json bindin
 
 node-deps: bindings/node/node_modules/koffi/package.json
 
-test-node: node-deps
-	$(CARGO) build
+test-node: node-deps ht-lib
 	cd bindings/node && HERMES_TOOLS_LIB=$(CURDIR)/$(LIBDIR)/libhermes_tools.so $(NODE) --test test/
 
-example-node: node-deps
-	$(CARGO) build
+example-node: node-deps ht-lib
 	HERMES_TOOLS_LIB=$(CURDIR)/$(LIBDIR)/libhermes_tools.so $(NODE) examples/node/agent_host.mjs
 
 BINDING_TESTS += test-node

@@ -8,12 +8,10 @@ PYTHON ?= python3
 python-deps:
 	@$(PYTHON) -c "import pytest" 2>/dev/null || $(PYTHON) -m pip install -q pytest
 
-test-python: python-deps
-	$(CARGO) build
+test-python: python-deps ht-lib
 	cd bindings/python && HERMES_TOOLS_LIB=$(CURDIR)/$(LIBDIR)/libhermes_tools.so $(PYTHON) -m pytest -q
 
-example-python:
-	$(CARGO) build
+example-python: ht-lib
 	HERMES_TOOLS_LIB=$(CURDIR)/$(LIBDIR)/libhermes_tools.so PYTHONPATH=$(CURDIR)/bindings/python \
 	  $(PYTHON) examples/python/agent_host.py
 

@@ -66,18 +66,9 @@ func (r *Runtime) setApproval(reviewer bool, fn ApprovalHandler) error {
 // Allowlist returns the persistent allowlist (JSON array of
 // {"rule","argv_prefix","exact","added_at","note"}).
 func (r *Runtime) Allowlist() (string, error) {
-	rt, err := r.acquire()
-	if err != nil {
-		return "", err
-	}
-	defer r.release()
-	var out *C.char
-	var n C.size_t
-	var ce *C.ht_error
-	if err := takeError(C.ht_runtime_allowlist_json(rt, &out, &n, &ce), ce); err != nil {
-		return "", err
-	}
-	return takeString(out, n), nil
+	return r.textOut(func(rt *C.ht_runtime, out **C.char, n *C.size_t, ce **C.ht_error) C.ht_status {
+		return C.ht_runtime_allowlist_json(rt, out, n, ce)
+	})
 }
 
 // SetAllowlist replaces the allowlist (validated; saved when

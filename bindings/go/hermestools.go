@@ -379,6 +379,37 @@ func (r *Runtime) setCallback(v any, set func(*C.ht_runtime, C.uintptr_t, **C.ht
 	return nil
 }
 
+// withTwoStrings is withString for functions taking two strings.
+func (r *Runtime) withTwoStrings(s1, s2 string, f func(*C.ht_runtime, *C.char, C.size_t, *C.char, C.size_t, **C.ht_error) C.ht_status) error {
+	rt, err := r.acquire()
+	if err != nil {
+		return err
+	}
+	defer r.release()
+	var a cstrs
+	defer a.free()
+	p1, n1 := a.str(s1)
+	p2, n2 := a.str(s2)
+	var ce *C.ht_error
+	return takeError(f(rt, p1, n1, p2, n2, &ce), ce)
+}
+
+// textOut calls a C function that returns an owned string, f(rt, &out, &len, &err).
+func (r *Runtime) textOut(f func(*C.ht_runtime, **C.char, *C.size_t, **C.ht_error) C.ht_status) (string, error) {
+	rt, err := r.acquire()
+	if err != nil {
+		return "", err
+	}
+	defer r.release()
+	var out *C.char
+	var n C.size_t
+	var ce *C.ht_error
+	if err := takeError(f(rt, &out, &n, &ce), ce); err != nil {
+		return "", err
+	}
+	return takeString(out, n), nil
+}
+
 // withString calls a C function of the shape f(rt, text, len, &err) while
 // holding the runtime open.
 func (r *Runtime) withString(s string, f func(*C.ht_runtime, *C.char, C.size_t, **C.ht_error) C.ht_status) error {
@@ -410,33 +441,16 @@ func (r *Runtime) DefineToolset(toolsetJSON string) error {
 
 // AliasToolset makes alias name the toolset target.
 func (r *Runtime) AliasToolset(alias, target string) error {
-	rt, err := r.acquire()
-	if err != nil {
-		return err
-	}
-	defer r.release()
-	var a cstrs
-	defer a.free()
-	ap, an := a.str(alias)
-	tp, tn := a.str(target)
-	var ce *C.ht_error
-	return takeError(C.ht_runtime_alias_toolset(rt, ap, an, tp, tn, &ce), ce)
+	return r.withTwoStrings(alias, target, func(rt *C.ht_runtime, ap *C.char, an C.size_t, tp *C.char, tn C.size_t, ce **C.ht_error) C.ht_status {
+		return C.ht_runtime_alias_toolset(rt, ap, an, tp, tn, ce)
+	})
 }
 
 // Toolsets returns every toolset with its tools and availability (JSON array).
 func (r *Runtime) Toolsets() (string, error) {
-	rt, err := r.acquire()
-	if err != nil {
-		return "", err
-	}
-	defer r.release()
-	var out *C.char
-	var n C.size_t
-	var ce *C.ht_error
-	if err := takeError(C.ht_runtime_toolsets_json(rt, &out, &n, &ce), ce); err != nil {
-		return "", err
-	}
-	return takeString(out, n), nil
+	return r.textOut(func(rt *C.ht_runtime, out **C.char, n *C.size_t, ce **C.ht_error) C.ht_status {
+		return C.ht_runtime_toolsets_json(rt, out, n, ce)
+	})
 }
 
 // Generation returns the registry generation (changes on every registry change; 0 when closed).

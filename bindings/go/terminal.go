@@ -38,32 +38,16 @@ func (r *Runtime) ProcessWrite(id string, data []byte) (int, error) {
 // SetTaskCwd sets the working directory of a task ("" = the default task):
 // an absolute path to an existing directory.
 func (r *Runtime) SetTaskCwd(taskID, cwd string) error {
-	rt, err := r.acquire()
-	if err != nil {
-		return err
-	}
-	defer r.release()
-	var a cstrs
-	defer a.free()
-	tp, tn := a.str(taskID)
-	cp, cn := a.str(cwd)
-	var ce *C.ht_error
-	return takeError(C.ht_runtime_set_task_cwd(rt, tp, tn, cp, cn, &ce), ce)
+	return r.withTwoStrings(taskID, cwd, func(rt *C.ht_runtime, tp *C.char, tn C.size_t, cp *C.char, cn C.size_t, ce **C.ht_error) C.ht_status {
+		return C.ht_runtime_set_task_cwd(rt, tp, tn, cp, cn, ce)
+	})
 }
 
 // SetTaskEnv sets environment variables for a task's later commands:
 // envJSON is an object of strings (set) or null (unset), e.g.
 // {"API_BASE":"http://localhost:8080","DEBUG":null}. Overrides accumulate.
 func (r *Runtime) SetTaskEnv(taskID, envJSON string) error {
-	rt, err := r.acquire()
-	if err != nil {
-		return err
-	}
-	defer r.release()
-	var a cstrs
-	defer a.free()
-	tp, tn := a.str(taskID)
-	ep, en := a.str(envJSON)
-	var ce *C.ht_error
-	return takeError(C.ht_runtime_set_task_env(rt, tp, tn, ep, en, &ce), ce)
+	return r.withTwoStrings(taskID, envJSON, func(rt *C.ht_runtime, tp *C.char, tn C.size_t, ep *C.char, en C.size_t, ce **C.ht_error) C.ht_status {
+		return C.ht_runtime_set_task_env(rt, tp, tn, ep, en, ce)
+	})
 }

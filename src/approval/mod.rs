@@ -143,15 +143,20 @@ pub struct CheckResult {
     pub normalized: Vec<String>,
 }
 
+/// Keys of the rules behind `reasons`, in report order, deduplicated.
+pub fn rule_keys(reasons: &[Reason]) -> Vec<String> {
+    let mut seen = HashSet::new();
+    reasons
+        .iter()
+        .filter(|r| seen.insert(r.rule.as_str()))
+        .map(|r| r.rule.clone())
+        .collect()
+}
+
 impl CheckResult {
     /// Keys of the rules that matched, in report order, deduplicated.
     pub fn rule_keys(&self) -> Vec<String> {
-        let mut seen = HashSet::new();
-        self.reasons
-            .iter()
-            .filter(|r| seen.insert(r.rule.clone()))
-            .map(|r| r.rule.clone())
-            .collect()
+        rule_keys(&self.reasons)
     }
 
     /// JSON text of this result.

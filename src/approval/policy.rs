@@ -159,12 +159,7 @@ impl ApprovalRequest {
 
     /// Rule keys this request is about.
     pub fn rule_keys(&self) -> Vec<String> {
-        let mut seen = HashSet::new();
-        self.reasons
-            .iter()
-            .filter(|r| seen.insert(r.rule.clone()))
-            .map(|r| r.rule.clone())
-            .collect()
+        super::rule_keys(&self.reasons)
     }
 
     /// JSON for the host: the structured analysis plus the raw text clearly

@@ -727,10 +727,10 @@ fn call_host(target: &HostTarget, id: u64) {
     }
 }
 
-/// Run one host request on this thread and wait for its answer.
-fn run_host_sync(shared: &Shared, req: HostRequest, name: &str, ctl: Option<&FlowCtl>) -> Answer {
-    let slot = SyncSlot::new();
-    let id = invoke(shared, &req, name, Waiter::Sync(slot.clone()));
+/// Make `id` the flow's current wait, and end it at once when the call was
+/// already cancelled or the runtime is closing (with `FlowCtl::cancel`'s
+/// SeqCst pair, a racing cancel is never lost).
+fn arm_wait(shared: &Shared, ctl: Option<&FlowCtl>, id: u64) {
     if let Some(ctl) = ctl {
         ctl.waiting.store(id, Ordering::SeqCst);
         if ctl.is_cancelled() {
@@ -740,6 +740,14 @@ fn run_host_sync(shared: &Shared, req: HostRequest, name: &str, ctl: Option<&Flo
     if shared.is_closed() {
         pending::abandon(id, Answer::Cancelled);
     }
+}
+
+/// Run one host request on this thread and wait for its answer.
+fn run_host_sync(shared: &Shared, req: HostRequest, name: &str) -> Answer {
+    let slot = SyncSlot::new();
+    let id = invoke(shared, &req, name, Waiter::Sync(slot.clone()));
+    // Sync calls are not cancellable by id; only a closing runtime ends them early.
+    arm_wait(shared, None, id);
     call_host(&req.target, id);
     let answer = match slot.try_take() {
         Some(a) => a,
@@ -817,7 +825,7 @@ pub fn dispatch_sync(
         loop {
             match flow.step(shared, input.take()) {
                 Next::Done(text) => return text,
-                Next::Host(req) => input = Some(run_host_sync(shared, req, &flow.entry.name, None)),
+                Next::Host(req) => input = Some(run_host_sync(shared, req, &flow.entry.name)),
                 Next::Native(tool, args) => {
                     input = Some(run_native(shared, &flow, &tool, args, &token))
                 }
@@ -975,15 +983,7 @@ fn drive_async(mut af: Box<AsyncFlow>, input: Option<Answer>) {
                 ));
             }
             *slot.lock() = Some(af);
-            if let Some(ctl) = ctl {
-                ctl.waiting.store(id, Ordering::SeqCst);
-                if ctl.is_cancelled() {
-                    pending::abandon(id, Answer::Cancelled);
-                }
-            }
-            if shared.is_closed() {
-                pending::abandon(id, Answer::Cancelled);
-            }
+            arm_wait(&shared, ctl.as_deref(), id);
             call_host(&target, id);
         }
     }
