@@ -9,7 +9,7 @@
 
 #![allow(non_camel_case_types)]
 
-pub mod approval;
+pub use hermes_approval as approval;
 pub mod approval_host;
 pub mod availability;
 pub mod config;

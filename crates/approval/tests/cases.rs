@@ -1,7 +1,7 @@
-//! Every case of `../shared/data/command_cases.jsonl` must get its expected
+//! Every case of `tests/data/command_cases.jsonl` must get its expected
 //! verdict. Fails listing every mismatch.
 
-use hermes_tools::approval::{Engine, Verdict};
+use hermes_approval::{Engine, Verdict};
 
 fn ok(expect: &str, v: Verdict) -> bool {
     match expect {
@@ -17,7 +17,7 @@ fn ok(expect: &str, v: Verdict) -> bool {
 #[test]
 fn command_cases() {
     let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/command_cases.jsonl");
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/command_cases.jsonl");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let engine = Engine::new();
     let mut failures = Vec::new();

@@ -19,7 +19,7 @@
 use super::parse::{self, Cmd, List, Parsed, Part, RedirOp, Sep, Simple, Word};
 
 /// Stands for a value the analyser cannot know (unset variable, command output).
-pub const DYN: char = '\u{1}';
+pub use crate::words::DYN;
 /// The path a process substitution expands to.
 pub const PROCSUB_PATH: &str = "/dev/fd/63";
 
@@ -495,7 +495,7 @@ impl Analyzer {
                 for r in &c.redirs {
                     if matches!(r.op, RedirOp::Out | RedirOp::Append) {
                         self.files
-                            .push((super::rules::norm_path(&r.target), content.clone()));
+                            .push((crate::words::norm_path(&r.target), content.clone()));
                     }
                 }
             }
@@ -606,11 +606,11 @@ impl Analyzer {
             self.cwd = if target.contains(DYN) || target == "-" {
                 None
             } else if target.starts_with('/') || target.starts_with('~') {
-                Some(super::rules::norm_path(&target))
+                Some(crate::words::norm_path(&target))
             } else {
                 self.cwd
                     .as_ref()
-                    .map(|c| super::rules::norm_path(&format!("{c}/{target}")))
+                    .map(|c| crate::words::norm_path(&format!("{c}/{target}")))
             };
         }
         let mut inner = ctx.clone();
@@ -729,7 +729,7 @@ impl Analyzer {
                 None
             };
             if let Some(p) = script {
-                let p = super::rules::norm_path(&p);
+                let p = crate::words::norm_path(&p);
                 if let Some((_, content)) = self.files.iter().rev().find(|(f, _)| *f == p).cloned()
                 {
                     let mut ic = ctx.clone();
@@ -2059,7 +2059,7 @@ pub fn shell_strings_in_code(name: &str, code: &str) -> Vec<String> {
                 .map(|m| unescape_code_str(m.as_str()))
                 .collect();
             if !words.is_empty() {
-                out.push(super::rules::display_argv(&words));
+                out.push(crate::words::display_argv(&words));
             }
         } else if a.starts_with('{') {
             out.push(a[1..a.len() - 1].to_string());
@@ -2091,7 +2091,7 @@ pub fn shell_strings_in_code(name: &str, code: &str) -> Vec<String> {
                 }
             }
             if words.len() > 1 {
-                out.push(super::rules::display_argv(&words));
+                out.push(crate::words::display_argv(&words));
             } else {
                 out.extend(words);
             }
@@ -2231,7 +2231,7 @@ fn option_payloads(name: &str, argv: &[String]) -> Vec<String> {
                     out.push(v);
                 }
                 if a == "run" && argv[..k].iter().any(|w| w == "bisect") && k + 1 < argv.len() {
-                    out.push(super::rules::display_argv(&argv[k + 1..]));
+                    out.push(crate::words::display_argv(&argv[k + 1..]));
                 }
             }
             "find" => {

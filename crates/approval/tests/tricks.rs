@@ -3,7 +3,7 @@
 //! prefixing `true && ` or wrapping in `bash -c '...'` never turns a non-allow
 //! verdict into allow; garbage input never panics and finishes.
 
-use hermes_tools::approval::{Engine, EngineConfig, Verdict, redact_secrets};
+use hermes_approval::{Engine, EngineConfig, Verdict, redact_secrets};
 
 /// Catastrophic, in many disguises: must be `block`.
 const BLOCK: &[&str] = &[
@@ -699,7 +699,7 @@ fn property_wrapping_never_lowers_to_allow() {
         .map(|s| s.to_string())
         .collect();
     let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/command_cases.jsonl");
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/command_cases.jsonl");
     if let Ok(text) = std::fs::read_to_string(path) {
         for line in text.lines() {
             if let Ok(v) = serde_json::from_str::<serde_json::Value>(line)
@@ -887,7 +887,7 @@ fn valid_bash_parses_cleanly() {
     let e = Engine::new();
     let mut bad = Vec::new();
     for c in VALID_BASH {
-        let p = hermes_tools::approval::parse::parse(c, 0);
+        let p = hermes_approval::parse::parse(c, 0);
         let r = e.check(c);
         if p.error.is_some() || r.reasons.iter().any(|x| x.rule == "parse-error") {
             bad.push(format!("{c:?}: {:?}", p.error));

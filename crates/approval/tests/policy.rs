@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
-use hermes_tools::approval::policy::{ReviewAnswer, derive_entry};
-use hermes_tools::approval::{
+use hermes_approval::policy::{ReviewAnswer, derive_entry};
+use hermes_approval::{
     AllowEntry, Answer, ApprovalContext, Decision, Engine, Mode, NonInteractive, Policy,
     PolicyConfig,
 };
@@ -45,7 +45,7 @@ fn is_deny(d: &Decision) -> bool {
     matches!(d, Decision::Deny(_))
 }
 
-fn ask(d: Decision) -> hermes_tools::approval::ApprovalRequest {
+fn ask(d: Decision) -> hermes_approval::ApprovalRequest {
     match d {
         Decision::AskHost(r) => *r,
         other => panic!("expected AskHost, got {other:?}"),

@@ -96,6 +96,7 @@ pub mod parse;
 pub mod policy;
 pub mod redact;
 pub mod rules;
+pub mod words;
 
 use std::collections::HashSet;
 
