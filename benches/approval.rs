@@ -54,8 +54,8 @@ fn big_commands() -> Vec<(&'static str, String)> {
 
 fn main() {
     let engine = Engine::new();
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/approval/tests/data/command_cases.jsonl");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("crates/approval/tests/data/command_cases.jsonl");
     let cmds: Vec<String> = match std::fs::read_to_string(&path) {
         Ok(text) => text
             .lines()

@@ -1,40 +1,26 @@
 //! hermes-tools: the tools runtime of an LLM agent as an embeddable library.
 //!
-//! A host registers its tools as callbacks grouped in toolsets, asks for the
-//! schemas to send to the model, and hands the model's tool calls back to be
-//! dispatched (argument repair and validation, hooks, approval of dangerous
-//! commands, timeouts, output limits, parallel batches). Layers: `ffi` (the
-//! only unsafe boundary) → `runtime` → registry / schema / dispatch /
-//! approval / tools. The C API is `include/hermes_tools.h`.
-
-#![allow(non_camel_case_types)]
+//! This package is the C artifact (`libhermes_tools.so` / `.a`, the header
+//! `include/hermes_tools.h`) over the workspace's crates, in the style of
+//! ripgrep's root package over its `crates/`:
+//!
+//! - `hermes-approval`, `hermes-exec`: leaf engines (command analysis; processes and files)
+//! - `hermes-core`: the `Tool` interface, registry, toolsets, definitions, dispatch
+//! - `hermes-builtins`: built-in tools (terminal, process)
+//! - `hermes-runtime`: config, assembly, approval broker, the Rust API
+//! - `hermes-ffi`: the C ABI
+//!
+//! Rust hosts use `hermes_runtime::Runtime` directly; everything here is re-exported.
 
 pub use hermes_approval as approval;
-pub mod approval_host;
-pub mod availability;
-pub mod config;
-pub mod dispatch;
-pub mod error;
-pub mod ffi;
-pub mod gate;
-pub mod host;
-pub mod logging;
-pub mod pending;
-pub mod registry;
-pub mod runtime;
-pub mod schema;
-pub mod text;
-pub mod threads;
-pub mod tools;
-pub mod toolsets;
+pub use hermes_builtins as builtins;
+pub use hermes_core as core;
+pub use hermes_core::{dispatch, pending, registry};
+pub use hermes_exec as exec;
+pub use hermes_ffi as ffi;
+pub use hermes_ffi::{FEATURES_JSON, Status, host, logging};
+pub use hermes_runtime as runtime;
+pub use hermes_runtime::Runtime;
 
-pub use error::{Error, Result, Status};
-pub use runtime::Runtime;
-
-/// `ht_features()`: static JSON, NUL-terminated.
-pub const FEATURES_JSON: &str = concat!(
-    r#"{"version":""#,
-    env!("CARGO_PKG_VERSION"),
-    r#"","abi":1,"formats":["openai","anthropic","mcp"],"hooks":["pre_tool_call","post_tool_call","transform_tool_result"],"builtin_toolsets":["terminal"],"pty":true,"sandbox":"bubblewrap"}"#,
-    "\0"
-);
+// The C functions live in hermes-ffi; this keeps them linked into the artifact.
+pub use hermes_ffi::api::*;

@@ -4,11 +4,11 @@
 mod common;
 use common::*;
 use hermes_tools::Status;
+use hermes_tools::core::CancelToken;
+use hermes_tools::core::{CommandDecision, ToolServices};
 use hermes_tools::dispatch::CallContext;
 use hermes_tools::ffi::approval::*;
-use hermes_tools::gate::CommandDecision;
 use hermes_tools::host::ht_approval;
-use hermes_tools::tools::CancelToken;
 use std::ffi::{c_char, c_void};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -77,7 +77,7 @@ fn approve(rt: &Rt, cmd: &str, session: &str) -> CommandDecision {
         ..Default::default()
     };
     rt_ref
-        .shared()
+        .services()
         .approve_command(cmd, &ctx, &CancelToken::default())
 }
 
@@ -174,19 +174,19 @@ fn silence_is_not_consent_and_no_handler_fails_closed() {
         ..Default::default()
     };
     let before = h.prompts.load(Ordering::SeqCst);
-    assert!(!allowed(&runtime_of(&rt).shared().approve_command(
+    assert!(!allowed(&runtime_of(&rt).services().approve_command(
         "git push --force",
         &ctx,
         &CancelToken::default()
     )));
     assert_eq!(h.prompts.load(Ordering::SeqCst), before);
     let rt2 = new_rt(r#"{"approvals":{"non_interactive":"allow"}}"#);
-    assert!(allowed(&runtime_of(&rt2).shared().approve_command(
+    assert!(allowed(&runtime_of(&rt2).services().approve_command(
         "git push --force",
         &ctx,
         &CancelToken::default()
     )));
-    assert!(!allowed(&runtime_of(&rt2).shared().approve_command(
+    assert!(!allowed(&runtime_of(&rt2).services().approve_command(
         "mkfs.ext4 /dev/sda1",
         &ctx,
         &CancelToken::default()
@@ -203,7 +203,7 @@ fn identical_parallel_requests_share_one_prompt() {
         let hs: Vec<_> = (0..3)
             .map(|_| {
                 s.spawn(|| {
-                    allowed(&rt_ref.shared().approve_command(
+                    allowed(&rt_ref.services().approve_command(
                         "git clean -fdx",
                         &CallContext::default(),
                         &CancelToken::default(),

@@ -11,7 +11,7 @@ fn generate() -> String {
     let config = cbindgen::Config::from_file(root().join("cbindgen.toml")).expect("cbindgen.toml");
     let mut out = Vec::new();
     cbindgen::Builder::new()
-        .with_crate(root())
+        .with_crate(root().join("crates/ffi"))
         .with_config(config)
         .generate()
         .expect("cbindgen generates the header")
@@ -57,7 +57,7 @@ fn version_macros_match_cargo() {
 fn every_export_has_a_panic_boundary() {
     let mut missing = Vec::new();
     let mut count = 0;
-    for entry in std::fs::read_dir(root().join("src/ffi")).expect("src/ffi") {
+    for entry in std::fs::read_dir(root().join("crates/ffi/src")).expect("crates/ffi/src") {
         let path = entry.expect("entry").path();
         let text = std::fs::read_to_string(&path).expect("read");
         let lines: Vec<&str> = text.lines().collect();

@@ -5,12 +5,12 @@
 mod common;
 use common::*;
 use hermes_tools::Status;
+use hermes_tools::core::CancelToken;
+use hermes_tools::core::{CommandDecision, ToolServices};
 use hermes_tools::dispatch::CallContext;
 use hermes_tools::ffi::api::*;
 use hermes_tools::ffi::approval::*;
-use hermes_tools::gate::CommandDecision;
 use hermes_tools::host::{ht_approval, ht_call, ht_hook};
-use hermes_tools::tools::CancelToken;
 use std::ffi::{c_char, c_void};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -464,7 +464,7 @@ fn cancelling_one_call_does_not_deny_a_merged_identical_call() {
         },
         Status::Ok
     );
-    let shared = unsafe { &*rt.0 }.runtime().shared().clone();
+    let shared = unsafe { &*rt.0 }.runtime().services().clone();
     let cmd = "git push --force origin main";
     let ctx = CallContext {
         session_id: "s".into(),
@@ -577,7 +577,7 @@ fn a_failed_prompt_does_not_wedge_later_identical_requests() {
         },
         Status::Ok
     );
-    let shared = unsafe { &*rt.0 }.runtime().shared().clone();
+    let shared = unsafe { &*rt.0 }.runtime().services().clone();
     let cmd = "git push --force origin main";
     let ctx = CallContext {
         session_id: "s".into(),

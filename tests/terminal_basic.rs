@@ -74,7 +74,7 @@ fn cwd_and_env_persist_per_task() {
     let v = sh(&rt, "b", "pwd; echo \"foo=${HT_FOO-unset}\"");
     assert_ne!(v["output"].as_str().unwrap().lines().next().unwrap(), real);
     // per-task overrides through the API
-    let term = hermes_tools::tools::terminal::of(rt.shared()).unwrap();
+    let term = rt.terminal().unwrap().clone();
     term.set_task_cwd("c", &d).unwrap();
     term.set_task_env("c", &json!({"HT_OVR": "yes"})).unwrap();
     let v = sh(&rt, "c", "pwd; echo $HT_OVR");

@@ -217,7 +217,7 @@ fn wait_returns_exit_and_pty_input_works() {
         &rt,
         json!({"command": "read -r a; echo \"got $a\"", "background": true, "pty": true}),
     );
-    let term = hermes_tools::tools::terminal::of(rt.shared()).unwrap();
+    let term = rt.terminal().unwrap().clone();
     term.write_input(&id, b"typed\r").unwrap();
     let w = tool_call(
         &rt,
@@ -257,7 +257,7 @@ fn task_cleanup_and_runtime_close_kill_everything() {
     assert!(pgrep("616.1").is_empty() && pgrep("616.2").is_empty() && pgrep("616.3").is_empty());
     assert_eq!(sleeps("616.4").len(), 1, "task b untouched");
     // a foreground command still running when the runtime closes
-    let shared = rt.shared().clone();
+    let shared = rt.core().clone();
     let fg = std::thread::spawn(move || {
         let ctx = CallContext {
             task_id: "c".into(),

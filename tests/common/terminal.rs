@@ -2,7 +2,7 @@
 //! processes in /proc, wait for a condition.
 
 use hermes_tools::Runtime;
-use hermes_tools::dispatch::{CallContext, dispatch_sync};
+use hermes_tools::dispatch::CallContext;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -12,7 +12,7 @@ pub fn tool_call(rt: &Runtime, tool: &str, task: &str, args: Value) -> Value {
         task_id: task.to_string(),
         ..CallContext::default()
     };
-    let text = dispatch_sync(rt.shared(), tool, &args.to_string(), ctx).expect("dispatch");
+    let text = rt.dispatch(tool, &args.to_string(), ctx).expect("dispatch");
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
 }
 

@@ -14,9 +14,9 @@ use once_cell::sync::Lazy;
 use regex::Regex;
 
 use super::Verdict;
-use crate::words::{display_argv, norm_path};
 use super::analyze::{Analysis, DYN, Exec, cmd_name, is_interpreter, is_shell};
 use super::parse::RedirOp;
+use crate::words::{display_argv, norm_path};
 
 pub type ExecMatcher = fn(&RuleCtx, usize, &Exec) -> bool;
 
@@ -378,8 +378,6 @@ fn has_long(argv: &[String], long: &str) -> bool {
         .take_while(|a| *a != "--")
         .any(|a| a == long || a.starts_with(&format!("{long}=")))
 }
-
-
 
 const CRITICAL: &[&str] = &[
     "/",

@@ -1,0 +1,767 @@
+//! The built-in `terminal` toolset: the `terminal` tool (foreground and
+//! background commands, pipes or a PTY) and the `process` tool (background
+//! process registry).
+//!
+//! Every command is a fresh `bash -c` in its own session (process group),
+//! run by a [`backend::Backend`]. State that should persist per task (the
+//! working directory and exported variables) is captured at the end of
+//! each foreground command that may change it (`cd`, `export`, `source`,
+//! assignments, ...) and becomes the directory and environment the next
+//! command of the task starts with; other commands run verbatim, as fast
+//! as a plain `bash -c`. Nothing waits on stdin
+//! (it is /dev/null, or a PTY), timeouts kill the whole tree, output is
+//! captured within a fixed memory budget, and the runtime's close kills
+//! everything that is still running.
+
+pub mod config;
+pub mod guard;
+pub mod output;
+pub mod process;
+pub mod tool;
+
+use once_cell::sync::Lazy;
+use parking_lot::Mutex;
+use regex::Regex;
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+pub use config::TerminalConfig;
+use hermes_core::core::Core;
+use hermes_core::error::{Error, ErrorKind, Result};
+use hermes_core::registry::{build_entry, parse_spec};
+use hermes_core::{Blocking, Lifecycle, ToolServices};
+use hermes_exec::{Environment, Input};
+
+/// The terminal toolset's state, one per runtime.
+pub struct Terminal {
+    services: Arc<dyn ToolServices>,
+    pub cfg: TerminalConfig,
+    pub backend: Box<dyn Environment>,
+    base_env: Vec<(String, String)>,
+    default_cwd: PathBuf,
+    state_dir: PathBuf,
+    tasks: Mutex<HashMap<String, TaskState>>,
+    next_task: AtomicU64,
+    pub procs: process::Registry,
+    live: Mutex<HashMap<String, LiveFg>>,
+    closed: AtomicBool,
+}
+
+/// Per-task state.
+#[derive(Clone, Debug)]
+pub struct TaskState {
+    pub cwd: PathBuf,
+    /// Exported variables captured after the last state-changing foreground
+    /// command (`None`: the runtime's base environment).
+    pub exported: Option<Arc<Vec<(String, String)>>>,
+    /// Host overrides (`None` unsets), applied to every command of the task.
+    pub env: BTreeMap<String, Option<String>>,
+    index: u64,
+}
+
+/// A foreground command that is running now.
+struct LiveFg {
+    pid: i32,
+    task_id: String,
+    input: Option<Arc<Input>>,
+}
+
+static SECRET_NAME: Lazy<Regex> = Lazy::new(|| {
+    Regex::new(r"(?i)(^|_)(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?)($|_)")
+        .expect("secret name regex")
+});
+
+/// Non-interactive defaults: nothing prompts, nothing pages.
+pub const NONINTERACTIVE_ENV: &[(&str, &str)] = &[
+    ("CI", "1"),
+    ("GIT_TERMINAL_PROMPT", "0"),
+    ("GIT_PAGER", "cat"),
+    ("PAGER", "cat"),
+    ("MANPAGER", "cat"),
+    ("SYSTEMD_PAGER", "cat"),
+    ("GIT_EDITOR", "true"),
+    ("EDITOR", "true"),
+    ("VISUAL", "true"),
+    ("DEBIAN_FRONTEND", "noninteractive"),
+    ("NPM_CONFIG_YES", "true"),
+    ("npm_config_yes", "true"),
+    ("PIP_NO_INPUT", "1"),
+    ("PYTHONUNBUFFERED", "1"),
+    ("HOMEBREW_NO_AUTO_UPDATE", "1"),
+    ("GIT_SSH_COMMAND", "ssh -o BatchMode=yes"),
+    ("SUDO_ASKPASS", "/bin/false"),
+];
+
+static UNIQUE: AtomicU64 = AtomicU64::new(1);
+
+/// A short unique hex string (process-wide counter mixed with time and pid).
+pub(crate) fn unique_suffix() -> String {
+    let n = UNIQUE.fetch_add(1, Ordering::Relaxed);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    let mut x = n.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ t.rotate_left(17)
+        ^ (u64::from(std::process::id()) << 40);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    format!("{:012x}", x & 0xffff_ffff_ffff)
+}
+
+/// Single-quote for bash.
+pub fn sq(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+fn expand_home(p: &str) -> PathBuf {
+    if let Some(rest) = p.strip_prefix("~")
+        && let Ok(home) = std::env::var("HOME")
+    {
+        return PathBuf::from(format!("{home}{rest}"));
+    }
+    PathBuf::from(p)
+}
+
+/// The configured working directory (or the process's own).
+pub fn default_cwd(cfg: &TerminalConfig) -> PathBuf {
+    cfg.cwd
+        .as_deref()
+        .map(expand_home)
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| PathBuf::from("/"))
+}
+
+fn valid_env_name(k: &str) -> bool {
+    !k.is_empty()
+        && !k.as_bytes()[0].is_ascii_digit()
+        && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+fn base_env(cfg: &TerminalConfig) -> Vec<(String, String)> {
+    let mut m: BTreeMap<String, String> = BTreeMap::new();
+    for (k, v) in std::env::vars_os() {
+        let (Some(k), Some(v)) = (k.to_str(), v.to_str()) else {
+            continue;
+        };
+        if SECRET_NAME.is_match(k) && !cfg.env_passthrough.iter().any(|p| p == k) {
+            continue;
+        }
+        m.insert(k.to_string(), v.to_string());
+    }
+    for (k, v) in NONINTERACTIVE_ENV {
+        m.insert((*k).to_string(), (*v).to_string());
+    }
+    m.insert("TERM".into(), "dumb".into());
+    if !m.contains_key("PATH") {
+        m.insert(
+            "PATH".into(),
+            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into(),
+        );
+    }
+    for (k, v) in &cfg.env {
+        m.insert(k.clone(), v.clone());
+    }
+    m.into_iter().collect()
+}
+
+/// The execution environment named in the config.
+fn environment(cfg: &TerminalConfig) -> Result<Box<dyn Environment>> {
+    match cfg.backend.as_str() {
+        "local" => Ok(Box::new(hermes_exec::local::Local)),
+        "sandbox" => hermes_exec::sandbox::Sandbox::new(&hermes_exec::sandbox::SandboxConfig {
+            root: default_cwd(cfg),
+            network: cfg.network,
+            ro_binds: cfg.sandbox_ro_binds.iter().map(PathBuf::from).collect(),
+            rw_binds: cfg.sandbox_rw_binds.iter().map(PathBuf::from).collect(),
+        })
+        .map(|s| Box::new(s) as Box<dyn Environment>)
+        .map_err(Error::invalid),
+        other => Err(Error::invalid(format!(
+            "runtime config: terminal.backend: unknown backend '{other}' (local, sandbox)"
+        ))),
+    }
+}
+
+/// Register the terminal toolset (`terminal`, `process`) into `core`. The
+/// returned terminal is the runtime's to keep (C functions reach it) and its
+/// lifecycle (cleanup and shutdown) the runtime's to drive.
+pub fn install(
+    cfg: TerminalConfig,
+    services: Arc<dyn ToolServices>,
+    core: &Core,
+) -> Result<Arc<Terminal>> {
+    let backend = environment(&cfg)?;
+    let default_cwd = default_cwd(&cfg);
+    if !default_cwd.is_dir() {
+        return Err(Error::invalid(format!(
+            "runtime config: terminal.cwd: '{}' is not a directory",
+            default_cwd.display()
+        )));
+    }
+    sweep_stale_state_dirs();
+    let state_dir = std::env::temp_dir().join(format!(
+        "hermes-tools-{}-{}-{}",
+        std::process::id(),
+        core.id,
+        unique_suffix()
+    ));
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .recursive(true)
+            .create(&state_dir)
+            .map_err(|e| {
+                internal_err(format!(
+                    "terminal: cannot create state dir {}: {e}",
+                    state_dir.display()
+                ))
+            })?;
+    }
+    let term = Arc::new(Terminal {
+        services,
+        base_env: base_env(&cfg),
+        procs: process::Registry::new(&cfg),
+        cfg,
+        backend,
+        default_cwd,
+        state_dir,
+        tasks: Mutex::new(HashMap::new()),
+        next_task: AtomicU64::new(1),
+        live: Mutex::new(HashMap::new()),
+        closed: AtomicBool::new(false),
+    });
+    let terminal = build_entry(
+        parse_spec(&tool::terminal_spec())?,
+        Arc::new(Blocking(Arc::new(tool::TerminalTool(term.clone())))),
+        None,
+    )?;
+    let process = build_entry(
+        parse_spec(&tool::process_spec())?,
+        Arc::new(Blocking(Arc::new(tool::ProcessTool(term.clone())))),
+        None,
+    )?;
+    core.register_many(vec![terminal, process], false)?;
+    Ok(term)
+}
+
+fn task_key(task_id: &str) -> &str {
+    if task_id.is_empty() {
+        "default"
+    } else {
+        task_id
+    }
+}
+
+/// What a command needs to start: its script, environment and directory.
+pub struct Prepared {
+    pub script: String,
+    pub env: Vec<(String, String)>,
+    pub cwd: PathBuf,
+    /// Where the wrapper writes the captured state (foreground commands
+    /// that may change it).
+    pub capture: Option<PathBuf>,
+    pub task_index: u64,
+    pub workdir: Option<PathBuf>,
+}
+
+impl Terminal {
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// A copy of the task's state (created on first use).
+    pub fn task(&self, task_id: &str) -> TaskState {
+        let mut tasks = self.tasks.lock();
+        tasks
+            .entry(task_key(task_id).to_string())
+            .or_insert_with(|| TaskState {
+                cwd: self.default_cwd.clone(),
+                exported: None,
+                env: BTreeMap::new(),
+                index: self.next_task.fetch_add(1, Ordering::Relaxed),
+            })
+            .clone()
+    }
+
+    /// Set a task's working directory (the host's per-task override).
+    pub fn set_task_cwd(&self, task_id: &str, cwd: &str) -> Result<()> {
+        let p = expand_home(cwd);
+        if !p.is_absolute() {
+            return Err(Error::invalid(format!(
+                "cwd must be an absolute path: '{cwd}'"
+            )));
+        }
+        if !p.is_dir() {
+            return Err(Error::invalid(format!("cwd is not a directory: '{cwd}'")));
+        }
+        self.task(task_id);
+        if let Some(t) = self.tasks.lock().get_mut(task_key(task_id)) {
+            t.cwd = p;
+        }
+        Ok(())
+    }
+
+    /// Set (string) or unset (null) environment variables for a task.
+    pub fn set_task_env(&self, task_id: &str, env: &Value) -> Result<()> {
+        let Value::Object(map) = env else {
+            return Err(Error::invalid(
+                "env must be a JSON object of strings (or null to unset)",
+            ));
+        };
+        let mut parsed = Vec::new();
+        for (k, v) in map {
+            if !valid_env_name(k) {
+                return Err(Error::invalid(format!(
+                    "invalid environment variable name '{k}'"
+                )));
+            }
+            match v {
+                Value::String(s) => parsed.push((k.clone(), Some(s.clone()))),
+                Value::Null => parsed.push((k.clone(), None)),
+                _ => {
+                    return Err(Error::invalid(format!(
+                        "env value of '{k}' must be a string or null"
+                    )));
+                }
+            }
+        }
+        self.task(task_id);
+        if let Some(t) = self.tasks.lock().get_mut(task_key(task_id)) {
+            t.env.extend(parsed);
+        }
+        Ok(())
+    }
+
+    /// Build what runs `command` in `task_id`: the environment (the task's
+    /// exported variables, then host overrides), the directory (`workdir`,
+    /// else the task's), and the script. A foreground command that may
+    /// change state (`needs_capture`) is wrapped so it writes its final
+    /// directory and exported variables to a capture file; other commands
+    /// run verbatim, exactly like `bash -c command`.
+    pub fn prepare(
+        &self,
+        task_id: &str,
+        command: &str,
+        workdir: Option<&Path>,
+        pty: bool,
+        foreground: bool,
+    ) -> Prepared {
+        let t = self.task(task_id);
+        let mut env: Vec<(String, String)> = match &t.exported {
+            Some(e) => e.as_ref().clone(),
+            None => self.base_env.clone(),
+        };
+        let term = if pty { "xterm-256color" } else { "dumb" };
+        let mut set = |k: &str, v: Option<&str>| {
+            env.retain(|(n, _)| n != k);
+            if let Some(v) = v {
+                env.push((k.to_string(), v.to_string()));
+            }
+        };
+        set("TERM", Some(term));
+        for (k, v) in &t.env {
+            set(k, v.as_deref());
+        }
+        let cwd = match workdir {
+            Some(w) => w.to_path_buf(),
+            None if t.cwd.is_dir() => t.cwd.clone(),
+            None => self.default_cwd.clone(),
+        };
+        if let Some((_, pwd)) = env.iter_mut().find(|(k, _)| k == "PWD") {
+            *pwd = cwd.display().to_string();
+        }
+        let (script, capture) = if foreground && needs_capture(command) {
+            let p = self
+                .state_dir
+                .join(format!("task-{}.{}.new", t.index, unique_suffix()));
+            let s = format!(
+                "builtin eval -- {}
+__ht_ec=$?
+builtin umask 077
+{{ builtin printf '# %s\\n' \"$PWD\"; builtin export -p; }} > {} 2>/dev/null
+builtin exit $__ht_ec
+",
+                sq(command),
+                sq(&p.display().to_string())
+            );
+            (s, Some(p))
+        } else {
+            (command.to_string(), None)
+        };
+        Prepared {
+            script,
+            env,
+            cwd,
+            capture,
+            task_index: t.index,
+            workdir: workdir.map(Path::to_path_buf),
+        }
+    }
+
+    /// After a foreground command: adopt the directory and exported
+    /// variables it captured (if it got that far) as the task's state. A
+    /// per-call `workdir` does not stick unless the command moved away from it.
+    pub fn adopt_capture(&self, task_id: &str, prepared: &Prepared) {
+        let Some(path) = &prepared.capture else {
+            return;
+        };
+        let text = std::fs::read(path);
+        let _ = std::fs::remove_file(path);
+        let Ok(text) = text else { return };
+        let text = String::from_utf8_lossy(&text);
+        let Some((first, rest)) = text.split_once('\n') else {
+            return;
+        };
+        let cwd = first.strip_prefix("# ").map(PathBuf::from);
+        let mut exported = parse_export_p(rest);
+        exported.retain(|(k, _)| k != "_" && k != "SHLVL");
+        let mut tasks = self.tasks.lock();
+        if let Some(t) = tasks.get_mut(task_key(task_id))
+            && t.index == prepared.task_index
+        {
+            t.exported = Some(Arc::new(exported));
+            if let Some(c) = cwd.filter(|c| c.is_absolute()) {
+                let stayed_in_workdir = prepared.workdir.as_ref().is_some_and(|w| same_dir(w, &c));
+                if !stayed_in_workdir {
+                    t.cwd = c;
+                }
+            }
+        }
+    }
+
+    pub fn state_dir(&self) -> &Path {
+        &self.state_dir
+    }
+
+    pub(crate) fn live_add(&self, key: &str, pid: i32, task_id: &str, input: Option<Arc<Input>>) {
+        self.live.lock().insert(
+            key.to_string(),
+            LiveFg {
+                pid,
+                task_id: task_key(task_id).to_string(),
+                input,
+            },
+        );
+    }
+
+    pub(crate) fn live_remove(&self, key: &str) {
+        self.live.lock().remove(key);
+    }
+
+    /// Type into a running command: a background process id or the call
+    /// id of a running foreground PTY command.
+    pub fn write_input(&self, id: &str, data: &[u8]) -> Result<usize> {
+        let live = self.live.lock().get(id).map(|l| l.input.clone());
+        match live {
+            Some(Some(input)) => input
+                .write_all(data)
+                .map_err(|e| internal_err(format!("write to '{id}' failed: {e}"))),
+            Some(None) => Err(Error::invalid(format!(
+                "'{id}' has no input: it was not started with pty=true (its stdin is /dev/null)"
+            ))),
+            None => {
+                let p = self.procs.get(id).ok_or_else(|| {
+                    Error::not_found(format!("no running command with id '{id}'"))
+                })?;
+                p.write(data).map_err(|e| {
+                    if p.status() == "exited" {
+                        Error::not_found(format!("'{id}': {e}"))
+                    } else {
+                        Error::invalid(format!("'{id}': {e}"))
+                    }
+                })
+            }
+        }
+    }
+
+    /// Emit an event to the host (no-op without a handler or after close).
+    pub(crate) fn emit(&self, event: Value) {
+        if !self.closed.load(Ordering::Acquire) {
+            self.services.emit_event(event);
+        }
+    }
+
+    pub(crate) fn has_event_handler(&self) -> bool {
+        self.services.has_event_handler()
+    }
+
+    /// Decide whether `command` may run (the runtime's approval policy).
+    pub(crate) fn approve(
+        &self,
+        command: &str,
+        ctx: &hermes_core::dispatch::CallContext,
+        cancel: &hermes_core::CancelToken,
+    ) -> hermes_core::CommandDecision {
+        self.services.approve_command(command, ctx, cancel)
+    }
+
+    fn grace(&self) -> Duration {
+        Duration::from_secs_f64(self.cfg.kill_grace.clamp(0.0, 60.0))
+    }
+
+    fn cleanup_task(&self, task_id: &str) {
+        let key = task_key(task_id);
+        let fg: Vec<i32> = self
+            .live
+            .lock()
+            .values()
+            .filter(|l| l.task_id == key)
+            .map(|l| l.pid)
+            .collect();
+        for pid in fg {
+            hermes_exec::terminate_tree(&*self.backend, pid, self.grace());
+        }
+        self.procs.kill_task(self, key);
+        self.tasks.lock().remove(key);
+        self.backend.cleanup_task(key);
+    }
+
+    fn shutdown(&self) {
+        if self.closed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let fg: Vec<i32> = self.live.lock().values().map(|l| l.pid).collect();
+        for &pid in &fg {
+            self.backend.kill(pid, libc::SIGTERM);
+        }
+        self.procs.kill_all(self);
+        let until = std::time::Instant::now() + self.grace();
+        while std::time::Instant::now() < until && fg.iter().any(|&p| hermes_exec::tree_alive(p)) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        for &pid in &fg {
+            self.backend.kill(pid, libc::SIGKILL);
+        }
+        self.procs.join_all(Duration::from_secs(5));
+        self.backend.cleanup();
+        let _ = std::fs::remove_dir_all(&self.state_dir);
+    }
+}
+
+impl Lifecycle for Terminal {
+    fn cleanup_task(&self, task_id: &str) {
+        Terminal::cleanup_task(self, task_id);
+    }
+    fn shutdown(&self) {
+        Terminal::shutdown(self);
+    }
+}
+
+impl Drop for Terminal {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.state_dir);
+    }
+}
+
+fn internal_err(msg: String) -> Error {
+    Error::new(ErrorKind::Internal, msg)
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    a == b
+        || std::fs::canonicalize(a)
+            .ok()
+            .zip(std::fs::canonicalize(b).ok())
+            .is_some_and(|(x, y)| x == y)
+}
+
+/// Could `command` change the directory or the exported variables? A cheap,
+/// conservative text test: anything that looks like an assignment or a
+/// state-changing builtin is captured.
+pub fn needs_capture(command: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "=", "cd", "export", "unset", "source", "declare", "typeset", "eval", "exec", "read",
+        "set", "pushd", "popd", "shopt", "alias", "local", "mapfile", "getopts", "shift", "let",
+        "printf", "function", "()", "activate", "enable", "hash",
+    ];
+    static DOT: Lazy<Regex> = Lazy::new(|| Regex::new(r"(^|[;&|(\s])\.\s").expect("dot regex"));
+    WORDS.iter().any(|w| command.contains(w)) || DOT.is_match(command)
+}
+
+/// Parse `export -p` output (`declare -x NAME="value"` with double-quote
+/// escapes, or `NAME=$'...'` ANSI-C quoting; `declare -x NAME` has no value).
+pub fn parse_export_p(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("declare -x ") {
+        rest = &rest[i + "declare -x ".len()..];
+        let name_end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        let name = &rest[..name_end];
+        rest = &rest[name_end..];
+        let Some(after) = rest.strip_prefix('=') else {
+            continue;
+        };
+        let (value, used) = if let Some(body) = after.strip_prefix('"') {
+            unquote_double(body)
+        } else if let Some(body) = after.strip_prefix("$'") {
+            unquote_ansi_c(body)
+        } else {
+            let end = after.find('\n').unwrap_or(after.len());
+            (after[..end].to_string(), end)
+        };
+        rest = &after[(used + 1).min(after.len())..];
+        if !name.is_empty() {
+            out.push((name.to_string(), value));
+        }
+    }
+    out
+}
+
+/// Body after the opening `"`: returns (value, bytes used including the closing quote - 1).
+fn unquote_double(body: &str) -> (String, usize) {
+    let mut v = String::new();
+    let mut it = body.char_indices();
+    while let Some((i, c)) = it.next() {
+        match c {
+            '"' => return (v, i + 1),
+            '\\' => match it.next() {
+                Some((_, n @ ('"' | '\\' | '$' | '`'))) => v.push(n),
+                Some((_, '\n')) => {}
+                Some((_, n)) => {
+                    v.push('\\');
+                    v.push(n);
+                }
+                None => v.push('\\'),
+            },
+            c => v.push(c),
+        }
+    }
+    (v, body.len())
+}
+
+/// Body after `$'`: bash ANSI-C escapes.
+fn unquote_ansi_c(body: &str) -> (String, usize) {
+    let b = body.as_bytes();
+    let mut v: Vec<u8> = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\'' => return (String::from_utf8_lossy(&v).into_owned(), i + 2),
+            b'\\' if i + 1 < b.len() => {
+                i += 1;
+                let c = b[i];
+                match c {
+                    b'n' => v.push(b'\n'),
+                    b't' => v.push(b'\t'),
+                    b'r' => v.push(b'\r'),
+                    b'a' => v.push(7),
+                    b'b' => v.push(8),
+                    b'e' | b'E' => v.push(0x1b),
+                    b'f' => v.push(12),
+                    b'v' => v.push(11),
+                    b'0'..=b'7' => {
+                        let mut n: u32 = 0;
+                        let mut k = 0;
+                        while k < 3 && i < b.len() && (b'0'..=b'7').contains(&b[i]) {
+                            n = n * 8 + u32::from(b[i] - b'0');
+                            i += 1;
+                            k += 1;
+                        }
+                        i -= 1;
+                        v.push(n as u8);
+                    }
+                    b'x' => {
+                        let mut n: u32 = 0;
+                        let mut k = 0;
+                        while k < 2 && i + 1 < b.len() && (b[i + 1] as char).is_ascii_hexdigit() {
+                            i += 1;
+                            n = n * 16 + (b[i] as char).to_digit(16).unwrap_or(0);
+                            k += 1;
+                        }
+                        v.push(n as u8);
+                    }
+                    other => v.push(other),
+                }
+            }
+            c => v.push(c),
+        }
+        i += 1;
+    }
+    (String::from_utf8_lossy(&v).into_owned(), b.len())
+}
+
+/// Remove state directories left by processes that died without closing
+/// their runtime (`hermes-tools-<pid>-...` whose pid is gone, owned by us).
+fn sweep_stale_state_dirs() {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(dir) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    let me = hermes_exec::sys::geteuid();
+    for e in dir.flatten() {
+        let name = e.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("hermes-tools-")) else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        if e.metadata().is_ok_and(|m| m.is_dir() && m.uid() == me) {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn export_p_round_trip() {
+        let text = "declare -x E\ndeclare -x PWD=\"/w\"\ndeclare -x W=$'\\001ctl'\ndeclare -x X=$'a\\nb'\ndeclare -x Y=\"q\\\"uo\\$te\\\\\\`b\\\\\\\\s\"\ndeclare -x Z=\"multi\nline\"\n";
+        let v = parse_export_p(text);
+        let get = |k: &str| v.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        assert_eq!(get("E"), None);
+        assert_eq!(get("PWD"), Some("/w"));
+        assert_eq!(get("W"), Some("\u{1}ctl"));
+        assert_eq!(get("X"), Some("a\nb"));
+        assert_eq!(get("Y"), Some("q\"uo$te\\`b\\\\s"));
+        assert_eq!(get("Z"), Some("multi\nline"));
+    }
+
+    #[test]
+    fn secret_looking_names_are_not_passed_to_commands() {
+        for k in [
+            "OPENAI_API_KEY",
+            "GITHUB_TOKEN",
+            "AWS_SECRET_ACCESS_KEY",
+            "DB_PASSWORD",
+            "GH_TOKEN",
+        ] {
+            assert!(SECRET_NAME.is_match(k), "{k}");
+        }
+        for k in [
+            "PATH",
+            "HOME",
+            "SSH_AUTH_SOCK",
+            "TOKENIZERS_PARALLELISM",
+            "LANG",
+        ] {
+            assert!(!SECRET_NAME.is_match(k), "{k}");
+        }
+    }
+
+    #[test]
+    fn capture_detection() {
+        assert!(!needs_capture("echo hi"));
+        assert!(!needs_capture("ls -la /tmp | grep x"));
+        assert!(!needs_capture("cat file.txt"));
+        assert!(needs_capture(". ./env.sh"));
+        assert!(needs_capture("cd /tmp"));
+        assert!(needs_capture("export A=1"));
+        assert!(needs_capture("source venv/bin/activate"));
+        assert!(needs_capture("PATH=/x:$PATH"));
+    }
+}

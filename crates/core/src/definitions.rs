@@ -1,0 +1,314 @@
+//! Definitions: which tools the model sees, in which format. Resolution of
+//! enabled/disabled toolsets follows the original (disabled last; presets
+//! only remove their non-core tools) except that disabling can never
+//! silently leave zero tools when the enabled set selects some. Results are
+//! cached by (query text, registry generation, availability epoch) and
+//! handed out without copying.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::availability::Check;
+use crate::core::Core;
+use crate::error::{Error, Result};
+use crate::registry::{Format, ToolEntry};
+use crate::toolsets;
+
+/// Definitions text, shared without copying (the C ABI hands it out as is).
+pub type Text = Arc<str>;
+
+/// A resolved toolset selection: the names a query's toolsets select.
+type Selection = Arc<HashSet<Arc<str>>>;
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Query {
+    #[serde(default)]
+    enabled_toolsets: Option<Vec<String>>,
+    #[serde(default)]
+    disabled_toolsets: Option<Vec<String>>,
+    #[serde(default)]
+    format: Option<String>,
+}
+
+struct Cached {
+    generation: u64,
+    epoch: u64,
+    valid_until: Instant,
+    text: Text,
+}
+
+/// Definitions cache keyed by the exact query text, plus the toolset
+/// selections of queries keyed by registry membership (a tool replaced in
+/// place does not change which names a toolset selects).
+#[derive(Default)]
+pub struct DefsCache {
+    map: HashMap<String, Cached>,
+    selections: HashMap<String, (u64, Option<Selection>)>,
+}
+
+impl DefsCache {
+    pub fn clear(&mut self) {
+        self.map.clear();
+        self.selections.clear();
+    }
+}
+
+fn parse_format(f: Option<&str>) -> Result<Format> {
+    Ok(match f.unwrap_or("openai") {
+        "openai" => Format::OpenAi,
+        "anthropic" => Format::Anthropic,
+        "mcp" => Format::Mcp,
+        other => {
+            return Err(Error::invalid(format!(
+                "definitions query: format: unknown format '{other}' (openai, anthropic, mcp)"
+            )));
+        }
+    })
+}
+
+/// Names of the tools a query selects (before availability), or `None` for all.
+fn select(core: &Core, q: &Query, query_text: &str) -> Result<Option<Selection>> {
+    let disabled = q.disabled_toolsets.as_deref().unwrap_or(&[]);
+    if q.enabled_toolsets.is_none() && disabled.is_empty() {
+        return Ok(None);
+    }
+    let membership = core.read_registry(|r| r.membership);
+    if let Some((m, sel)) = core.defs_cache.lock().selections.get(query_text)
+        && *m == membership
+    {
+        return Ok(sel.clone());
+    }
+    let (membership, sel) = core
+        .read_registry(|reg| -> Result<_> { Ok((reg.membership, select_in(reg, q, disabled)?)) })?;
+    let sel = Some(Arc::new(
+        sel.into_iter()
+            .map(|s| Arc::<str>::from(s.as_str()))
+            .collect::<HashSet<_>>(),
+    ));
+    let mut cache = core.defs_cache.lock();
+    if cache.selections.len() >= 64 {
+        cache.selections.clear();
+    }
+    cache
+        .selections
+        .insert(query_text.to_string(), (membership, sel.clone()));
+    Ok(sel)
+}
+
+fn select_in(
+    reg: &crate::registry::Registry,
+    q: &Query,
+    disabled: &[String],
+) -> Result<BTreeSet<String>> {
+    let mut selected = match &q.enabled_toolsets {
+        None => reg
+            .tools
+            .keys()
+            .map(|k| k.to_string())
+            .collect::<BTreeSet<String>>(),
+        Some(list) => {
+            let mut out = BTreeSet::new();
+            for name in list {
+                toolsets::resolve_into(&reg, name, &mut Vec::new(), &mut out)?;
+            }
+            out
+        }
+    };
+    let registered_before = selected
+        .iter()
+        .filter(|n| reg.tools.contains_key(n.as_str()))
+        .count();
+    for name in disabled {
+        let remove = toolsets::disabled_set(&reg, name)?;
+        selected.retain(|t| !remove.contains(t));
+    }
+    let registered_after = selected
+        .iter()
+        .filter(|n| reg.tools.contains_key(n.as_str()))
+        .count();
+    if registered_before > 0 && registered_after == 0 {
+        return Err(Error::invalid(format!(
+            "definitions query: disabled_toolsets {:?} remove every one of the {registered_before} tools that enabled_toolsets {:?} select; refusing to return an empty tool list",
+            disabled,
+            q.enabled_toolsets.as_deref().unwrap_or(&[])
+        )));
+    }
+    Ok(selected)
+}
+
+fn env_ok(entry: &ToolEntry) -> bool {
+    entry
+        .requires_env
+        .iter()
+        .all(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty()))
+}
+
+/// Which of `entries` are available now; returns them and how long that holds.
+pub fn available<'a>(
+    core: &Core,
+    entries: &[&'a Arc<ToolEntry>],
+) -> (Vec<&'a Arc<ToolEntry>>, Instant, u64) {
+    let checks: Vec<&Arc<dyn Check>> = entries.iter().filter_map(|e| e.check.as_ref()).collect();
+    let verdicts = core.availability.evaluate(&checks);
+    let mut results = verdicts.values.iter();
+    let out = entries
+        .iter()
+        .copied()
+        .filter(|e| {
+            // `values` is aligned with `checks`: consume one per checked entry.
+            let check_ok = e.check.is_none() || results.next().copied().unwrap_or(false);
+            check_ok && env_ok(e)
+        })
+        .collect();
+    (out, verdicts.valid_until, verdicts.epoch)
+}
+
+fn conditional_extra(entry: &ToolEntry, names: &HashSet<&str>) -> String {
+    let mut extra = String::new();
+    for c in &entry.conditional {
+        let any = c.when_any_available.is_empty()
+            || c.when_any_available
+                .iter()
+                .any(|t| names.contains(t.as_str()));
+        let all = c
+            .when_all_available
+            .iter()
+            .all(|t| names.contains(t.as_str()));
+        if any && all {
+            extra.push_str(&c.text);
+        }
+    }
+    extra
+}
+
+/// `ht_runtime_definitions_json`.
+pub fn definitions(core: &Arc<Core>, query_text: &str) -> Result<Text> {
+    let _g = core.enter()?;
+    let snap = core.snapshot_full();
+    {
+        let cache = core.defs_cache.lock();
+        if let Some(c) = cache.map.get(query_text)
+            && c.generation == snap.generation
+            && c.epoch == core.availability.epoch()
+            && Instant::now() < c.valid_until
+        {
+            return Ok(c.text.clone());
+        }
+    }
+    let q: Query = if query_text.trim().is_empty() {
+        Query::default()
+    } else {
+        serde_json::from_str(query_text)
+            .map_err(|e| Error::json(format!("definitions query: {e}")))?
+    };
+    let format = parse_format(q.format.as_deref())?;
+    let selected = select(core, &q, query_text)?;
+    let candidates: Vec<&Arc<ToolEntry>> = match &selected {
+        None => snap.sorted.values().collect(),
+        Some(names) => snap
+            .sorted
+            .iter()
+            .filter(|(k, _)| names.contains(*k))
+            .map(|(_, e)| e)
+            .collect(),
+    };
+    let (avail, valid_until, epoch) = available(core, &candidates);
+    let has_conditional = avail.iter().any(|e| !e.conditional.is_empty());
+    let names: HashSet<&str> = if has_conditional {
+        avail.iter().map(|e| e.name.as_str()).collect()
+    } else {
+        HashSet::new()
+    };
+    let owned: Vec<String> = avail
+        .iter()
+        .filter(|e| !e.conditional.is_empty())
+        .map(|e| e.render(format, &conditional_extra(e, &names)))
+        .collect();
+    let mut owned_iter = owned.iter();
+    let mut pieces: Vec<&str> = Vec::with_capacity(avail.len() * 2 + 2);
+    pieces.push("[");
+    for (i, e) in avail.iter().enumerate() {
+        if i > 0 {
+            pieces.push(",");
+        }
+        if e.conditional.is_empty() {
+            pieces.push(e.rendered(format));
+        } else {
+            pieces.push(owned_iter.next().map_or("", String::as_str));
+        }
+    }
+    pieces.push("]");
+    let text: Text = Arc::from(pieces.concat());
+    let mut cache = core.defs_cache.lock();
+    if cache.map.len() >= 64 {
+        cache.map.clear();
+    }
+    cache.map.insert(
+        query_text.to_string(),
+        Cached {
+            generation: snap.generation,
+            epoch,
+            valid_until,
+            text: text.clone(),
+        },
+    );
+    Ok(text)
+}
+
+/// `ht_runtime_toolsets_json`: every toolset with its tools and availability.
+pub fn toolsets_json(core: &Arc<Core>) -> Result<String> {
+    let _g = core.enter()?;
+    let snap = core.snapshot_full();
+    type Row = (toolsets::View, std::result::Result<BTreeSet<String>, Error>);
+    let rows: Vec<Row> = core.read_registry(|reg| {
+        toolsets::all_names(reg)
+            .into_iter()
+            .filter_map(|n| toolsets::view(reg, &n).map(|v| (v, toolsets::resolve(reg, &n))))
+            .collect()
+    });
+    let all: Vec<&Arc<ToolEntry>> = snap.sorted.values().collect();
+    let (avail, _, _) = available(core, &all);
+    let avail: HashSet<&str> = avail.iter().map(|e| e.name.as_str()).collect();
+    let out: Vec<Value> = rows
+        .into_iter()
+        .map(|(v, resolved)| {
+            let mut row = json!({
+                "name": v.name,
+                "description": v.description,
+                "source": v.source.as_str(),
+                "tools": v.tools,
+                "includes": v.includes,
+            });
+            match resolved {
+                Ok(tools) => {
+                    let registered: Vec<&String> = tools
+                        .iter()
+                        .filter(|t| snap.tools.contains_key(t.as_str()))
+                        .collect();
+                    let available: Vec<&String> = registered
+                        .iter()
+                        .copied()
+                        .filter(|t| avail.contains(t.as_str()))
+                        .collect();
+                    row["resolved_tools"] = json!(tools);
+                    row["registered_tools"] = json!(registered);
+                    row["available_tools"] = json!(available);
+                    row["available"] = json!(!available.is_empty());
+                }
+                Err(e) => {
+                    row["error"] = json!(e.message);
+                    row["available"] = json!(false);
+                }
+            }
+            if let Some(a) = v.alias_of {
+                row["alias_of"] = json!(a);
+            }
+            row
+        })
+        .collect();
+    Ok(Value::Array(out).to_string())
+}

@@ -1,0 +1,451 @@
+//! The tool registry: specs, entries, toolset membership, aliases and the
+//! generation counter that every change bumps (definitions are cached on it).
+
+use once_cell::sync::OnceCell;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::availability::Check;
+use crate::core::{SortedTools, ToolMap};
+use crate::dispatch::validate::Node;
+use crate::error::{Error, ErrorKind, Result};
+use crate::tool::Tool;
+
+/// Description text that is only true when other tools are advertised too
+/// (so schemas never mention a tool the model does not have).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConditionalText {
+    /// Append `text` when at least one of these tools is in the same definitions.
+    #[serde(default)]
+    pub when_any_available: Vec<String>,
+    /// Append `text` only when all of these tools are in the same definitions.
+    #[serde(default)]
+    pub when_all_available: Vec<String>,
+    pub text: String,
+}
+
+/// The registration JSON (`ht_runtime_register_tool`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolSpec {
+    pub name: String,
+    pub toolset: String,
+    pub schema: Value,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub emoji: Option<String>,
+    #[serde(default)]
+    pub requires_env: Vec<String>,
+    #[serde(default)]
+    pub max_result_size_chars: Option<u64>,
+    #[serde(default)]
+    pub parallel_safe: bool,
+    #[serde(default, rename = "override")]
+    pub override_: bool,
+    /// Per-call timeout in seconds (overrides the runtime default).
+    #[serde(default)]
+    pub timeout: Option<f64>,
+    /// The host's agent loop handles this tool itself (todo, memory, ...).
+    #[serde(default)]
+    pub agent_loop: bool,
+    #[serde(default)]
+    pub conditional_description: Vec<ConditionalText>,
+}
+
+/// Output format of definitions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Format {
+    OpenAi = 0,
+    Anthropic = 1,
+    Mcp = 2,
+}
+
+pub struct ToolEntry {
+    pub name: String,
+    pub toolset: String,
+    pub description: String,
+    pub emoji: String,
+    pub requires_env: Vec<String>,
+    pub max_result_size_chars: Option<usize>,
+    pub parallel_safe: bool,
+    pub timeout: Option<Duration>,
+    pub agent_loop: bool,
+    pub parameters: Value,
+    pub params: Node,
+    pub params_trivial: bool,
+    pub conditional: Vec<ConditionalText>,
+    pub tool: Arc<dyn Tool>,
+    pub check: Option<Arc<dyn Check>>,
+    /// The rendered definition per format (without conditional text).
+    rendered: [OnceCell<Box<str>>; 3],
+}
+
+impl ToolEntry {
+    /// The definition JSON for `format`, with `extra` appended to the description.
+    pub fn render(&self, format: Format, extra: &str) -> String {
+        let description = format!("{}{}", self.description, extra);
+        let value = match format {
+            Format::OpenAi => serde_json::json!({
+                "type": "function",
+                "function": {"name": self.name, "description": description, "parameters": self.parameters}
+            }),
+            Format::Anthropic => serde_json::json!({
+                "name": self.name, "description": description, "input_schema": self.parameters
+            }),
+            Format::Mcp => serde_json::json!({
+                "name": self.name, "description": description, "inputSchema": self.parameters
+            }),
+        };
+        value.to_string()
+    }
+
+    /// Cached rendering without conditional text.
+    pub fn rendered(&self, format: Format) -> &str {
+        self.rendered[format as usize].get_or_init(|| self.render(format, "").into_boxed_str())
+    }
+}
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// Check a name against `^[A-Za-z0-9_-]{1,64}$`.
+pub fn check_name(what: &str, name: &str) -> Result<()> {
+    if valid_name(name) {
+        Ok(())
+    } else {
+        Err(Error::invalid(format!(
+            "{what}: '{}' is not a valid name (1 to 64 of A-Z a-z 0-9 _ -)",
+            name.chars().take(80).collect::<String>()
+        )))
+    }
+}
+
+/// Parse and check a spec; builds everything except the handler.
+pub fn parse_spec(text: &str) -> Result<ToolSpec> {
+    let spec: ToolSpec =
+        serde_json::from_str(text).map_err(|e| Error::json(format!("tool spec: {e}")))?;
+    check_name("tool spec: name", &spec.name)?;
+    check_name("tool spec: toolset", &spec.toolset)?;
+    Ok(spec)
+}
+
+/// Parse a JSON array of specs (bulk registration), checking every name.
+pub fn parse_specs(text: &str) -> Result<Vec<ToolSpec>> {
+    let specs: Vec<ToolSpec> =
+        serde_json::from_str(text).map_err(|e| Error::json(format!("tool specs: {e}")))?;
+    for (i, spec) in specs.iter().enumerate() {
+        check_name(&format!("tool specs[{i}]: name"), &spec.name)?;
+        check_name(&format!("tool specs[{i}]: toolset"), &spec.toolset)?;
+    }
+    Ok(specs)
+}
+
+/// Build an entry from a parsed spec (validates the schema).
+pub fn build_entry(
+    spec: ToolSpec,
+    tool: Arc<dyn Tool>,
+    check: Option<Arc<dyn Check>>,
+) -> Result<ToolEntry> {
+    let mut func: Map<String, Value> = match spec.schema {
+        Value::Object(mut o) => {
+            if o.get("type").and_then(Value::as_str) == Some("function")
+                && o.contains_key("function")
+            {
+                match o.remove("function") {
+                    Some(Value::Object(f)) => f,
+                    _ => {
+                        return Err(Error::invalid(
+                            "tool spec: schema.function: must be an object",
+                        ));
+                    }
+                }
+            } else {
+                o
+            }
+        }
+        _ => {
+            return Err(Error::invalid(
+                "tool spec: schema: must be an object (an OpenAI function)",
+            ));
+        }
+    };
+    if let Some(n) = func.get("name") {
+        match n.as_str() {
+            Some(s) if s == spec.name => {}
+            Some(s) => {
+                return Err(Error::invalid(format!(
+                    "tool spec: schema.name '{s}' differs from name '{}'",
+                    spec.name
+                )));
+            }
+            None => return Err(Error::invalid("tool spec: schema.name: must be a string")),
+        }
+    }
+    let description = match func.remove("description") {
+        Some(Value::String(s)) => s,
+        None | Some(Value::Null) => spec.description.clone().unwrap_or_default(),
+        Some(_) => {
+            return Err(Error::invalid(
+                "tool spec: schema.description: must be a string",
+            ));
+        }
+    };
+    let parameters = match func.remove("parameters") {
+        None | Some(Value::Null) => serde_json::json!({"type": "object", "properties": {}}),
+        Some(p @ Value::Object(_)) => p,
+        Some(_) => {
+            return Err(Error::invalid(
+                "tool spec: schema.parameters: must be a JSON Schema object",
+            ));
+        }
+    };
+    match parameters.get("type") {
+        None => {}
+        Some(Value::String(t)) if t == "object" => {}
+        Some(_) => {
+            return Err(Error::invalid(
+                "tool spec: schema.parameters.type: tool parameters must be of type \"object\"",
+            ));
+        }
+    }
+    let params =
+        Node::compile(&parameters, "tool spec: schema.parameters").map_err(Error::invalid)?;
+    for key in func.keys() {
+        if !matches!(key.as_str(), "name" | "strict") {
+            return Err(Error::invalid(format!(
+                "tool spec: schema.{key}: unknown field (expected name, description, parameters)"
+            )));
+        }
+    }
+    for var in &spec.requires_env {
+        if var.is_empty() || var.contains('=') || var.contains('\0') {
+            return Err(Error::invalid(format!(
+                "tool spec: requires_env: '{var}' is not an environment variable name"
+            )));
+        }
+    }
+    for c in &spec.conditional_description {
+        for t in c.when_any_available.iter().chain(&c.when_all_available) {
+            check_name("tool spec: conditional_description: tool", t)?;
+        }
+    }
+    let timeout = spec
+        .timeout
+        .map(|t| crate::error::seconds("tool spec: timeout", t, false))
+        .transpose()?;
+    let max = match spec.max_result_size_chars {
+        Some(0) => {
+            return Err(Error::invalid(
+                "tool spec: max_result_size_chars: must be positive",
+            ));
+        }
+        m => m.map(|m| m as usize),
+    };
+    Ok(ToolEntry {
+        params_trivial: params.is_trivial(),
+        name: spec.name,
+        toolset: spec.toolset,
+        description,
+        emoji: spec.emoji.unwrap_or_default(),
+        requires_env: spec.requires_env,
+        max_result_size_chars: max,
+        parallel_safe: spec.parallel_safe,
+        timeout,
+        agent_loop: spec.agent_loop,
+        parameters,
+        params,
+        conditional: spec.conditional_description,
+        tool,
+        check,
+        rendered: Default::default(),
+    })
+}
+
+/// A toolset defined by the host at run time.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolsetDef {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub tools: Vec<String>,
+    #[serde(default)]
+    pub includes: Vec<String>,
+}
+
+/// Every tool, toolset and alias of one runtime. Tools live in persistent
+/// maps (cloned in O(1) into dispatch snapshots); toolset membership is
+/// indexed, so resolving a toolset never scans every tool.
+#[derive(Default)]
+pub struct Registry {
+    pub tools: ToolMap,
+    pub sorted: SortedTools,
+    /// Registered tools by their toolset.
+    pub members: HashMap<String, BTreeSet<Arc<str>>>,
+    pub toolsets: BTreeMap<String, ToolsetDef>,
+    pub aliases: BTreeMap<String, String>,
+    pub generation: u64,
+    /// Bumped when the set of names or toolsets changes (not when a tool is
+    /// replaced in place): resolved toolset selections are cached on it.
+    pub membership: u64,
+}
+
+impl Registry {
+    fn check_collision(&self, entry: &ToolEntry, override_: bool) -> Result<()> {
+        if let Some(old) = self.tools.get(entry.name.as_str())
+            && old.toolset != entry.toolset
+            && !override_
+        {
+            return Err(Error::new(
+                ErrorKind::Conflict,
+                format!(
+                    "tool '{}' is already registered by toolset '{}'; set \"override\": true in the spec to replace it",
+                    entry.name, old.toolset
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn put(&mut self, entry: ToolEntry) -> Option<Arc<ToolEntry>> {
+        let key: Arc<str> = Arc::from(entry.name.as_str());
+        let entry = Arc::new(entry);
+        let old = self.tools.insert(key.clone(), entry.clone());
+        self.sorted.insert(key.clone(), entry.clone());
+        match &old {
+            Some(o) if o.toolset == entry.toolset => {}
+            Some(o) => {
+                self.unlink(&o.toolset, &key);
+                self.members
+                    .entry(entry.toolset.clone())
+                    .or_default()
+                    .insert(key);
+                self.membership += 1;
+            }
+            None => {
+                self.members
+                    .entry(entry.toolset.clone())
+                    .or_default()
+                    .insert(key);
+                self.membership += 1;
+            }
+        }
+        old
+    }
+
+    fn unlink(&mut self, toolset: &str, name: &str) {
+        if let Some(set) = self.members.get_mut(toolset) {
+            set.remove(name);
+            if set.is_empty() {
+                self.members.remove(toolset);
+            }
+        }
+    }
+
+    /// Insert an entry under the collision rules; returns the replaced entry.
+    pub fn insert(&mut self, entry: ToolEntry, override_: bool) -> Result<Option<Arc<ToolEntry>>> {
+        self.check_collision(&entry, override_)?;
+        let old = self.put(entry);
+        self.generation += 1;
+        Ok(old)
+    }
+
+    /// Insert many entries: all are checked first, so a conflict changes nothing.
+    pub fn insert_many(
+        &mut self,
+        entries: Vec<ToolEntry>,
+        override_: bool,
+    ) -> Result<Vec<Arc<ToolEntry>>> {
+        let mut seen = std::collections::HashSet::new();
+        for e in &entries {
+            self.check_collision(e, override_)?;
+            if !seen.insert(e.name.as_str()) {
+                return Err(Error::invalid(format!(
+                    "tool specs: '{}' appears twice in one bulk registration",
+                    e.name
+                )));
+            }
+        }
+        let old = entries.into_iter().filter_map(|e| self.put(e)).collect();
+        self.generation += 1;
+        Ok(old)
+    }
+
+    pub fn remove(&mut self, name: &str) -> Option<Arc<ToolEntry>> {
+        let old = self.tools.remove(name)?;
+        self.sorted.remove(name);
+        self.unlink(&old.toolset, name);
+        // Aliases pointing at a toolset that no longer has tools go with it.
+        if !self.members.contains_key(&old.toolset) && !self.toolsets.contains_key(&old.toolset) {
+            self.aliases.retain(|_, target| *target != old.toolset);
+        }
+        self.generation += 1;
+        self.membership += 1;
+        Some(old)
+    }
+
+    /// Whether any registered tool belongs to `toolset`.
+    pub fn has_toolset_tools(&self, toolset: &str) -> bool {
+        self.members.contains_key(toolset)
+    }
+
+    /// Names of the registered tools of `toolset`.
+    pub fn members_of(&self, toolset: &str) -> impl Iterator<Item = &Arc<str>> {
+        self.members.get(toolset).into_iter().flatten()
+    }
+
+    /// Define (or redefine) a host toolset; refused when it would not resolve.
+    pub fn define_toolset(&mut self, def: ToolsetDef) -> Result<()> {
+        crate::toolsets::check_definition(self, &def)?;
+        let name = def.name.clone();
+        let previous = self.toolsets.insert(name.clone(), def);
+        if let Err(e) = crate::toolsets::resolve(self, &name) {
+            match previous {
+                Some(p) => self.toolsets.insert(name, p),
+                None => self.toolsets.remove(&name),
+            };
+            return Err(e);
+        }
+        self.generation += 1;
+        self.membership += 1;
+        Ok(())
+    }
+
+    /// Point `alias` at toolset `target`; refused for cycles and unknown targets.
+    pub fn alias_toolset(&mut self, alias: &str, target: &str) -> Result<()> {
+        check_name("alias", alias)?;
+        if crate::toolsets::alias_reaches(self, target, alias) {
+            return Err(Error::invalid(format!(
+                "toolset alias '{alias}' -> '{target}' would make an alias cycle"
+            )));
+        }
+        if crate::toolsets::view(self, target).is_none() {
+            return Err(Error::not_found(format!("unknown toolset '{target}'")));
+        }
+        let previous = self.aliases.insert(alias.to_string(), target.to_string());
+        if let Err(e) = crate::toolsets::resolve(self, alias) {
+            match previous {
+                Some(p) => self.aliases.insert(alias.to_string(), p),
+                None => self.aliases.remove(alias),
+            };
+            return Err(e);
+        }
+        if let Some(p) = previous.filter(|p| p != target) {
+            tracing::warn!(alias, from = %p, to = target, "toolset alias re-pointed");
+        }
+        self.generation += 1;
+        self.membership += 1;
+        Ok(())
+    }
+}

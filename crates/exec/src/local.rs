@@ -1,0 +1,85 @@
+//! The local backend: `/bin/bash -c script` on this machine, in a new
+//! session, with stdin from /dev/null (pipe mode) or a PTY.
+
+use std::io;
+use std::os::fd::AsRawFd;
+
+use crate::sys::{dup_cloexec, posix_spawn_pipe, set_nonblocking, spawn_pipe_fork};
+use crate::{Environment, Input, SpawnRequest, Spawned};
+
+pub const BASH: &str = "/bin/bash";
+
+pub struct Local;
+
+impl Environment for Local {
+    fn name(&self) -> &'static str {
+        "local"
+    }
+
+    fn spawn(&self, req: &SpawnRequest<'_>) -> io::Result<Spawned> {
+        let argv = vec![BASH.to_string(), "-c".to_string(), req.script.to_string()];
+        spawn_argv(&argv, req)
+    }
+}
+
+/// Start `argv` as described by `req` (pipe or PTY), in its own session.
+pub fn spawn_argv(argv: &[String], req: &SpawnRequest<'_>) -> io::Result<Spawned> {
+    if req.pty {
+        spawn_pty(argv, req)
+    } else {
+        spawn_pipe(argv, req)
+    }
+}
+
+fn spawn_pipe(argv: &[String], req: &SpawnRequest<'_>) -> io::Result<Spawned> {
+    match posix_spawn_pipe(argv, req) {
+        Ok(sp) => Ok(sp),
+        // Not expected on Linux/glibc; the fork path below is equivalent, only slower.
+        Err(e)
+            if e.raw_os_error() == Some(libc::ENOSYS) || e.raw_os_error() == Some(libc::EINVAL) =>
+        {
+            spawn_pipe_fork(argv, req)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn spawn_pty(argv: &[String], req: &SpawnRequest<'_>) -> io::Result<Spawned> {
+    use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+    let pair = native_pty_system()
+        .openpty(PtySize {
+            rows: 30,
+            cols: 120,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .map_err(|e| io::Error::other(format!("openpty: {e}")))?;
+    let mut cb = CommandBuilder::from_argv(argv.iter().map(Into::into).collect());
+    cb.env_clear();
+    for (k, v) in req.env {
+        cb.env(k, v);
+    }
+    cb.cwd(req.cwd);
+    let child = pair
+        .slave
+        .spawn_command(cb)
+        .map_err(|e| io::Error::other(format!("spawn on a pty: {e}")))?;
+    drop(pair.slave);
+    let pid = child
+        .process_id()
+        .ok_or_else(|| io::Error::other("pty child has no pid"))? as i32;
+    drop(child); // a std::process::Child inside: dropping neither waits nor kills
+    let master = pair.master;
+    let raw = master
+        .as_raw_fd()
+        .ok_or_else(|| io::Error::other("pty master has no fd"))?;
+    let out = dup_cloexec(raw)?;
+    let inp = dup_cloexec(raw)?;
+    set_nonblocking(out.as_raw_fd());
+    Ok(Spawned {
+        pid,
+        output: out,
+        input: Some(Input::from_fd(inp)),
+        pty: Some(master),
+    })
+}

@@ -1,0 +1,151 @@
+//! The sandbox backend: the local backend's bash inside bubblewrap. The
+//! system directories are bound read-only, the working root (the configured
+//! cwd) read-write, `/tmp` is a private tmpfs, and the network is cut off
+//! unless `terminal.network` is true. The sandbox gets its own pid
+//! namespace and dies with its parent (`--die-with-parent`), so killing the
+//! bwrap process (what the runtime does on timeout, kill and close) ends
+//! everything inside.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::local::{BASH, spawn_argv};
+use crate::{Environment, SpawnRequest, Spawned};
+
+const SYSTEM_DIRS: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
+];
+
+/// What a sandbox needs to know.
+#[derive(Clone, Debug, Default)]
+pub struct SandboxConfig {
+    /// The writable root (the working directory of the task).
+    pub root: PathBuf,
+    /// Keep the network (off by default).
+    pub network: bool,
+    /// Extra read-only binds.
+    pub ro_binds: Vec<PathBuf>,
+    /// Extra writable binds.
+    pub rw_binds: Vec<PathBuf>,
+}
+
+pub struct Sandbox {
+    bwrap: PathBuf,
+    root: PathBuf,
+    network: bool,
+    ro_binds: Vec<PathBuf>,
+    rw_binds: Vec<PathBuf>,
+}
+
+/// Find bubblewrap on PATH (or the usual places).
+pub fn find_bwrap() -> Option<PathBuf> {
+    let path = std::env::var("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(
+            ["/usr/bin", "/usr/local/bin", "/bin"]
+                .iter()
+                .map(PathBuf::from),
+        )
+        .map(|d| d.join("bwrap"))
+        .find(|p| p.is_file())
+}
+
+impl Sandbox {
+    /// A sandbox whose writable root is `root` (the working directory).
+    pub fn new(cfg: &SandboxConfig) -> Result<Sandbox, String> {
+        let bwrap = find_bwrap().ok_or_else(|| {
+            "terminal.backend 'sandbox' needs bubblewrap (bwrap), which is not installed"
+                .to_string()
+        })?;
+        Ok(Sandbox {
+            bwrap,
+            root: cfg.root.clone(),
+            network: cfg.network,
+            ro_binds: cfg.ro_binds.clone(),
+            rw_binds: cfg.rw_binds.clone(),
+        })
+    }
+
+    /// The bwrap argv that runs `script` (exposed for tests and diagnostics).
+    pub fn argv(&self, req: &SpawnRequest<'_>) -> Vec<String> {
+        let mut a: Vec<String> = vec![self.bwrap.display().to_string()];
+        let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
+        for d in SYSTEM_DIRS {
+            let p = Path::new(d);
+            if let Ok(target) = std::fs::read_link(p) {
+                push(&["--symlink", &target.display().to_string(), d]);
+            } else if p.is_dir() {
+                push(&["--ro-bind", d, d]);
+            }
+        }
+        for p in &self.ro_binds {
+            if p.exists() {
+                let s = p.display().to_string();
+                push(&["--ro-bind", &s, &s]);
+            }
+        }
+        push(&[
+            "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run",
+        ]);
+        // A private home unless the home lies inside the writable root.
+        let home = req
+            .env
+            .iter()
+            .find(|(k, _)| k == "HOME")
+            .map(|(_, v)| PathBuf::from(v));
+        if let Some(h) = &home
+            && !h.starts_with(&self.root)
+            && h.is_absolute()
+            && h != Path::new("/")
+        {
+            let s = h.display().to_string();
+            push(&["--tmpfs", &s]);
+        }
+        let root = self.root.display().to_string();
+        push(&["--bind", &root, &root]);
+        for p in self.rw_binds.iter().chain(req.extra_rw.iter()) {
+            if p.exists() {
+                let s = p.display().to_string();
+                push(&["--bind", &s, &s]);
+            }
+        }
+        let cwd = if req.cwd.starts_with(&self.root) {
+            req.cwd.display().to_string()
+        } else {
+            root.clone()
+        };
+        push(&[
+            "--chdir",
+            &cwd,
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+            "--die-with-parent",
+        ]);
+        if !self.network {
+            push(&["--unshare-net"]);
+        }
+        if !req.pty {
+            // A PTY command needs its controlling terminal; a pipe one must not get any.
+            push(&["--new-session"]);
+        }
+        push(&["--", BASH, "-c", req.script]);
+        a
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+}
+
+impl Environment for Sandbox {
+    fn name(&self) -> &'static str {
+        "sandbox"
+    }
+
+    fn spawn(&self, req: &SpawnRequest<'_>) -> io::Result<Spawned> {
+        let argv = self.argv(req);
+        spawn_argv(&argv, req)
+    }
+}

@@ -1,0 +1,351 @@
+//! The one module of this crate that talks to the kernel directly: every
+//! `unsafe` block of the execution layer lives here, each with the reason it
+//! is sound, so the rest of the crate is safe Rust.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::{Input, SpawnRequest, Spawned};
+
+/// Poll one fd for `events`; returns the revents (0 on timeout).
+pub fn poll_one(fd: RawFd, events: i16, timeout_ms: i32) -> i16 {
+    let mut p = libc::pollfd {
+        fd,
+        events,
+        revents: 0,
+    };
+    let r = unsafe { libc::poll(&mut p, 1, timeout_ms) };
+    if r > 0 { p.revents } else { 0 }
+}
+
+pub fn set_nonblocking(fd: RawFd) {
+    unsafe {
+        let fl = libc::fcntl(fd, libc::F_GETFL);
+        if fl >= 0 {
+            libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK);
+        }
+    }
+}
+
+/// A pipe with both ends close-on-exec.
+pub fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as RawFd; 2];
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Watches a child for exit without reaping it (so its pid, and so its
+/// process group id, stay reserved until we have signalled the group).
+pub struct ExitWatch {
+    pub pid: i32,
+    pub pidfd: Option<OwnedFd>,
+}
+
+impl ExitWatch {
+    pub fn new(pid: i32) -> ExitWatch {
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+        let pidfd = if fd >= 0 {
+            Some(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+        } else {
+            None
+        };
+        ExitWatch { pid, pidfd }
+    }
+
+    /// True once the child has exited (it stays a zombie until [`reap`]).
+    pub fn exited(&self) -> bool {
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let r = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                self.pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            )
+        };
+        if r != 0 {
+            // ECHILD: already reaped (or not ours): treat as exited.
+            return true;
+        }
+        unsafe { info.si_pid() != 0 }
+    }
+
+    /// Reap the child; returns its exit code in shell convention (128+signal).
+    pub fn reap(&self) -> i32 {
+        let mut status = 0;
+        loop {
+            let r = unsafe { libc::waitpid(self.pid, &mut status, 0) };
+            if r == -1 && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            if r == -1 {
+                return -1;
+            }
+            break;
+        }
+        if libc::WIFEXITED(status) {
+            libc::WEXITSTATUS(status)
+        } else if libc::WIFSIGNALED(status) {
+            128 + libc::WTERMSIG(status)
+        } else {
+            -1
+        }
+    }
+}
+
+impl Input {
+    pub fn from_fd(fd: OwnedFd) -> Input {
+        Input { fd }
+    }
+
+    /// Write everything (waits up to 5 s for room in the tty buffer).
+    pub fn write_all(&self, mut data: &[u8]) -> io::Result<usize> {
+        let total = data.len();
+        let until = Instant::now() + Duration::from_secs(5);
+        while !data.is_empty() {
+            let n = unsafe {
+                libc::write(
+                    self.fd.as_raw_fd(),
+                    data.as_ptr() as *const libc::c_void,
+                    data.len(),
+                )
+            };
+            if n < 0 {
+                let e = io::Error::last_os_error();
+                match e.raw_os_error() {
+                    Some(libc::EINTR) => continue,
+                    Some(libc::EAGAIN) => {
+                        if Instant::now() > until {
+                            return Err(io::Error::new(
+                                io::ErrorKind::TimedOut,
+                                "the process is not reading its input",
+                            ));
+                        }
+                        poll_one(self.fd.as_raw_fd(), libc::POLLOUT, 20);
+                        continue;
+                    }
+                    _ => return Err(e),
+                }
+            }
+            data = &data[n as usize..];
+        }
+        Ok(total)
+    }
+
+    /// Send end-of-file (the tty's EOF character at a line start).
+    pub fn send_eof(&self) -> io::Result<()> {
+        let mut t: libc::termios = unsafe { std::mem::zeroed() };
+        let eof = if unsafe { libc::tcgetattr(self.fd.as_raw_fd(), &mut t) } == 0 {
+            t.c_cc[libc::VEOF]
+        } else {
+            4
+        };
+        self.write_all(&[b'\n', eof]).map(|_| ())
+    }
+}
+
+/// The fast path: `posix_spawn` (a vfork-style clone, no page-table copy)
+/// with a new session, default signal dispositions and an empty mask,
+/// stdin from /dev/null and stdout+stderr on one pipe.
+pub fn posix_spawn_pipe(argv: &[String], req: &SpawnRequest<'_>) -> io::Result<Spawned> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let cstr = |s: &[u8]| {
+        CString::new(s)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL byte in argument"))
+    };
+    let args: Vec<CString> = argv
+        .iter()
+        .map(|a| cstr(a.as_bytes()))
+        .collect::<io::Result<_>>()?;
+    let envs: Vec<CString> = req
+        .env
+        .iter()
+        .map(|(k, v)| cstr(format!("{k}={v}").as_bytes()))
+        .collect::<io::Result<_>>()?;
+    let cwd = cstr(req.cwd.as_os_str().as_bytes())?;
+    let mut argp: Vec<*mut libc::c_char> = args.iter().map(|a| a.as_ptr() as *mut _).collect();
+    argp.push(std::ptr::null_mut());
+    let mut envp: Vec<*mut libc::c_char> = envs.iter().map(|a| a.as_ptr() as *mut _).collect();
+    envp.push(std::ptr::null_mut());
+    let (r, w) = pipe()?;
+    let check = |rc: libc::c_int| {
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::from_raw_os_error(rc))
+        }
+    };
+    unsafe {
+        let mut fa: libc::posix_spawn_file_actions_t = std::mem::zeroed();
+        let mut at: libc::posix_spawnattr_t = std::mem::zeroed();
+        check(libc::posix_spawn_file_actions_init(&mut fa))?;
+        if let Err(e) = check(libc::posix_spawnattr_init(&mut at)) {
+            libc::posix_spawn_file_actions_destroy(&mut fa);
+            return Err(e);
+        }
+        let result = (|| -> io::Result<libc::pid_t> {
+            check(libc::posix_spawn_file_actions_addopen(
+                &mut fa,
+                0,
+                c"/dev/null".as_ptr(),
+                libc::O_RDONLY,
+                0,
+            ))?;
+            check(libc::posix_spawn_file_actions_adddup2(
+                &mut fa,
+                w.as_raw_fd(),
+                1,
+            ))?;
+            check(libc::posix_spawn_file_actions_adddup2(
+                &mut fa,
+                w.as_raw_fd(),
+                2,
+            ))?;
+            check(libc::posix_spawn_file_actions_addchdir_np(
+                &mut fa,
+                cwd.as_ptr(),
+            ))?;
+            let mut empty: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut empty);
+            check(libc::posix_spawnattr_setsigmask(&mut at, &empty))?;
+            let mut defaults: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut defaults);
+            for sig in [
+                libc::SIGPIPE,
+                libc::SIGINT,
+                libc::SIGQUIT,
+                libc::SIGTERM,
+                libc::SIGHUP,
+                libc::SIGCHLD,
+                libc::SIGALRM,
+                libc::SIGUSR1,
+                libc::SIGUSR2,
+            ] {
+                libc::sigaddset(&mut defaults, sig);
+            }
+            check(libc::posix_spawnattr_setsigdefault(&mut at, &defaults))?;
+            let flags = libc::POSIX_SPAWN_SETSID as libc::c_int
+                | libc::POSIX_SPAWN_SETSIGMASK as libc::c_int
+                | libc::POSIX_SPAWN_SETSIGDEF as libc::c_int;
+            check(libc::posix_spawnattr_setflags(
+                &mut at,
+                flags as libc::c_short,
+            ))?;
+            let mut pid: libc::pid_t = 0;
+            check(libc::posix_spawn(
+                &mut pid,
+                args[0].as_ptr(),
+                &fa,
+                &at,
+                argp.as_ptr(),
+                envp.as_ptr(),
+            ))?;
+            Ok(pid)
+        })();
+        libc::posix_spawn_file_actions_destroy(&mut fa);
+        libc::posix_spawnattr_destroy(&mut at);
+        let pid = result?;
+        drop(w);
+        set_nonblocking(r.as_raw_fd());
+        Ok(Spawned {
+            pid,
+            output: r,
+            input: None,
+            pty: None,
+        })
+    }
+}
+
+pub fn spawn_pipe_fork(argv: &[String], req: &SpawnRequest<'_>) -> io::Result<Spawned> {
+    let (r, w) = pipe()?;
+    let w2 = w.try_clone()?;
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..])
+        .env_clear()
+        .envs(req.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(req.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(w))
+        .stderr(Stdio::from(w2));
+    unsafe {
+        cmd.pre_exec(|| {
+            reset_signals();
+            if libc::setsid() == -1 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let child = cmd.spawn()?;
+    drop(cmd); // closes our copies of the write end
+    set_nonblocking(r.as_raw_fd());
+    Ok(Spawned {
+        pid: child.id() as i32,
+        output: r,
+        input: None,
+        pty: None,
+    })
+}
+
+/// Async-signal-safe: default dispositions and an empty mask, whatever the host set.
+unsafe fn reset_signals() {
+    unsafe {
+        for s in [
+            libc::SIGPIPE,
+            libc::SIGINT,
+            libc::SIGQUIT,
+            libc::SIGTERM,
+            libc::SIGHUP,
+            libc::SIGCHLD,
+            libc::SIGALRM,
+            libc::SIGUSR1,
+            libc::SIGUSR2,
+        ] {
+            libc::signal(s, libc::SIG_DFL);
+        }
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
+    }
+}
+
+pub fn dup_cloexec(fd: i32) -> io::Result<OwnedFd> {
+    let d = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
+    if d < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(unsafe { OwnedFd::from_raw_fd(d) })
+}
+
+/// `poll(2)` on a small set of descriptors; returns poll's result.
+pub fn poll_fds(fds: &mut [libc::pollfd], timeout_ms: i32) -> i32 {
+    // SAFETY: `fds` is a valid, exclusively borrowed array of `fds.len()` pollfd structs.
+    unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) }
+}
+
+/// `read(2)` into `buf`; returns read's result (bytes, 0 at EOF, -1 on error).
+pub fn read_fd(fd: RawFd, buf: &mut [u8]) -> isize {
+    // SAFETY: `buf` is a valid writable buffer of `buf.len()` bytes.
+    unsafe { libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) }
+}
+
+/// `kill(2)`: `pid` may be negative (a process group). Errors are ignored:
+/// the target may be gone already.
+pub fn kill(pid: i32, signal: i32) {
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe {
+        libc::kill(pid, signal);
+    }
+}
+
+/// The effective user id of this process.
+pub fn geteuid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}

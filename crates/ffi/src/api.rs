@@ -1,0 +1,837 @@
+//! Exported C functions. Doc comments here are the C documentation in
+//! `include/hermes_tools.h`: ownership, lifetime, thread and NULL behaviour.
+
+#![allow(clippy::missing_safety_doc)]
+
+use std::ffi::{c_char, c_void};
+use std::sync::Arc;
+
+use super::{boundary, ht_error, opt_str_arg, put_text, require, status_boundary, str_arg};
+use crate::host::{HostCheck, HostData, HostEvents, HostHook, HostTool, SendPtr, ht_call, ht_hook};
+use crate::status::Status;
+use crate::text::Text;
+use hermes_core::dispatch::{CallContext, Completed};
+use hermes_core::error::{Error, ErrorKind};
+use hermes_core::pending::{self, Answer, Field, Kind, RespondOutcome};
+use hermes_runtime::Runtime;
+
+/// A runtime: registry, hooks, built-in tools and threads. Thread-safe.
+pub struct ht_runtime {
+    rt: Runtime,
+    /// Definitions texts handed out last, by the core's shared text: a cache
+    /// hit hands the same block out again without copying.
+    defs: parking_lot::Mutex<Vec<(Arc<str>, Text)>>,
+}
+
+impl ht_runtime {
+    /// The definitions block for `shared` (the core's cached text).
+    fn defs_text(&self, shared: Arc<str>) -> Text {
+        let mut defs = self.defs.lock();
+        if let Some((_, t)) = defs.iter().find(|(a, _)| Arc::ptr_eq(a, &shared)) {
+            return t.clone();
+        }
+        let t = Text::new(&shared);
+        if defs.len() >= 8 {
+            defs.remove(0);
+        }
+        defs.push((shared, t.clone()));
+        t
+    }
+}
+
+/// Wrap a host's user_data for a registration on `rt`.
+fn host_data(rt: &Runtime, user_data: *mut c_void, free: ht_free_fn) -> Arc<HostData> {
+    HostData::new(user_data, free, rt.core().callbacks.clone())
+}
+
+impl ht_runtime {
+    /// The Rust runtime behind a C handle (for Rust hosts and tests mixing both APIs).
+    pub fn runtime(&self) -> &Runtime {
+        &self.rt
+    }
+}
+
+/// Frees a registration's `user_data`; called exactly once, on the callback thread.
+pub type ht_free_fn = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
+/// A host tool handler: read the call, then answer it once with `ht_call_respond`
+/// (now, or later from any thread).
+pub type ht_tool_handler_fn =
+    Option<unsafe extern "C" fn(user_data: *mut c_void, call: *mut ht_call)>;
+/// An availability check: true when the tool can be offered. Must be fast;
+/// runs on a library thread with a deadline.
+pub type ht_check_fn = Option<unsafe extern "C" fn(user_data: *mut c_void) -> bool>;
+/// Completion of an async dispatch: `result` is borrowed for this invocation only.
+pub type ht_completion_fn = Option<
+    unsafe extern "C" fn(
+        user_data: *mut c_void,
+        status: Status,
+        result: *const c_char,
+        result_len: usize,
+    ),
+>;
+/// A hook: read the event, then answer once with `ht_hook_respond`.
+pub type ht_hook_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, hook: *mut ht_hook)>;
+/// Library events (JSON object text, borrowed for this invocation only).
+pub type ht_event_fn =
+    Option<unsafe extern "C" fn(user_data: *mut c_void, event_json: *const c_char, len: usize)>;
+/// Log lines: level 1 error, 2 warn, 3 info, 4 debug, 5 trace; `message` borrowed for this invocation.
+pub type ht_log_fn = Option<
+    unsafe extern "C" fn(user_data: *mut c_void, level: i32, message: *const c_char, len: usize),
+>;
+
+const VERSION: &str = concat!("hermes-tools/", env!("CARGO_PKG_VERSION"), "\0");
+/// The ABI version; equals `HT_ABI_VERSION` in the header this library was built with.
+pub(crate) const ABI_VERSION: u32 = 1;
+
+static DEFAULT_ENGINE: once_cell::sync::Lazy<Arc<hermes_approval::Engine>> =
+    once_cell::sync::Lazy::new(|| Arc::new(hermes_approval::Engine::default()));
+
+pub(crate) unsafe fn rt_ref<'a>(rt: *mut ht_runtime) -> Result<&'a Runtime, Error> {
+    require(rt, "runtime")?;
+    Ok(unsafe { &(*rt).rt })
+}
+
+/// The ABI version of the loaded library. Compare with `HT_ABI_VERSION` and refuse to run on a mismatch.
+#[unsafe(no_mangle)]
+pub extern "C" fn ht_abi_version() -> u32 {
+    boundary(|| ABI_VERSION)
+}
+
+/// The library version as `"hermes-tools/X.Y.Z"`. Static: never free it.
+#[unsafe(no_mangle)]
+pub extern "C" fn ht_version() -> *const c_char {
+    boundary(|| VERSION.as_ptr() as *const c_char)
+}
+
+/// Optional features of this build as a static JSON object, e.g.
+/// `{"pty":true,"sandbox":"bubblewrap","builtin_toolsets":[...]}`. Never free it.
+#[unsafe(no_mangle)]
+pub extern "C" fn ht_features() -> *const c_char {
+    boundary(|| crate::FEATURES_JSON.as_ptr() as *const c_char)
+}
+
+/// Create a runtime from a JSON config (`{}` or NULL/0 means defaults).
+/// On success `*out_rt` owns a runtime to free with `ht_runtime_free`.
+/// Unknown config keys are errors naming the key.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_new(
+    config_json: *const c_char,
+    config_len: usize,
+    out_rt: *mut *mut ht_runtime,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    status_boundary(out_err, || {
+        require(out_rt, "out_rt")?;
+        let cfg = unsafe { str_arg(config_json, config_len, "config_json") }?;
+        let rt = Runtime::new(cfg)?;
+        if let Some(level) = &rt.config().log_level {
+            crate::logging::set_level(level);
+        }
+        let b = Box::new(ht_runtime {
+            rt,
+            defs: parking_lot::Mutex::new(Vec::new()),
+        });
+        unsafe { *out_rt = Box::into_raw(b) };
+        Ok(())
+    })
+}
+
+/// Free a runtime (NULL is a no-op). Rejects new work, completes pending
+/// async calls with `HT_STATUS_CANCELLED`, kills built-in processes, runs
+/// every free function, joins library threads, then returns. Blocks until
+/// calls running in host code return. Must not be called twice, nor
+/// concurrently with other calls on the same runtime. Called from the
+/// callback thread it does not wait for that thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_free(rt: *mut ht_runtime) {
+    boundary(|| {
+        if rt.is_null() {
+            return;
+        }
+        let b = unsafe { Box::from_raw(rt) };
+        b.rt.close();
+        drop(b);
+    })
+}
+
+/// Register a host tool from a JSON spec (`{"name","toolset","schema",...}`).
+/// `handler` is required; `check` may be NULL. On success the library owns
+/// `user_data` until it calls `free_user_data` exactly once (at deregistration,
+/// replacement or runtime free, on the callback thread, after the last callback).
+/// On failure `free_user_data` is never called. A name owned by another toolset
+/// gives `HT_STATUS_CONFLICT` unless the spec says `"override": true`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_register_tool(
+    rt: *mut ht_runtime,
+    spec_json: *const c_char,
+    spec_len: usize,
+    handler: ht_tool_handler_fn,
+    check: ht_check_fn,
+    user_data: *mut c_void,
+    free_user_data: ht_free_fn,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    status_boundary(out_err, || {
+        let rt = unsafe { rt_ref(rt) }?;
+        let spec = unsafe { str_arg(spec_json, spec_len, "spec_json") }?;
+        let handler = handler.ok_or_else(|| Error::invalid("handler is NULL"))?;
+        let data = host_data(rt, user_data, free_user_data);
+        let check = check.map(|func| {
+            Arc::new(HostCheck {
+                func,
+                data: data.clone(),
+            }) as Arc<dyn hermes_core::availability::Check>
+        });
+        let tool = Arc::new(HostTool {
+            func: handler,
+            data: data.clone(),
+        });
+        rt.register_tool(spec, tool, check)?;
+        data.arm();
+        Ok(())
+    })
+}
+
+/// Register many tools at once from a JSON array of specs, all served by one
+/// `handler` (which learns each call's tool with `ht_call_tool_name`) and one
+/// optional `check`. All or nothing: on any error nothing is registered and
+/// `free_user_data` is never called; on success it runs once, when the last
+/// of these tools is gone (deregistration, replacement or runtime free).
+/// `*out_count` (NULL ok) receives the number registered. Registration cost is
+/// O(log n) per tool: 10 000 specs in one call take a few milliseconds.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_register_tools(
+    rt: *mut ht_runtime,
+    specs_json: *const c_char,
+    specs_len: usize,
+    handler: ht_tool_handler_fn,
+    check: ht_check_fn,
+    user_data: *mut c_void,
+    free_user_data: ht_free_fn,
+    out_count: *mut usize,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    status_boundary(out_err, || {
+        let rt = unsafe { rt_ref(rt) }?;
+        let specs = unsafe { str_arg(specs_json, specs_len, "specs_json") }?;
+        let handler = handler.ok_or_else(|| Error::invalid("handler is NULL"))?;
+        let data = host_data(rt, user_data, free_user_data);
+        let check = check.map(|func| {
+            Arc::new(HostCheck {
+                func,
+                data: data.clone(),
+            }) as Arc<dyn hermes_core::availability::Check>
+        });
+        let tool = Arc::new(HostTool {
+            func: handler,
+            data: data.clone(),
+        });
+        let n = rt.register_tools(specs, tool, check)?;
+        data.arm();
+        if !out_count.is_null() {
+            unsafe { *out_count = n };
+        }
+        Ok(())
+    })
+}
+
+/// Remove a tool. `HT_STATUS_NOT_FOUND` when no such tool is registered.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_deregister_tool(
+    rt: *mut ht_runtime,
+    name: *const c_char,
+    name_len: usize,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    status_boundary(out_err, || {
+        let rt = unsafe { rt_ref(rt) }?;
+        let name = unsafe { str_arg(name, name_len, "name") }?;
+        rt.deregister_tool(name)
+    })
+}
+
+/// Define (or replace) a host toolset: `{"name","description"?,"tools"?:[..],"includes"?:[..]}`.
+/// Unknown includes and cycles are refused with a message naming them.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_define_toolset(
+    rt: *mut ht_runtime,
+    toolset_json: *const c_char,
+    len: usize,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    status_boundary(out_err, || {
+        let rt = unsafe { rt_ref(rt) }?;
+        let json = unsafe { str_arg(toolset_json, len, "toolset_json") }?;
+        rt.define_toolset(json)
+    })
+}
+
+/// Make `alias` name the toolset `target` (e.g. an MCP server name for `mcp-<server>`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_alias_toolset(
+    rt: *mut ht_runtime,
+    alias: *const c_char,
+    alias_len: usize,
+    target: *const c_char,
+    target_len: usize,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    status_boundary(out_err, || {
+        let rt = unsafe { rt_ref(rt) }?;
+        let alias = unsafe { str_arg(alias, alias_len, "alias") }?;
+        let target = unsafe { str_arg(target, target_len, "target") }?;
+        rt.alias_toolset(alias, target)
+    })
+}
+
+/// Every toolset with its direct tools, includes, resolved tools and
+/// availability, as a JSON array. `*out_json` is owned: free with `ht_string_free`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_toolsets_json(
+    rt: *mut ht_runtime,
+    out_json: *mut *mut c_char,
+    out_len: *mut usize,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    status_boundary(out_err, || {
+        let rt = unsafe { rt_ref(rt) }?;
+        require(out_json, "out_json")?;
+        let s = rt.toolsets_json()?;
+        put_text(Text::new(&s), out_json, out_len);
+        Ok(())
+    })
+}
+
+/// The registry generation: changes on every registration, removal, toolset or alias change.
+/// 0 for a NULL runtime.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_generation(rt: *mut ht_runtime) -> u64 {
+    boundary(|| match unsafe { rt_ref(rt) } {
+        Ok(rt) => rt.generation(),
+        Err(_) => 0,
+    })
+}
+
+/// Forget cached availability-check results; the next definitions call probes again.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_invalidate_availability(rt: *mut ht_runtime) -> Status {
+    boundary(|| match unsafe { rt_ref(rt) } {
+        Ok(rt) => {
+            rt.core().availability.invalidate();
+            Status::Ok
+        }
+        Err(e) => Status::from(e.kind),
+    })
+}
+
+/// Tool definitions for the model. `query_json` (NULL/0 = all tools, OpenAI
+/// format): `{"enabled_toolsets"?,"disabled_toolsets"?,"format"?:"openai"|"anthropic"|"mcp"}`.
+/// Output: a JSON array sorted by name, never mentioning an unavailable tool.
+/// `*out_json` is owned (read-only): free with `ht_string_free`. Availability
+/// checks may run on library threads while this waits (bounded by the config's
+/// `availability.check_timeout_ms`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_definitions_json(
+    rt: *mut ht_runtime,
+    query_json: *const c_char,
+    query_len: usize,
+    out_json: *mut *mut c_char,
+    out_len: *mut usize,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    status_boundary(out_err, || {
+        require(rt, "runtime")?;
+        // SAFETY: checked non-NULL; the host keeps the runtime alive during the call.
+        let handle = unsafe { &*rt };
+        require(out_json, "out_json")?;
+        let q = unsafe { str_arg(query_json, query_len, "query_json") }?;
+        let shared = handle.rt.definitions(q)?;
+        put_text(handle.defs_text(shared), out_json, out_len);
+        Ok(())
+    })
+}
+
+/// Dispatch one tool call and wait for its result. The handler runs on this
+/// thread; do not call this from the thread the handler's answer depends on.
+/// Returns `HT_STATUS_OK` whenever there is text for the model, including
+/// error results (unknown tool, bad arguments, handler failure, timeout):
+/// those are JSON objects with an `"error"` key. `context_json` may be NULL/0.
+/// `*out_result` is owned: free with `ht_string_free`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_dispatch(
+    rt: *mut ht_runtime,
+    name: *const c_char,
+    name_len: usize,
+    args_json: *const c_char,
+    args_len: usize,
+    context_json: *const c_char,
+    context_len: usize,
+    out_result: *mut *mut c_char,
+    out_len: *mut usize,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    status_boundary(out_err, || {
+        let rt = unsafe { rt_ref(rt) }?;
+        require(out_result, "out_result")?;
+        let name = unsafe { str_arg(name, name_len, "name") }?;
+        let args = unsafe { str_arg(args_json, args_len, "args_json") }?;
+        let ctx =
+            CallContext::parse(unsafe { opt_str_arg(context_json, context_len, "context_json") }?)?;
+        let text = rt.dispatch(name, args, ctx)?;
+        put_text(Text::new(&text), out_result, out_len);
+        Ok(())
+    })
+}
+
+/// Start a tool call and return at once. If this returns an error, `on_done`
+/// never runs. Otherwise `on_done` runs exactly once, never inside this call,
+/// on the library callback thread: with `HT_STATUS_OK` and the result text,
+/// or `HT_STATUS_CANCELLED` (and an error result) after `ht_runtime_cancel`
+/// or `ht_runtime_free`. Host handlers of async calls run on the callback thread.
+/// `*out_call_id` (may be NULL) receives the id for `ht_runtime_cancel`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_dispatch_async(
+    rt: *mut ht_runtime,
+    name: *const c_char,
+    name_len: usize,
+    args_json: *const c_char,
+    args_len: usize,
+    context_json: *const c_char,
+    context_len: usize,
+    on_done: ht_completion_fn,
+    user_data: *mut c_void,
+    out_call_id: *mut u64,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    status_boundary(out_err, || {
+        let rt = unsafe { rt_ref(rt) }?;
+        let on_done = on_done.ok_or_else(|| Error::invalid("on_done is NULL"))?;
+        let name = unsafe { str_arg(name, name_len, "name") }?;
+        let args = unsafe { str_arg(args_json, args_len, "args_json") }?;
+        let ctx =
+            CallContext::parse(unsafe { opt_str_arg(context_json, context_len, "context_json") }?)?;
+        let ud = SendPtr(user_data);
+        let done = Box::new(move |c: Completed| {
+            let ud = ud;
+            let status = if c.cancelled {
+                Status::Cancelled
+            } else {
+                Status::Ok
+            };
+            // SAFETY: the host's completion, called exactly once with its user_data;
+            // the text is borrowed for the call.
+            unsafe { on_done(ud.0, status, c.text.as_ptr() as *const c_char, c.text.len()) };
+        });
+        let id = rt.dispatch_async(name, args, ctx, done)?;
+        if !out_call_id.is_null() {
+            unsafe { *out_call_id = id };
+        }
+        Ok(())
+    })
+}
+
+/// Cancel an async call: its completion runs with `HT_STATUS_CANCELLED`
+/// (a built-in tool's process is killed). `HT_STATUS_NOT_FOUND` when the call
+/// already completed or never existed.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_cancel(
+    rt: *mut ht_runtime,
+    call_id: u64,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    status_boundary(out_err, || unsafe { rt_ref(rt) }?.cancel(call_id))
+}
+
+/// Dispatch a model's `tool_calls` array (`[{"id","type":"function","function":{"name","arguments"}}]`;
+/// `arguments` a JSON string or object). Parallel-safe tools run concurrently,
+/// others in order; results `[{"tool_call_id","name","content"}]` keep input
+/// order and one failing call never loses the others. Blocks like `ht_runtime_dispatch`.
+/// `*out_json` is owned: free with `ht_string_free`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_dispatch_batch(
+    rt: *mut ht_runtime,
+    tool_calls_json: *const c_char,
+    len: usize,
+    context_json: *const c_char,
+    context_len: usize,
+    out_json: *mut *mut c_char,
+    out_len: *mut usize,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    status_boundary(out_err, || {
+        let rt = unsafe { rt_ref(rt) }?;
+        require(out_json, "out_json")?;
+        let calls = unsafe { str_arg(tool_calls_json, len, "tool_calls_json") }?;
+        let ctx =
+            CallContext::parse(unsafe { opt_str_arg(context_json, context_len, "context_json") }?)?;
+        let s = rt.dispatch_batch(calls, &ctx)?;
+        put_text(Text::new(&s), out_json, out_len);
+        Ok(())
+    })
+}
+
+/// A borrowed text of a live host request, or NULL (and length 0).
+pub(crate) fn borrow_field(
+    id: u64,
+    kind: Kind,
+    field: Field,
+    out_len: *mut usize,
+) -> *const c_char {
+    match pending::borrow(id, kind, field) {
+        Some((p, n)) => {
+            if !out_len.is_null() {
+                unsafe { *out_len = n };
+            }
+            p as *const c_char
+        }
+        None => {
+            if !out_len.is_null() {
+                unsafe { *out_len = 0 };
+            }
+            std::ptr::null()
+        }
+    }
+}
+
+/// The call's arguments (JSON object text, repaired and validated). Borrowed:
+/// valid until `ht_call_respond`. Not NUL-terminated: use `*out_len`. NULL for
+/// a NULL, answered or unknown call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_call_args_json(
+    call: *const ht_call,
+    out_len: *mut usize,
+) -> *const c_char {
+    boundary(|| borrow_field(call as u64, Kind::Call, Field::Payload, out_len))
+}
+
+/// The dispatch context of the call (JSON object text, `{}` when none was given).
+/// Borrowed: valid until `ht_call_respond`. Not NUL-terminated: use `*out_len`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_call_context_json(
+    call: *const ht_call,
+    out_len: *mut usize,
+) -> *const c_char {
+    boundary(|| borrow_field(call as u64, Kind::Call, Field::Extra, out_len))
+}
+
+/// The called tool's name. Borrowed: valid until `ht_call_respond`. Not NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_call_tool_name(
+    call: *const ht_call,
+    out_len: *mut usize,
+) -> *const c_char {
+    boundary(|| borrow_field(call as u64, Kind::Call, Field::Name, out_len))
+}
+
+/// The status a host gets for its answer to a pending request.
+fn outcome_status(outcome: RespondOutcome) -> Status {
+    match outcome {
+        RespondOutcome::Delivered => Status::Ok,
+        // The wait had ended (timeout or cancellation): the answer is dropped.
+        RespondOutcome::Late => Status::Timeout,
+        // Answered before, its runtime freed, or never issued.
+        RespondOutcome::Unknown => Status::NotFound,
+        // A handle of another kind (an ht_hook given to ht_approval_respond...).
+        RespondOutcome::WrongKind => Status::InvalidArgument,
+    }
+}
+
+/// Answer a hook or approval with a JSON decision. Unreadable text still ends
+/// the wait (as an empty decision) and its problem is the returned status.
+pub(crate) fn answer_decision(
+    id: u64,
+    kind: Kind,
+    decision_json: *const c_char,
+    len: usize,
+) -> Status {
+    if id == 0 {
+        return Status::InvalidArgument;
+    }
+    let (text, bad) = match unsafe { str_arg(decision_json, len, "decision_json") } {
+        Ok(s) => (s.to_string(), None),
+        Err(e) => (String::new(), Some(Status::from(e.kind))),
+    };
+    let answer = Answer::Responded {
+        is_error: false,
+        text,
+    };
+    match outcome_status(pending::respond(id, kind, answer)) {
+        Status::Ok => bad.unwrap_or(Status::Ok),
+        other => other,
+    }
+}
+
+/// Answer a call exactly once, from any thread, now or later; this also frees
+/// the call. `result` (copied) is the tool's text for the model; with
+/// `is_error` it is wrapped as a sanitised `{"error": ...}`. Invalid UTF-8 is
+/// delivered with replacement characters and reported as `HT_STATUS_INVALID_UTF8`.
+/// A second answer gives `HT_STATUS_NOT_FOUND`; an answer after a timeout or
+/// cancellation gives `HT_STATUS_TIMEOUT`. Both are harmless.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_call_respond(
+    call: *mut ht_call,
+    is_error: bool,
+    result: *const c_char,
+    result_len: usize,
+) -> Status {
+    boundary(|| {
+        if call.is_null() || (result.is_null() && result_len > 0) {
+            return Status::InvalidArgument;
+        }
+        let bytes: &[u8] = if result.is_null() {
+            &[]
+        } else {
+            unsafe { std::slice::from_raw_parts(result as *const u8, result_len) }
+        };
+        let (text, bad) = match std::str::from_utf8(bytes) {
+            Ok(s) => (s.to_string(), false),
+            Err(_) => (String::from_utf8_lossy(bytes).into_owned(), true),
+        };
+        let st = outcome_status(pending::respond(
+            call as u64,
+            Kind::Call,
+            Answer::Responded { is_error, text },
+        ));
+        if st == Status::Ok && bad {
+            Status::InvalidUtf8
+        } else {
+            st
+        }
+    })
+}
+
+/// Add a hook for `event`: `pre_tool_call` (answer `{}` to continue,
+/// `{"action":"block","message":"..."}`, or `{"action":"rewrite","args":{...}}`),
+/// `post_tool_call` (observe; answer `{}`), `transform_tool_result` (answer
+/// `{"result":"..."}` to replace the text, `{}` to keep it). Hooks run on the
+/// dispatching thread (sync) or the callback thread (async), in the order added.
+/// `free_user_data` runs exactly once at runtime free, only if this succeeded.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_add_hook(
+    rt: *mut ht_runtime,
+    event: *const c_char,
+    event_len: usize,
+    hook_fn: ht_hook_fn,
+    user_data: *mut c_void,
+    free_user_data: ht_free_fn,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    status_boundary(out_err, || {
+        let rt = unsafe { rt_ref(rt) }?;
+        let event = unsafe { str_arg(event, event_len, "event") }?;
+        let f = hook_fn.ok_or_else(|| Error::invalid("hook_fn is NULL"))?;
+        let data = host_data(rt, user_data, free_user_data);
+        let hook = Arc::new(HostHook {
+            func: f,
+            data: data.clone(),
+        });
+        rt.add_hook(event, hook)?;
+        data.arm();
+        Ok(())
+    })
+}
+
+/// Handle agent-loop tools (specs with `"agent_loop": true`, such as `todo`,
+/// `memory` or `delegate_task` that the host's own loop owns) with `handler`:
+/// their calls are repaired and validated as usual, then handed to it as an
+/// `ht_call`, without hooks. NULL removes it; without one such calls answer
+/// `{"error": "<name> must be handled by the agent loop"}`. `free_user_data`
+/// runs exactly once when replaced or at runtime free.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_set_interceptor(
+    rt: *mut ht_runtime,
+    handler: ht_tool_handler_fn,
+    user_data: *mut c_void,
+    free_user_data: ht_free_fn,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    status_boundary(out_err, || {
+        let rt = unsafe { rt_ref(rt) }?;
+        let tool = match handler {
+            Some(func) => {
+                let data = host_data(rt, user_data, free_user_data);
+                data.arm();
+                Some(Arc::new(HostTool { func, data }) as Arc<dyn hermes_core::Tool>)
+            }
+            None => None,
+        };
+        rt.set_interceptor(tool)
+    })
+}
+
+/// The hook event (JSON object text: `event`, `tool_name`, `args`, ids, and for
+/// result events `result`, `status`, `duration_ms`). Borrowed: valid until
+/// `ht_hook_respond`. Not NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_hook_event_json(
+    hook: *const ht_hook,
+    out_len: *mut usize,
+) -> *const c_char {
+    boundary(|| borrow_field(hook as u64, Kind::Hook, Field::Payload, out_len))
+}
+
+/// Answer a hook exactly once (any thread); frees it. `decision_json` NULL/0 means `{}`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_hook_respond(
+    hook: *mut ht_hook,
+    decision_json: *const c_char,
+    len: usize,
+) -> Status {
+    boundary(|| answer_decision(hook as u64, Kind::Hook, decision_json, len))
+}
+
+/// Receive library events (background process completion, watch-pattern
+/// matches, ...) as JSON on the callback thread. NULL `event_fn` removes the
+/// handler. The previous handler's free function runs on the callback thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_set_event_handler(
+    rt: *mut ht_runtime,
+    event_fn: ht_event_fn,
+    user_data: *mut c_void,
+    free_user_data: ht_free_fn,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    status_boundary(out_err, || {
+        let rt = unsafe { rt_ref(rt) }?;
+        let f = event_fn.map(|f| unsafe {
+            std::mem::transmute::<
+                unsafe extern "C" fn(*mut c_void, *const c_char, usize),
+                unsafe extern "C" fn(*mut c_void, *const u8, usize),
+            >(f)
+        });
+        let sink = match f {
+            Some(func) => {
+                let data = host_data(rt, user_data, free_user_data);
+                data.arm();
+                Some(Arc::new(HostEvents { func, data }) as Arc<dyn hermes_runtime::EventSink>)
+            }
+            None => None,
+        };
+        rt.set_event_sink(sink)
+    })
+}
+
+/// Drop the state of a task (`task_id` from the dispatch context): its shell
+/// state and its background processes (killed).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_cleanup_task(
+    rt: *mut ht_runtime,
+    task_id: *const c_char,
+    task_id_len: usize,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    status_boundary(out_err, || {
+        let rt = unsafe { rt_ref(rt) }?;
+        let task = unsafe { str_arg(task_id, task_id_len, "task_id") }?;
+        rt.cleanup_task(task);
+        Ok(())
+    })
+}
+
+/// Analyse a shell command without running it: `{"verdict":"allow"|"ask"|"block",
+/// "reasons":[{"rule","description","tier","command"}],"commands":[[argv...]],"normalized":[...]}`.
+/// A NULL runtime uses the default rules. Secrets are redacted in the output.
+/// `*out_json` is owned: free with `ht_string_free`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_command_check(
+    rt: *mut ht_runtime,
+    command: *const c_char,
+    command_len: usize,
+    out_json: *mut *mut c_char,
+    out_len: *mut usize,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    status_boundary(out_err, || {
+        require(out_json, "out_json")?;
+        let cmd = unsafe { str_arg(command, command_len, "command") }?;
+        let engine: Arc<hermes_approval::Engine> = if rt.is_null() {
+            DEFAULT_ENGINE.clone()
+        } else {
+            unsafe { rt_ref(rt) }?.services().approval_engine.clone()
+        };
+        let result = engine.check(cmd);
+        let s = serde_json::to_string(&result)
+            .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
+        put_text(Text::new(&s), out_json, out_len);
+        Ok(())
+    })
+}
+
+/// Install a process-wide log handler (NULL `log_fn` removes it). `level` is
+/// the most verbose level delivered (1 error .. 5 trace; 0 keeps the current).
+/// Lines come from a library thread (`ht-log`), never while a library lock is
+/// held. `free_user_data` of the previous handler runs after its last line.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_set_log_handler(
+    log_fn: ht_log_fn,
+    level: i32,
+    user_data: *mut c_void,
+    free_user_data: ht_free_fn,
+) -> Status {
+    boundary(|| {
+        if !(0..=5).contains(&level) {
+            return Status::InvalidArgument;
+        }
+        let f = log_fn.map(|f| unsafe {
+            std::mem::transmute::<
+                unsafe extern "C" fn(*mut c_void, i32, *const c_char, usize),
+                crate::logging::LogFn,
+            >(f)
+        });
+        crate::logging::set_handler(
+            f,
+            user_data,
+            free_user_data,
+            (level > 0).then_some(level as u8),
+        );
+        Status::Ok
+    })
+}
+
+/// Free a string returned by the library (NULL is a no-op). Never pass
+/// strings from elsewhere; never `free()` ours.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_string_free(s: *mut c_char) {
+    boundary(|| {
+        if !unsafe { Text::free_raw(s) } {
+            tracing::error!(
+                "ht_string_free: not a live string from this library; ignored (a double free is a host bug that cannot always be detected)"
+            );
+        }
+    })
+}
+
+/// The status of an error (`HT_STATUS_INVALID_ARGUMENT` for NULL).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_error_code(err: *const ht_error) -> Status {
+    boundary(|| {
+        if err.is_null() {
+            Status::InvalidArgument
+        } else {
+            unsafe { (*err).status }
+        }
+    })
+}
+
+/// The error message (one line, NUL-terminated). Borrowed: valid until `ht_error_free`.
+/// NULL for a NULL error.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_error_message(err: *const ht_error) -> *const c_char {
+    boundary(|| {
+        if err.is_null() {
+            std::ptr::null()
+        } else {
+            unsafe { (*err).message.as_ptr() }
+        }
+    })
+}
+
+/// Free an error (NULL is a no-op).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_error_free(err: *mut ht_error) {
+    boundary(|| {
+        if !err.is_null() {
+            drop(unsafe { Box::from_raw(err) });
+        }
+    })
+}

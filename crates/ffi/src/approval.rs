@@ -1,0 +1,184 @@
+//! C functions for command approval: the host's approval handler and smart
+//! reviewer, the `ht_approval` object, and the persistent allowlist.
+
+#![allow(clippy::missing_safety_doc)]
+
+use std::ffi::{c_char, c_void};
+use std::sync::Arc;
+
+use super::api::{answer_decision, borrow_field, ht_free_fn, ht_runtime, rt_ref};
+use super::{boundary, ht_error, put_text, require, status_boundary, str_arg};
+use crate::host::{HostApproval, HostData, ht_approval};
+use crate::status::Status;
+use crate::text::Text;
+use hermes_approval::AllowEntry;
+use hermes_core::error::{Error, ErrorKind};
+use hermes_core::pending::{Field, Kind};
+
+/// An approval request for the host: read it with `ht_approval_request_json`,
+/// answer it once (any thread, now or later) with `ht_approval_respond`.
+pub type ht_approval_fn =
+    Option<unsafe extern "C" fn(user_data: *mut c_void, approval: *mut ht_approval)>;
+
+/// Which host sink a setter replaces.
+#[derive(Clone, Copy)]
+enum Which {
+    Handler,
+    Reviewer,
+}
+
+fn set_sink(
+    rt: *mut ht_runtime,
+    which: Which,
+    f: ht_approval_fn,
+    user_data: *mut c_void,
+    free_user_data: ht_free_fn,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    status_boundary(out_err, || {
+        let rt = unsafe { rt_ref(rt) }?;
+        let sink = f.map(|func| {
+            let data = HostData::new(user_data, free_user_data, rt.core().callbacks.clone());
+            data.arm();
+            Arc::new(HostApproval { func, data }) as Arc<dyn hermes_runtime::ApprovalSink>
+        });
+        rt.set_approval_sink(matches!(which, Which::Reviewer), sink)
+    })
+}
+
+/// Set (or with NULL `approval_fn`, remove) the handler asked when a command
+/// needs approval. It runs on the callback thread; the command waits (up to
+/// `approvals.timeout` seconds, then it is denied). Answer with
+/// `{"choice":"once"|"session"|"always"|"deny","scope"?:[...]}`. Without a
+/// handler, `ask` commands are denied unless `approvals.non_interactive` is
+/// `"allow"`. `free_user_data` runs exactly once when the handler is replaced
+/// or the runtime is freed.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_set_approval_handler(
+    rt: *mut ht_runtime,
+    approval_fn: ht_approval_fn,
+    user_data: *mut c_void,
+    free_user_data: ht_free_fn,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    boundary(|| {
+        set_sink(
+            rt,
+            Which::Handler,
+            approval_fn,
+            user_data,
+            free_user_data,
+            out_err,
+        )
+    })
+}
+
+/// Set (or remove) the smart reviewer (`approvals.mode = "smart"`): it is asked
+/// first with the structured analysis and the raw text marked as untrusted
+/// data, and answers `{"decision":"approve"|"deny"|"escalate"}`; anything
+/// unreadable escalates to the approval handler. It can never allow a
+/// `block`-tier command. Same threading and lifetime rules as the handler.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_set_approval_reviewer(
+    rt: *mut ht_runtime,
+    reviewer_fn: ht_approval_fn,
+    user_data: *mut c_void,
+    free_user_data: ht_free_fn,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    boundary(|| {
+        set_sink(
+            rt,
+            Which::Reviewer,
+            reviewer_fn,
+            user_data,
+            free_user_data,
+            out_err,
+        )
+    })
+}
+
+/// The request (JSON object: `kind` "approval" or "review", `verdict`,
+/// `rules`, `reasons`, `commands`, `untrusted_command_text` (secrets
+/// redacted), `suggested_scope`, `choices`, `session_id`, `task_id`,
+/// `tool_call_id`, `timeout_s`). Borrowed: valid until `ht_approval_respond`.
+/// Not NUL-terminated: use `*out_len`. NULL for an answered or unknown request.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_approval_request_json(
+    approval: *const ht_approval,
+    out_len: *mut usize,
+) -> *const c_char {
+    boundary(|| borrow_field(approval as u64, Kind::Approval, Field::Payload, out_len))
+}
+
+/// Answer an approval request exactly once (any thread); frees it. An
+/// unreadable answer is a deny (for the reviewer: escalate). A second answer
+/// gives `HT_STATUS_NOT_FOUND`; an answer after the wait ended (timeout:
+/// already denied) gives `HT_STATUS_TIMEOUT`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_approval_respond(
+    approval: *mut ht_approval,
+    decision_json: *const c_char,
+    len: usize,
+) -> Status {
+    boundary(|| answer_decision(approval as u64, Kind::Approval, decision_json, len))
+}
+
+/// The persistent allowlist (`always` answers) as a JSON array of
+/// `{"rule","argv_prefix":[...],"exact","added_at","note"}`. `*out_json` is
+/// owned: free with `ht_string_free`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_allowlist_json(
+    rt: *mut ht_runtime,
+    out_json: *mut *mut c_char,
+    out_len: *mut usize,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    status_boundary(out_err, || {
+        let rt = unsafe { rt_ref(rt) }?;
+        require(out_json, "out_json")?;
+        let list = rt.services().policy.allowlist();
+        let s = serde_json::to_string(&list)
+            .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
+        put_text(Text::new(&s), out_json, out_len);
+        Ok(())
+    })
+}
+
+/// Replace the allowlist with a JSON array in the shape of
+/// `ht_runtime_allowlist_json` (entries are validated: no bare shells,
+/// interpreters or privilege wrappers) and save it atomically to
+/// `approvals.allowlist_path` when one is configured.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_allowlist_set(
+    rt: *mut ht_runtime,
+    allowlist_json: *const c_char,
+    len: usize,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    status_boundary(out_err, || {
+        let rt = unsafe { rt_ref(rt) }?;
+        let text = unsafe { str_arg(allowlist_json, len, "allowlist_json") }?;
+        let entries: Vec<AllowEntry> = hermes_core::error::parse_json("allowlist", text)?;
+        rt.services()
+            .policy
+            .set_allowlist(entries)
+            .map_err(|e| Error::invalid(format!("allowlist: {e}")))
+    })
+}
+
+/// Forget the `session` approvals given in `session_id`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_clear_session_approvals(
+    rt: *mut ht_runtime,
+    session_id: *const c_char,
+    session_id_len: usize,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    status_boundary(out_err, || {
+        let rt = unsafe { rt_ref(rt) }?;
+        let s = unsafe { str_arg(session_id, session_id_len, "session_id") }?;
+        rt.services().policy.clear_session(s);
+        Ok(())
+    })
+}

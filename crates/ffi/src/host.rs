@@ -1,0 +1,169 @@
+//! Host callbacks as the library holds them: function pointers plus the
+//! registration's `user_data` and its free function, which runs exactly once,
+//! on the callback thread, after the last callback that shares it. Each kind
+//! of callback is an implementation of a core or runtime trait (`Tool`,
+//! `Hook`, `Check`, `ApprovalSink`, `EventSink`), so nothing below the C ABI
+//! knows about function pointers.
+
+use std::ffi::c_void;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use hermes_core::hooks::{Hook, HookReply};
+use hermes_core::threads::CallbackThread;
+use hermes_core::{Tool, ToolCall};
+use hermes_runtime::{ApprovalSink, EventSink};
+
+/// Opaque handle for a tool call (`ht_call*`); its value is an id, never dereferenced.
+pub struct ht_call {
+    _private: [u8; 0],
+}
+
+/// Opaque handle for a hook event (`ht_hook*`).
+pub struct ht_hook {
+    _private: [u8; 0],
+}
+
+/// Opaque handle for an approval request (`ht_approval*`).
+pub struct ht_approval {
+    _private: [u8; 0],
+}
+
+pub type FreeFn = unsafe extern "C" fn(user_data: *mut c_void);
+pub type HandlerFn = unsafe extern "C" fn(user_data: *mut c_void, call: *mut ht_call);
+pub type CheckFn = unsafe extern "C" fn(user_data: *mut c_void) -> bool;
+pub type HookFn = unsafe extern "C" fn(user_data: *mut c_void, hook: *mut ht_hook);
+
+/// `user_data` plus its free function. Dropping the last reference queues the
+/// free function on the callback thread (or runs it here once that thread is gone).
+pub struct HostData {
+    pub user_data: *mut c_void,
+    free: Option<FreeFn>,
+    armed: AtomicBool,
+    callbacks: Arc<CallbackThread>,
+}
+
+// SAFETY: the host promises user_data is usable from any thread (documented in the header).
+unsafe impl Send for HostData {}
+// SAFETY: as above; the library never dereferences user_data itself.
+unsafe impl Sync for HostData {}
+
+impl HostData {
+    pub fn new(
+        user_data: *mut c_void,
+        free: Option<FreeFn>,
+        callbacks: Arc<CallbackThread>,
+    ) -> Arc<Self> {
+        Arc::new(HostData {
+            user_data,
+            free,
+            armed: AtomicBool::new(false),
+            callbacks,
+        })
+    }
+    /// Registration succeeded: from now on the free function will run on drop.
+    pub fn arm(&self) {
+        self.armed.store(true, Ordering::Release);
+    }
+}
+
+impl Drop for HostData {
+    fn drop(&mut self) {
+        if !self.armed.load(Ordering::Acquire) {
+            return;
+        }
+        if let Some(free) = self.free {
+            let ud = SendPtr(self.user_data);
+            self.callbacks.post(Box::new(move || {
+                let ud = ud;
+                // SAFETY: the host registered `free` for this user_data and it runs exactly once, here.
+                unsafe { free(ud.0) }
+            }));
+        }
+    }
+}
+
+/// A raw pointer that we promise to move between threads (host user_data).
+#[derive(Clone, Copy)]
+pub struct SendPtr(pub *mut c_void);
+// SAFETY: host user_data pointers are promised thread-safe by the host (see the header).
+unsafe impl Send for SendPtr {}
+// SAFETY: as above.
+unsafe impl Sync for SendPtr {}
+
+/// A host tool handler: the call's id is its `ht_call*` handle.
+pub struct HostTool {
+    pub func: HandlerFn,
+    pub data: Arc<HostData>,
+}
+
+impl Tool for HostTool {
+    fn call(&self, call: ToolCall<'_>) {
+        let id = call.reply.id();
+        // SAFETY: `func` is the host's handler registered with this user_data;
+        // the handle is an id the host only passes back to us.
+        unsafe { (self.func)(self.data.user_data, id as *mut ht_call) };
+    }
+    fn wants_value(&self) -> bool {
+        false
+    }
+}
+
+/// A host hook: the event's id is its `ht_hook*` handle.
+pub struct HostHook {
+    pub func: HookFn,
+    pub data: Arc<HostData>,
+}
+
+impl Hook for HostHook {
+    fn call(&self, _event: &Arc<str>, reply: HookReply) {
+        // SAFETY: `func` is the host's hook registered with this user_data.
+        unsafe { (self.func)(self.data.user_data, reply.id() as *mut ht_hook) };
+    }
+}
+
+/// A host availability check.
+pub struct HostCheck {
+    pub func: CheckFn,
+    pub data: Arc<HostData>,
+}
+
+impl hermes_core::availability::Check for HostCheck {
+    fn check(&self) -> bool {
+        // SAFETY: `func` is the host's check registered with this user_data.
+        unsafe { (self.func)(self.data.user_data) }
+    }
+    fn key(&self) -> (usize, usize) {
+        (self.func as usize, self.data.user_data as usize)
+    }
+}
+
+pub type ApprovalFn = unsafe extern "C" fn(user_data: *mut c_void, approval: *mut ht_approval);
+
+/// A host approval handler or reviewer: the request's id is its `ht_approval*` handle.
+pub struct HostApproval {
+    pub func: ApprovalFn,
+    pub data: Arc<HostData>,
+}
+
+impl ApprovalSink for HostApproval {
+    fn ask(&self, _request: &Arc<str>, id: u64) {
+        // SAFETY: `func` is the host's approval handler registered with this user_data.
+        unsafe { (self.func)(self.data.user_data, id as *mut ht_approval) };
+    }
+}
+
+pub type EventFn = unsafe extern "C" fn(*mut c_void, *const u8, usize);
+
+/// The host's event handler.
+pub struct HostEvents {
+    pub func: EventFn,
+    pub data: Arc<HostData>,
+}
+
+impl EventSink for HostEvents {
+    fn event(&self, json: &str) {
+        // SAFETY: `func` is the host's event handler; the text is borrowed for the call.
+        unsafe { (self.func)(self.data.user_data, json.as_ptr(), json.len()) };
+    }
+}

@@ -1,0 +1,124 @@
+//! Runtime configuration (`ht_runtime_new`'s JSON). `{}` means defaults with
+//! nothing built-in switched on. Unknown keys are errors naming the key, so a
+//! typo never silently changes behaviour.
+
+use serde::Deserialize;
+
+pub use hermes_builtins::terminal::TerminalConfig;
+pub use hermes_core::config::{AvailabilityConfig, DispatchConfig};
+use hermes_core::error::{Error, Result};
+
+/// Log levels a config may name.
+pub const LOG_LEVELS: &[&str] = &["error", "warn", "info", "debug", "trace"];
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Built-in toolsets to switch on: "terminal", "file", "todo", "memory", "skills".
+    pub builtin_toolsets: Vec<String>,
+    pub terminal: TerminalConfig,
+    pub approvals: ApprovalsConfig,
+    pub dispatch: DispatchConfig,
+    pub availability: AvailabilityConfig,
+    pub data_dir: Option<String>,
+    pub skills_dir: Option<String>,
+    pub workspace_root: Option<String>,
+    /// Minimum level forwarded to the host log handler: error|warn|info|debug|trace.
+    pub log_level: Option<String>,
+}
+
+/// The `approvals` section: mode, allowlist file, non-interactive policy,
+/// timeout, deny rules, extra engine rules and exemptions.
+pub type ApprovalsConfig = hermes_approval::PolicyConfig;
+
+pub const BUILTIN_TOOLSETS: &[&str] = &["terminal", "file", "todo", "memory", "skills"];
+
+impl Config {
+    pub fn parse(text: &str) -> Result<Config> {
+        let text = if text.trim().is_empty() { "{}" } else { text };
+        let cfg: Config =
+            serde_json::from_str(text).map_err(|e| Error::json(format!("runtime config: {e}")))?;
+        for name in &cfg.builtin_toolsets {
+            if !BUILTIN_TOOLSETS.contains(&name.as_str()) {
+                return Err(Error::invalid(format!(
+                    "runtime config: builtin_toolsets: unknown toolset '{name}' (known: {})",
+                    BUILTIN_TOOLSETS.join(", ")
+                )));
+            }
+        }
+        match cfg.terminal.backend.as_str() {
+            "local" | "sandbox" => {}
+            other => {
+                return Err(Error::invalid(format!(
+                    "runtime config: terminal.backend: unknown backend '{other}' (local, sandbox)"
+                )));
+            }
+        }
+        // Every duration is bounded so that no deadline can overflow.
+        use hermes_core::error::seconds;
+        let c = "runtime config";
+        seconds(
+            &format!("{c}: dispatch.timeout"),
+            cfg.dispatch.timeout,
+            true,
+        )?;
+        seconds(
+            &format!("{c}: dispatch.hook_timeout"),
+            cfg.dispatch.hook_timeout,
+            false,
+        )?;
+        seconds(
+            &format!("{c}: availability.ttl"),
+            cfg.availability.ttl,
+            true,
+        )?;
+        seconds(
+            &format!("{c}: availability.failure_grace"),
+            cfg.availability.failure_grace,
+            true,
+        )?;
+        seconds(
+            &format!("{c}: availability.check_timeout_ms"),
+            cfg.availability.check_timeout_ms as f64 / 1000.0,
+            true,
+        )?;
+        seconds(
+            &format!("{c}: approvals.timeout"),
+            cfg.approvals.timeout as f64,
+            false,
+        )?;
+        for (key, v) in [
+            ("terminal.timeout", cfg.terminal.timeout),
+            (
+                "terminal.max_foreground_timeout",
+                cfg.terminal.max_foreground_timeout,
+            ),
+            (
+                "terminal.background_timeout",
+                cfg.terminal.background_timeout,
+            ),
+            ("terminal.finished_ttl", cfg.terminal.finished_ttl),
+        ] {
+            seconds(&format!("{c}: {key}"), v as f64, true)?;
+        }
+        for (key, v) in [
+            ("terminal.kill_grace", cfg.terminal.kill_grace),
+            ("terminal.watch_interval", cfg.terminal.watch_interval),
+        ] {
+            seconds(&format!("{c}: {key}"), v, true)?;
+        }
+        if cfg.dispatch.max_result_size_chars < 1000 {
+            return Err(Error::invalid(
+                "runtime config: dispatch.max_result_size_chars must be >= 1000",
+            ));
+        }
+        if let Some(level) = &cfg.log_level
+            && !LOG_LEVELS.contains(&level.to_ascii_lowercase().as_str())
+        {
+            return Err(Error::invalid(format!(
+                "runtime config: log_level: unknown level '{level}' (error, warn, info, debug, trace)"
+            )));
+        }
+        Ok(cfg)
+    }
+}

@@ -1,0 +1,346 @@
+//! The hermes-tools runtime and its Rust API: parses the config, assembles a
+//! [`Core`] with the built-in providers it names, owns the approval broker
+//! and the event sink (the services tools may use), and closes everything in
+//! a fixed order. The C ABI, the CLI and the MCP server are front ends over
+//! this API.
+
+pub mod approvals;
+pub mod config;
+
+use parking_lot::{Mutex, RwLock};
+use serde_json::Value;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use hermes_builtins::terminal::Terminal;
+use hermes_core::availability::Check;
+use hermes_core::dispatch::{self, CallContext, OnDone};
+use hermes_core::engine::Engine;
+use hermes_core::error::{Error, Result};
+use hermes_core::hooks::{Hook, HookEvent};
+use hermes_core::registry::{self, ToolsetDef};
+use hermes_core::threads::CallbackThread;
+use hermes_core::{CancelToken, CommandDecision, Core, Lifecycle, Tool, ToolServices};
+
+pub use approvals::ApprovalSink;
+pub use config::Config;
+
+/// Where library events go (process notifications, watch matches, output).
+pub trait EventSink: Send + Sync {
+    /// One event as JSON text. Runs on the callbacks thread.
+    fn event(&self, json: &str);
+}
+
+/// The services tools may use: command approval and events. Owned apart
+/// from the core, so tools holding them never keep the registry alive.
+pub struct Services {
+    pub approval_engine: Arc<hermes_approval::Engine>,
+    pub policy: Arc<hermes_approval::Policy>,
+    pub approvals: approvals::Approvals,
+    pub events: RwLock<Option<Arc<dyn EventSink>>>,
+    pub(crate) callbacks: Arc<CallbackThread>,
+    pub(crate) engine: Engine,
+    pub(crate) core_id: u64,
+    closed: AtomicBool,
+}
+
+impl Services {
+    fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+}
+
+impl ToolServices for Services {
+    fn approve_command(
+        &self,
+        command: &str,
+        ctx: &CallContext,
+        cancel: &CancelToken,
+    ) -> CommandDecision {
+        approvals::decide(self, command, ctx, cancel)
+    }
+
+    fn emit_event(&self, event: Value) {
+        let sink = self.events.read().clone();
+        if let Some(sink) = sink {
+            let text = event.to_string();
+            self.callbacks.post(Box::new(move || sink.event(&text)));
+        }
+    }
+
+    fn has_event_handler(&self) -> bool {
+        self.events.read().is_some()
+    }
+}
+
+/// A runtime: the Rust API (the C ABI wraps the same thing).
+pub struct Runtime {
+    core: Arc<Core>,
+    services: Arc<Services>,
+    config: Config,
+    terminal: Option<Arc<Terminal>>,
+    lifecycles: Mutex<Vec<Arc<dyn Lifecycle>>>,
+}
+
+impl Runtime {
+    /// Build a runtime from its JSON config (`{}` = defaults, nothing built-in).
+    pub fn new(config_json: &str) -> Result<Runtime> {
+        let config = Config::parse(config_json)?;
+        let approval_engine =
+            hermes_approval::Engine::from_config(&config.approvals.engine_config())
+                .map_err(|e| Error::invalid(format!("runtime config: approvals: {e}")))?;
+        let policy = hermes_approval::Policy::new(config.approvals.clone())
+            .map_err(|e| Error::invalid(format!("runtime config: approvals: {e}")))?;
+        let core = Core::new(config.dispatch.clone(), &config.availability)?;
+        let services = Arc::new(Services {
+            approval_engine: Arc::new(approval_engine),
+            policy: Arc::new(policy),
+            approvals: Default::default(),
+            events: RwLock::new(None),
+            callbacks: core.callbacks.clone(),
+            engine: core.engine.clone(),
+            core_id: core.id,
+            closed: AtomicBool::new(false),
+        });
+        let mut rt = Runtime {
+            core,
+            services,
+            config,
+            terminal: None,
+            lifecycles: Mutex::new(Vec::new()),
+        };
+        if let Err(e) = rt.install_builtins() {
+            rt.close();
+            return Err(e);
+        }
+        tracing::debug!(runtime = rt.core.id, "runtime created");
+        Ok(rt)
+    }
+
+    /// Install the built-in toolsets named in the config.
+    fn install_builtins(&mut self) -> Result<()> {
+        for name in self.config.builtin_toolsets.clone() {
+            match name.as_str() {
+                "terminal" => {
+                    let services: Arc<dyn ToolServices> = self.services.clone();
+                    let term = hermes_builtins::terminal::install(
+                        self.config.terminal.clone(),
+                        services,
+                        &self.core,
+                    )?;
+                    self.lifecycles.lock().push(term.clone());
+                    self.terminal = Some(term);
+                }
+                _ => {
+                    return Err(Error::new(
+                        hermes_core::ErrorKind::Unsupported,
+                        format!(
+                            "runtime config: builtin_toolsets: '{name}' is not available in this build yet"
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn core(&self) -> &Arc<Core> {
+        &self.core
+    }
+    pub fn services(&self) -> &Arc<Services> {
+        &self.services
+    }
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+    /// The terminal toolset, when it is switched on.
+    pub fn terminal(&self) -> Option<&Arc<Terminal>> {
+        self.terminal.as_ref()
+    }
+    pub fn is_closed(&self) -> bool {
+        self.core.is_closed()
+    }
+
+    /// Register one tool from its JSON spec.
+    pub fn register_tool(
+        &self,
+        spec_json: &str,
+        tool: Arc<dyn Tool>,
+        check: Option<Arc<dyn Check>>,
+    ) -> Result<()> {
+        let _g = self.core.enter()?;
+        let spec = registry::parse_spec(spec_json)?;
+        let override_ = spec.override_;
+        let entry = registry::build_entry(spec, tool, check)?;
+        self.core.register(entry, override_)
+    }
+
+    /// Register many tools (a JSON array of specs) that share one
+    /// implementation; the tool learns each call's name from `ToolCall::name`.
+    /// All or nothing; returns how many were registered.
+    pub fn register_tools(
+        &self,
+        specs_json: &str,
+        tool: Arc<dyn Tool>,
+        check: Option<Arc<dyn Check>>,
+    ) -> Result<usize> {
+        let _g = self.core.enter()?;
+        let specs = registry::parse_specs(specs_json)?;
+        let override_ = specs.iter().any(|s| s.override_);
+        let entries = specs
+            .into_iter()
+            .enumerate()
+            .map(|(i, spec)| {
+                registry::build_entry(spec, tool.clone(), check.clone())
+                    .map_err(|e| Error::new(e.kind, format!("tool specs[{i}]: {}", e.message)))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.core.register_many(entries, override_)
+    }
+
+    pub fn deregister_tool(&self, name: &str) -> Result<()> {
+        let _g = self.core.enter()?;
+        self.core.deregister(name)
+    }
+
+    pub fn define_toolset(&self, json: &str) -> Result<()> {
+        let _g = self.core.enter()?;
+        let def: ToolsetDef = hermes_core::error::parse_json("toolset", json)?;
+        self.core.define_toolset(def)
+    }
+
+    pub fn alias_toolset(&self, alias: &str, target: &str) -> Result<()> {
+        let _g = self.core.enter()?;
+        self.core.alias_toolset(alias, target)
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.core.generation()
+    }
+
+    pub fn add_hook(&self, event: &str, hook: Arc<dyn Hook>) -> Result<u64> {
+        let _g = self.core.enter()?;
+        let ev = HookEvent::parse(event)?;
+        Ok(self.core.add_hook(ev, hook))
+    }
+
+    pub fn remove_hook(&self, id: u64) -> Result<()> {
+        let _g = self.core.enter()?;
+        self.core.remove_hook(id)
+    }
+
+    /// Set (or with `None`, remove) the handler for agent-loop tools.
+    pub fn set_interceptor(&self, tool: Option<Arc<dyn Tool>>) -> Result<()> {
+        let _g = self.core.enter()?;
+        self.core.set_interceptor(tool);
+        Ok(())
+    }
+
+    pub fn set_event_sink(&self, sink: Option<Arc<dyn EventSink>>) -> Result<()> {
+        let _g = self.core.enter()?;
+        let old = std::mem::replace(&mut *self.services.events.write(), sink);
+        drop(old);
+        Ok(())
+    }
+
+    /// Set the approval handler (`reviewer == false`) or the smart-mode reviewer.
+    pub fn set_approval_sink(
+        &self,
+        reviewer: bool,
+        sink: Option<Arc<dyn ApprovalSink>>,
+    ) -> Result<()> {
+        let _g = self.core.enter()?;
+        let slot = if reviewer {
+            &self.services.approvals.reviewer
+        } else {
+            &self.services.approvals.handler
+        };
+        let old = std::mem::replace(&mut *slot.write(), sink);
+        drop(old);
+        Ok(())
+    }
+
+    /// Dispatch one call synchronously: tools run on this thread.
+    pub fn dispatch(&self, name: &str, args: &str, ctx: CallContext) -> Result<String> {
+        dispatch::dispatch_sync(&self.core, name, args, ctx)
+    }
+
+    /// Dispatch one call; `on_done` runs exactly once on the callbacks thread.
+    pub fn dispatch_async(
+        &self,
+        name: &str,
+        args: &str,
+        ctx: CallContext,
+        on_done: OnDone,
+    ) -> Result<u64> {
+        dispatch::dispatch_async(&self.core, name, args, ctx, on_done)
+    }
+
+    /// Dispatch a batch of model tool calls; results in input order.
+    pub fn dispatch_batch(&self, calls_json: &str, ctx: &CallContext) -> Result<String> {
+        dispatch::batch::dispatch_batch(&self.core, calls_json, ctx)
+    }
+
+    /// Definitions for the model (JSON text, shared: cheap to clone).
+    pub fn definitions(&self, query_json: &str) -> Result<Arc<str>> {
+        hermes_core::definitions::definitions(&self.core, query_json)
+    }
+
+    pub fn toolsets_json(&self) -> Result<String> {
+        hermes_core::definitions::toolsets_json(&self.core)
+    }
+
+    /// Cancel an async dispatch by its call id.
+    pub fn cancel(&self, call_id: u64) -> Result<()> {
+        self.core.cancel(call_id)
+    }
+
+    /// Drop a task's state in every built-in toolset (kills its processes).
+    pub fn cleanup_task(&self, task_id: &str) {
+        let lifecycles = self.lifecycles.lock().clone();
+        for l in lifecycles {
+            l.cleanup_task(task_id);
+        }
+    }
+
+    /// Close: reject new work, cancel pending calls (their completions run
+    /// cancelled), stop built-in tools, drop every tool and handler, stop
+    /// the engine and the callbacks thread. Everything has happened when this
+    /// returns, unless called from the callbacks thread itself (which cannot
+    /// wait for itself).
+    pub fn close(&self) {
+        let core = &self.core;
+        if !core.begin_close() {
+            return;
+        }
+        self.services.closed.store(true, Ordering::Release);
+        let on_callback_thread = core.callbacks.is_current();
+        let lifecycles = std::mem::take(&mut *self.lifecycles.lock());
+        for l in &lifecycles {
+            l.shutdown();
+        }
+        drop(lifecycles);
+        if !on_callback_thread {
+            // Host code still running holds its tool's user_data: never free
+            // it under its feet. Wait, and say why we wait.
+            while !core.wait_idle(Duration::from_secs(5)) {
+                tracing::warn!(
+                    "runtime close is waiting for calls or availability checks still running in host code"
+                );
+            }
+        }
+        core.finish_close();
+        *self.services.events.write() = None;
+        *self.services.approvals.handler.write() = None;
+        *self.services.approvals.reviewer.write() = None;
+        core.callbacks.shutdown();
+        tracing::debug!(runtime = core.id, "runtime closed");
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
