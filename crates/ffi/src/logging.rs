@@ -99,7 +99,7 @@ impl Visit for Fmt {
 impl<S: Subscriber> Layer<S> for HostLayer {
     fn enabled(&self, meta: &tracing::Metadata<'_>, _: Context<'_, S>) -> bool {
         level_num(meta.level()) <= MAX_LEVEL.load(Ordering::Relaxed)
-            && meta.target().starts_with("hermes_tools")
+            && (meta.target().starts_with("hermes_"))
     }
     fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
         let Some(logger) = LOGGER.get() else { return };
