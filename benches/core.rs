@@ -79,13 +79,17 @@ fn dispatch_once(rt: &Rt) {
 }
 
 fn definitions(rt: &Rt) -> usize {
+    definitions_q(rt, "")
+}
+
+fn definitions_q(rt: &Rt, q: &str) -> usize {
     let mut out = std::ptr::null_mut();
     let mut n = 0;
     let st = unsafe {
         ht_runtime_definitions_json(
             rt.0,
-            std::ptr::null(),
-            0,
+            q.as_ptr() as *const c_char,
+            q.len(),
             &mut out,
             &mut n,
             std::ptr::null_mut(),
@@ -149,6 +153,75 @@ fn throughput(rt: &Rt, threads: usize, dur: Duration) -> f64 {
     total as f64 / dur.as_secs_f64()
 }
 
+/// The toolset filter hosts use: every toolset of the registry named.
+fn all_sets_query() -> String {
+    let sets: Vec<String> = (0..20).map(|i| format!("\"set_{i}\"")).collect();
+    format!(r#"{{"enabled_toolsets":[{}]}}"#, sets.join(","))
+}
+
+/// Registration one by one and in bulk, toolset-filtered definitions right
+/// after one tool changes, and dispatch, with `n` tools registered.
+fn scale(n: usize) {
+    let specs: Vec<String> = (0..n).map(spec_n).collect();
+    let one = new_rt();
+    let t = Instant::now();
+    for (i, s) in specs.iter().enumerate() {
+        register(&one, s, i % 2 == 0, i % 50 + 1);
+    }
+    let one_by_one = t.elapsed();
+    let bulk_rt = new_rt();
+    let array = format!("[{}]", specs.join(","));
+    let t = Instant::now();
+    let mut count = 0usize;
+    let st = unsafe {
+        ht_runtime_register_tools(
+            bulk_rt.0,
+            array.as_ptr() as *const c_char,
+            array.len(),
+            Some(answer_inline),
+            None,
+            std::ptr::null_mut(),
+            None,
+            &mut count,
+            std::ptr::null_mut(),
+        )
+    };
+    let bulk = t.elapsed();
+    assert_eq!((st, count), (Status::Ok, n));
+    println!(
+        "register {n} tools: one by one {:.1} ms, bulk {:.2} ms",
+        one_by_one.as_secs_f64() * 1e3,
+        bulk.as_secs_f64() * 1e3
+    );
+    let q = all_sets_query();
+    let bytes = definitions_q(&one, &q);
+    let mut k = 0usize;
+    let rounds = if n > 5000 { 60 } else { 200 };
+    let filtered = median(
+        (0..rounds)
+            .map(|_| {
+                k += 1;
+                let i = k % n;
+                register(&one, &specs[i], i % 2 == 0, i % 50 + 1);
+                let t = Instant::now();
+                definitions_q(&one, &q);
+                t.elapsed().as_nanos() as f64
+            })
+            .collect(),
+    );
+    println!(
+        "definitions filtered by toolset, {n} tools ({bytes} bytes), right after one tool changes: median {:.1} us",
+        filtered / 1000.0
+    );
+    register(&one, TRIVIAL, false, 0);
+    let d = time_ns(100, 2000, || dispatch_once(&one));
+    println!("dispatch trivial tool with {n} tools registered: median {d:.0} ns/call");
+    unsafe {
+        ht_runtime_free(one.0);
+        ht_runtime_free(bulk_rt.0);
+    }
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
@@ -192,6 +265,9 @@ fn main() {
         fresh / 1000.0
     );
     println!("definitions 1000 tools from cache: median {:.0} ns", cached);
+
+    scale(1000);
+    scale(10_000);
 
     let dur = Duration::from_millis(1500);
     let one = throughput(&rt, 1, dur);

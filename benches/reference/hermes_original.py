@@ -72,6 +72,28 @@ for _ in range(200):
     samples.append((time.perf_counter() - t) * 1e6)
 print(f"original registry.get_definitions 1000 tools (500 checked) after a change: median {statistics.median(samples):.1f} us")
 
+# Scale: registering 10 000 tools one by one, and get_definitions right after
+# one tool changes at 1 000 and 10 000 tools (the same shapes as benches/core.rs).
+for n in (1000, 10000):
+    reg = type(registry)()
+    t = time.perf_counter()
+    for i in range(n):
+        reg.register(f"tool_{i:04d}", f"set_{i % 20}", spec(i), lambda args, **kw: "{}",
+                     check_fn=checks[i % 50] if i % 2 == 0 else None)
+    reg_ms = (time.perf_counter() - t) * 1e3
+    all_names = {f"tool_{i:04d}" for i in range(n)}
+    reg.get_definitions(all_names, quiet=True)
+    samples = []
+    for k in range(1, 61):
+        i = k % n
+        reg.register(f"tool_{i:04d}", f"set_{i % 20}", spec(i), lambda args, **kw: "{}",
+                     check_fn=checks[i % 50] if i % 2 == 0 else None)
+        t = time.perf_counter()
+        reg.get_definitions(all_names, quiet=True)
+        samples.append((time.perf_counter() - t) * 1e6)
+    print(f"original register {n} tools one by one: {reg_ms:.1f} ms; "
+          f"get_definitions after one change: median {statistics.median(samples):.1f} us")
+
 # The original's command analysis over the same case file as benches/approval.rs.
 import json  # noqa: E402
 import os  # noqa: E402
@@ -79,7 +101,7 @@ import os  # noqa: E402
 from tools.approval import detect_dangerous_command  # noqa: E402
 
 here = os.path.dirname(os.path.abspath(__file__))
-cases = os.path.join(here, "..", "..", "..", "shared", "data", "command_cases.jsonl")
+cases = os.path.join(here, "..", "..", "crates", "approval", "tests", "data", "command_cases.jsonl")
 commands = [json.loads(line)["command"] for line in open(cases)]
 per = []
 for c in commands:

@@ -207,6 +207,13 @@ impl Core {
         self.snapshot.store(Arc::new(snap));
     }
 
+    /// Publish now: a removed or replaced tool must not stay alive in the
+    /// last snapshot (its host data would not be freed until the next read).
+    fn republish(&self) {
+        let reg = self.registry.lock();
+        self.publish_locked(&reg);
+    }
+
     /// Record a change (caller holds the registry lock): readers republish lazily.
     fn changed(&self) {
         self.version.fetch_add(1, Ordering::AcqRel);
@@ -232,6 +239,9 @@ impl Core {
         let name = entry.name.clone();
         let old = self.with_registry(|reg| reg.insert(entry, override_))?;
         tracing::debug!(tool = %name, replaced = old.is_some(), "tool registered");
+        if old.is_some() {
+            self.republish();
+        }
         drop(old); // outside the lock: may queue a free function
         Ok(())
     }
@@ -241,6 +251,9 @@ impl Core {
         let n = entries.len();
         let old = self.with_registry(|reg| reg.insert_many(entries, override_))?;
         tracing::debug!(tools = n, "tools registered in bulk");
+        if !old.is_empty() {
+            self.republish();
+        }
         drop(old);
         Ok(n)
     }
@@ -251,6 +264,7 @@ impl Core {
                 .ok_or_else(|| Error::not_found(format!("no tool named '{name}'")))
         })?;
         tracing::debug!(tool = %name, "tool deregistered");
+        self.republish();
         drop(old);
         Ok(())
     }
@@ -281,6 +295,7 @@ impl Core {
             let _reg = self.registry.lock();
             let taken = self.hooks.lock().remove(id);
             self.changed();
+            self.publish_locked(&_reg);
             taken
         };
         match taken {
@@ -298,6 +313,7 @@ impl Core {
             let _reg = self.registry.lock();
             let old = std::mem::replace(&mut *self.interceptor.lock(), tool);
             self.changed();
+            self.publish_locked(&_reg);
             old
         };
         drop(old);

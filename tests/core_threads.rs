@@ -1,0 +1,129 @@
+//! Core v2: no thread is created per availability check, per async built-in
+//! call or per batch chunk; the engine's threads are reused. (The old code
+//! started a thread for each, so the counts below grew with the work.)
+//! The tools and checks record the threads they run on: with a thread per
+//! unit of work there would be one distinct thread per call.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use hermes_tools::Runtime;
+use hermes_tools::core::availability::Check;
+use hermes_tools::core::{Blocking, BlockingTool, RunCtx, ToolOutput};
+use hermes_tools::dispatch::CallContext;
+
+fn threads() -> usize {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+static SEEN: Mutex<Option<HashSet<std::thread::ThreadId>>> = Mutex::new(None);
+
+fn seen() {
+    SEEN.lock()
+        .unwrap()
+        .get_or_insert_with(HashSet::new)
+        .insert(std::thread::current().id());
+}
+
+fn distinct() -> usize {
+    SEEN.lock().unwrap().take().map_or(0, |s| s.len())
+}
+
+struct Sleepy;
+impl BlockingTool for Sleepy {
+    fn run(&self, _args: serde_json::Value, ctx: &RunCtx) -> ToolOutput {
+        seen();
+        std::thread::sleep(Duration::from_millis(2));
+        ToolOutput::ok(format!("{{\"tool\":\"{}\"}}", ctx.name))
+    }
+}
+
+struct SlowCheck(AtomicUsize);
+impl Check for SlowCheck {
+    fn check(&self) -> bool {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        seen();
+        std::thread::sleep(Duration::from_millis(2));
+        true
+    }
+    fn key(&self) -> (usize, usize) {
+        (self as *const _ as usize, 0)
+    }
+}
+
+fn spec(name: &str, parallel: bool) -> String {
+    format!(
+        r#"{{"name":"{name}","toolset":"t","parallel_safe":{parallel},"schema":{{"description":"d","parameters":{{"type":"object","properties":{{}}}}}}}}"#
+    )
+}
+
+#[test]
+fn threads_are_reused_not_created_per_unit_of_work() {
+    let rt = Runtime::new(r#"{"dispatch":{"max_parallel":2}}"#).unwrap();
+    let check = Arc::new(SlowCheck(AtomicUsize::new(0)));
+    let tool = Arc::new(Blocking(Arc::new(Sleepy)));
+    for i in 0..6 {
+        rt.register_tool(
+            &spec(&format!("p{i}"), true),
+            tool.clone(),
+            Some(check.clone()),
+        )
+        .unwrap();
+    }
+    // Warm up: start the engine and one of each kind of work.
+    rt.definitions("").unwrap();
+    let before = threads();
+    distinct();
+
+    // 50 availability checks (each invalidation makes the next definitions probe again).
+    for _ in 0..50 {
+        rt.core().availability.invalidate();
+        rt.definitions("").unwrap();
+    }
+    assert!(check.0.load(Ordering::Relaxed) >= 50, "checks ran");
+    let n = distinct();
+    assert!(n <= 4, "50 availability checks ran on {n} threads");
+    // 50 async built-in calls, one after the other.
+    for _ in 0..50 {
+        let (tx, rx) = std::sync::mpsc::channel();
+        rt.dispatch_async(
+            "p0",
+            "{}",
+            CallContext::default(),
+            Box::new(move |c| tx.send(c.text).unwrap()),
+        )
+        .unwrap();
+        let text = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert!(text.contains("p0"), "{text}");
+    }
+    let n = distinct();
+    assert!(n <= 4, "50 async built-in calls ran on {n} threads");
+    // 20 batches of 6 parallel-safe calls (3 chunks of 2 under the old code).
+    let calls: Vec<String> = (0..6)
+        .map(|i| format!(r#"{{"id":"c{i}","type":"function","function":{{"name":"p{i}","arguments":"{{}}"}}}}"#))
+        .collect();
+    let batch = format!("[{}]", calls.join(","));
+    for _ in 0..20 {
+        let out = rt.dispatch_batch(&batch, &CallContext::default()).unwrap();
+        assert!(out.contains("\"tool_call_id\":\"c5\""), "{out}");
+    }
+    let n = distinct();
+    assert!(n <= 6, "20 batches ran their calls on {n} threads");
+    let after = threads();
+    // The engine may add a few pool threads while it warms up; the old code
+    // created about 50 + 50 + 60 threads here (more than 100 in all).
+    assert!(
+        after <= before + 8,
+        "threads grew from {before} to {after}: work is creating threads"
+    );
+    rt.close();
+}
