@@ -13,8 +13,10 @@
 //   commands run on library threads, not on the libuv pool.
 // * The few calls left on koffi's `.async` (a libuv worker) wait for the JS
 //   thread only to run *synchronous* trampolines (availability checks, free
-//   functions, log lines): definitions/toolsets, cleanupTask, setLogHandler
-//   and ht_runtime_free. They cannot deadlock on the pool.
+//   functions, cancelled completions): definitions/toolsets, cleanupTask and
+//   ht_runtime_free. They cannot deadlock on the pool: no pool work is needed
+//   to run a synchronous function. Process exit during ht_runtime_free is
+//   handled by an 'exit' guard (see installExitGuard).
 // * Each pending call holds its own ref'd timer (koffi's queued callbacks do
 //   not keep the loop alive), released by its completion, cancel() or close().
 // * user_data is an integer id into a Map, never a pointer to JS memory.
@@ -476,19 +478,20 @@ const logTramp = koffi.register((ud, level, msg, len) => {
 
 /**
  * Install a process-wide log handler fn(level, message) (1 error .. 5 trace);
- * null removes it. Returns a Promise: the library first delivers the lines
- * already queued (to the JS thread), so the call runs on a worker thread.
- * Remove the handler before the process exits.
+ * null removes it. Returns a Promise for compatibility; ht_set_log_handler
+ * never waits for host code, so it runs on the JS thread (no worker thread).
+ * The previous handler is released after its last line. Remove the handler
+ * before the process exits.
  */
 async function setLogHandler(fn, level = 3) {
   if (fn === null || fn === undefined) {
-    check(await callAsync(C.setLogHandler, null, level, 0, null));
+    check(C.setLogHandler(null, level, 0, null));
     return;
   }
   if (typeof fn !== 'function') throw new TypeError('hermes-tools: log handler must be a function');
   const id = logIds++;
   logHandlers.set(id, fn);
-  const st = await callAsync(C.setLogHandler, logTramp, level, id, logFreeTramp);
+  const st = C.setLogHandler(logTramp, level, id, logFreeTramp);
   if (st !== Status.OK) {
     logHandlers.delete(id);
     check(st);
@@ -985,13 +988,12 @@ class Runtime {
   }
 
   /**
-   * Free the runtime. Pending calls reject at once with
-   * HermesToolsError(CANCELLED) and release their hold on the event loop;
-   * then ht_runtime_free runs on a worker thread (it kills built-in
-   * processes, runs every free function and joins the library's threads;
-   * completions that arrive late are ignored), and the trampolines are
-   * unregistered. Handlers still running are not waited for: their answers
-   * are ignored. Idempotent.
+   * Free the runtime: ht_runtime_free runs on a worker thread (it kills
+   * built-in processes, runs every free function and joins the library's
+   * threads), the trampolines are unregistered, then pending calls reject
+   * with HermesToolsError(CANCELLED). Their keep-alives are released at once
+   * and their late completions ignored. Handlers still running are not
+   * waited for: their answers are ignored. Idempotent.
    */
   close() {
     if (this._closing) return this._closing;
@@ -1001,17 +1003,11 @@ class Runtime {
     this._closing = new Promise((resolve) => {
       started = resolve;
     }).then(async () => {
-      // Settle the JS side first: nothing below waits for these calls.
+      // From here on the library's completions of these calls are ignored;
+      // they stop holding the event loop (the free below holds it).
       const cancelled = [...this._pending.values()];
       this._pending.clear();
-      for (const p of cancelled) {
-        p.release();
-        p.reject(new HermesToolsError(Status.CANCELLED, 'runtime closed', CANCELLED_RESULT));
-      }
-      // One macrotask, so an unhandled rejection of those calls ends the
-      // process (Node's default) before a worker thread is inside
-      // ht_runtime_free, not while it is.
-      await new Promise((r) => setImmediate(r));
+      for (const p of cancelled) p.release();
       installExitGuard();
       freesInFlight += 1;
       try {
@@ -1023,6 +1019,11 @@ class Runtime {
         this._trampolines = null;
         this._handles.clear();
         this._parallelSafe.clear();
+        // Rejected only now, with no worker thread inside ht_runtime_free: if
+        // nobody handles a rejection, Node may end the process at once.
+        for (const p of cancelled) {
+          p.reject(new HermesToolsError(Status.CANCELLED, 'runtime closed', CANCELLED_RESULT));
+        }
       }
     });
     started();
