@@ -109,7 +109,7 @@ test('issue 11.1: four long terminal commands in flight do not starve fs', { ski
     const rt = new ht.Runtime({ builtin_toolsets: ['terminal'] });
     (async () => {
       const running = Array.from({ length: 4 }, (_, i) =>
-        rt.dispatch('terminal', { command: 'sleep 4', timeout: 30 }, { task_id: 'sleep' + i }));
+        rt.dispatch('terminal', { command: 'sleep 8', timeout: 30 }, { task_id: 'sleep' + i }));
       await new Promise((r) => setTimeout(r, 400));
       const t0 = Date.now();
       await fs.promises.readFile(${JSON.stringify(file)});
@@ -123,7 +123,7 @@ test('issue 11.1: four long terminal commands in flight do not starve fs', { ski
   assert.equal(r.status, 0, r.stderr);
   const { readMs } = JSON.parse(r.stdout.trim());
   assert.ok(readMs < 1000, `readFile took ${readMs} ms while four commands ran`);
-  assert.ok(r.ms < 4000, `close() should kill the running commands (took ${r.ms} ms)`);
+  assert.ok(r.ms < 7000, `close() should kill the running commands (took ${r.ms} ms)`);
 });
 
 // --- finding 2: exit, close, keep-alive, unserializable results --------------
