@@ -37,22 +37,37 @@ export type JsonText = string | Buffer | Uint8Array;
 
 /** One invocation of a host tool. Borrowed data is copied at once. */
 export declare class ToolCall {
+  /** The called tool's name. */
   readonly name: string;
+  /** The arguments as JSON text (repaired and validated by the library). */
   readonly argsJson: string;
+  /** The dispatch context as JSON text (`{}` when none was given). */
   readonly contextJson: string;
+  /** The arguments, parsed. */
   readonly args: { [key: string]: any };
+  /** The dispatch context, parsed. */
   readonly context: { [key: string]: any };
+  /** True once the call was answered. */
   readonly answered: boolean;
+  /** True after defer(). */
   readonly deferred: boolean;
   /** Promise to answer later with respond(); the handler's return value is then ignored. */
   defer(): this;
-  /** Answer once (strings as is, other values as JSON). Returns the ht_status (TIMEOUT/NOT_FOUND when too late: harmless). */
+  /**
+   * Answer once (strings as is, other values as JSON). A value JSON cannot
+   * encode (BigInt, circular) is answered at once with an error result and a
+   * process warning. Returns the ht_status (TIMEOUT/NOT_FOUND when too late: harmless).
+   */
   respond(result: unknown, isError?: boolean): number;
   /** Answer with an error result (the library wraps it as {"error": ...}). */
   respondError(message: unknown): number;
 }
 
-/** A tool handler: return the result (or a Promise of it); throwing gives the model an error result. */
+/**
+ * A tool handler: return the result (or a Promise of it); throwing gives the
+ * model an error result. A result JSON cannot encode (BigInt, circular)
+ * gives an error result at once and a process warning.
+ */
 export type ToolHandler = (args: { [key: string]: any }, call: ToolCall) => unknown | Promise<unknown>;
 
 export interface ToolSpec {
@@ -102,17 +117,147 @@ export interface DispatchContext {
   [key: string]: unknown;
 }
 
+/** An OpenAI Chat Completions tool call (`message.tool_calls[i]`). */
 export interface ModelToolCall {
   id: string;
   type: 'function';
   function: { name: string; arguments: string | { [key: string]: unknown } };
 }
+/** An OpenAI Responses API `function_call` output item. */
+export interface ResponsesFunctionCall {
+  type: 'function_call';
+  call_id: string;
+  id?: string;
+  name: string;
+  arguments: string;
+}
+/** An Anthropic `tool_use` content block. */
+export interface AnthropicToolUse {
+  type: 'tool_use';
+  id: string;
+  name: string;
+  input: { [key: string]: unknown };
+}
+/** MCP `tools/call` params, or the whole JSON-RPC request. */
+export type McpToolCall =
+  | { name: string; arguments?: { [key: string]: unknown } }
+  | { jsonrpc?: '2.0'; id?: string | number; method: 'tools/call'; params: { name: string; arguments?: { [key: string]: unknown } } };
+/** Anything dispatchBatch accepts as one call. */
+export type AnyToolCall = ModelToolCall | ResponsesFunctionCall | AnthropicToolUse | McpToolCall;
+/**
+ * The calls of a batch: an array of calls, an OpenAI assistant message
+ * (`{tool_calls}`), an Anthropic assistant message (`{content}`: non-tool
+ * blocks are skipped), a single call, or the same as JSON text.
+ */
+export type ToolCallsInput =
+  | AnyToolCall[]
+  | { tool_calls: ModelToolCall[]; [key: string]: unknown }
+  | { content: ({ type: string; [key: string]: unknown } | AnthropicToolUse)[]; [key: string]: unknown }
+  | AnyToolCall
+  | string;
 
+/** A batch result in the default ('plain') shape. */
 export interface BatchResult {
   tool_call_id: string;
   name: string;
   content: string;
+  /** True for an error result (a JSON object whose `error` is set). */
+  is_error: boolean;
 }
+/** OpenAI Chat Completions tool message. */
+export interface OpenAIToolMessage {
+  role: 'tool';
+  tool_call_id: string;
+  content: string;
+}
+/** OpenAI Responses API `function_call_output` item (format 'auto' for `function_call` input). */
+export interface ResponsesFunctionCallOutput {
+  type: 'function_call_output';
+  call_id: string;
+  output: string;
+}
+/** Anthropic `tool_result` content block. */
+export interface AnthropicToolResult {
+  type: 'tool_result';
+  tool_use_id: string;
+  content: string;
+  is_error: boolean;
+}
+/** MCP `CallToolResult`; `structuredContent` when the result is a JSON object. */
+export interface McpCallToolResult {
+  content: { type: 'text'; text: string }[];
+  isError: boolean;
+  structuredContent?: { [key: string]: unknown };
+}
+/** MCP JSON-RPC response (format 'auto' for a JSON-RPC `tools/call` request). */
+export interface McpToolCallResponse {
+  jsonrpc: '2.0';
+  id: string | number | null;
+  result: McpCallToolResult;
+}
+export type BatchFormat = 'plain' | 'openai' | 'anthropic' | 'mcp' | 'auto';
+export interface BatchOptions<F extends BatchFormat = BatchFormat> {
+  /** Result shape (default 'plain'); 'auto' answers each call in its input's shape. */
+  format?: F;
+}
+export type BatchResultOf<F extends BatchFormat> = F extends 'openai'
+  ? OpenAIToolMessage
+  : F extends 'anthropic'
+    ? AnthropicToolResult
+    : F extends 'mcp'
+      ? McpCallToolResult
+      : F extends 'auto'
+        ? BatchResult | OpenAIToolMessage | ResponsesFunctionCallOutput | AnthropicToolResult | McpCallToolResult | McpToolCallResponse
+        : BatchResult;
+
+/** Options of a single call. */
+export interface DispatchOptions {
+  /** Aborting cancels the call: its Promise rejects with HermesToolsError(CANCELLED). */
+  signal?: AbortSignal;
+}
+
+/** Every event type the library sends to setEventHandler (`EVENT_TYPES`). */
+export type EventType =
+  | 'terminal.started'
+  | 'terminal.output'
+  | 'terminal.finished'
+  | 'process.output'
+  | 'process.completed'
+  | 'process.watch_match'
+  | 'process.watch_disabled';
+/** The event type list, at run time. */
+export declare const EVENT_TYPES: readonly EventType[];
+/**
+ * A library event. Streaming events (`terminal.started`, `terminal.output`,
+ * `process.output`) come only with `terminal.stream_output` on; `*.output`
+ * carry a chunk of output in `data` under the call's or process's `id`.
+ */
+export type RuntimeEvent =
+  | { type: 'terminal.started'; id: string; task_id: string; command: string; pid: number; pty: boolean }
+  | { type: 'terminal.output'; id: string; task_id: string; data: string }
+  | { type: 'terminal.finished'; id: string; task_id: string; exit_code: number }
+  | { type: 'process.output'; id: string; task_id: string; data: string }
+  | {
+      type: 'process.completed';
+      session_id: string;
+      task_id: string;
+      command: string;
+      exit_code: number | null;
+      completion_reason?: string;
+      termination_source?: string | null;
+      output: string;
+    }
+  | {
+      type: 'process.watch_match';
+      session_id: string;
+      task_id: string;
+      command: string;
+      pattern: string;
+      output: string;
+      suppressed: number;
+    }
+  | { type: 'process.watch_disabled'; session_id: string; task_id: string; reason: string }
+  | { type: string; [key: string]: any };
 
 export type HookEvent = 'pre_tool_call' | 'post_tool_call' | 'transform_tool_result';
 export type HookDecision =
@@ -164,6 +309,7 @@ export type PendingCall = Promise<string> & { callId: number };
 export declare class Runtime {
   /** @param config ht_runtime_new config, e.g. { builtin_toolsets: ['terminal'] } */
   constructor(config?: { [key: string]: unknown } | string | null);
+  /** True once close() has started. */
   readonly closed: boolean;
   /** The raw ht_runtime* as a BigInt. */
   readonly pointer: bigint | null;
@@ -174,46 +320,93 @@ export declare class Runtime {
   /** The registry generation. */
   readonly generation: number;
 
-  /** Free the runtime (on a worker thread), cancel pending calls, release all callbacks. Idempotent. */
+  /**
+   * Free the runtime: pending calls reject at once with CANCELLED and release
+   * the event loop; ht_runtime_free then runs on a worker thread (late answers
+   * and completions are ignored) and every callback is released. Idempotent.
+   */
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 
+  /**
+   * Register a host tool from a spec; returns the tool name. `options.check`
+   * hides the tool while it returns false (must be synchronous and fast).
+   */
   registerTool(spec: ToolSpec | string | Buffer, handler: ToolHandler, options?: { check?: () => boolean }): string;
+  /** Register a tool from a name, a definition and a handler; returns the name. */
   tool(name: string, def: ToolDef, handler: ToolHandler): string;
+  /** Remove a tool (its handler is released); NOT_FOUND when unknown. */
   deregisterTool(name: string): void;
+  /** Define or replace a toolset. */
   defineToolset(toolset: ToolsetDef | string, opts?: Omit<ToolsetDef, 'name'>): void;
+  /** Make `alias` name the toolset `target`. */
   aliasToolset(alias: string, target: string): void;
+  /** Every toolset with its tools, includes, resolved tools and availability. */
   toolsets(): Promise<{ [key: string]: any }[]>;
+  /** Forget cached availability results. */
   invalidateAvailability(): void;
 
+  /** Tool definitions for the model, in the requested format. */
   definitions(query?: DefinitionsQuery): Promise<{ [key: string]: any }[]>;
+  /** Raw JSON text of definitions() for a query object. */
   definitionsJson(query?: { [key: string]: unknown } | string | null): Promise<string>;
 
-  /** Run one call (ht_runtime_dispatch on a worker thread); resolves with the result text. */
-  dispatch(name: string, args?: { [key: string]: unknown } | JsonText, context?: DispatchContext | null): Promise<string>;
-  /** Start a call (ht_runtime_dispatch_async); rejects with CANCELLED after cancel() or close(). */
+  /**
+   * Run one call and resolve with the result text (error results are text
+   * too). Goes through ht_runtime_dispatch_async: no worker thread waits for
+   * the handler. Rejects with TypeError when `name` is not a string, and with
+   * HermesToolsError(CANCELLED) when `options.signal` aborts or close() runs.
+   */
+  dispatch(
+    name: string,
+    args?: { [key: string]: unknown } | JsonText,
+    context?: DispatchContext | null,
+    options?: DispatchOptions,
+  ): Promise<string>;
+  /**
+   * Start a call (ht_runtime_dispatch_async); the Promise has `callId` and
+   * rejects with CANCELLED after cancel() or close(). Throws TypeError at
+   * once when `name` is not a string.
+   */
   dispatchAsync(
     name: string,
     args?: { [key: string]: unknown } | JsonText,
     context?: DispatchContext | null,
-    options?: { signal?: AbortSignal },
+    options?: DispatchOptions,
   ): PendingCall;
+  /** Cancel an async call: its Promise rejects with CANCELLED. Throws NOT_FOUND when already done. */
   cancel(callId: number): void;
-  dispatchBatch(toolCalls: ModelToolCall[] | string, context?: DispatchContext | null): Promise<BatchResult[]>;
+  /**
+   * Dispatch a model's tool calls (OpenAI, Responses, Anthropic or MCP shapes);
+   * one result per call in input order. Consecutive parallel-safe tools run
+   * concurrently (at most `dispatch.max_parallel`), the others in order.
+   */
+  dispatchBatch<F extends BatchFormat = 'plain'>(
+    toolCalls: ToolCallsInput,
+    context?: DispatchContext | string | null,
+    options?: BatchOptions<F>,
+  ): Promise<BatchResultOf<F>[]>;
 
+  /** Add a hook; a pre_tool_call hook that throws or rejects blocks the call. */
   addHook(event: HookEvent, fn: HookFn): void;
-  setEventHandler(fn: ((event: { [key: string]: any }) => void) | null): void;
+  /** Receive library events (see EVENT_TYPES); null removes the handler. */
+  setEventHandler(fn: ((event: RuntimeEvent) => void | Promise<void>) | null): void;
+  /** Drop a task's shell state and kill its background processes. */
   cleanupTask(taskId: string): Promise<void>;
 
-  /** Asked when a command needs approval; a throw or rejection denies. null removes it. */
   /** Handle agent-loop tools (agent_loop: true) with handler(args, call), without hooks; null removes it. */
   setInterceptor(handler: ToolHandler | null): void;
+  /** Asked when a command needs approval; a throw or rejection denies. null removes it. */
   setApprovalHandler(fn: ((request: ApprovalRequest) => ApprovalAnswer | Promise<ApprovalAnswer>) | null): void;
   /** The smart reviewer (approvals.mode 'smart'); a throw escalates. null removes it. */
   setApprovalReviewer(fn: ((request: ApprovalRequest) => ReviewAnswer | Promise<ReviewAnswer>) | null): void;
+  /** The persistent allowlist ('always' answers). */
   allowlist(): AllowlistEntry[];
+  /** Replace the allowlist (validated; saved to approvals.allowlist_path when configured). */
   setAllowlist(entries: AllowlistEntry[] | string): void;
+  /** Forget the 'session' approvals given in sessionId. */
   clearSessionApprovals(sessionId: string): void;
+  /** Analyse a shell command with this runtime's rules, without running it. */
   commandCheck(command: string | Buffer): CommandCheck;
 }
 

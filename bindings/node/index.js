@@ -6,10 +6,19 @@
 //   JS thread and blocks the calling thread until the JS function returns, so
 //   every trampoline here is quick, never throws, and hands real work to
 //   Promises that answer later (ht_call_respond / ht_hook_respond from JS).
-// * Every library function that can wait for host code (dispatch, batch,
-//   definitions, toolsets, runtime free) is called through koffi's `.async`
-//   (a worker thread), so the JS thread stays free to run the callbacks the
-//   library is waiting for. Nothing here blocks the event loop on the library.
+// * Calls go through ht_runtime_dispatch_async (dispatch, dispatchAsync, and
+//   dispatchBatch, which is built on it in JS): no libuv worker thread ever
+//   waits while a handler, hook or approval callback does asynchronous JS
+//   work, so handlers can use fs and friends freely, and long terminal
+//   commands run on library threads, not on the libuv pool.
+// * The few calls left on koffi's `.async` (a libuv worker) wait for the JS
+//   thread only to run *synchronous* trampolines (availability checks, free
+//   functions, cancelled completions): definitions/toolsets, cleanupTask and
+//   ht_runtime_free. They cannot deadlock on the pool: no pool work is needed
+//   to run a synchronous function. Process exit during ht_runtime_free is
+//   handled by an 'exit' guard (see installExitGuard).
+// * Each pending call holds its own ref'd timer (koffi's queued callbacks do
+//   not keep the loop alive), released by its completion, cancel() or close().
 // * user_data is an integer id into a Map, never a pointer to JS memory.
 
 const fs = require('node:fs');
@@ -34,6 +43,21 @@ const Status = Object.freeze({
   INTERNAL: 11,
   UNSUPPORTED: 12,
 });
+/**
+ * Every event type the library sends to Runtime.setEventHandler (the
+ * object's `type`). Streaming events (terminal.started/output,
+ * process.output) come only when terminal.stream_output is on.
+ */
+const EVENT_TYPES = Object.freeze([
+  'terminal.started',
+  'terminal.output',
+  'terminal.finished',
+  'process.output',
+  'process.completed',
+  'process.watch_match',
+  'process.watch_disabled',
+]);
+
 const STATUS_NAMES = Object.fromEntries(Object.entries(Status).map(([k, v]) => [v, k]));
 
 class HermesToolsError extends Error {
@@ -331,8 +355,13 @@ function callAsync(fn, ...args) {
 }
 
 function errText(e) {
-  if (e instanceof Error) return e.message ? `${e.name}: ${e.message}` : e.name;
-  return String(e);
+  try {
+    if (e instanceof Error) return e.message ? `${e.name}: ${e.message}` : e.name;
+    if (e === undefined || e === null) return 'failed without an error value';
+    return String(e);
+  } catch (_) {
+    return 'failed with an error that cannot be printed';
+  }
 }
 
 function reportUncaught(where, e) {
@@ -344,21 +373,64 @@ function reportUncaught(where, e) {
 }
 
 // ---------------------------------------------------------------------------
-// Keep the event loop alive while library work is pending: calls koffi queues
-// from foreign threads do not hold the loop open by themselves.
+// Keeping the event loop alive, per call
 // ---------------------------------------------------------------------------
 
-let pendingWork = 0;
-let keepAlive = null;
-function track(delta) {
-  pendingWork += delta;
-  if (pendingWork > 0 && keepAlive === null) {
-    keepAlive = setInterval(() => {}, 1 << 30);
-  } else if (pendingWork <= 0 && keepAlive !== null) {
-    clearInterval(keepAlive);
-    keepAlive = null;
-    pendingWork = 0;
+// Completions that koffi queues from the library's callback thread do not
+// keep Node's event loop alive by themselves. Each pending async call holds
+// its own ref'd timer from dispatch until its completion, cancel() or close()
+// releases it. Nothing else holds the loop: a handler whose Promise never
+// settles keeps nothing alive once the library has timed its call out.
+const KEEP_ALIVE_MS = 2 ** 30; // ~12 days; setInterval's limit is 2^31-1
+function keepAlive() {
+  let timer = setInterval(() => {}, KEEP_ALIVE_MS);
+  return () => {
+    if (timer !== null) {
+      clearInterval(timer);
+      timer = null;
+    }
+  };
+}
+
+/** Warn once per message kind on stderr (process warning), never throw. */
+function warn(message, code) {
+  try {
+    process.emitWarning(message, { code: code || 'HERMES_TOOLS' });
+  } catch (_) {
+    /* nothing more we can do */
   }
+}
+
+// ht_runtime_free runs on a libuv worker thread (it waits for the library's
+// callback thread, which runs our free and completion trampolines on the JS
+// thread). Node joins its worker threads when the process exits; if the
+// process exits while a free still waits for JS callbacks that can no longer
+// run, that join would never return. So while a free is in flight an 'exit'
+// listener ends the process with _exit(2) instead of hanging.
+let freesInFlight = 0;
+let exitGuard = null;
+function installExitGuard() {
+  if (exitGuard !== null) return;
+  let _exit = null;
+  try {
+    _exit = koffi.load('libc.so.6').func('void _exit(int)');
+  } catch (_) {
+    _exit = null; // not glibc: no guard
+  }
+  exitGuard = (code) => {
+    if (freesInFlight === 0 || !_exit) return;
+    try {
+      fs.writeSync(
+        2,
+        'hermes-tools: the process is exiting while Runtime.close() is still running; ending it at once ' +
+          '(await close() before exiting)\n',
+      );
+    } catch (_) {
+      /* ignore */
+    }
+    _exit(typeof code === 'number' ? code : Number(process.exitCode) || 0);
+  };
+  process.on('exit', exitGuard);
 }
 
 // ---------------------------------------------------------------------------
@@ -406,19 +478,20 @@ const logTramp = koffi.register((ud, level, msg, len) => {
 
 /**
  * Install a process-wide log handler fn(level, message) (1 error .. 5 trace);
- * null removes it. Returns a Promise: the library first delivers the lines
- * already queued (to the JS thread), so the call runs on a worker thread.
- * Remove the handler before the process exits.
+ * null removes it. Returns a Promise for compatibility; ht_set_log_handler
+ * never waits for host code, so it runs on the JS thread (no worker thread).
+ * The previous handler is released after its last line. Remove the handler
+ * before the process exits.
  */
 async function setLogHandler(fn, level = 3) {
   if (fn === null || fn === undefined) {
-    check(await callAsync(C.setLogHandler, null, level, 0, null));
+    check(C.setLogHandler(null, level, 0, null));
     return;
   }
   if (typeof fn !== 'function') throw new TypeError('hermes-tools: log handler must be a function');
   const id = logIds++;
   logHandlers.set(id, fn);
-  const st = await callAsync(C.setLogHandler, logTramp, level, id, logFreeTramp);
+  const st = C.setLogHandler(logTramp, level, id, logFreeTramp);
   if (st !== Status.OK) {
     logHandlers.delete(id);
     check(st);
@@ -459,20 +532,61 @@ class ToolCall {
   }
   /**
    * Answer the call (once). Strings are sent as is, other values as JSON.
-   * Returns the ht_status (OK; TIMEOUT or NOT_FOUND when too late: harmless).
+   * A value JSON cannot encode (a BigInt, a circular object, a throwing
+   * toJSON) is answered at once with an error result naming the problem, and
+   * a process warning is logged. Returns the ht_status (OK; TIMEOUT or
+   * NOT_FOUND when too late: harmless).
    */
   respond(result, isError = false) {
+    if (this._ptr === null) return Status.NOT_FOUND;
+    let text;
+    let error = !!isError;
+    try {
+      text = resultText(result);
+    } catch (e) {
+      text = unserializable(this.name, e);
+      error = true;
+    }
     const ptr = this._ptr;
-    if (ptr === null) return Status.NOT_FOUND;
     this._ptr = null;
-    const [b, n] = bytes(resultText(result));
-    return C.callRespond(ptr, !!isError, b, n);
+    const [b, n] = bytes(text);
+    return C.callRespond(ptr, error, b, n);
   }
   /** Answer with an error result (the library wraps it as {"error": ...}). */
   respondError(message) {
-    return this.respond(typeof message === 'string' ? message : resultText(message), true);
+    if (typeof message === 'string') return this.respond(message, true);
+    let text;
+    try {
+      text = resultText(message);
+    } catch (_) {
+      text = String(message);
+    }
+    return this.respond(text, true);
   }
 }
+
+/** The error text for a handler result JSON cannot encode; logs a warning. */
+function unserializable(toolName, e) {
+  const text =
+    `tool '${toolName}' returned a result that cannot be encoded as JSON (${errText(e)}); ` +
+    'the handler must return a string or plain JSON data';
+  warn(`hermes-tools: ${text}`, 'HERMES_TOOLS_UNSERIALIZABLE_RESULT');
+  return text;
+}
+
+/** Send a handler's outcome, unless the call was answered or deferred already. Never throws. */
+function finishCall(call, failed, value) {
+  try {
+    if (call.answered) return;
+    if (failed) call.respondError(errText(value));
+    else if (!call.deferred) call.respond(value);
+  } catch (e) {
+    reportUncaught('tool handler', e);
+  }
+}
+
+/** The model text of a call cancelled by close() (the library's wording for cancelled calls). */
+const CANCELLED_RESULT = JSON.stringify({ error: 'Tool execution cancelled', status: 'cancelled' });
 
 function hookFailure(event, e) {
   if (event && event.event === 'pre_tool_call') {
@@ -481,9 +595,150 @@ function hookFailure(event, e) {
   return {};
 }
 
+
+// ---------------------------------------------------------------------------
+// Batches: the model's tool calls in, results in the matching shape out
+// ---------------------------------------------------------------------------
+
+const BATCH_FORMATS = new Set(['plain', 'openai', 'anthropic', 'mcp', 'auto']);
+// Entry types that are tool calls; entries with any other `type` (an
+// Anthropic text or thinking block, ...) are skipped.
+const CALL_TYPES = new Set(['function', 'tool_use', 'function_call']);
+
+function parseJsonInput(value, what) {
+  if (typeof value === 'string' || Buffer.isBuffer(value) || value instanceof Uint8Array) {
+    try {
+      return JSON.parse(Buffer.isBuffer(value) || value instanceof Uint8Array ? Buffer.from(value).toString('utf8') : value);
+    } catch (e) {
+      throw new HermesToolsError(Status.INVALID_JSON, `${what}: ${e.message}`);
+    }
+  }
+  return value;
+}
+
+/** The calls of a batch: [{id, name, args (JSON text), problem, shape}]. */
+function parseToolCalls(toolCalls) {
+  let list = parseJsonInput(toolCalls, 'tool_calls');
+  if (list && typeof list === 'object' && !Array.isArray(list)) {
+    if (Array.isArray(list.tool_calls)) list = list.tool_calls; // OpenAI assistant message
+    else if (Array.isArray(list.content)) list = list.content; // Anthropic assistant message
+    else if (list.method === 'tools/call' || typeof list.name === 'string' || (list.function && typeof list.function === 'object')) {
+      list = [list]; // a single call
+    }
+  }
+  if (!Array.isArray(list)) {
+    throw new HermesToolsError(Status.INVALID_JSON, 'tool_calls: must be a JSON array of tool calls');
+  }
+  const items = [];
+  list.forEach((v, i) => {
+    if (v && typeof v === 'object' && typeof v.type === 'string' && !CALL_TYPES.has(v.type)) return;
+    items.push(parseCall(i, v));
+  });
+  return items;
+}
+
+function parseCall(i, v) {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) {
+    return { id: `call_${i}`, name: '', args: '{}', shape: 'plain', problem: `tool call #${i} is not an object; it was not run` };
+  }
+  let shape = 'plain';
+  let func = v;
+  let rawId = v.id;
+  if (v.method === 'tools/call' && v.params && typeof v.params === 'object') {
+    shape = 'jsonrpc'; // an MCP JSON-RPC request
+    func = v.params;
+  } else if (v.type === 'tool_use') {
+    shape = 'anthropic';
+  } else if (v.type === 'function_call') {
+    shape = 'responses';
+    if (v.call_id !== undefined) rawId = v.call_id;
+  } else if (v.function && typeof v.function === 'object') {
+    shape = 'openai';
+    func = v.function;
+  } else if (v.type === 'function') {
+    shape = 'openai';
+  } else if ('arguments' in v) {
+    shape = 'mcp'; // tools/call params
+  }
+  const id = typeof rawId === 'string' ? rawId : typeof rawId === 'number' ? String(rawId) : `call_${i}`;
+  const name = typeof func.name === 'string' ? func.name : '';
+  // OpenAI and MCP put the arguments in `arguments`, Anthropic in `input`.
+  const raw = func.arguments !== undefined && func.arguments !== null ? func.arguments : func.input;
+  let args;
+  if (raw === undefined || raw === null) args = '{}';
+  else if (typeof raw === 'string') args = raw;
+  else args = JSON.stringify(raw);
+  const problem = name ? null : `tool call #${i} has no function name; it was not run`;
+  return { id, rawId, name, args, shape, problem };
+}
+
+function parseContext(context) {
+  const c = parseJsonInput(context, 'context');
+  if (c === null || c === undefined) return {};
+  if (typeof c !== 'object' || Array.isArray(c)) {
+    throw new HermesToolsError(Status.INVALID_JSON, 'context: must be a JSON object');
+  }
+  return c;
+}
+
+/** True for an error result: a JSON object whose "error" is set. */
+function isErrorResult(text) {
+  if (typeof text !== 'string' || text.charCodeAt(0) !== 123 /* { */) return false;
+  try {
+    const v = JSON.parse(text);
+    return !!(v && typeof v === 'object' && !Array.isArray(v) && v.error !== undefined && v.error !== null && v.error !== false && v.error !== '');
+  } catch (_) {
+    return false;
+  }
+}
+
+/** An MCP CallToolResult; a JSON object result is also its structuredContent. */
+function callToolResult(r) {
+  const out = { content: [{ type: 'text', text: r.text }], isError: r.error };
+  if (!r.error) {
+    try {
+      const v = JSON.parse(r.text);
+      if (v && typeof v === 'object' && !Array.isArray(v)) out.structuredContent = v;
+    } catch (_) {
+      /* plain text */
+    }
+  }
+  return out;
+}
+
+function batchResult(format, item, r) {
+  const shape = format === 'auto' ? item.shape : format;
+  switch (shape) {
+    case 'openai':
+      return { role: 'tool', tool_call_id: item.id, content: r.text };
+    case 'responses':
+      return { type: 'function_call_output', call_id: item.id, output: r.text };
+    case 'anthropic':
+      return { type: 'tool_result', tool_use_id: item.id, content: r.text, is_error: r.error };
+    case 'mcp':
+      return callToolResult(r);
+    case 'jsonrpc':
+      return { jsonrpc: '2.0', id: item.rawId === undefined ? null : item.rawId, result: callToolResult(r) };
+    default:
+      return { tool_call_id: item.id, name: item.name, content: r.text, is_error: r.error };
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Runtime
 // ---------------------------------------------------------------------------
+
+/** dispatch.max_parallel from a runtime config (the library's default is 8). */
+function maxParallel(config) {
+  try {
+    const c = typeof config === 'string' || Buffer.isBuffer(config) ? JSON.parse(String(config)) : config;
+    const n = c && c.dispatch && c.dispatch.max_parallel;
+    if (Number.isInteger(n) && n > 0) return n;
+  } catch (_) {
+    /* the library validated the config already */
+  }
+  return 8;
+}
 
 class Runtime {
   /**
@@ -497,7 +752,11 @@ class Runtime {
     this._ptr = out[0];
     this._closing = null;
     this._handles = new Map(); // id -> {kind, fn, check, freeCount}
-    this._pending = new Map(); // id -> {resolve, reject}
+    this._pending = new Map(); // id -> {resolve, reject, release}
+    // Which tools this binding registered as parallel-safe, for dispatchBatch
+    // (built-in tools are not parallel-safe).
+    this._parallelSafe = new Map();
+    this._maxParallel = maxParallel(config);
     this._ids = 1;
     /** Number of times a free function ran (for tests and diagnostics). */
     this.releasedCount = 0;
@@ -510,6 +769,7 @@ class Runtime {
     const runtime = this;
 
     const handler = koffi.register((ud, callPtr) => {
+      // Quick and never throws: start the user's function, answer later.
       let call;
       try {
         call = new ToolCall(callPtr);
@@ -526,38 +786,20 @@ class Runtime {
       try {
         const entry = handles.get(Number(ud));
         if (!entry) {
-          call.respondError('tool handler is gone');
+          finishCall(call, true, new Error('tool handler is gone'));
           return;
         }
-        let value;
-        try {
-          value = entry.fn(call.args, call);
-        } catch (e) {
-          if (!call.answered) call.respondError(errText(e));
-          return;
-        }
+        const value = entry.fn(call.args, call);
         if (value && typeof value.then === 'function') {
-          track(+1);
-          Promise.resolve(value)
-            .then(
-              (v) => {
-                if (!call.answered && !call.deferred) call.respond(v);
-              },
-              (e) => {
-                if (!call.answered) call.respondError(errText(e));
-              },
-            )
-            .catch((e) => reportUncaught('tool handler', e))
-            .finally(() => track(-1));
+          Promise.resolve(value).then(
+            (v) => finishCall(call, false, v),
+            (e) => finishCall(call, true, e),
+          );
           return;
         }
-        if (!call.answered && !call.deferred) call.respond(value);
+        finishCall(call, false, value);
       } catch (e) {
-        try {
-          if (!call.answered) call.respondError(errText(e));
-        } catch (e2) {
-          reportUncaught('tool handler', e2);
-        }
+        finishCall(call, true, e);
       }
     }, koffi.pointer(HandlerFn));
 
@@ -593,9 +835,9 @@ class Runtime {
         const text = result ? koffi.decode(result, 'char', Number(len)) : '';
         const id = Number(ud);
         const p = pending.get(id);
-        if (!p) return;
+        if (!p) return; // settled already by close(): a late completion is ignored
         pending.delete(id);
-        track(-1);
+        p.release();
         if (status === Status.OK) p.resolve(text);
         else p.reject(new HermesToolsError(status, text, text));
       } catch (e) {
@@ -606,18 +848,24 @@ class Runtime {
     const hook = koffi.register((ud, hookPtr) => {
       let event = {};
       let answered = false;
-      const answer = (value, exc) => {
+      const answer = (value, failed, exc) => {
         if (answered) return;
         answered = true;
+        let text;
         try {
-          if (exc !== undefined) value = hookFailure(event, exc);
+          if (failed) value = hookFailure(event, exc);
           if (value === null || value === undefined) value = {};
-          const [b, n] = bytes(typeof value === 'string' ? value : JSON.stringify(value));
-          C.hookRespond(hookPtr, b, n);
+          text = typeof value === 'string' ? value : JSON.stringify(value);
         } catch (e) {
-          const [b, n] = bytes(JSON.stringify(hookFailure(event, e)));
-          C.hookRespond(hookPtr, b, n);
+          warn(
+            `hermes-tools: a ${event.event || ''} hook returned a decision that cannot be encoded as JSON ` +
+              `(${errText(e)})`,
+            'HERMES_TOOLS_UNSERIALIZABLE_RESULT',
+          );
+          text = JSON.stringify(hookFailure(event, e));
         }
+        const [b, n] = bytes(text === undefined ? '{}' : text);
+        C.hookRespond(hookPtr, b, n);
       };
       try {
         const text = borrowed(C.hookEventJson, hookPtr);
@@ -629,20 +877,18 @@ class Runtime {
         }
         const v = entry.fn(event);
         if (v && typeof v.then === 'function') {
-          track(+1);
           Promise.resolve(v)
             .then(
               (d) => answer(d),
-              (e) => answer(null, e),
+              (e) => answer(null, true, e),
             )
-            .catch((e) => reportUncaught('hook', e))
-            .finally(() => track(-1));
+            .catch((e) => reportUncaught('hook', e));
           return;
         }
         answer(v);
       } catch (e) {
         try {
-          answer(null, e);
+          answer(null, true, e);
         } catch (e2) {
           reportUncaught('hook', e2);
         }
@@ -674,7 +920,12 @@ class Runtime {
               // Fail closed: a broken handler denies, a broken reviewer escalates.
               const v = failed ? (kind === 'review' ? { decision: 'escalate' } : { choice: 'deny' }) : value;
               text = JSON.stringify(approvalAnswer(kind, v));
-            } catch (_) {
+            } catch (e) {
+              warn(
+                `hermes-tools: the approval ${kind === 'review' ? 'reviewer' : 'handler'} returned an answer ` +
+                  `that cannot be encoded as JSON (${errText(e)}); failing closed`,
+                'HERMES_TOOLS_UNSERIALIZABLE_RESULT',
+              );
               text = kind === 'review' ? '{"decision":"escalate"}' : '{"choice":"deny"}';
             }
             const [b, n] = bytes(text);
@@ -690,14 +941,12 @@ class Runtime {
             }
             const v = entry.fn(request);
             if (v && typeof v.then === 'function') {
-              track(+1);
               Promise.resolve(v)
                 .then(
                   (d) => answer(d),
                   () => answer(undefined, true),
                 )
-                .catch((e) => reportUncaught('approval handler', e))
-                .finally(() => track(-1));
+                .catch((e) => reportUncaught('approval handler', e));
               return;
             }
             answer(v);
@@ -739,31 +988,45 @@ class Runtime {
   }
 
   /**
-   * Free the runtime: pending async calls reject with CANCELLED, every free
-   * function runs, library threads are joined; then the trampolines are
-   * unregistered. Runs ht_runtime_free on a worker thread. Idempotent.
+   * Free the runtime: ht_runtime_free runs on a worker thread (it kills
+   * built-in processes, runs every free function and joins the library's
+   * threads), the trampolines are unregistered, then pending calls reject
+   * with HermesToolsError(CANCELLED). Their keep-alives are released at once
+   * and their late completions ignored. Handlers still running are not
+   * waited for: their answers are ignored. Idempotent.
    */
   close() {
     if (this._closing) return this._closing;
     if (this._ptr === null) return Promise.resolve();
     const ptr = this._ptr;
-    this._closing = (async () => {
-      track(+1);
+    let started;
+    this._closing = new Promise((resolve) => {
+      started = resolve;
+    }).then(async () => {
+      // From here on the library's completions of these calls are ignored;
+      // they stop holding the event loop (the free below holds it).
+      const cancelled = [...this._pending.values()];
+      this._pending.clear();
+      for (const p of cancelled) p.release();
+      installExitGuard();
+      freesInFlight += 1;
       try {
         await callAsync(C.runtimeFree, ptr);
       } finally {
+        freesInFlight -= 1;
         this._ptr = null;
         for (const t of Object.values(this._trampolines)) koffi.unregister(t);
         this._trampolines = null;
-        for (const [id, p] of this._pending) {
-          this._pending.delete(id);
-          track(-1);
-          p.reject(new HermesToolsError(Status.CANCELLED, 'runtime closed'));
-        }
         this._handles.clear();
-        track(-1);
+        this._parallelSafe.clear();
+        // Rejected only now, with no worker thread inside ht_runtime_free: if
+        // nobody handles a rejection, Node may end the process at once.
+        for (const p of cancelled) {
+          p.reject(new HermesToolsError(Status.CANCELLED, 'runtime closed', CANCELLED_RESULT));
+        }
       }
-    })();
+    });
+    started();
     return this._closing;
   }
 
@@ -810,11 +1073,17 @@ class Runtime {
       this._handles.delete(id); // on failure the library never calls free
       check(st, err);
     }
+    let parsed = null;
     try {
-      return typeof spec === 'object' && !Buffer.isBuffer(spec) ? spec.name : JSON.parse(String(text)).name;
+      parsed = typeof spec === 'object' && !Buffer.isBuffer(spec) && !(spec instanceof Uint8Array) ? spec : JSON.parse(
+        Buffer.from(b).toString('utf8'),
+      );
     } catch (_) {
-      return '';
+      parsed = null;
     }
+    const name = parsed && typeof parsed.name === 'string' ? parsed.name : '';
+    if (name) this._parallelSafe.set(name, parsed.parallel_safe === true);
+    return name;
   }
 
   /**
@@ -838,6 +1107,7 @@ class Runtime {
     const [b, n] = bytes(name);
     const err = [null];
     check(C.deregisterTool(this._rt(), b, n, err), err);
+    this._parallelSafe.delete(String(name));
   }
 
   /** Define or replace a toolset: defineToolset({name, description, tools, includes}) or defineToolset(name, {...}). */
@@ -909,19 +1179,13 @@ class Runtime {
 
   /**
    * Run one tool call and resolve with its result text (error results are
-   * text too: a JSON object with an "error" key). Runs ht_runtime_dispatch
-   * on a worker thread.
+   * text too: a JSON object with an "error" key). Runs through
+   * ht_runtime_dispatch_async, so no worker thread waits for the handler.
+   * Rejects with TypeError for a name that is not a string, and with
+   * HermesToolsError(CANCELLED) when options.signal aborts or close() runs.
    */
-  async dispatch(name, args = {}, context = null) {
-    const [nb, nn] = bytes(name);
-    const [ab, an] = bytes(jsonArg(args === undefined || args === null ? {} : args));
-    const [cb, cn] = bytes(jsonArg(context));
-    const out = [null];
-    const len = [0];
-    const err = [null];
-    const st = await callAsync(C.dispatch, this._rt(), nb, nn, ab, an, cb, cn, out, len, err);
-    check(st, err);
-    return takeString(out, len);
+  async dispatch(name, args = {}, context = null, options = {}) {
+    return this.dispatchAsync(name, args, context, options);
   }
 
   /**
@@ -931,9 +1195,18 @@ class Runtime {
    * cancels the call.
    */
   dispatchAsync(name, args = {}, context = null, options = {}) {
+    if (typeof name !== 'string' && !Buffer.isBuffer(name) && !(name instanceof Uint8Array)) {
+      throw new TypeError(`hermes-tools: the tool name must be a string, got ${name === null ? 'null' : typeof name}`);
+    }
     const [nb, nn] = bytes(name);
     const [ab, an] = bytes(jsonArg(args === undefined || args === null ? {} : args));
     const [cb, cn] = bytes(jsonArg(context));
+    const signal = options && options.signal;
+    if (signal && signal.aborted) {
+      const p = Promise.reject(new HermesToolsError(Status.CANCELLED, 'aborted before start', CANCELLED_RESULT));
+      p.callId = 0;
+      return p;
+    }
     const rt = this._rt();
     const id = this._ids++;
     let resolve;
@@ -942,8 +1215,8 @@ class Runtime {
       resolve = res;
       reject = rej;
     });
-    this._pending.set(id, { resolve, reject });
-    track(+1);
+    const release = keepAlive();
+    this._pending.set(id, { resolve, reject, release });
     const callId = [0];
     const err = [null];
     let st;
@@ -951,16 +1224,15 @@ class Runtime {
       st = C.dispatchAsync(rt, nb, nn, ab, an, cb, cn, this._trampolines.completion, id, callId, err);
     } catch (e) {
       this._pending.delete(id);
-      track(-1);
+      release();
       throw e;
     }
     if (st !== Status.OK) {
       this._pending.delete(id); // on_done will never run
-      track(-1);
+      release();
       check(st, err);
     }
     promise.callId = Number(callId[0]);
-    const signal = options && options.signal;
     if (signal) {
       const onAbort = () => {
         try {
@@ -969,14 +1241,9 @@ class Runtime {
           /* already done */
         }
       };
-      if (signal.aborted) onAbort();
-      else {
-        signal.addEventListener('abort', onAbort, { once: true });
-        promise.then(
-          () => signal.removeEventListener('abort', onAbort),
-          () => signal.removeEventListener('abort', onAbort),
-        );
-      }
+      signal.addEventListener('abort', onAbort, { once: true });
+      const off = () => signal.removeEventListener('abort', onAbort);
+      promise.then(off, off);
     }
     return promise;
   }
@@ -988,18 +1255,64 @@ class Runtime {
   }
 
   /**
-   * Dispatch a model's tool_calls array; resolves with
-   * [{tool_call_id, name, content}] in input order.
+   * Dispatch a model's tool calls and resolve with one result per call, in
+   * input order. Accepts an array (or an assistant message holding one) of
+   * OpenAI `tool_calls` entries, OpenAI Responses `function_call` items,
+   * Anthropic `tool_use` blocks (other content blocks are skipped) and MCP
+   * `tools/call` params or requests. Consecutive parallel-safe tools run
+   * concurrently (at most `dispatch.max_parallel` at a time), all others in
+   * order; one failing call never loses the others.
+   *
+   * options.format picks the result shape: 'plain' (the default:
+   * {tool_call_id, name, content, is_error}), 'openai' ({role: 'tool',
+   * tool_call_id, content}), 'anthropic' ({type: 'tool_result', tool_use_id,
+   * content, is_error}), 'mcp' (CallToolResult: {content, isError,
+   * structuredContent?}) or 'auto' (each call answered in its own input shape).
+   *
+   * Built in JS over ht_runtime_dispatch_async (ht_runtime_dispatch_batch
+   * would hold a worker thread while handlers run).
    */
-  async dispatchBatch(toolCalls, context = null) {
-    const [tb, tn] = bytes(jsonArg(toolCalls));
-    const [cb, cn] = bytes(jsonArg(context));
-    const out = [null];
-    const len = [0];
-    const err = [null];
-    const st = await callAsync(C.dispatchBatch, this._rt(), tb, tn, cb, cn, out, len, err);
-    check(st, err);
-    return JSON.parse(takeString(out, len));
+  async dispatchBatch(toolCalls, context = null, options = {}) {
+    this._rt();
+    const format = (options && options.format) || 'plain';
+    if (!BATCH_FORMATS.has(format)) {
+      throw new TypeError(`hermes-tools: unknown batch format '${format}' (${[...BATCH_FORMATS].join(', ')})`);
+    }
+    const items = parseToolCalls(toolCalls);
+    const ctx = parseContext(context);
+    const runOne = async (item) => {
+      if (item.problem) return { text: JSON.stringify({ error: item.problem }), error: true };
+      const c = { ...ctx, tool_call_id: item.id };
+      try {
+        const text = await this.dispatchAsync(item.name, item.args, c);
+        return { text, error: isErrorResult(text) };
+      } catch (e) {
+        if (e instanceof HermesToolsError) {
+          return { text: e.result !== undefined ? e.result : JSON.stringify({ error: e.detail }), error: true };
+        }
+        return { text: JSON.stringify({ error: errText(e) }), error: true };
+      }
+    };
+    const results = new Array(items.length);
+    const width = this._maxParallel;
+    let i = 0;
+    while (i < items.length) {
+      // A run of consecutive parallel-safe calls.
+      let j = i;
+      while (j < items.length && !items[j].problem && this._parallelSafe.get(items[j].name) === true) j++;
+      if (j - i >= 2) {
+        for (let start = i; start < j; start += width) {
+          const end = Math.min(start + width, j);
+          const outs = await Promise.all(items.slice(start, end).map(runOne));
+          for (let k = start; k < end; k++) results[k] = outs[k - start];
+        }
+        i = j;
+      } else {
+        results[i] = await runOne(items[i]);
+        i += 1;
+      }
+    }
+    return items.map((item, k) => batchResult(format, item, results[k]));
   }
 
   // -- hooks, events, tasks, command check ---------------------------------
@@ -1143,6 +1456,7 @@ class Runtime {
 module.exports = {
   ABI_VERSION,
   Status,
+  EVENT_TYPES,
   HermesToolsError,
   Runtime,
   ToolCall,

@@ -5,7 +5,9 @@
 // 3. install the host's approval callback for dangerous commands,
 // 4. print the tool schemas the model would see,
 // 5. dispatch a model's tool_calls batch that includes a dangerous command,
-//    which the approval callback denies.
+//    which the approval callback denies (results carry is_error; pass
+//    { format: 'anthropic' } or 'openai' / 'mcp' / 'auto' for the provider's
+//    own result shape).
 //
 // Run: make example-node
 import { createRequire } from 'node:module';
@@ -123,9 +125,10 @@ try {
   console.log("\ndispatching the model's tool_calls:");
   const results = await rt.dispatchBatch(toolCalls, { task_id: 'demo' });
   console.log('\nresults for the model:');
-  for (const r of results) console.log(`  ${r.tool_call_id} ${r.name}: ${r.content}`);
+  for (const r of results) console.log(`  ${r.tool_call_id} ${r.name}${r.is_error ? ' (error)' : ''}: ${r.content}`);
 
-  assert.ok('error' in JSON.parse(results[2].content) && results[2].content.includes('denied'));
+  assert.ok(results[2].is_error && results[2].content.includes('denied'));
+  assert.equal(results[0].is_error, false);
   assert.equal(JSON.parse(results[0].content).forecast, 'sunny');
 } finally {
   await rt.close();
