@@ -5,8 +5,8 @@
 //! unit of work there would be one distinct thread per call.
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hermes_tools::Runtime;

@@ -739,7 +739,12 @@ fn call_target(
         args: parts.args,
         context: parts.ctx,
         cancel,
-        deadline: parts.timeout.map(|t| Instant::now() + t),
+        // Only tools that keep their own deadline read it: no clock read on the hot path.
+        deadline: if tool.own_timeout() {
+            parts.timeout.map(|t| Instant::now() + t)
+        } else {
+            None
+        },
         mode,
         engine: &core.engine,
         reply: Reply::new(id),
