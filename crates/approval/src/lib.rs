@@ -92,6 +92,7 @@
 
 pub mod analyze;
 pub mod normalize;
+pub mod options;
 pub mod parse;
 pub mod policy;
 pub mod redact;
