@@ -8,13 +8,20 @@ fn main() {
     let engine = hermes_approval::Engine::new();
     let mut cmds: Vec<String> = std::env::args().skip(1).collect();
     if cmds.is_empty() {
-        cmds = std::io::stdin().lock().lines().map_while(Result::ok).collect();
+        cmds = std::io::stdin()
+            .lock()
+            .lines()
+            .map_while(Result::ok)
+            .collect();
     }
     for c in cmds {
         let r = engine.check(&c);
         println!("{:?}\t{c}", r.verdict);
         for x in &r.reasons {
-            println!("    {} [{:?}] {} :: {}", x.rule, x.tier, x.description, x.command);
+            println!(
+                "    {} [{:?}] {} :: {}",
+                x.rule, x.tier, x.description, x.command
+            );
         }
         println!("    commands: {:?}", r.commands);
     }

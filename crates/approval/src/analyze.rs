@@ -595,6 +595,15 @@ impl Analyzer {
                     self.finding("env-hijack", None, format!("{name}={value}"));
                 }
             }
+            "HISTFILE" if value == "/dev/null" => {
+                self.finding("history-wipe", None, format!("{name}={value}"));
+            }
+            "HISTSIZE" | "HISTFILESIZE" | "SAVEHIST" if value == "0" => {
+                self.finding("history-wipe", None, format!("{name}={value}"));
+            }
+            _ if crate::families::package_env_risky(name, value) => {
+                self.finding("untrusted-package-source", None, format!("{name}={value}"));
+            }
             "PROMPT_COMMAND" | "GIT_SSH_COMMAND" | "GIT_PAGER" | "PAGER" | "EDITOR" | "VISUAL"
             | "GIT_EDITOR" | "SSH_ASKPASS" | "GIT_ASKPASS" | "GIT_EXTERNAL_DIFF" | "MANPAGER"
             | "LESSOPEN" | "SUDO_ASKPASS" => {
@@ -868,7 +877,11 @@ impl Analyzer {
         let base = match self.var(&p.name) {
             Val::Known(s) if s.contains(ARRAY_SEP) || p.subscript.is_some() => {
                 let elems: Vec<&str> = s.split(ARRAY_SEP).collect();
-                match p.subscript.as_deref() {
+                let sub = match p.name.as_str() {
+                    "@" | "*" => Some(p.name.as_str()),
+                    _ => p.subscript.as_deref(),
+                };
+                match sub {
                     Some("@") => Val::Known(s.clone()),
                     Some("*") => Val::Known(s.replace(ARRAY_SEP, " ")),
                     Some(ix) => match ix.trim().parse::<usize>() {
@@ -1137,10 +1150,14 @@ impl Analyzer {
             let mut out = Vec::with_capacity(fields.len() + 4);
             for f in fields {
                 if f.s.contains(ARRAY_SEP) {
-                    out.extend(f.s.split(ARRAY_SEP).filter(|x| !x.is_empty()).map(|x| Field {
-                        s: x.to_string(),
-                        glob: f.glob,
-                    }));
+                    out.extend(
+                        f.s.split(ARRAY_SEP)
+                            .filter(|x| !x.is_empty())
+                            .map(|x| Field {
+                                s: x.to_string(),
+                                glob: f.glob,
+                            }),
+                    );
                 } else {
                     out.push(f);
                 }

@@ -245,7 +245,16 @@ const NICE: Spec = Spec {
 };
 
 const IONICE: Spec = Spec {
-    longs: &["class=", "classdata=", "pid=", "pgid=", "uid=", "ignore", "help", "version"],
+    longs: &[
+        "class=",
+        "classdata=",
+        "pid=",
+        "pgid=",
+        "uid=",
+        "ignore",
+        "help",
+        "version",
+    ],
     short_vals: "cnpPu",
     permute: false,
 };
@@ -398,8 +407,20 @@ const USERMOD: Spec = Spec {
 
 const WIPEFS: Spec = Spec {
     longs: &[
-        "all", "no-act", "offset=", "force", "backup", "types=", "quiet", "noheadings", "json",
-        "parsable", "output=", "lock", "help", "version",
+        "all",
+        "no-act",
+        "offset=",
+        "force",
+        "backup",
+        "types=",
+        "quiet",
+        "noheadings",
+        "json",
+        "parsable",
+        "output=",
+        "lock",
+        "help",
+        "version",
     ],
     short_vals: "otO",
     permute: true,
@@ -610,15 +631,34 @@ const GIT_RM: Spec = Spec {
 
 const GIT_WORKTREE: Spec = Spec {
     longs: &[
-        "force", "detach", "checkout", "lock", "reason=", "orphan", "track", "guess-remote",
-        "quiet", "porcelain", "verbose", "expire=", "dry-run",
+        "force",
+        "detach",
+        "checkout",
+        "lock",
+        "reason=",
+        "orphan",
+        "track",
+        "guess-remote",
+        "quiet",
+        "porcelain",
+        "verbose",
+        "expire=",
+        "dry-run",
     ],
     short_vals: "bB",
     permute: true,
 };
 
 const GIT_GC: Spec = Spec {
-    longs: &["prune", "no-prune", "aggressive", "auto", "quiet", "force", "keep-largest-pack"],
+    longs: &[
+        "prune",
+        "no-prune",
+        "aggressive",
+        "auto",
+        "quiet",
+        "force",
+        "keep-largest-pack",
+    ],
     short_vals: "",
     permute: true,
 };

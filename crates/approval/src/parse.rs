@@ -1595,7 +1595,11 @@ impl<'a> Parser<'a> {
             while k < chars.len() && chars[k] != ']' {
                 k += 1;
             }
-            subscript = Some(chars[start.min(chars.len())..k.min(chars.len())].iter().collect());
+            subscript = Some(
+                chars[start.min(chars.len())..k.min(chars.len())]
+                    .iter()
+                    .collect(),
+            );
             k += 1;
         }
         let rest: String = chars[k.min(chars.len())..].iter().collect();
