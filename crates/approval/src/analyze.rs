@@ -1650,8 +1650,8 @@ fn unwrap(name: &str, argv: &[String]) -> Unwrap {
                     i += 1;
                     continue;
                 }
-                if a.starts_with('-') {
-                    let letters: Vec<char> = a[1..].chars().collect();
+                if let Some(bundle) = a.strip_prefix('-') {
+                    let letters: Vec<char> = bundle.chars().collect();
                     let mut skip = 1;
                     for (k, c) in letters.iter().enumerate() {
                         let rest: String = letters[k + 1..].iter().collect();

@@ -570,22 +570,17 @@ fn f_audit(ctx: &RuleCtx, i: usize, e: &Exec) -> Option<&'static str> {
                 return Some("stops the audit or logging daemon");
             }
         }
-        "journalctl" => {
-            if a.iter().any(|s| s.starts_with("--vacuum-")) {
-                return Some("journalctl --vacuum deletes the system journal");
-            }
+        "journalctl" if a.iter().any(|s| s.starts_with("--vacuum-")) => {
+            return Some("journalctl --vacuum deletes the system journal");
         }
-        "wevtutil" => {
-            if a.first().is_some_and(|s| s == "cl" || s == "clear-log") {
-                return Some("wevtutil clears a Windows event log");
-            }
+        "wevtutil" if a.first().is_some_and(|s| s == "cl" || s == "clear-log") => {
+            return Some("wevtutil clears a Windows event log");
         }
-        "auditpol" => {
+        "auditpol"
             if a.iter()
-                .any(|s| s == "/clear" || s == "/remove" || s.contains("disable"))
-            {
-                return Some("auditpol clears or disables Windows audit policy");
-            }
+                .any(|s| s == "/clear" || s == "/remove" || s.contains("disable")) =>
+        {
+            return Some("auditpol clears or disables Windows audit policy");
         }
         _ => {}
     }
@@ -624,26 +619,21 @@ const HISTORY_FILES: &[&str] = &[
 fn f_history(ctx: &RuleCtx, i: usize, e: &Exec) -> Option<&'static str> {
     let a = &e.argv;
     match e.name.as_str() {
-        "history" => {
+        "history"
             if tail(a)
                 .iter()
                 .any(|w| (w.starts_with('-') && w.contains('c')) || w == "-w" && a.len() > 2)
                 && !tail(a)
                     .iter()
-                    .all(|w| w.chars().all(|c| c.is_ascii_digit()))
-            {
-                return Some("history -c wipes the shell history");
-            }
+                    .all(|w| w.chars().all(|c| c.is_ascii_digit())) =>
+        {
+            return Some("history -c wipes the shell history");
         }
-        "unset" => {
-            if tail(a).iter().any(|w| w == "HISTFILE") {
-                return Some("unset HISTFILE stops recording shell history");
-            }
+        "unset" if tail(a).iter().any(|w| w == "HISTFILE") => {
+            return Some("unset HISTFILE stops recording shell history");
         }
-        "set" => {
-            if a.windows(2).any(|w| w[0] == "+o" && w[1] == "history") {
-                return Some("set +o history stops recording shell history");
-            }
+        "set" if a.windows(2).any(|w| w[0] == "+o" && w[1] == "history") => {
+            return Some("set +o history stops recording shell history");
         }
         _ => {}
     }
@@ -663,7 +653,7 @@ fn f_root_account(_: &RuleCtx, _: usize, e: &Exec) -> Option<&'static str> {
     let a = &e.argv;
     match e.name.as_str() {
         "useradd" | "adduser" | "usermod" | "pw" | "luseradd" => {
-            let uid0 = opt_vals(a, &["-u", "--uid"]).iter().any(|v| *v == "0");
+            let uid0 = opt_vals(a, &["-u", "--uid"]).contains(&"0");
             uid0.then_some("creates or changes a user to uid 0 (a second root)")
         }
         "dscl" => {
@@ -2085,24 +2075,24 @@ fn f_supply(_: &RuleCtx, _: usize, e: &Exec) -> Option<&'static str> {
     let unofficial = |names: &[&str]| opt_vals(a, names).iter().any(|v| !official_source(v));
     match n {
         "pip" | "pip3" | "pipx" | "uv" | "poetry" | "pdm" | "rye" => {
-            if n == "pip" || n == "pip3" || n == "uv" {
-                if al.first().is_some_and(|s| s == "config") || (n == "uv" && has("config")) {
-                    let key_val = a
-                        .iter()
-                        .skip_while(|w| *w != "set")
-                        .skip(1)
-                        .collect::<Vec<_>>();
-                    if let (Some(k), Some(v)) = (key_val.first(), key_val.get(1)) {
-                        let k = k.to_ascii_lowercase();
-                        if (k.ends_with("index-url") || k.ends_with("find-links"))
-                            && !official_source(v)
-                            || k.ends_with("trusted-host")
-                        {
-                            return Some("changes pip's package index or trusted hosts");
-                        }
+            if (n == "pip" || n == "pip3" || n == "uv")
+                && (al.first().is_some_and(|s| s == "config") || (n == "uv" && has("config")))
+            {
+                let key_val = a
+                    .iter()
+                    .skip_while(|w| *w != "set")
+                    .skip(1)
+                    .collect::<Vec<_>>();
+                if let (Some(k), Some(v)) = (key_val.first(), key_val.get(1)) {
+                    let k = k.to_ascii_lowercase();
+                    if (k.ends_with("index-url") || k.ends_with("find-links"))
+                        && !official_source(v)
+                        || k.ends_with("trusted-host")
+                    {
+                        return Some("changes pip's package index or trusted hosts");
                     }
-                    return None;
                 }
+                return None;
             }
             if n == "poetry" && has("source") && has("add") {
                 return Some("adds a package source to poetry");

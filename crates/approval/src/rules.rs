@@ -1200,7 +1200,7 @@ fn m_mkfs(_: &RuleCtx, _: usize, e: &Exec) -> bool {
     }
     // a device (or a path only known at run time) is formatted; a regular
     // file is a disk image (judged by `disk-tool` when outside the workspace)
-    n == "blkdiscard" || mkfs_targets(e).any(|t| formats_device(t))
+    n == "blkdiscard" || mkfs_targets(e).any(formats_device)
 }
 
 fn mkfs_targets(e: &Exec) -> impl Iterator<Item = &str> {
@@ -1424,7 +1424,7 @@ fn m_disk_tool(_: &RuleCtx, _: usize, e: &Exec) -> bool {
                 "cp",
             ];
             let reads = has(&["-l", "--list", "print", "p", "--help", "-h"]);
-            !(reads && !has(WRITES))
+            !reads || has(WRITES)
         }
         "e2fsck" | "fsck" if raw_has(&["-n", "-N"]) => false,
         "tune2fs" if raw_has(&["-l"]) => false,
@@ -2657,7 +2657,6 @@ pub fn floor_match(text: &str) -> bool {
 }
 
 /// Display form of an argv: words joined with spaces, quoted when needed.
-
 pub fn display_exec(e: &Exec) -> String {
     let mut s = display_argv(&e.argv);
     for r in &e.redirs {

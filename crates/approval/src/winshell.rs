@@ -621,7 +621,7 @@ fn read(text: &str, d: Dialect, depth: usize, out: &mut WinAnalysis) {
                         j += 2;
                         continue;
                     }
-                    if !a.starts_with('-') && !(a.starts_with('/') && a.len() <= 3) {
+                    if !(a.starts_with('-') || (a.starts_with('/') && a.len() <= 3)) {
                         targets.extend(a.split(',').map(str::to_string));
                     }
                     j += 1;
@@ -712,35 +712,35 @@ fn read(text: &str, d: Dialect, depth: usize, out: &mut WinAnalysis) {
                     );
                 }
             }
-            "format" => {
+            "format"
                 if ops.iter().any(|t| {
                     let n = win_norm(t);
                     n.len() == 2 && n.ends_with(':')
-                }) {
-                    push(
-                        out,
-                        "windows-wipe",
-                        Verdict::Block,
-                        "formats a drive",
-                        &st.text,
-                    );
-                }
+                }) =>
+            {
+                push(
+                    out,
+                    "windows-wipe",
+                    Verdict::Block,
+                    "formats a drive",
+                    &st.text,
+                );
             }
             "format-volume"
             | "clear-disk"
             | "initialize-disk"
             | "remove-partition"
             | "reset-physicaldisk"
-            | "remove-physicaldisk" => {
-                if !args.iter().any(|a| ps_param(a, "whatif", 2)) {
-                    push(
-                        out,
-                        "windows-wipe",
-                        Verdict::Block,
-                        "formats, clears or repartitions a disk",
-                        &st.text,
-                    );
-                }
+            | "remove-physicaldisk"
+                if !args.iter().any(|a| ps_param(a, "whatif", 2)) =>
+            {
+                push(
+                    out,
+                    "windows-wipe",
+                    Verdict::Block,
+                    "formats, clears or repartitions a disk",
+                    &st.text,
+                );
             }
             "diskpart" => push(
                 out,
@@ -833,18 +833,18 @@ fn read(text: &str, d: Dialect, depth: usize, out: &mut WinAnalysis) {
             "remove-itemproperty"
             | "set-itemproperty"
             | "new-itemproperty"
-            | "clear-itemproperty" => {
+            | "clear-itemproperty"
                 if args.iter().any(|a| {
                     hive_root(a).is_some_and(|_| a.to_ascii_lowercase().starts_with("hklm"))
-                }) {
-                    push(
-                        out,
-                        "windows-system-change",
-                        Verdict::Ask,
-                        "changes a machine-wide registry value",
-                        &st.text,
-                    );
-                }
+                }) =>
+            {
+                push(
+                    out,
+                    "windows-system-change",
+                    Verdict::Ask,
+                    "changes a machine-wide registry value",
+                    &st.text,
+                );
             }
             "shutdown" => {
                 if has("/a") || has("-a") || has("/?") {
@@ -865,49 +865,46 @@ fn read(text: &str, d: Dialect, depth: usize, out: &mut WinAnalysis) {
                     );
                 }
             }
-            "stop-computer" | "restart-computer" => {
-                if !args.iter().any(|a| ps_param(a, "whatif", 2)) {
-                    push(
-                        out,
-                        "shutdown-reboot",
-                        Verdict::Block,
-                        "shuts down or restarts the computer",
-                        &st.text,
-                    );
-                }
+            "stop-computer" | "restart-computer"
+                if !args.iter().any(|a| ps_param(a, "whatif", 2)) =>
+            {
+                push(
+                    out,
+                    "shutdown-reboot",
+                    Verdict::Block,
+                    "shuts down or restarts the computer",
+                    &st.text,
+                );
             }
-            "vssadmin" => {
-                if (has("delete") && has("shadows")) || (has("resize") && has("shadowstorage")) {
-                    push(
-                        out,
-                        "shadow-copy-delete",
-                        Verdict::Block,
-                        "deletes the volume shadow copies (the restore points)",
-                        &st.text,
-                    );
-                }
+            "vssadmin"
+                if ((has("delete") && has("shadows"))
+                    || (has("resize") && has("shadowstorage"))) =>
+            {
+                push(
+                    out,
+                    "shadow-copy-delete",
+                    Verdict::Block,
+                    "deletes the volume shadow copies (the restore points)",
+                    &st.text,
+                );
             }
-            "wmic" => {
-                if has("shadowcopy") && has("delete") {
-                    push(
-                        out,
-                        "shadow-copy-delete",
-                        Verdict::Block,
-                        "deletes the volume shadow copies (the restore points)",
-                        &st.text,
-                    );
-                }
+            "wmic" if has("shadowcopy") && has("delete") => {
+                push(
+                    out,
+                    "shadow-copy-delete",
+                    Verdict::Block,
+                    "deletes the volume shadow copies (the restore points)",
+                    &st.text,
+                );
             }
-            "wbadmin" => {
-                if has("delete") {
-                    push(
-                        out,
-                        "shadow-copy-delete",
-                        Verdict::Block,
-                        "deletes the Windows backup catalog or backups",
-                        &st.text,
-                    );
-                }
+            "wbadmin" if has("delete") => {
+                push(
+                    out,
+                    "shadow-copy-delete",
+                    Verdict::Block,
+                    "deletes the Windows backup catalog or backups",
+                    &st.text,
+                );
             }
             "netsh" => {
                 let t = la.join(" ");
@@ -941,19 +938,18 @@ fn read(text: &str, d: Dialect, depth: usize, out: &mut WinAnalysis) {
                     );
                 }
             }
-            "set-mppreference" | "add-mppreference" => {
+            "set-mppreference" | "add-mppreference"
                 if la
                     .iter()
-                    .any(|a| a.starts_with("-disable") || a.starts_with("-exclusion"))
-                {
-                    push(
-                        out,
-                        "windows-system-change",
-                        Verdict::Ask,
-                        "turns Defender protection off or adds an exclusion",
-                        &st.text,
-                    );
-                }
+                    .any(|a| a.starts_with("-disable") || a.starts_with("-exclusion")) =>
+            {
+                push(
+                    out,
+                    "windows-system-change",
+                    Verdict::Ask,
+                    "turns Defender protection off or adds an exclusion",
+                    &st.text,
+                );
             }
             "sc" | "stop-service" | "set-service" => {
                 let target = la.iter().any(|a| {
@@ -983,27 +979,25 @@ fn read(text: &str, d: Dialect, depth: usize, out: &mut WinAnalysis) {
                     );
                 }
             }
-            "uninstall-windowsfeature" | "disable-windowsoptionalfeature" => {
-                if la.iter().any(|a| a.contains("defender")) {
-                    push(
-                        out,
-                        "windows-system-change",
-                        Verdict::Ask,
-                        "removes Windows Defender",
-                        &st.text,
-                    );
-                }
+            "uninstall-windowsfeature" | "disable-windowsoptionalfeature"
+                if la.iter().any(|a| a.contains("defender")) =>
+            {
+                push(
+                    out,
+                    "windows-system-change",
+                    Verdict::Ask,
+                    "removes Windows Defender",
+                    &st.text,
+                );
             }
-            "wevtutil" => {
-                if la.first().is_some_and(|a| a == "cl" || a == "clear-log") {
-                    push(
-                        out,
-                        "audit-disable",
-                        Verdict::Ask,
-                        "clears a Windows event log",
-                        &st.text,
-                    );
-                }
+            "wevtutil" if la.first().is_some_and(|a| a == "cl" || a == "clear-log") => {
+                push(
+                    out,
+                    "audit-disable",
+                    Verdict::Ask,
+                    "clears a Windows event log",
+                    &st.text,
+                );
             }
             "clear-eventlog" | "remove-eventlog" => push(
                 out,
@@ -1012,19 +1006,18 @@ fn read(text: &str, d: Dialect, depth: usize, out: &mut WinAnalysis) {
                 "clears a Windows event log",
                 &st.text,
             ),
-            "auditpol" => {
+            "auditpol"
                 if la
                     .iter()
-                    .any(|a| a == "/clear" || a == "/remove" || a.contains("disable"))
-                {
-                    push(
-                        out,
-                        "audit-disable",
-                        Verdict::Ask,
-                        "clears or disables the audit policy",
-                        &st.text,
-                    );
-                }
+                    .any(|a| a == "/clear" || a == "/remove" || a.contains("disable")) =>
+            {
+                push(
+                    out,
+                    "audit-disable",
+                    Verdict::Ask,
+                    "clears or disables the audit policy",
+                    &st.text,
+                );
             }
             "clear-history" => push(
                 out,
@@ -1064,49 +1057,41 @@ fn read(text: &str, d: Dialect, depth: usize, out: &mut WinAnalysis) {
                     );
                 }
             }
-            "add-localgroupmember" => {
-                if la.iter().any(|a| a.contains("administrators")) {
-                    push(
-                        out,
-                        "root-account",
-                        Verdict::Ask,
-                        "adds a user to the Administrators group",
-                        &st.text,
-                    );
-                }
+            "add-localgroupmember" if la.iter().any(|a| a.contains("administrators")) => {
+                push(
+                    out,
+                    "root-account",
+                    Verdict::Ask,
+                    "adds a user to the Administrators group",
+                    &st.text,
+                );
             }
-            "set-executionpolicy" => {
-                if la.iter().any(|a| a == "unrestricted" || a == "bypass") {
-                    push(
-                        out,
-                        "windows-system-change",
-                        Verdict::Ask,
-                        "turns script signing checks off",
-                        &st.text,
-                    );
-                }
+            "set-executionpolicy" if la.iter().any(|a| a == "unrestricted" || a == "bypass") => {
+                push(
+                    out,
+                    "windows-system-change",
+                    Verdict::Ask,
+                    "turns script signing checks off",
+                    &st.text,
+                );
             }
-            "fsutil" => {
-                if has("deletejournal") || (has("setzerodata")) {
-                    push(
-                        out,
-                        "windows-system-change",
-                        Verdict::Ask,
-                        "deletes the change journal or zeroes file data",
-                        &st.text,
-                    );
-                }
+            "fsutil" if (has("deletejournal") || (has("setzerodata"))) => {
+                push(
+                    out,
+                    "windows-system-change",
+                    Verdict::Ask,
+                    "deletes the change journal or zeroes file data",
+                    &st.text,
+                );
             }
-            "cipher" => {
-                if la.iter().any(|a| a.starts_with("/w")) {
-                    push(
-                        out,
-                        "windows-system-change",
-                        Verdict::Ask,
-                        "overwrites free disk space",
-                        &st.text,
-                    );
-                }
+            "cipher" if la.iter().any(|a| a.starts_with("/w")) => {
+                push(
+                    out,
+                    "windows-system-change",
+                    Verdict::Ask,
+                    "overwrites free disk space",
+                    &st.text,
+                );
             }
             _ => {}
         }
