@@ -285,6 +285,40 @@ static LOGIN1_METHOD: Lazy<Regex> = Lazy::new(|| {
 
 fn f_power(_: &RuleCtx, _: usize, e: &Exec) -> Option<&'static str> {
     let n = e.name.as_str();
+    let script = e
+        .argv
+        .first()
+        .is_some_and(|p| p.contains("/init.d/") || p.contains("/rc.d/"));
+    if !script
+        && !matches!(
+            n,
+            "shutdown"
+                | "reboot"
+                | "halt"
+                | "poweroff"
+                | "uadmin"
+                | "init"
+                | "telinit"
+                | "systemctl"
+                | "loginctl"
+                | "dbus-send"
+                | "busctl"
+                | "gdbus"
+                | "qdbus"
+                | "dbus"
+                | "rtcwake"
+                | "kexec"
+                | "openrc-shutdown"
+                | "xfce4-session-logout"
+                | "gnome-session-quit"
+                | "lxqt-leave"
+                | "service"
+                | "invoke-rc.d"
+                | "rc-service"
+        )
+    {
+        return None;
+    }
     let a = args_lc(e);
     let info = |a: &[String]| {
         a.iter().any(|s| {
@@ -395,6 +429,12 @@ fn f_power(_: &RuleCtx, _: usize, e: &Exec) -> Option<&'static str> {
 }
 
 fn f_net_down(_: &RuleCtx, _: usize, e: &Exec) -> Option<&'static str> {
+    if !matches!(
+        e.name.as_str(),
+        "ip" | "ifconfig" | "ifdown" | "nmcli" | "route" | "rfkill" | "networksetup" | "netsh"
+    ) {
+        return None;
+    }
     let a = args_lc(e);
     let has = |w: &str| a.iter().any(|s| s == w);
     match e.name.as_str() {
@@ -552,7 +592,18 @@ static LOG_DAEMON: Lazy<Regex> = Lazy::new(|| {
 });
 
 fn f_audit(ctx: &RuleCtx, i: usize, e: &Exec) -> Option<&'static str> {
-    let a = args_lc(e);
+    let named = matches!(
+        e.name.as_str(),
+        "auditctl"
+            | "systemctl"
+            | "service"
+            | "rc-service"
+            | "launchctl"
+            | "journalctl"
+            | "wevtutil"
+            | "auditpol"
+    );
+    let a = if named { args_lc(e) } else { Vec::new() };
     match e.name.as_str() {
         "auditctl" => {
             let off = e.argv.windows(2).any(|w| w[0] == "-e" && w[1] == "0")
@@ -909,6 +960,12 @@ fn f_git(_: &RuleCtx, _: usize, e: &Exec) -> Option<&'static str> {
 }
 
 fn f_vcs(_: &RuleCtx, _: usize, e: &Exec) -> Option<&'static str> {
+    if !matches!(
+        e.name.as_str(),
+        "hg" | "chg" | "svn" | "bzr" | "brz" | "fossil" | "jj"
+    ) {
+        return None;
+    }
     let a = &e.argv;
     let dry = dry_run(e)
         || a.iter()
@@ -1286,6 +1343,9 @@ fn f_datastore_all(_: &RuleCtx, _: usize, e: &Exec) -> Option<&'static str> {
 }
 
 fn f_disk_erase(_: &RuleCtx, _: usize, e: &Exec) -> Option<&'static str> {
+    if e.name != "diskutil" && e.name != "asr" {
+        return None;
+    }
     let a = args_lc(e);
     match e.name.as_str() {
         "diskutil" => {
@@ -1682,7 +1742,11 @@ fn empty_or_temp(p: &str) -> bool {
 }
 
 fn f_sync_delete(_: &RuleCtx, _: usize, e: &Exec) -> Option<&'static str> {
-    if dry_run(e) {
+    if !matches!(
+        e.name.as_str(),
+        "aws" | "gsutil" | "gcloud" | "rclone" | "azcopy" | "rsync" | "s3cmd" | "mc"
+    ) || dry_run(e)
+    {
         return None;
     }
     let a = &e.argv;
@@ -1767,9 +1831,56 @@ fn f_datastore(_: &RuleCtx, _: usize, e: &Exec) -> Option<&'static str> {
             .then_some("HTTP DELETE against a data store API (index, collection, bucket or key)");
     }
     let a = &e.argv;
+    let n = e.name.as_str();
+    const NAMES: &[&str] = &[
+        "curl",
+        "dropdb",
+        "dropuser",
+        "pg_dropcluster",
+        "mysqladmin",
+        "mariadb-admin",
+        "influx",
+        "etcdctl",
+        "consul",
+        "redis-cli",
+        "valkey-cli",
+        "keydb-cli",
+        "zkcli",
+        "zkcli.sh",
+        "zookeeper-shell",
+        "vault",
+        "firebase",
+        "heroku",
+        "rails",
+        "rake",
+        "php",
+        "prisma",
+        "sequelize",
+        "sequelize-cli",
+        "typeorm",
+        "knex",
+        "flyway",
+        "liquibase",
+        "alembic",
+        "supabase",
+        "mix",
+        "dotnet",
+        "docker",
+        "podman",
+        "docker-compose",
+        "podman-compose",
+        "mc",
+        "s3cmd",
+        "azcopy",
+        "b2",
+        "wrangler",
+        "gsutil",
+    ];
+    if !NAMES.contains(&n) && !n.starts_with("python") {
+        return None;
+    }
     let al = args_lc(e);
     let has = |w: &str| al.iter().any(|s| s == w);
-    let n = e.name.as_str();
     if dry_run(e) {
         return None;
     }
@@ -1908,6 +2019,22 @@ static SECURITY_AGENT: Lazy<Regex> = Lazy::new(|| {
 });
 
 fn f_macos(_: &RuleCtx, _: usize, e: &Exec) -> Option<&'static str> {
+    if !matches!(
+        e.name.as_str(),
+        "launchctl"
+            | "systemctl"
+            | "service"
+            | "kextunload"
+            | "kmutil"
+            | "sc"
+            | "fdesetup"
+            | "csrutil"
+            | "spctl"
+            | "tmutil"
+            | "nvram"
+    ) {
+        return None;
+    }
     let a = args_lc(e);
     let has = |w: &str| a.iter().any(|s| s == w);
     match e.name.as_str() {
@@ -2070,6 +2197,38 @@ fn f_supply(_: &RuleCtx, _: usize, e: &Exec) -> Option<&'static str> {
     } else {
         (n, &a[..])
     };
+    const NAMES: &[&str] = &[
+        "pip",
+        "pip3",
+        "pipx",
+        "uv",
+        "poetry",
+        "pdm",
+        "rye",
+        "npm",
+        "pnpm",
+        "yarn",
+        "bun",
+        "cnpm",
+        "cargo",
+        "go",
+        "gem",
+        "bundle",
+        "conda",
+        "mamba",
+        "micromamba",
+        "git",
+        "composer",
+        "add-apt-repository",
+        "apt-add-repository",
+        "apt-key",
+        "nuget",
+        "dotnet",
+        "brew",
+    ];
+    if !NAMES.contains(&n) {
+        return None;
+    }
     let al: Vec<String> = tail(a).iter().map(|s| lc(s)).collect();
     let has = |w: &str| al.iter().any(|s| s == w);
     let unofficial = |names: &[&str]| opt_vals(a, names).iter().any(|v| !official_source(v));

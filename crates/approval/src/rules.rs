@@ -381,16 +381,21 @@ pub(crate) fn dry_run(e: &Exec) -> bool {
         return false;
     }
     let long = a[1..].iter().take_while(|w| *w != "--").any(|w| {
-        let w = w.to_ascii_lowercase();
-        (w == "--dry-run" || (w.starts_with("--dry-run=") && w != "--dry-run=none"))
-            || w == "--dryrun"
-            || w == "--simulate"
-            || w == "--just-print"
-            || w == "--no-act"
-            || w == "--recon"
-            || w == "--assumeno"
-            || w == "--what-if"
-            || w == "-whatif"
+        if !w.starts_with('-') {
+            return false;
+        }
+        let is = |x: &str| w.eq_ignore_ascii_case(x);
+        let dr = w.len() > 10 && w.as_bytes()[..10].eq_ignore_ascii_case(b"--dry-run=");
+        is("--dry-run")
+            || (dr && !is("--dry-run=none"))
+            || is("--dryrun")
+            || is("--simulate")
+            || is("--just-print")
+            || is("--no-act")
+            || is("--recon")
+            || is("--assumeno")
+            || is("--what-if")
+            || is("-whatif")
     });
     if long {
         return true;

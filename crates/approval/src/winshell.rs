@@ -180,7 +180,11 @@ pub fn detect(text: &str) -> Option<Dialect> {
             "icacls",
         ]
         .iter()
-        .any(|n| text.len() >= n.len() && text.to_ascii_lowercase().contains(n));
+        .any(|n| {
+            text.as_bytes()
+                .windows(n.len())
+                .any(|w| w.eq_ignore_ascii_case(n.as_bytes()))
+        });
     if !cheap {
         return None;
     }

@@ -188,4 +188,24 @@ fn corpus_speed() {
         "corpus_speed: {} commands x {reps}: {avg:.2} us per check on average",
         cmds.len()
     );
+    let cases = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/command_cases.jsonl"),
+    )
+    .expect("case file");
+    let cases: Vec<String> = cases
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v["command"].as_str().map(str::to_string))
+        .collect();
+    let t = std::time::Instant::now();
+    for _ in 0..reps {
+        for c in &cases {
+            std::hint::black_box(e.check(std::hint::black_box(c)));
+        }
+    }
+    let avg = t.elapsed().as_secs_f64() * 1e6 / (reps * cases.len()) as f64;
+    println!(
+        "corpus_speed: case file, {} commands x {reps}: {avg:.2} us per check on average",
+        cases.len()
+    );
 }

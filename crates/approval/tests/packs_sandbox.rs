@@ -23,18 +23,31 @@ fn packs_add_rules_and_name_the_pack() {
     .unwrap();
     let r = e.check("sudo /opt/bin/acmectl tenant delete t-42");
     assert_eq!(r.verdict, Verdict::Block);
-    let x = r.reasons.iter().find(|x| x.rule == "acme-tenant-delete").unwrap();
+    let x = r
+        .reasons
+        .iter()
+        .find(|x| x.rule == "acme-tenant-delete")
+        .unwrap();
     assert_eq!(x.pack, "acme");
-    assert_eq!(x.description, "acmectl tenant delete removes a customer's data");
+    assert_eq!(
+        x.description,
+        "acmectl tenant delete removes a customer's data"
+    );
     let r = e.check("kubectl --context prod get pods");
-    assert_eq!((r.verdict, r.reasons[0].pack.as_str()), (Verdict::Ask, "acme"));
+    assert_eq!(
+        (r.verdict, r.reasons[0].pack.as_str()),
+        (Verdict::Ask, "acme")
+    );
     let r = e.check("terraform apply");
     assert_eq!(r.reasons[0].pack, "host");
     let r = e.check("git reset --hard");
     assert_eq!(r.reasons[0].pack, "builtin");
     let json: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
     assert_eq!(json["reasons"][0]["pack"], "builtin");
-    assert_eq!(e.check("echo acmectl tenant delete").verdict, Verdict::Allow);
+    assert_eq!(
+        e.check("echo acmectl tenant delete").verdict,
+        Verdict::Allow
+    );
 }
 
 #[test]
@@ -55,7 +68,10 @@ fn packs_change_tiers() {
     )
     .unwrap();
     let r = e.check("foo bar");
-    assert_eq!((r.verdict, r.reasons[0].pack.as_str()), (Verdict::Block, "b"));
+    assert_eq!(
+        (r.verdict, r.reasons[0].pack.as_str()),
+        (Verdict::Block, "b")
+    );
 }
 
 #[test]
@@ -65,7 +81,10 @@ fn pack_errors_name_the_field() {
             r#"{"packs": [{"name": "p", "tiers": {"rm-root-or-home": "ask"}}]}"#,
             "packs[0].tiers.rm-root-or-home",
         ),
-        (r#"{"packs": [{"name": "p", "tiers": {"nope": "ask"}}]}"#, "packs[0].tiers.nope"),
+        (
+            r#"{"packs": [{"name": "p", "tiers": {"nope": "ask"}}]}"#,
+            "packs[0].tiers.nope",
+        ),
         (
             r#"{"packs": [{"name": "p", "rules": [{"key": "a", "tier": "ask", "description": "d", "pattern": "("}]}]}"#,
             "packs[0].rules[0].pattern",
@@ -86,14 +105,20 @@ fn pack_errors_name_the_field() {
             r#"{"packs": [{"name": "p", "rules": [{"key": "git-destructive", "tier": "ask", "description": "d", "argv_prefix": ["x"]}]}]}"#,
             "packs[0].rules[0].key",
         ),
-        (r#"{"packs": [{"name": "p"}, {"name": "p"}]}"#, "packs[1].name"),
+        (
+            r#"{"packs": [{"name": "p"}, {"name": "p"}]}"#,
+            "packs[1].name",
+        ),
         (r#"{"packs": [{"name": "builtin"}]}"#, "packs[0].name"),
         (r#"{"packs": [{"name": ""}]}"#, "packs[0].name"),
         (r#"{"tiers": {"nope": "block"}}"#, "tiers.nope"),
     ];
     for (json, field) in cases {
         let e = err(json);
-        assert!(e.starts_with(field), "{json}: error {e:?} does not name {field}");
+        assert!(
+            e.starts_with(field),
+            "{json}: error {e:?} does not name {field}"
+        );
     }
     assert!(err(r#"{"packs": [{"name": "p", "oops": 1}]}"#).contains("oops"));
     assert!(err(r#"{"shell": "fish"}"#).contains("fish"));
@@ -137,7 +162,11 @@ fn sandbox_contains_workspace_writes_and_network_use() {
         "git push --force origin main",
         "sqlite3 app.db 'DROP TABLE t'",
     ] {
-        assert_ne!(e.check(c).verdict, Verdict::Allow, "{c} should ask on the host");
+        assert_ne!(
+            e.check(c).verdict,
+            Verdict::Allow,
+            "{c} should ask on the host"
+        );
         let r = e.check_with(c, &off);
         assert_eq!(r.verdict, Verdict::Allow, "{c}: {:?}", r.reasons);
         assert!(!r.contained.is_empty(), "{c}");
@@ -182,7 +211,8 @@ fn sandbox_contains_workspace_writes_and_network_use() {
     assert!(e.check("rm -rf build").contained.is_empty());
     // the default options are the host
     assert_eq!(
-        e.check_with("rm -rf build", &CheckOptions::default()).verdict,
+        e.check_with("rm -rf build", &CheckOptions::default())
+            .verdict,
         Verdict::Ask
     );
 }
