@@ -25,7 +25,10 @@
 //!    every program. Words that are data (echo arguments, commit messages,
 //!    grep patterns, heredoc bodies fed to `cat`, comments) are never treated
 //!    as commands because only real programs are matched. A regex floor is
-//!    consulted only when parsing failed.
+//!    consulted only when parsing failed. Before any rule sees a program,
+//!    GNU long-option abbreviations are expanded ([`options`]); the rule
+//!    families by class of danger ([`families`]) explain what the matched
+//!    command does. PowerShell and cmd syntax is read by [`winshell`].
 //!
 //! # Why a hand-written parser and not tree-sitter-bash
 //!
@@ -76,19 +79,19 @@
 //!
 //! # Host configuration
 //!
-//! ```json
-//! {"rules": [{"key": "no-terraform-apply", "description": "terraform apply",
-//!             "tier": "ask", "argv_prefix": ["terraform", "apply"]},
-//!            {"key": "no-prod", "tier": "block", "pattern": "--context[= ]prod"}],
-//!  "exempt": ["shell-c"]}
-//! ```
-//!
-//! `argv_prefix` compares the first word by basename (so `/usr/bin/git`
-//! matches `git`) and the rest exactly (`*` matches any word); `pattern` is a
-//! regex over each program's argv joined with spaces, excluding words that
-//! are data (echo/printf arguments, grep patterns, commit/PR messages).
-//! `exempt` removes rules by key, except built-in `block` rules. The policy
+//! [`EngineConfig`] (documented there with its JSON shape): host rules and
+//! named rule packs ([`packs`]), tier changes of existing rules, exemptions,
+//! and the `shell` (`posix`, `powershell`, `cmd`). Every reason names the
+//! pack that decided (`builtin`, `host` or the pack's name). The policy
 //! layer ([`policy`]) adds modes, session and persistent approvals.
+//!
+//! # Sandbox
+//!
+//! [`Engine::check_with`] takes [`CheckOptions`]: when the command runs in
+//! a sandbox, effects it contains (writes inside the workspace, network use
+//! without a network) need no prompt and are reported in
+//! [`CheckResult::contained`] with the reason ([`sandbox`]);
+//! [`CheckResult::explain`] describes the whole decision.
 
 pub mod analyze;
 pub mod families;
