@@ -114,6 +114,8 @@ pub struct Analyzer {
     funcs: Vec<(String, Cmd)>,
     /// Function calls followed (bounded).
     calls: usize,
+    /// Functions whose body is being walked (recursion is not followed).
+    active: Vec<String>,
     /// A secret-looking variable was expanded in the current word.
     secret_hit: bool,
     /// Expanded words of the current simple command that hold secrets.
@@ -132,6 +134,7 @@ pub fn analyze(text: &str) -> Analysis {
         heredoc_tables: Vec::new(),
         funcs: Vec::new(),
         calls: 0,
+        active: Vec::new(),
         secret_hit: false,
         secret_words: Vec::new(),
         cur_env: Vec::new(),
@@ -402,7 +405,10 @@ impl Analyzer {
                 }
                 // analyse the body as if it were called
                 let c = ctx.clone();
-                self.walk_cmd(body, &c)
+                self.active.push(name.clone());
+                let r = self.walk_cmd(body, &c);
+                self.active.pop();
+                r
             }
         }
     }
@@ -684,13 +690,17 @@ impl Analyzer {
             .map(|(_, b)| b.clone())
             && self.calls < 32
             && ctx.depth < parse::MAX_DEPTH
+            && !self.active.contains(&argv[0])
         {
+            // (a recursive call adds nothing: the body was walked already)
             self.calls += 1;
             self.set_positional(&argv[1..]);
             let mut fc = ctx.clone();
             fc.depth += 1;
             fc.via = Some(argv[0].clone());
+            self.active.push(argv[0].clone());
             self.walk_cmd(&body, &fc);
+            self.active.pop();
         }
         if name == "env" {
             // `env VAR=value cmd`: the same hijack/redirect checks as a
