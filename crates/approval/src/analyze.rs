@@ -17,6 +17,7 @@
 //! "dynamic command" and paths containing it are treated as unknown.
 
 use super::parse::{self, Cmd, List, Parsed, Part, RedirOp, Sep, Simple, Word};
+use crate::words::ARRAY_SEP;
 
 /// Stands for a value the analyser cannot know (unset variable, command output).
 pub use crate::words::DYN;
@@ -57,6 +58,11 @@ pub struct Exec {
     pub background: bool,
     /// Working directory when known from an earlier `cd` (normalised).
     pub cwd: Option<String>,
+    /// Indices of argv words that carry the value of a secret-looking
+    /// variable (`$AWS_SECRET_ACCESS_KEY`, `${GITHUB_TOKEN}`).
+    pub secret_args: Vec<usize>,
+    /// Variables assigned for this program only (`A=1 cmd`, `env A=1 cmd`).
+    pub env: Vec<(String, String)>,
 }
 
 /// A structural finding made during analysis (not from the rule table
@@ -104,6 +110,18 @@ pub struct Analyzer {
     files: Vec<(String, String)>,
     out: Analysis,
     heredoc_tables: Vec<Vec<parse::Heredoc>>,
+    /// Functions defined so far (`f() { ...; }`), run again when called.
+    funcs: Vec<(String, Cmd)>,
+    /// Function calls followed (bounded).
+    calls: usize,
+    /// Functions whose body is being walked (recursion is not followed).
+    active: Vec<String>,
+    /// A secret-looking variable was expanded in the current word.
+    secret_hit: bool,
+    /// Expanded words of the current simple command that hold secrets.
+    secret_words: Vec<String>,
+    /// Prefix assignments of the current simple command.
+    cur_env: Vec<(String, String)>,
 }
 
 /// Analyse a normalised command line.
@@ -114,6 +132,12 @@ pub fn analyze(text: &str) -> Analysis {
         files: Vec::new(),
         out: Analysis::default(),
         heredoc_tables: Vec::new(),
+        funcs: Vec::new(),
+        calls: 0,
+        active: Vec::new(),
+        secret_hit: false,
+        secret_words: Vec::new(),
+        cur_env: Vec::new(),
     };
     a.vars.insert("HOME".into(), Val::Known("~".into()));
     a.vars
@@ -376,9 +400,15 @@ impl Analyzer {
                         format!("{name}() {{ {name} | {name} & }}"),
                     );
                 }
+                if self.funcs.len() < 64 {
+                    self.funcs.push((name.clone(), (**body).clone()));
+                }
                 // analyse the body as if it were called
                 let c = ctx.clone();
-                self.walk_cmd(body, &c)
+                self.active.push(name.clone());
+                let r = self.walk_cmd(body, &c);
+                self.active.pop();
+                r
             }
         }
     }
@@ -424,6 +454,15 @@ impl Analyzer {
     }
 
     fn walk_simple(&mut self, s: &Simple, ctx: &Ctx) -> Option<usize> {
+        let saved_secrets = std::mem::take(&mut self.secret_words);
+        let saved_env = std::mem::take(&mut self.cur_env);
+        let r = self.walk_simple_inner(s, ctx);
+        self.secret_words = saved_secrets;
+        self.cur_env = saved_env;
+        r
+    }
+
+    fn walk_simple_inner(&mut self, s: &Simple, ctx: &Ctx) -> Option<usize> {
         let mut c = ctx.clone();
         for (name, w) in &s.assigns {
             let fields = self.expand_word(w, false, &c);
@@ -438,6 +477,10 @@ impl Analyzer {
                 self.vars.insert(name.clone(), Val::Known(v.clone()));
             }
             self.check_assignment(name, &v, &c);
+            let v = v.replace(ARRAY_SEP, " ");
+            if !s.words.is_empty() && self.cur_env.len() < 32 {
+                self.cur_env.push((name.clone(), v.clone()));
+            }
             if self.out.assigned.len() < 64 {
                 self.out.assigned.push((name.clone(), v));
             }
@@ -445,10 +488,15 @@ impl Analyzer {
         let mut argv = Vec::new();
         let mut glob0 = false;
         for (k, w) in s.words.iter().enumerate() {
+            self.secret_hit = false;
             let fields = self.expand_word(w, true, &c);
+            let secret = self.secret_hit;
             for f in fields {
                 if argv.is_empty() && k == 0 {
                     glob0 = f.glob;
+                }
+                if secret && self.secret_words.len() < 64 {
+                    self.secret_words.push(f.s.clone());
                 }
                 argv.push(f.s);
             }
@@ -553,6 +601,15 @@ impl Analyzer {
                     self.finding("env-hijack", None, format!("{name}={value}"));
                 }
             }
+            "HISTFILE" if value == "/dev/null" => {
+                self.finding("history-wipe", None, format!("{name}={value}"));
+            }
+            "HISTSIZE" | "HISTFILESIZE" | "SAVEHIST" if value == "0" => {
+                self.finding("history-wipe", None, format!("{name}={value}"));
+            }
+            _ if crate::families::package_env_risky(name, value) => {
+                self.finding("untrusted-package-source", None, format!("{name}={value}"));
+            }
             "PROMPT_COMMAND" | "GIT_SSH_COMMAND" | "GIT_PAGER" | "PAGER" | "EDITOR" | "VISUAL"
             | "GIT_EDITOR" | "SSH_ASKPASS" | "GIT_ASKPASS" | "GIT_EXTERNAL_DIFF" | "MANPAGER"
             | "LESSOPEN" | "SUDO_ASKPASS" => {
@@ -566,8 +623,16 @@ impl Analyzer {
         }
     }
 
-    fn push_exec(&mut self, argv: Vec<String>, ctx: &Ctx) -> usize {
+    fn push_exec(&mut self, mut argv: Vec<String>, ctx: &Ctx) -> usize {
         let name = argv.first().map(|a| cmd_name(a)).unwrap_or_default();
+        crate::options::canonicalize(&name, &mut argv);
+        let secret_args = if self.secret_words.is_empty() {
+            Vec::new()
+        } else {
+            (0..argv.len())
+                .filter(|&k| self.secret_words.contains(&argv[k]))
+                .collect()
+        };
         let dynamic_name = argv.first().is_some_and(|a| a.contains(DYN));
         let e = Exec {
             argv,
@@ -581,6 +646,8 @@ impl Analyzer {
             dynamic_name,
             background: ctx.background,
             cwd: self.cwd.clone(),
+            secret_args,
+            env: self.cur_env.clone(),
         };
         self.out.execs.push(e);
         self.out.execs.len() - 1
@@ -612,6 +679,46 @@ impl Analyzer {
                     .as_ref()
                     .map(|c| crate::words::norm_path(&format!("{c}/{target}")))
             };
+        }
+        // a function defined earlier in the command line: run its body with
+        // these arguments as positional parameters
+        if let Some(body) = self
+            .funcs
+            .iter()
+            .rev()
+            .find(|(f, _)| *f == argv[0])
+            .map(|(_, b)| b.clone())
+            && self.calls < 32
+            && ctx.depth < parse::MAX_DEPTH
+            && !self.active.contains(&argv[0])
+        {
+            // (a recursive call adds nothing: the body was walked already)
+            self.calls += 1;
+            self.set_positional(&argv[1..]);
+            let mut fc = ctx.clone();
+            fc.depth += 1;
+            fc.via = Some(argv[0].clone());
+            self.active.push(argv[0].clone());
+            self.walk_cmd(&body, &fc);
+            self.active.pop();
+        }
+        if name == "env" {
+            // `env VAR=value cmd`: the same hijack/redirect checks as a
+            // shell assignment
+            for a in &argv[1..] {
+                if let Some((k, v)) = a.split_once('=')
+                    && !k.is_empty()
+                    && !k.starts_with('-')
+                    && k.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+                {
+                    self.check_assignment(k, v, ctx);
+                    if self.cur_env.len() < 32 {
+                        self.cur_env.push((k.to_string(), v.to_string()));
+                    }
+                } else if !a.starts_with('-') {
+                    break;
+                }
+            }
         }
         let mut inner = ctx.clone();
         inner.via = Some(name.clone());
@@ -659,23 +766,14 @@ impl Analyzer {
             }
             Unwrap::ShellC(j) => {
                 inner.depth += 1;
-                // positional parameters of the payload
-                let args = &argv[j + 1..];
-                for k in 0..10 {
-                    let v = match args.get(k) {
-                        Some(a) if !a.contains(DYN) => Val::Known(a.clone()),
-                        _ => Val::Unknown,
-                    };
-                    self.vars.insert(k.to_string(), v);
-                }
-                let rest = args.get(1..).unwrap_or(&[]);
-                let all = if rest.iter().any(|a| a.contains(DYN)) {
-                    Val::Unknown
-                } else {
-                    Val::Known(rest.join(" "))
+                // positional parameters of the payload ($0 is the first)
+                let args = argv[j + 1..].to_vec();
+                let v0 = match args.first() {
+                    Some(a) if !a.contains(DYN) => Val::Known(a.clone()),
+                    _ => Val::Unknown,
                 };
-                self.vars.insert("@".into(), all.clone());
-                self.vars.insert("*".into(), all);
+                self.set_positional(args.get(1..).unwrap_or(&[]));
+                self.vars.insert("0".into(), v0);
                 self.analyze_text(&argv[j], &inner, true);
             }
             Unwrap::Code(code) => {
@@ -742,6 +840,29 @@ impl Analyzer {
         idx
     }
 
+    /// Set `$1..$9`, `$@` and `$*` (the elements of `$@` stay apart).
+    fn set_positional(&mut self, args: &[String]) {
+        for k in 1..10 {
+            let v = match args.get(k - 1) {
+                Some(a) if !a.contains(DYN) => Val::Known(a.clone()),
+                _ => Val::Unknown,
+            };
+            self.vars.insert(k.to_string(), v);
+        }
+        let sep = ARRAY_SEP.to_string();
+        let all = if args.iter().any(|a| a.contains(DYN)) {
+            Val::Unknown
+        } else {
+            Val::Known(args.join(&sep))
+        };
+        let star = match &all {
+            Val::Known(s) => Val::Known(s.replace(ARRAY_SEP, " ")),
+            Val::Unknown => Val::Unknown,
+        };
+        self.vars.insert("@".into(), all);
+        self.vars.insert("*".into(), star);
+    }
+
     /// The output of an upstream program when it is fully known.
     fn literal_output(&self, idx: usize) -> Option<String> {
         let e = self.out.execs.get(idx)?;
@@ -760,7 +881,28 @@ impl Analyzer {
         if p.indirect {
             return Val::Unknown;
         }
-        let base = self.var(&p.name);
+        if crate::redact::is_secret_name(&p.name) {
+            self.secret_hit = true;
+        }
+        let base = match self.var(&p.name) {
+            Val::Known(s) if s.contains(ARRAY_SEP) || p.subscript.is_some() => {
+                let elems: Vec<&str> = s.split(ARRAY_SEP).collect();
+                let sub = match p.name.as_str() {
+                    "@" | "*" => Some(p.name.as_str()),
+                    _ => p.subscript.as_deref(),
+                };
+                match sub {
+                    Some("@") => Val::Known(s.clone()),
+                    Some("*") => Val::Known(s.replace(ARRAY_SEP, " ")),
+                    Some(ix) => match ix.trim().parse::<usize>() {
+                        Ok(n) => Val::Known(elems.get(n).copied().unwrap_or("").to_string()),
+                        Err(_) => Val::Unknown,
+                    },
+                    None => Val::Known(elems[0].to_string()),
+                }
+            }
+            v => v,
+        };
         if p.length {
             return match base {
                 Val::Known(s) => Val::Known(s.chars().count().to_string()),
@@ -1012,6 +1154,25 @@ impl Analyzer {
         }
         if have || !cur.is_empty() {
             fields.push(Field { s: cur, glob });
+        }
+        if split && fields.iter().any(|f| f.s.contains(ARRAY_SEP)) {
+            // array elements (`"${a[@]}"`, `"$@"`) are separate words
+            let mut out = Vec::with_capacity(fields.len() + 4);
+            for f in fields {
+                if f.s.contains(ARRAY_SEP) {
+                    out.extend(
+                        f.s.split(ARRAY_SEP)
+                            .filter(|x| !x.is_empty())
+                            .map(|x| Field {
+                                s: x.to_string(),
+                                glob: f.glob,
+                            }),
+                    );
+                } else {
+                    out.push(f);
+                }
+            }
+            fields = out;
         }
         if !split && fields.is_empty() {
             fields.push(Field {
@@ -1468,40 +1629,60 @@ fn unwrap(name: &str, argv: &[String]) -> Unwrap {
             Unwrap::None
         }
         "env" => {
+            // `-S STRING` / `-SSTRING` / `-iS STRING` / `--split-string=...`:
+            // the string is split into a command line (plus any further
+            // arguments)
+            let split_script = |first: String, from: usize| {
+                let mut s = first;
+                for x in &argv[from.min(n)..] {
+                    s.push(' ');
+                    s.push_str(x);
+                }
+                Unwrap::Script(s)
+            };
             let mut i = 1;
             while i < n {
                 let a = &argv[i];
-                if a == "-S" || a == "--split-string" {
-                    if i + 1 < n {
-                        let mut s = argv[i + 1].clone();
-                        for x in &argv[i + 2..] {
-                            s.push(' ');
-                            s.push_str(x);
-                        }
-                        return Unwrap::Script(s);
-                    }
-                    return Unwrap::None;
+                if a == "--split-string" {
+                    return match argv.get(i + 1) {
+                        Some(v) => split_script(v.clone(), i + 2),
+                        None => Unwrap::None,
+                    };
                 }
                 if let Some(v) = a.strip_prefix("--split-string=") {
-                    return Unwrap::Script(v.to_string());
+                    return split_script(v.to_string(), i + 1);
                 }
-                if a.starts_with("-S") && a.len() > 2 {
-                    return Unwrap::Script(a[2..].to_string());
-                }
-                if a == "-u" || a == "-C" || a == "-P" || a == "--unset" || a == "--chdir" {
+                if a == "--unset" || a == "--chdir" || a == "--argv0" {
                     i += 2;
                     continue;
                 }
-                if a == "--" {
+                if a == "--" || a == "-" || a.starts_with("--") {
                     i += 1;
                     continue;
                 }
-                if a.starts_with('-') && a != "-" {
-                    i += 1;
-                    continue;
-                }
-                if a == "-" {
-                    i += 1;
+                if let Some(bundle) = a.strip_prefix('-') {
+                    let letters: Vec<char> = bundle.chars().collect();
+                    let mut skip = 1;
+                    for (k, c) in letters.iter().enumerate() {
+                        let rest: String = letters[k + 1..].iter().collect();
+                        match c {
+                            'S' if rest.is_empty() => {
+                                return match argv.get(i + 1) {
+                                    Some(v) => split_script(v.clone(), i + 2),
+                                    None => Unwrap::None,
+                                };
+                            }
+                            'S' => return split_script(rest, i + 1),
+                            'u' | 'C' | 'a' => {
+                                if rest.is_empty() {
+                                    skip = 2;
+                                }
+                                break;
+                            }
+                            _ => {}
+                        }
+                    }
+                    i += skip;
                     continue;
                 }
                 if let Some(eq) = a.find('=')

@@ -25,7 +25,10 @@
 //!    every program. Words that are data (echo arguments, commit messages,
 //!    grep patterns, heredoc bodies fed to `cat`, comments) are never treated
 //!    as commands because only real programs are matched. A regex floor is
-//!    consulted only when parsing failed.
+//!    consulted only when parsing failed. Before any rule sees a program,
+//!    GNU long-option abbreviations are expanded ([`options`]); the rule
+//!    families by class of danger ([`families`]) explain what the matched
+//!    command does. PowerShell and cmd syntax is read by [`winshell`].
 //!
 //! # Why a hand-written parser and not tree-sitter-bash
 //!
@@ -76,39 +79,45 @@
 //!
 //! # Host configuration
 //!
-//! ```json
-//! {"rules": [{"key": "no-terraform-apply", "description": "terraform apply",
-//!             "tier": "ask", "argv_prefix": ["terraform", "apply"]},
-//!            {"key": "no-prod", "tier": "block", "pattern": "--context[= ]prod"}],
-//!  "exempt": ["shell-c"]}
-//! ```
-//!
-//! `argv_prefix` compares the first word by basename (so `/usr/bin/git`
-//! matches `git`) and the rest exactly (`*` matches any word); `pattern` is a
-//! regex over each program's argv joined with spaces, excluding words that
-//! are data (echo/printf arguments, grep patterns, commit/PR messages).
-//! `exempt` removes rules by key, except built-in `block` rules. The policy
+//! [`EngineConfig`] (documented there with its JSON shape): host rules and
+//! named rule packs ([`packs`]), tier changes of existing rules, exemptions,
+//! and the `shell` (`posix`, `powershell`, `cmd`). Every reason names the
+//! pack that decided (`builtin`, `host` or the pack's name). The policy
 //! layer ([`policy`]) adds modes, session and persistent approvals.
+//!
+//! # Sandbox
+//!
+//! [`Engine::check_with`] takes [`CheckOptions`]: when the command runs in
+//! a sandbox, effects it contains (writes inside the workspace, network use
+//! without a network) need no prompt and are reported in
+//! [`CheckResult::contained`] with the reason ([`sandbox`]);
+//! [`CheckResult::explain`] describes the whole decision.
 
 pub mod analyze;
+pub mod families;
 pub mod normalize;
+pub mod options;
+pub mod packs;
 pub mod parse;
 pub mod policy;
 pub mod redact;
 pub mod rules;
+pub mod sandbox;
+pub mod winshell;
 pub mod words;
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
-use regex::Regex;
 use serde::{Deserialize, Serialize};
 
+pub use packs::PackConfig;
 pub use policy::{
     AllowEntry, Answer, ApprovalContext, ApprovalRequest, Decision, Mode, NonInteractive, Policy,
     PolicyConfig, ReviewAnswer,
 };
 pub use redact::redact_secrets;
 pub use rules::{Matcher, Rule};
+pub use sandbox::{CheckOptions, SandboxFacts};
 
 /// Inputs longer than this are not parsed (only the regex floor runs).
 pub const MAX_INPUT: usize = 256 * 1024;
@@ -126,9 +135,17 @@ pub enum Verdict {
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct Reason {
     pub rule: String,
+    /// What the matched command does (the rule's explanation).
     pub description: String,
     pub tier: Verdict,
     pub command: String,
+    /// The pack that decided: `"builtin"`, `"host"` (top-level config
+    /// rules/tiers) or a host pack's name.
+    pub pack: String,
+    /// Why the sandbox contains this effect (only in
+    /// [`CheckResult::contained`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
     /// The (redacted) argv of the program the rule matched; empty for
     /// findings about the whole command. Not serialised.
     #[serde(skip)]
@@ -142,6 +159,10 @@ pub struct CheckResult {
     pub reasons: Vec<Reason>,
     pub commands: Vec<Vec<String>>,
     pub normalized: Vec<String>,
+    /// Reasons whose effect the sandbox contains ([`Engine::check_with`]);
+    /// they did not count towards `verdict`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub contained: Vec<Reason>,
 }
 
 /// Keys of the rules behind `reasons`, in report order, deduplicated.
@@ -164,6 +185,41 @@ impl CheckResult {
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).unwrap_or_else(|_| "{}".into())
     }
+
+    /// A human-readable account of the decision: the verdict, then one line
+    /// per reason (tier, pack/rule, what the command does, the command),
+    /// then what the sandbox contains and why.
+    pub fn explain(&self) -> String {
+        let mut s = format!(
+            "{}\n",
+            match self.verdict {
+                Verdict::Allow => "allow: nothing risky found",
+                Verdict::Ask => "ask: needs approval",
+                Verdict::Block => "block: never run by the agent",
+            }
+        );
+        for r in &self.reasons {
+            s.push_str(&format!(
+                "  {:<5} {}/{}: {} -- {}\n",
+                format!("{:?}", r.tier).to_lowercase(),
+                r.pack,
+                r.rule,
+                r.description,
+                r.command
+            ));
+        }
+        for r in &self.contained {
+            s.push_str(&format!(
+                "  contained {}/{}: {} -- {} ({})\n",
+                r.pack,
+                r.rule,
+                r.description,
+                r.command,
+                r.sandbox.as_deref().unwrap_or("contained by the sandbox")
+            ));
+        }
+        s
+    }
 }
 
 /// Host rule in the engine config.
@@ -171,6 +227,7 @@ impl CheckResult {
 #[serde(deny_unknown_fields)]
 pub struct RuleConfig {
     pub key: String,
+    /// One line saying what the matched command does (required in packs).
     #[serde(default)]
     pub description: String,
     /// `ask` or `block`.
@@ -181,8 +238,58 @@ pub struct RuleConfig {
     pub pattern: Option<String>,
 }
 
-/// Engine configuration: extra rules and exempted rule keys.
-/// `{"rules": [{"key","description","tier","argv_prefix"|"pattern"}], "exempt": ["key", ...]}`
+/// The shell the agent's commands are run by.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Shell {
+    /// bash / sh (PowerShell or cmd syntax is still recognised and judged).
+    #[default]
+    Posix,
+    /// Windows PowerShell / pwsh: every command is read as PowerShell.
+    Powershell,
+    /// Windows `cmd.exe`: every command is read as cmd.
+    Cmd,
+}
+
+/// Engine configuration (what [`Engine::from_config`] takes).
+///
+/// ```json
+/// {
+///   "shell": "posix",
+///   "rules": [{"key": "no-terraform-apply", "description": "terraform apply changes infrastructure",
+///              "tier": "ask", "argv_prefix": ["terraform", "apply"]}],
+///   "tiers": {"git-destructive": "block"},
+///   "exempt": ["shell-c"],
+///   "packs": [
+///     {"name": "acme-prod",
+///      "rules": [{"key": "acme-tenant-delete", "tier": "block",
+///                 "description": "acmectl tenant delete removes a customer's data",
+///                 "argv_prefix": ["acmectl", "tenant", "delete"]},
+///                {"key": "acme-prod-context", "tier": "ask",
+///                 "description": "kubectl against the production cluster",
+///                 "pattern": "--context[= ]prod"}],
+///      "tiers": {"cloud-destroy": "block", "shell-c": "allow"}}
+///   ]
+/// }
+/// ```
+///
+/// * `shell`: `posix` (default), `powershell` or `cmd` for hosts whose agent
+///   runs on Windows (see [`winshell`]).
+/// * `rules` / `tiers` at the top level form the pack `"host"`; `packs` are
+///   applied in order after it. A rule's `argv_prefix` compares the first
+///   word by basename and the rest exactly (`*` matches any word);
+///   `pattern` is a regex over each program's argv joined with spaces,
+///   without words that are data (echo/printf arguments, grep patterns,
+///   commit/PR messages). Exactly one of the two; `tier` is `ask` or
+///   `block`; in packs `description` is required (it is the explanation
+///   shown for a match).
+/// * `tiers` changes the tier of an existing rule (built-in, host or an
+///   earlier pack): `allow` turns it off, `ask`/`block` set it. Built-in
+///   `block` rules cannot be lowered.
+/// * `exempt` turns rules off by key (built-in `block` rules excepted, the
+///   exemption is ignored for them).
+///
+/// Errors name the field (`packs[0].rules[1].pattern: invalid regex ...`).
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct EngineConfig {
@@ -190,6 +297,12 @@ pub struct EngineConfig {
     pub rules: Vec<RuleConfig>,
     #[serde(default)]
     pub exempt: Vec<String>,
+    #[serde(default)]
+    pub shell: Shell,
+    #[serde(default)]
+    pub tiers: BTreeMap<String, Verdict>,
+    #[serde(default)]
+    pub packs: Vec<PackConfig>,
 }
 
 /// The rule engine. Cheap to share (`Arc<Engine>`), immutable after construction.
@@ -197,6 +310,9 @@ pub struct EngineConfig {
 pub struct Engine {
     rules: Vec<Rule>,
     exempt: HashSet<String>,
+    shell: Shell,
+    /// Rule key → index in `rules`.
+    index: HashMap<String, usize>,
 }
 
 impl Default for Engine {
@@ -205,73 +321,104 @@ impl Default for Engine {
     }
 }
 
+/// Rule keys of findings from the Windows reader that have no matcher of
+/// their own.
+fn winshell_rows() -> Vec<(&'static str, Verdict, &'static str)> {
+    vec![
+        (
+            "windows-boot-registry",
+            Verdict::Block,
+            "delete boot configuration entries or a registry hive",
+        ),
+        (
+            "shadow-copy-delete",
+            Verdict::Block,
+            "delete volume shadow copies or the backup catalog (restore points)",
+        ),
+        (
+            "windows-system-change",
+            Verdict::Ask,
+            "change Windows boot, registry, Defender or security settings",
+        ),
+    ]
+}
+
 impl Engine {
     /// The engine with the built-in rules.
     pub fn new() -> Engine {
-        let rules = rules::builtin_rows()
+        let builtin = |key: &str, tier, desc: &str, matcher| Rule {
+            key: key.to_string(),
+            description: desc.to_string(),
+            tier,
+            matcher,
+            builtin: true,
+            pack: packs::BUILTIN.to_string(),
+        };
+        let rules: Vec<Rule> = rules::builtin_rows()
             .into_iter()
-            .map(|(key, tier, desc, m)| Rule {
-                key: key.to_string(),
-                description: desc.to_string(),
-                tier,
-                matcher: match m {
-                    Some(f) => Matcher::Exec(f),
-                    None => Matcher::Finding,
-                },
-                builtin: true,
+            .map(|(key, tier, desc, m)| {
+                builtin(
+                    key,
+                    tier,
+                    desc,
+                    match m {
+                        Some(f) => Matcher::Exec(f),
+                        None => Matcher::Finding,
+                    },
+                )
             })
+            .chain(
+                families::family_rows()
+                    .into_iter()
+                    .map(|(key, tier, desc, f)| builtin(key, tier, desc, Matcher::Explain(f))),
+            )
+            .chain(
+                winshell_rows()
+                    .into_iter()
+                    .map(|(key, tier, desc)| builtin(key, tier, desc, Matcher::Finding)),
+            )
+            .collect();
+        let index = rules
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.key.clone(), i))
             .collect();
         Engine {
             rules,
             exempt: HashSet::new(),
+            shell: Shell::Posix,
+            index,
         }
     }
 
-    /// Built-in rules plus host rules and exemptions. Errors name the bad
-    /// rule. Built-in `block` rules cannot be exempted (the exemption is
-    /// ignored for them).
+    /// Built-in rules plus host rules, packs, tier changes and exemptions.
+    /// Errors name the bad field. Built-in `block` rules cannot be exempted
+    /// (the exemption is ignored for them) nor lowered (an error).
     pub fn from_config(cfg: &EngineConfig) -> Result<Engine, String> {
         let mut e = Engine::new();
-        let mut keys: HashSet<String> = e.rules.iter().map(|r| r.key.clone()).collect();
-        for rc in &cfg.rules {
-            if rc.key.trim().is_empty() {
-                return Err("approval rule with an empty key".into());
-            }
-            if !keys.insert(rc.key.clone()) {
-                return Err(format!("duplicate approval rule key '{}'", rc.key));
-            }
-            if rc.tier == Verdict::Allow {
-                return Err(format!(
-                    "approval rule '{}': tier must be 'ask' or 'block' (use \"exempt\" to allow)",
-                    rc.key
-                ));
-            }
-            let matcher = match (&rc.argv_prefix, &rc.pattern) {
-                (Some(p), None) if !p.is_empty() => Matcher::ArgvPrefix(p.clone()),
-                (None, Some(pat)) => Matcher::Pattern(
-                    Regex::new(pat)
-                        .map_err(|err| format!("approval rule '{}': bad pattern: {err}", rc.key))?,
-                ),
-                _ => {
-                    return Err(format!(
-                        "approval rule '{}': give exactly one of a non-empty \"argv_prefix\" or \"pattern\"",
-                        rc.key
-                    ));
-                }
-            };
-            e.rules.push(Rule {
-                key: rc.key.clone(),
-                description: if rc.description.is_empty() {
-                    format!("host rule {}", rc.key)
-                } else {
-                    rc.description.clone()
-                },
-                tier: rc.tier,
-                matcher,
-                builtin: false,
-            });
+        packs::check_names(&cfg.packs)?;
+        packs::apply(
+            &mut e.rules,
+            &mut e.index,
+            packs::HOST,
+            "",
+            &cfg.rules,
+            &cfg.tiers,
+            false,
+        )?;
+        for (k, p) in cfg.packs.iter().enumerate() {
+            packs::apply(
+                &mut e.rules,
+                &mut e.index,
+                p.name.trim(),
+                &format!("packs[{k}]."),
+                &p.rules,
+                &p.tiers,
+                true,
+            )?;
         }
         e.exempt = cfg.exempt.iter().cloned().collect();
+        e.shell = cfg.shell;
         Ok(e)
     }
 
@@ -282,21 +429,40 @@ impl Engine {
         Engine::from_config(&cfg)
     }
 
-    /// The rule table (built-in first, then host rules).
+    /// The rule table (built-in first, then host rules and packs).
     pub fn rules(&self) -> &[Rule] {
         &self.rules
     }
 
+    /// The shell commands are read as.
+    pub fn shell(&self) -> Shell {
+        self.shell
+    }
+
     fn rule(&self, key: &str) -> Option<&Rule> {
-        self.rules.iter().find(|r| r.key == key)
+        self.index.get(key).map(|&i| &self.rules[i])
     }
 
     fn exempted(&self, r: &Rule) -> bool {
-        self.exempt.contains(&r.key) && !(r.builtin && r.tier == Verdict::Block)
+        r.tier == Verdict::Allow
+            || (self.exempt.contains(&r.key) && !(r.builtin && r.tier == Verdict::Block))
     }
 
-    /// Analyse `command` and decide.
+    /// Analyse `command` and decide (as on the host).
     pub fn check(&self, command: &str) -> CheckResult {
+        self.check_inner(command, None)
+    }
+
+    /// Analyse `command` with extra facts: when it runs in a sandbox,
+    /// effects the sandbox contains (writes inside the workspace, network use
+    /// without a network) need no prompt; they are listed in
+    /// [`CheckResult::contained`] with the reason. Everything else is judged
+    /// as on the host.
+    pub fn check_with(&self, command: &str, opts: &CheckOptions) -> CheckResult {
+        self.check_inner(command, opts.sandbox.as_ref())
+    }
+
+    fn check_inner(&self, command: &str, sandbox: Option<&SandboxFacts>) -> CheckResult {
         let mut acc = Acc::default();
         if command.len() > MAX_INPUT {
             let head: String = command.chars().take(256).collect();
@@ -306,14 +472,49 @@ impl Engine {
             return acc.finish();
         }
         let norm = normalize::normalize(command);
-        if norm.text != command {
-            self.check_text(command, &mut acc, false);
+        let win = match self.shell {
+            Shell::Posix => None,
+            Shell::Powershell => Some(winshell::Dialect::PowerShell),
+            Shell::Cmd => Some(winshell::Dialect::Cmd),
+        };
+        if let Some(d) = win {
+            if norm.text != command {
+                self.check_windows(command, d, &mut acc, false);
+            }
+            self.check_windows(&norm.text, d, &mut acc, true);
+            return acc.finish();
         }
-        self.check_text(&norm.text, &mut acc, true);
+        if norm.text != command {
+            self.check_text(command, &mut acc, false, sandbox);
+        }
+        self.check_text(&norm.text, &mut acc, true, sandbox);
         acc.finish()
     }
 
-    fn check_text(&self, text: &str, acc: &mut Acc, primary: bool) {
+    fn push_windows(&self, w: &winshell::WinAnalysis, acc: &mut Acc) {
+        for f in &w.findings {
+            if let Some(r) = self.rule(f.rule)
+                && !self.exempted(r)
+            {
+                acc.push_why(Some(r), Some(f.why), &f.command, &[], None);
+            }
+        }
+    }
+
+    fn check_windows(&self, text: &str, d: winshell::Dialect, acc: &mut Acc, primary: bool) {
+        let w = winshell::analyze(text, d);
+        if primary {
+            acc.normalized.push(redact_secrets(text));
+            for c in &w.commands {
+                if acc.commands.len() < 256 && !acc.commands.contains(c) {
+                    acc.commands.push(redact_argv(c));
+                }
+            }
+        }
+        self.push_windows(&w, acc);
+    }
+
+    fn check_text(&self, text: &str, acc: &mut Acc, primary: bool, sandbox: Option<&SandboxFacts>) {
         let a = analyze::analyze(text);
         // values assigned to secret-looking variables are scrubbed wherever
         // expansion copied them (`TOKEN=abc; curl -H "X: $TOKEN"`)
@@ -359,8 +560,13 @@ impl Engine {
             let mut display: Option<String> = None;
             let mut pattern_text: Option<String> = None;
             for r in &self.rules {
+                let mut why: Option<&'static str> = None;
                 let hit = match &r.matcher {
                     Matcher::Exec(f) => f(&ctx, i, e),
+                    Matcher::Explain(f) => {
+                        why = f(&ctx, i, e);
+                        why.is_some()
+                    }
                     Matcher::Finding => false,
                     Matcher::ArgvPrefix(p) => rules::prefix_matches(p, e),
                     Matcher::Pattern(re) => {
@@ -370,7 +576,21 @@ impl Engine {
                 };
                 if hit && !self.exempted(r) {
                     let d = display.get_or_insert_with(|| rules::display_exec(e));
-                    acc.push(Some(r), d, &e.argv);
+                    let contained = sandbox.and_then(|s| {
+                        sandbox::contained(s, &r.key, r.tier, e, &ctx.targets[i], &a.execs)
+                    });
+                    acc.push_why(Some(r), why, d, &e.argv, contained);
+                }
+            }
+            // the script of `powershell -c ...` / `cmd /c ...`
+            if matches!(e.name.as_str(), "powershell" | "pwsh" | "cmd") && e.argv.len() > 1 {
+                let payload = if e.name == "cmd" {
+                    winshell::cmd_payload(&e.argv[1..]).map(|p| (winshell::Dialect::Cmd, p))
+                } else {
+                    winshell::ps_payload(&e.argv[1..]).map(|p| (winshell::Dialect::PowerShell, p))
+                };
+                if let Some((d, p)) = payload {
+                    self.push_windows(&winshell::analyze(&p, d), acc);
                 }
             }
         }
@@ -385,8 +605,14 @@ impl Engine {
                 acc.push(Some(r), &cmd, &argv);
             }
         }
+        // PowerShell / cmd syntax typed at a POSIX prompt: read it as such too
+        let windows = winshell::detect(text);
+        if let Some(d) = windows {
+            self.push_windows(&winshell::analyze(text, d), acc);
+        }
         if let Some(err) = &a.error {
-            if let Some(r) = self.rule("parse-error")
+            if windows.is_none()
+                && let Some(r) = self.rule("parse-error")
                 && !self.exempted(r)
             {
                 acc.push(Some(r), &format!("{err}: {}", truncate(text, 200)), &[]);
@@ -431,6 +657,7 @@ struct Acc {
     secrets: Vec<String>,
     seen: HashSet<Vec<String>>,
     reasons: Vec<Reason>,
+    contained: Vec<Reason>,
     commands: Vec<Vec<String>>,
     normalized: Vec<String>,
 }
@@ -454,25 +681,46 @@ impl Acc {
     }
 
     fn push(&mut self, rule: Option<&Rule>, command: &str, argv: &[String]) {
+        self.push_why(rule, None, command, argv, None)
+    }
+
+    /// Record a reason; `why` (what this command does) replaces the rule's
+    /// generic description when the matcher gave one.
+    fn push_why(
+        &mut self,
+        rule: Option<&Rule>,
+        why: Option<&str>,
+        command: &str,
+        argv: &[String],
+        sandbox: Option<String>,
+    ) {
         let Some(r) = rule else { return };
-        if self.reasons.len() >= 64 {
+        let list = if sandbox.is_some() {
+            &self.contained
+        } else {
+            &self.reasons
+        };
+        if list.len() >= 64 {
             return;
         }
         let command = self.scrub(redact_secrets(&command.replace(analyze::DYN, "$?")));
-        if self
-            .reasons
-            .iter()
-            .any(|x| x.rule == r.key && x.command == command)
-        {
+        if list.iter().any(|x| x.rule == r.key && x.command == command) {
             return;
         }
-        self.reasons.push(Reason {
+        let reason = Reason {
             rule: r.key.clone(),
-            description: r.description.clone(),
+            description: why.map_or_else(|| r.description.clone(), str::to_string),
             tier: r.tier,
             command,
+            pack: r.pack.clone(),
             argv: self.scrub_argv(redact_argv(argv)),
-        });
+            sandbox: sandbox.clone(),
+        };
+        if sandbox.is_some() {
+            self.contained.push(reason);
+        } else {
+            self.reasons.push(reason);
+        }
     }
 
     fn finish(mut self) -> CheckResult {
@@ -493,6 +741,7 @@ impl Acc {
             reasons: self.reasons,
             commands: self.commands,
             normalized: self.normalized,
+            contained: self.contained,
         }
     }
 }

@@ -104,6 +104,8 @@ pub struct Param {
     pub arg: Option<Word>,
     /// For `/pat/rep`: the replacement.
     pub arg2: Option<Word>,
+    /// `${name[SUB]}`: the subscript text (`@`, `*`, `0`, ...).
+    pub subscript: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -990,7 +992,9 @@ impl<'a> Parser<'a> {
                             continue;
                         }
                         if !parts.is_empty() {
-                            parts.push(Part::Lit(" ".into()));
+                            // elements stay apart: `"${a[@]}"` expands to one
+                            // word per element
+                            parts.push(Part::Quoted(crate::words::ARRAY_SEP.to_string()));
                         }
                         parts.extend(w.parts);
                     }
@@ -1536,6 +1540,7 @@ impl<'a> Parser<'a> {
                     op: String::new(),
                     arg: None,
                     arg2: None,
+                    subscript: None,
                 })))
             }
             c if c.is_ascii_digit() || matches!(c, '@' | '*' | '#' | '?' | '$' | '!' | '-') => {
@@ -1547,6 +1552,7 @@ impl<'a> Parser<'a> {
                     op: String::new(),
                     arg: None,
                     arg2: None,
+                    subscript: None,
                 })))
             }
             _ => {
@@ -1583,10 +1589,17 @@ impl<'a> Parser<'a> {
             }
         }
         // array subscript
+        let mut subscript = None;
         if k < chars.len() && chars[k] == '[' {
+            let start = k + 1;
             while k < chars.len() && chars[k] != ']' {
                 k += 1;
             }
+            subscript = Some(
+                chars[start.min(chars.len())..k.min(chars.len())]
+                    .iter()
+                    .collect(),
+            );
             k += 1;
         }
         let rest: String = chars[k.min(chars.len())..].iter().collect();
@@ -1642,6 +1655,7 @@ impl<'a> Parser<'a> {
             op,
             arg,
             arg2,
+            subscript,
         }
     }
 }

@@ -88,6 +88,15 @@ pub struct PolicyConfig {
     /// Rule keys the engine ignores (built-in `block` rules excepted).
     #[serde(default)]
     pub exempt: Vec<String>,
+    /// The shell commands run in (see [`super::Shell`]).
+    #[serde(default)]
+    pub shell: super::Shell,
+    /// Tier changes of existing rules (see [`super::EngineConfig`]).
+    #[serde(default)]
+    pub tiers: std::collections::BTreeMap<String, Verdict>,
+    /// Host rule packs (see [`super::EngineConfig`]).
+    #[serde(default)]
+    pub packs: Vec<super::PackConfig>,
 }
 
 impl Default for PolicyConfig {
@@ -100,6 +109,9 @@ impl Default for PolicyConfig {
             deny: Vec::new(),
             rules: Vec::new(),
             exempt: Vec::new(),
+            shell: super::Shell::Posix,
+            tiers: Default::default(),
+            packs: Vec::new(),
         }
     }
 }
@@ -110,6 +122,9 @@ impl PolicyConfig {
         super::EngineConfig {
             rules: self.rules.clone(),
             exempt: self.exempt.clone(),
+            shell: self.shell,
+            tiers: self.tiers.clone(),
+            packs: self.packs.clone(),
         }
     }
 }

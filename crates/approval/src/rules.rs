@@ -25,6 +25,9 @@ pub type ExecMatcher = fn(&RuleCtx, usize, &Exec) -> bool;
 pub enum Matcher {
     /// Built-in structural check on one program.
     Exec(ExecMatcher),
+    /// Built-in family check that also explains what the program does
+    /// (see [`crate::families`]).
+    Explain(crate::families::ExplainMatcher),
     /// Raised by the analyser itself (fork bomb, dynamic payload, parse error).
     Finding,
     /// The argv starts with these words (first word compared by basename).
@@ -41,6 +44,9 @@ pub struct Rule {
     pub matcher: Matcher,
     /// Built-in rule (block-tier built-ins cannot be exempted).
     pub builtin: bool,
+    /// The pack that defined the rule or last set its tier (`"builtin"`,
+    /// `"host"` or a host pack's name).
+    pub pack: String,
 }
 
 /// What matchers can look at besides the program itself.
@@ -115,12 +121,6 @@ pub fn builtin_rows() -> Vec<RuleRow> {
             Block,
             "kill every process (kill -1 / killall5)",
             m_kill_all
-        ),
-        r!(
-            "shutdown-reboot",
-            Block,
-            "shut down, halt or reboot the machine",
-            m_power
         ),
         r!(
             "floor",
@@ -234,12 +234,6 @@ pub fn builtin_rows() -> Vec<RuleRow> {
             m_metadata
         ),
         r!(
-            "git-destructive",
-            Ask,
-            "history-rewriting or work-discarding git operation",
-            m_git
-        ),
-        r!(
             "sql-destructive",
             Ask,
             "destructive SQL (DROP / TRUNCATE / DELETE or UPDATE without WHERE)",
@@ -328,13 +322,13 @@ pub fn builtin_rows() -> Vec<RuleRow> {
 
 // ---------------------------------------------------------------- helpers
 
-fn lc(s: &str) -> String {
+pub(crate) fn lc(s: &str) -> String {
     s.to_lowercase()
 }
 
 /// Operands of a command: words after options (GNU permutation: options may
 /// follow operands; `--` ends options). `vals` are options taking a value.
-fn operands<'a>(argv: &'a [String], vals: &[&str]) -> Vec<&'a str> {
+pub(crate) fn operands<'a>(argv: &'a [String], vals: &[&str]) -> Vec<&'a str> {
     let mut out = Vec::new();
     let mut i = 1;
     let mut opts_done = false;
@@ -359,7 +353,7 @@ fn operands<'a>(argv: &'a [String], vals: &[&str]) -> Vec<&'a str> {
     out
 }
 
-fn short_flags(argv: &[String]) -> String {
+pub(crate) fn short_flags(argv: &[String]) -> String {
     let mut s = String::new();
     for a in &argv[1..] {
         if a == "--" {
@@ -372,11 +366,59 @@ fn short_flags(argv: &[String]) -> String {
     s
 }
 
-fn has_long(argv: &[String], long: &str) -> bool {
+pub(crate) fn has_long(argv: &[String], long: &str) -> bool {
     argv[1..]
         .iter()
         .take_while(|a| *a != "--")
         .any(|a| a == long || a.starts_with(&format!("{long}=")))
+}
+
+/// The invocation only reports what it would do (`--dry-run`, `--simulate`,
+/// `-n` for tools where it means that).
+pub(crate) fn dry_run(e: &Exec) -> bool {
+    let a = &e.argv;
+    if a.is_empty() {
+        return false;
+    }
+    let long = a[1..].iter().take_while(|w| *w != "--").any(|w| {
+        if !w.starts_with('-') {
+            return false;
+        }
+        let is = |x: &str| w.eq_ignore_ascii_case(x);
+        let dr = w.len() > 10 && w.as_bytes()[..10].eq_ignore_ascii_case(b"--dry-run=");
+        is("--dry-run")
+            || (dr && !is("--dry-run=none"))
+            || is("--dryrun")
+            || is("--simulate")
+            || is("--just-print")
+            || is("--no-act")
+            || is("--recon")
+            || is("--assumeno")
+            || is("--what-if")
+            || is("-whatif")
+    });
+    if long {
+        return true;
+    }
+    let short = |c: char| {
+        a[1..]
+            .iter()
+            .take_while(|w| *w != "--")
+            .any(|w| w.starts_with('-') && !w.starts_with("--") && w[1..].contains(c))
+    };
+    match e.name.as_str() {
+        "rsync" | "rclone" | "wipefs" | "hg" => short('n'),
+        "git" => {
+            matches!(
+                git_sub(a).map(|(_, s)| s),
+                Some("clean" | "push" | "rm" | "add" | "mv")
+            ) && short('n')
+        }
+        "apt" | "apt-get" | "aptitude" => short('s'),
+        "lvremove" | "vgremove" | "pvremove" | "lvreduce" => short('t') || has_long(a, "--test"),
+        "rpm" => has_long(a, "--test"),
+        _ => false,
+    }
 }
 
 const CRITICAL: &[&str] = &[
@@ -455,7 +497,7 @@ pub fn is_critical(p: &str) -> bool {
 }
 
 /// Shell glob matching (`*`, `?`, `[...]`) of a whole path, `/` included.
-fn glob_match(p: &[u8], s: &[u8]) -> bool {
+pub(crate) fn glob_match(p: &[u8], s: &[u8]) -> bool {
     let (mut pi, mut si) = (0, 0);
     let (mut star, mut mark) = (usize::MAX, 0);
     while si < s.len() {
@@ -510,7 +552,7 @@ fn glob_match(p: &[u8], s: &[u8]) -> bool {
     pi == p.len()
 }
 
-fn is_abs_or_outside(p: &str) -> bool {
+pub(crate) fn is_abs_or_outside(p: &str) -> bool {
     let n = norm_path(p);
     // a path that is only a run-time value (`rm -f "$tmp"`) is not counted:
     // without -r it removes one file, and -r is its own rule
@@ -524,6 +566,16 @@ static DISK_RE: Lazy<Regex> = Lazy::new(|| {
     Regex::new(r"^/dev/(sd[a-z]+\d*|hd[a-z]\d*|vd[a-z]+\d*|xvd[a-z]+\d*|nvme\d+(n\d+)?(p\d+)?|mmcblk\d+(p\d+)?|r?disk\d+(s\d+)?|md\d+|md/.*|dm-\d+|mapper/.+|sr\d+|loop\d+|mem|kmem|port|root|ubd[a-z]\d*|mtdblock\d+|block/.+|disk/.+|zd\d+|zvol/.+|bcache\d+|rbd\d+|nbd\d+(p\d+)?|sg\d+|st\d+)$|^/proc/sysrq-trigger$|^/proc/kcore$")
         .expect("disk regex")
 });
+
+/// `mkfs` on a regular file outside the working directory (an image file
+/// somewhere on the machine): worth a question, unlike one in the workspace.
+fn mkfs_outside_file(e: &Exec) -> bool {
+    let n = e.name.as_str();
+    (n == "mkfs" || n.starts_with("mkfs.") || n == "mke2fs" || n == "mkswap")
+        && mkfs_targets(e).any(|t| {
+            !formats_device(t) && (t.starts_with('/') || t.starts_with('~') || t.starts_with(".."))
+        })
+}
 
 pub fn is_disk_device(p: &str) -> bool {
     DISK_RE.is_match(&norm_path(p))
@@ -616,6 +668,13 @@ const RC_FILES: &[&str] = &[
     ".my.cnf",
     ".curlrc",
     ".wgetrc",
+    "pip.conf",
+    "pip.ini",
+    ".condarc",
+    ".gemrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    ".bunfig.toml",
 ];
 
 const SENSITIVE_DIRS: &[&str] = &[
@@ -643,6 +702,9 @@ pub fn is_user_sensitive(p: &str) -> bool {
         return true;
     }
     if comps.iter().any(|c| SENSITIVE_DIRS.contains(c)) {
+        return true;
+    }
+    if n.contains("/.cargo/config") || n.contains("/.m2/settings.xml") {
         return true;
     }
     if n.contains("/.config/systemd/user")
@@ -913,7 +975,7 @@ pub fn write_targets(e: &Exec) -> Vec<(String, WriteKind)> {
     out
 }
 
-fn rm_flags(argv: &[String]) -> (bool, bool) {
+pub(crate) fn rm_flags(argv: &[String]) -> (bool, bool) {
     // rimraf / del-cli / trash are always recursive
     let n = cmd_name(&argv[0]);
     let mut rec = n != "rm" && n != "grm";
@@ -940,7 +1002,7 @@ fn rm_flags(argv: &[String]) -> (bool, bool) {
     (rec, force)
 }
 
-fn is_rm(e: &Exec) -> bool {
+pub(crate) fn is_rm(e: &Exec) -> bool {
     matches!(e.name.as_str(), "rm" | "grm" | "rimraf" | "del-cli")
 }
 
@@ -1021,7 +1083,7 @@ fn m_shadowed_tool(_: &RuleCtx, _: usize, e: &Exec) -> bool {
 }
 
 /// A path operand resolved against the known working directory.
-fn resolve(e: &Exec, p: &str) -> String {
+pub(crate) fn resolve(e: &Exec, p: &str) -> String {
     match &e.cwd {
         Some(c) if !p.starts_with('/') && !p.starts_with('~') && !p.starts_with('$') => {
             format!("{c}/{p}")
@@ -1031,7 +1093,7 @@ fn resolve(e: &Exec, p: &str) -> String {
 }
 
 fn m_rsync_critical(_: &RuleCtx, _: usize, e: &Exec) -> bool {
-    if e.name != "rsync" || !e.argv.iter().any(|a| a.starts_with("--delete")) {
+    if e.name != "rsync" || !e.argv.iter().any(|a| a.starts_with("--del")) || dry_run(e) {
         return false;
     }
     let ops = operands(
@@ -1105,7 +1167,7 @@ fn m_mkfs(_: &RuleCtx, _: usize, e: &Exec) -> bool {
     {
         return true;
     }
-    (n == "mkfs"
+    let formatter = n == "mkfs"
         || n.starts_with("mkfs.")
         || matches!(
             n,
@@ -1118,10 +1180,43 @@ fn m_mkfs(_: &RuleCtx, _: usize, e: &Exec) -> bool {
                 | "newfs"
                 | "newfs_hfs"
                 | "newfs_apfs"
-        ))
-        && !e.argv[1..]
+        );
+    if !formatter
+        || e.argv[1..]
             .iter()
             .all(|a| a == "--help" || a == "-h" || a == "--version" || a == "-V")
+    {
+        return false;
+    }
+    if n == "wipefs" {
+        // without -a / -o it only lists signatures; -n / --no-act changes nothing
+        let flags = short_flags(&e.argv);
+        let erases = flags.contains('a')
+            || flags.contains('o')
+            || has_long(&e.argv, "--all")
+            || has_long(&e.argv, "--offset");
+        if !erases || flags.contains('n') || has_long(&e.argv, "--no-act") {
+            return false;
+        }
+    }
+    let ext = n == "mke2fs" || n.starts_with("mkfs.ext") || n == "mkfs";
+    if ext && e.argv[1..].iter().any(|a| a == "-n") {
+        return false; // mke2fs -n: show what would be done
+    }
+    // a device (or a path only known at run time) is formatted; a regular
+    // file is a disk image (judged by `disk-tool` when outside the workspace)
+    n == "blkdiscard" || mkfs_targets(e).any(formats_device)
+}
+
+fn mkfs_targets(e: &Exec) -> impl Iterator<Item = &str> {
+    e.argv[1..]
+        .iter()
+        .filter(|a| !a.starts_with('-'))
+        .map(|a| a.as_str())
+}
+
+fn formats_device(t: &str) -> bool {
+    t.starts_with("/dev/") || t.contains(DYN) || is_disk_device(t)
 }
 
 fn m_disk_write(ctx: &RuleCtx, i: usize, e: &Exec) -> bool {
@@ -1160,61 +1255,6 @@ fn m_kill_all(_: &RuleCtx, _: usize, e: &Exec) -> bool {
             // pkill -U 0 / -u root style kills every process of a user: ask elsewhere
             false
         }
-        _ => false,
-    }
-}
-
-fn m_power(_: &RuleCtx, _: usize, e: &Exec) -> bool {
-    if !matches!(
-        e.name.as_str(),
-        "shutdown"
-            | "reboot"
-            | "halt"
-            | "poweroff"
-            | "init"
-            | "telinit"
-            | "systemctl"
-            | "loginctl"
-            | "uadmin"
-    ) {
-        return false;
-    }
-    let a = &e.argv;
-    let args_l: Vec<String> = a[1..].iter().map(|s| lc(s)).collect();
-    let informational = |args: &[String]| {
-        args.iter()
-            .any(|s| s == "-c" || s == "--help" || s == "--version" || s == "-k" || s == "--show")
-    };
-    match e.name.as_str() {
-        "shutdown" | "reboot" | "halt" | "poweroff" => !informational(&args_l),
-        "init" | "telinit" => args_l.iter().any(|s| matches!(s.as_str(), "0" | "6")),
-        "systemctl" | "loginctl" => {
-            args_l.iter().any(|s| {
-                matches!(
-                    s.as_str(),
-                    "poweroff"
-                        | "reboot"
-                        | "halt"
-                        | "kexec"
-                        | "soft-reboot"
-                        | "emergency"
-                        | "rescue"
-                )
-            }) || (args_l.iter().any(|s| s == "isolate")
-                && args_l.iter().any(|s| {
-                    matches!(
-                        s.as_str(),
-                        "poweroff.target"
-                            | "reboot.target"
-                            | "halt.target"
-                            | "rescue.target"
-                            | "emergency.target"
-                            | "runlevel0.target"
-                            | "runlevel6.target"
-                    )
-                }))
-        }
-        "uadmin" => true,
         _ => false,
     }
 }
@@ -1285,6 +1325,9 @@ fn m_dd(_: &RuleCtx, _: usize, e: &Exec) -> bool {
 }
 
 fn m_disk_tool(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    if mkfs_outside_file(e) {
+        return true;
+    }
     if !matches!(
         e.name.as_str(),
         "fdisk"
@@ -1315,12 +1358,86 @@ fn m_disk_tool(_: &RuleCtx, _: usize, e: &Exec) -> bool {
         return false;
     }
     let a: Vec<String> = e.argv.iter().map(|s| lc(s)).collect();
+    if dry_run(e) {
+        return false;
+    }
+    let has = |w: &[&str]| a[1..].iter().any(|s| w.contains(&s.as_str()));
+    let raw_has = |w: &[&str]| e.argv[1..].iter().any(|s| w.contains(&s.as_str()));
     match e.name.as_str() {
-        "fdisk" | "sfdisk" | "cfdisk" | "gdisk" | "sgdisk" | "parted" | "lvremove" | "vgremove"
-        | "pvremove" | "lvreduce" | "resize2fs" | "tune2fs" | "e2fsck" | "fsck" | "debugfs"
-        | "format" | "diskpart" => !a[1..].iter().any(|s| {
-            s == "-l" || s == "--list" || s == "--help" || s == "-p" && e.name == "sfdisk"
-        }),
+        // read-only forms: list / print / dump / verify
+        "fdisk" | "cfdisk" | "gdisk" if has(&["-l", "--list", "--help"]) => false,
+        "sfdisk"
+            if raw_has(&[
+                "-l",
+                "--list",
+                "-d",
+                "--dump",
+                "-J",
+                "--json",
+                "-s",
+                "--show-size",
+                "-V",
+                "--verify",
+                "-g",
+                "--show-geometry",
+                "-T",
+                "--list-types",
+                "--help",
+            ]) =>
+        {
+            false
+        }
+        "sgdisk"
+            if raw_has(&[
+                "-p",
+                "--print",
+                "-i",
+                "--info",
+                "-v",
+                "--verify",
+                "-L",
+                "--list-types",
+                "-O",
+                "--print-mbr",
+            ]) && !raw_has(&[
+                "-Z",
+                "--zap-all",
+                "-o",
+                "--clear",
+                "-d",
+                "--delete",
+                "-n",
+                "--new",
+            ]) =>
+        {
+            false
+        }
+        "parted" => {
+            const WRITES: &[&str] = &[
+                "mklabel",
+                "mktable",
+                "mkpart",
+                "rm",
+                "resizepart",
+                "rescue",
+                "name",
+                "set",
+                "toggle",
+                "mkfs",
+                "resize",
+                "move",
+                "cp",
+            ];
+            let reads = has(&["-l", "--list", "print", "p", "--help", "-h"]);
+            !reads || has(WRITES)
+        }
+        "e2fsck" | "fsck" if raw_has(&["-n", "-N"]) => false,
+        "tune2fs" if raw_has(&["-l"]) => false,
+        "resize2fs" if raw_has(&["-P"]) => false,
+        "debugfs" => raw_has(&["-w"]),
+        "fdisk" | "sfdisk" | "cfdisk" | "gdisk" | "sgdisk" | "lvremove" | "vgremove"
+        | "pvremove" | "lvreduce" | "resize2fs" | "tune2fs" | "e2fsck" | "fsck" | "format"
+        | "diskpart" => !has(&["--help"]),
         "cryptsetup" => a.iter().any(|s| {
             s == "luksformat" || s == "erase" || s == "luksremovekey" || s == "luksKillSlot"
         }),
@@ -1472,7 +1589,7 @@ fn m_credential_read(_: &RuleCtx, _: usize, e: &Exec) -> bool {
     false
 }
 
-fn is_network_tool(n: &str) -> bool {
+pub(crate) fn is_network_tool(n: &str) -> bool {
     matches!(
         n,
         "curl"
@@ -1848,7 +1965,7 @@ fn m_metadata(_: &RuleCtx, _: usize, e: &Exec) -> bool {
     })
 }
 
-fn git_sub(argv: &[String]) -> Option<(usize, &str)> {
+pub(crate) fn git_sub(argv: &[String]) -> Option<(usize, &str)> {
     let mut i = 1;
     while i < argv.len() {
         let a = argv[i].as_str();
@@ -1874,78 +1991,106 @@ fn git_sub(argv: &[String]) -> Option<(usize, &str)> {
     None
 }
 
-fn m_git(_: &RuleCtx, _: usize, e: &Exec) -> bool {
-    if e.name != "git" {
-        return false;
-    }
-    let Some((i, sub)) = git_sub(&e.argv) else {
-        return false;
-    };
-    let rest = &e.argv[i + 1..];
-    let sf: String = rest
-        .iter()
-        .filter(|a| a.starts_with('-') && !a.starts_with("--"))
-        .map(|a| &a[1..])
-        .collect();
-    let has = |l: &str| {
-        rest.iter()
-            .any(|a| a == l || a.starts_with(&format!("{l}=")))
-    };
-    match sub {
-        "push" => {
-            sf.contains('f')
-                || has("--force")
-                || has("--force-with-lease")
-                || has("--force-if-includes")
-                || has("--mirror")
-                || has("--delete")
-                || sf.contains('d')
-                || rest
-                    .iter()
-                    .any(|a| a.starts_with('+') || (a.starts_with(':') && a.len() > 1))
-        }
-        "reset" => has("--hard") || has("--merge"),
-        "clean" => sf.contains('f') || has("--force"),
-        "branch" => {
-            sf.contains('D')
-                || (has("--delete") && has("--force"))
-                || (sf.contains('d') && sf.contains('f'))
-        }
-        "checkout" if rest.iter().any(|a| a == "." || a == ":/" || a == "*") => true,
-        "checkout" => {
-            sf.contains('f')
-                || has("--force")
-                || rest.iter().any(|a| a == ".") && rest.iter().any(|a| a == "--")
-        }
-        "restore" => !has("--staged") && rest.iter().any(|a| a == "." || a == ":/" || a == "*"),
-        "stash" => rest.first().is_some_and(|s| s == "clear" || s == "drop"),
-        "filter-branch" | "filter-repo" => true,
-        "reflog" => rest.first().is_some_and(|s| s == "expire" || s == "delete"),
-        "update-ref" => sf.contains('d'),
-        "gc" => rest
-            .iter()
-            .any(|a| a.starts_with("--prune=now") || a == "--prune=all"),
-        "rebase" => false,
-        _ => false,
-    }
-}
-
 static SQL_DESTRUCT: Lazy<Regex> = Lazy::new(|| {
-    Regex::new(r"(?is)\b(drop\s+(table|database|schema|index|view|user|role|keyspace|collection)\b|truncate\b|delete\s+from\b|update\s+\S+\s+set\b|alter\s+table\s+\S+\s+drop\b|\.drop\s*\(|dropdatabase\s*\(|deletemany\s*\(\s*\{\s*\}\s*\)|flushall\b|flushdb\b)")
+    Regex::new(r"(?is)\b(drop\s+(table|database|schema|index|view|user|role|keyspace|collection)\b|truncate\b|delete\s+from\b|update\s+\S+\s+set\b|alter\s+table\s+\S+\s+drop\b|dropdatabase\s*\(|deletemany\s*\(\s*\{\s*\}\s*\)|flushall\b|flushdb\b)|\.drop\s*\(")
         .expect("sql regex")
 });
 static SQL_WHERE: Lazy<Regex> = Lazy::new(|| Regex::new(r"(?i)\bwhere\b").expect("where"));
+static SQL_CLAUSE_END: Lazy<Regex> = Lazy::new(|| {
+    Regex::new(r"(?i)\b(order\s+by|limit|returning|group\s+by)\b").expect("clause end")
+});
+static SQL_OR: Lazy<Regex> = Lazy::new(|| Regex::new(r"(?i)\bor\b").expect("or"));
+static SQL_AND: Lazy<Regex> = Lazy::new(|| Regex::new(r"(?i)\band\b").expect("and"));
+static SQL_CMP: Lazy<Regex> =
+    Lazy::new(|| Regex::new(r"^(\S+?)\s*(=|==|>=|<=|<>|!=|<|>)\s*(\S+)$").expect("cmp"));
 
-fn sql_is_destructive(text: &str) -> bool {
+/// SQL text with the contents of string literals removed (`'DROP TABLE'` →
+/// `''`), so keywords quoted as data do not count.
+fn strip_sql_literals(t: &str) -> std::borrow::Cow<'_, str> {
+    if !t.contains('\'') {
+        return std::borrow::Cow::Borrowed(t);
+    }
+    let mut out = String::with_capacity(t.len());
+    let mut in_str = false;
+    let mut it = t.chars().peekable();
+    while let Some(c) = it.next() {
+        if in_str {
+            if c == '\'' {
+                if it.peek() == Some(&'\'') {
+                    it.next();
+                } else {
+                    in_str = false;
+                    out.push('\'');
+                }
+            }
+        } else {
+            if c == '\'' {
+                in_str = true;
+            }
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// A WHERE condition true for every row (`1=1`, `true`, `'a'='a'`,
+/// `x = x`, `... OR 1=1`, `id IS NOT NULL`).
+fn where_is_tautology(cond: &str) -> bool {
+    let cond = match SQL_CLAUSE_END.find(cond) {
+        Some(m) => &cond[..m.start()],
+        None => cond,
+    };
+    SQL_OR.split(cond).any(|disj| {
+        SQL_AND.split(disj).all(|c| {
+            let c = c
+                .trim()
+                .trim_matches(|ch: char| ch == '(' || ch == ')' || ch.is_whitespace())
+                .to_ascii_lowercase();
+            if matches!(c.as_str(), "1" | "true" | "not false" | "not 0" | "''") {
+                return true;
+            }
+            if let Some(col) = c.strip_suffix(" is not null") {
+                return !col.trim().is_empty() && !col.contains(' ');
+            }
+            if let Some(m) = SQL_CMP.captures(&c) {
+                let (l, op, r) = (&m[1], &m[2], &m[3]);
+                if l == r {
+                    return matches!(op, "=" | "==" | ">=" | "<=");
+                }
+                if let (Ok(x), Ok(y)) = (l.parse::<f64>(), r.parse::<f64>()) {
+                    return match op {
+                        "=" | "==" => x == y,
+                        "<>" | "!=" => x != y,
+                        "<" => x < y,
+                        ">" => x > y,
+                        "<=" => x <= y,
+                        ">=" => x >= y,
+                        _ => false,
+                    };
+                }
+            }
+            false
+        })
+    })
+}
+
+pub(crate) fn sql_is_destructive(text: &str) -> bool {
     if !SQL_DESTRUCT.is_match(text) {
         return false;
     }
+    let text = strip_sql_literals(text);
     for stmt in text.split(';') {
         if let Some(m) = SQL_DESTRUCT.find(stmt) {
             let kw = m.as_str().to_lowercase();
             if kw.starts_with("delete") || kw.starts_with("update") {
-                if !SQL_WHERE.is_match(&stmt[m.start()..]) {
-                    return true;
+                let rest = &stmt[m.start()..];
+                match SQL_WHERE.find(rest) {
+                    None => return true,
+                    Some(w) => {
+                        if where_is_tautology(&rest[w.end()..]) {
+                            return true;
+                        }
+                    }
                 }
             } else {
                 return true;
@@ -1955,7 +2100,7 @@ fn sql_is_destructive(text: &str) -> bool {
     false
 }
 
-fn is_sql_client(n: &str) -> bool {
+pub(crate) fn is_sql_client(n: &str) -> bool {
     matches!(
         n,
         "mysql"
@@ -1992,6 +2137,10 @@ fn is_sql_client(n: &str) -> bool {
 
 fn m_sql(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
     let n = e.name.as_str();
+    // the coreutils `truncate` takes -s/-r: with an option it is not SQL
+    if n == "truncate" && e.argv[1..].iter().any(|a| a.starts_with('-')) {
+        return false;
+    }
     if matches!(n, "drop" | "delete" | "truncate" | "update" | "alter") {
         return sql_is_destructive(&e.argv.join(" "));
     }
@@ -2023,9 +2172,12 @@ fn m_sql(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
     false
 }
 
-fn m_pkg_remove(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+pub(crate) fn m_pkg_remove(_: &RuleCtx, _: usize, e: &Exec) -> bool {
     let n = e.name.as_str();
     let a = &e.argv;
+    if dry_run(e) {
+        return false;
+    }
     let removal: &[&str] = match n {
         "npm" | "pnpm" | "yarn" | "bun" | "cnpm" => {
             &["uninstall", "un", "unlink", "remove", "rm", "r", "erase"]
@@ -2186,7 +2338,7 @@ fn is_gateway_label(w: &str) -> bool {
     RE.is_match(w) && !w.contains("update-checker")
 }
 
-fn contains_ci(hay: &str, needle: &str) -> bool {
+pub(crate) fn contains_ci(hay: &str, needle: &str) -> bool {
     hay.as_bytes()
         .windows(needle.len())
         .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
@@ -2326,16 +2478,8 @@ fn m_security(_: &RuleCtx, _: usize, e: &Exec) -> bool {
     }
     let a: Vec<String> = e.argv.iter().map(|s| lc(s)).collect();
     match e.name.as_str() {
-        "iptables" | "ip6tables" | "nft" | "iptables-legacy" | "iptables-nft" => {
-            a[1..].iter().any(|w| {
-                matches!(
-                    w.as_str(),
-                    "-f" | "--flush" | "-x" | "flush" | "--delete-chain"
-                )
-            }) || (a.iter().any(|w| w == "-p" || w == "--policy")
-                && a.iter().any(|w| w == "accept"))
-        }
-        "ufw" => a[1..].iter().any(|w| w == "disable" || w == "reset"),
+        // firewall tools: see the `firewall-open` family
+        "iptables" | "ip6tables" | "nft" | "iptables-legacy" | "iptables-nft" | "ufw" => false,
         "setenforce" => a.get(1).is_some_and(|w| w == "0" || w == "permissive"),
         "spctl" => a
             .iter()
@@ -2361,11 +2505,16 @@ fn m_user_admin(_: &RuleCtx, _: usize, e: &Exec) -> bool {
         || (e.name == "dscl" && e.argv.iter().any(|w| lc(w) == "-delete"))
 }
 
-fn m_cloud_destroy(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+pub(crate) fn m_cloud_destroy(_: &RuleCtx, _: usize, e: &Exec) -> bool {
     let n = e.name.as_str();
+    if dry_run(e) {
+        return false;
+    }
     if !matches!(
         n,
-        "kubectl"
+        "docker-compose"
+            | "podman-compose"
+            | "kubectl"
             | "oc"
             | "helm"
             | "terraform"
@@ -2513,7 +2662,6 @@ pub fn floor_match(text: &str) -> bool {
 }
 
 /// Display form of an argv: words joined with spaces, quoted when needed.
-
 pub fn display_exec(e: &Exec) -> String {
     let mut s = display_argv(&e.argv);
     for r in &e.redirs {
@@ -2644,5 +2792,15 @@ mod tests {
         assert!(sql_is_destructive("DELETE FROM users;"));
         assert!(!sql_is_destructive("DELETE FROM users WHERE id = 1"));
         assert!(!sql_is_destructive("SELECT * FROM users"));
+        assert!(sql_is_destructive("DELETE FROM users WHERE 1=1"));
+        assert!(sql_is_destructive("update t set a=0 where 'a'='a'"));
+        assert!(sql_is_destructive("DELETE FROM t WHERE id = 5 OR 1=1"));
+        assert!(sql_is_destructive("DELETE FROM t WHERE true LIMIT 10"));
+        assert!(!sql_is_destructive("DELETE FROM t WHERE id = 1 AND 1=1"));
+        assert!(!sql_is_destructive("DELETE FROM t WHERE a < now()"));
+        assert!(!sql_is_destructive(
+            "SELECT * FROM l WHERE m LIKE '%DROP TABLE%'"
+        ));
+        assert!(!sql_is_destructive("SELECT 'it''s; DELETE FROM x'"));
     }
 }

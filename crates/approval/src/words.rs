@@ -7,6 +7,10 @@ use once_cell::sync::Lazy;
 /// Marks a character whose value is only known at run time.
 pub const DYN: char = '\u{1}';
 
+/// Separates the elements of an array value (`a=(x y)`), so `"${a[@]}"`
+/// expands to one word per element while `$a` is the first element.
+pub const ARRAY_SEP: char = '\u{2}';
+
 static HOME_DIR: Lazy<Option<String>> = Lazy::new(|| {
     std::env::var("HOME")
         .ok()

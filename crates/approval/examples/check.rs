@@ -1,0 +1,46 @@
+//! Print the engine's verdict for each argument (or each line of stdin):
+//! a quick way to see what a command is judged as while writing rules.
+//! `cargo run -p hermes-approval --example check -- 'git push --for'`
+
+use std::io::BufRead;
+
+fn main() {
+    let engine = hermes_approval::Engine::new();
+    let mut cmds: Vec<String> = std::env::args().skip(1).collect();
+    if cmds.is_empty() {
+        cmds = std::io::stdin()
+            .lock()
+            .lines()
+            .map_while(Result::ok)
+            .collect();
+    }
+    if std::env::var_os("CHECK_TIME").is_some() {
+        // `CHECK_TIME=1`: the slowest commands, mean of 200 checks each
+        let mut t: Vec<(f64, &String)> = cmds
+            .iter()
+            .map(|c| {
+                let s = std::time::Instant::now();
+                for _ in 0..200 {
+                    std::hint::black_box(engine.check(std::hint::black_box(c)));
+                }
+                (s.elapsed().as_secs_f64() * 1e6 / 200.0, c)
+            })
+            .collect();
+        t.sort_by(|a, b| b.0.total_cmp(&a.0));
+        for (us, c) in t.iter().take(15) {
+            println!("{us:8.1} us  {}", c.chars().take(100).collect::<String>());
+        }
+        return;
+    }
+    for c in cmds {
+        let r = engine.check(&c);
+        println!("{:?}\t{c}", r.verdict);
+        for x in &r.reasons {
+            println!(
+                "    {} [{:?}] {} :: {}",
+                x.rule, x.tier, x.description, x.command
+            );
+        }
+        println!("    commands: {:?}", r.commands);
+    }
+}
