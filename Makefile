@@ -49,7 +49,7 @@ test: test-rust $(BINDING_TESTS)
 
 test-rust:
 	$(CARGO) build
-	$(CARGO) test -- --test-threads=2
+	$(CARGO) test --workspace -- --test-threads=2
 
 lint:
 	$(CARGO) fmt --all -- --check
