@@ -22,42 +22,9 @@ use crate::dispatch::FlowCtl;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::hooks::{Hook, HookEntry, HookEvent, Hooks};
-use crate::registry::{Registry, ToolEntry, ToolsetDef};
+use crate::registry::{Registry, SortedTools, ToolEntry, ToolMap, ToolsetDef};
 use crate::threads::CallbackThread;
 use crate::tool::Tool;
-
-/// FNV-1a: tool names are short and not attacker-chosen keys of a
-/// long-lived table the model can grow, so a fast hash beats SipHash here.
-#[derive(Clone, Copy, Default)]
-pub struct NameHasher(u64);
-
-impl std::hash::Hasher for NameHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for b in bytes {
-            h ^= u64::from(*b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-        self.0 = h;
-    }
-}
-
-/// Fast map for dispatch lookups (persistent: cloning is O(1)).
-pub type ToolMap = imbl::GenericHashMap<
-    Arc<str>,
-    Arc<ToolEntry>,
-    std::hash::BuildHasherDefault<NameHasher>,
-    imbl::shared_ptr::DefaultSharedPtr,
->;
-/// The same tools in name order (definitions order).
-pub type SortedTools = imbl::OrdMap<Arc<str>, Arc<ToolEntry>>;
 
 /// An immutable view for the dispatch hot path.
 #[derive(Default)]

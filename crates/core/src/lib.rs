@@ -9,6 +9,7 @@
 
 pub mod availability;
 pub mod config;
+pub mod context;
 pub mod core;
 pub mod definitions;
 pub mod dispatch;

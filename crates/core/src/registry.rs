@@ -9,10 +9,42 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::availability::Check;
-use crate::core::{SortedTools, ToolMap};
 use crate::dispatch::validate::Node;
 use crate::error::{Error, ErrorKind, Result};
 use crate::tool::Tool;
+
+/// FNV-1a: tool names are short and not attacker-chosen keys of a
+/// long-lived table the model can grow, so a fast hash beats SipHash here.
+#[derive(Clone, Copy, Default)]
+pub struct NameHasher(u64);
+
+impl std::hash::Hasher for NameHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for b in bytes {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+/// Fast map for dispatch lookups (persistent: cloning is O(1)).
+pub type ToolMap = imbl::GenericHashMap<
+    Arc<str>,
+    Arc<ToolEntry>,
+    std::hash::BuildHasherDefault<NameHasher>,
+    imbl::shared_ptr::DefaultSharedPtr,
+>;
+/// The same tools in name order (definitions order).
+pub type SortedTools = imbl::OrdMap<Arc<str>, Arc<ToolEntry>>;
 
 /// Description text that is only true when other tools are advertised too
 /// (so schemas never mention a tool the model does not have).

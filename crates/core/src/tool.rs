@@ -9,7 +9,7 @@ use serde_json::Value;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::dispatch::CallContext;
+use crate::context::CallContext;
 use crate::pending::{self, Answer, Kind};
 
 pub use hermes_exec::CancelToken;

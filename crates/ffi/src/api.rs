@@ -39,6 +39,28 @@ impl ht_runtime {
     }
 }
 
+/// A host handler and optional check sharing one registration's user_data.
+fn host_tool(
+    data: &Arc<HostData>,
+    handler: unsafe extern "C" fn(*mut c_void, *mut ht_call),
+    check: ht_check_fn,
+) -> (
+    Arc<HostTool>,
+    Option<Arc<dyn hermes_core::availability::Check>>,
+) {
+    let check = check.map(|func| {
+        Arc::new(HostCheck {
+            func,
+            data: data.clone(),
+        }) as Arc<dyn hermes_core::availability::Check>
+    });
+    let tool = Arc::new(HostTool {
+        func: handler,
+        data: data.clone(),
+    });
+    (tool, check)
+}
+
 /// Wrap a host's user_data for a registration on `rt`.
 fn host_data(rt: &Runtime, user_data: *mut c_void, free: ht_free_fn) -> Arc<HostData> {
     HostData::new(user_data, free, rt.core().callbacks.clone())
@@ -176,16 +198,7 @@ pub unsafe extern "C" fn ht_runtime_register_tool(
         let spec = unsafe { str_arg(spec_json, spec_len, "spec_json") }?;
         let handler = handler.ok_or_else(|| Error::invalid("handler is NULL"))?;
         let data = host_data(rt, user_data, free_user_data);
-        let check = check.map(|func| {
-            Arc::new(HostCheck {
-                func,
-                data: data.clone(),
-            }) as Arc<dyn hermes_core::availability::Check>
-        });
-        let tool = Arc::new(HostTool {
-            func: handler,
-            data: data.clone(),
-        });
+        let (tool, check) = host_tool(&data, handler, check);
         rt.register_tool(spec, tool, check)?;
         data.arm();
         Ok(())
@@ -216,16 +229,7 @@ pub unsafe extern "C" fn ht_runtime_register_tools(
         let specs = unsafe { str_arg(specs_json, specs_len, "specs_json") }?;
         let handler = handler.ok_or_else(|| Error::invalid("handler is NULL"))?;
         let data = host_data(rt, user_data, free_user_data);
-        let check = check.map(|func| {
-            Arc::new(HostCheck {
-                func,
-                data: data.clone(),
-            }) as Arc<dyn hermes_core::availability::Check>
-        });
-        let tool = Arc::new(HostTool {
-            func: handler,
-            data: data.clone(),
-        });
+        let (tool, check) = host_tool(&data, handler, check);
         let n = rt.register_tools(specs, tool, check)?;
         data.arm();
         if !out_count.is_null() {
