@@ -23,6 +23,8 @@ npm pack --dry-run --json 2>/dev/null |
   node -e 'for (const f of JSON.parse(require("fs").readFileSync(0, "utf8"))[0].files) console.log(f.path)' |
   while IFS= read -r f; do mkdir -p "$stage/$(dirname "$f")"; cp "$f" "$stage/$f"; done
 install -m 755 "$lib" "$stage/native/libhermes_tools.so"
+# DWARF line tables (release profile debug = 1) triple the size; symbols stay.
+if command -v strip >/dev/null; then strip --strip-debug "$stage/native/libhermes_tools.so"; fi
 node -e '
   const fs = require("fs"), p = process.argv[1] + "/package.json";
   const pkg = JSON.parse(fs.readFileSync(p, "utf8"));

@@ -74,6 +74,9 @@ class BuildPyWithLibrary(build_py):
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src, dest)
         os.chmod(dest, 0o755)
+        # DWARF line tables (release profile debug = 1) triple the size; symbols stay.
+        if shutil.which("strip"):
+            subprocess.run(["strip", "--strip-debug", str(dest)], check=True)
         print(f"hermes_tools wheel: bundled {src}", file=sys.stderr)
 
 

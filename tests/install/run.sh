@@ -121,6 +121,10 @@ func main() {
 EOF
 (
   cd "$root/go-app"
+  # A build cache of its own: go does not key cached cgo packages on the
+  # pkg-config output, so a cache from an earlier run would link the rpath of
+  # that run's (deleted) prefix.
+  export GOCACHE="$root/gocache" GOPATH="$root/gopath"
   export GOPROXY="file://$proxy" GOSUMDB=off GOWORK=off GOFLAGS=-mod=mod GOTOOLCHAIN=local CGO_ENABLED=1
   go mod init example.com/go-app >/dev/null 2>&1
   go get "$gomod@v$version" >"$root/go.log" 2>&1 || { cat "$root/go.log" >&2; exit 1; }
