@@ -7,6 +7,7 @@
 #                                  root; as another user it never calls sudo
 #                                  and stops with one line naming the command
 #   scripts/setup.sh --with mcp,ssh   also install optional groups (below)
+#   scripts/setup.sh --dry-run     print what is missing, install nothing
 #   HT_SETUP_WITH=mcp make test       the same through make
 #
 # Idempotent and quick when everything is there (no apt, no network): each
@@ -53,10 +54,12 @@ NPM_CORE=()
 VENV=build/venv
 TOOLS=build/tools
 check_only=0
+dry_run=0
 with="${HT_SETUP_WITH:-}"
 while [ $# -gt 0 ]; do
   case "$1" in
     --check) check_only=1 ;;
+    --dry-run) dry_run=1 ;;
     --with) with="${with:+$with,}${2:?--with needs a group list}"; shift ;;
     --with=*) with="${with:+$with,}${1#--with=}" ;;
     -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -96,9 +99,22 @@ while IFS= read -r entry; do
     case " ${missing[*]-} " in *" $pkg "*) ;; *) missing+=("$pkg") ;; esac
   fi
 done < <(list APT)
-# python3 may be there without venv/ensurepip (Debian splits them out).
-if have python3 && ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
-  missing+=(python3-venv)
+# python3 may be there without venv/ensurepip: Debian splits them out into
+# python3-venv (`python3 -m venv` then fails), other Pythons (pyenv) have them.
+if have python3; then
+  if [ "$(command -v python3)" = /usr/bin/python3 ] && have dpkg-query &&
+     ! dpkg-query -W -f='${Status}' python3-venv 2>/dev/null | grep -q "ok installed"; then
+    missing+=(python3-venv)
+  elif ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+    missing+=(python3-venv)
+  fi
+fi
+
+if [ $dry_run = 1 ]; then
+  echo "setup (dry run): apt: ${missing[*]:-nothing missing}"
+  echo "setup (dry run): pip into build/venv: $(list PIP | xargs)"
+  echo "setup (dry run): npm into build/tools: $(list NPM | xargs)"
+  exit 0
 fi
 
 if [ ${#missing[@]} -gt 0 ]; then
