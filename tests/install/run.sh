@@ -49,10 +49,14 @@ ok "layout: libhermes_tools.so -> $soname -> libhermes_tools.so.$version"
 
 # A program must record the SONAME, carry an rpath to the prefix and load the
 # installed copy with a clean environment.
+# (Outputs go through variables, not `cmd | grep -q`: with pipefail, grep's
+# early exit can kill the writer with SIGPIPE and fail a passing check.)
 check_binary() { # check_binary PROGRAM LABEL
-  readelf -d "$1" | grep -q "NEEDED.*\[$soname\]" || fail "$2: does not record $soname as NEEDED"
-  readelf -d "$1" | grep -Eq "(RUNPATH|RPATH).*$prefix/lib" || fail "$2: no rpath to $prefix/lib"
-  ldd "$1" | grep -q "$soname => $prefix/lib/$soname" || { ldd "$1" >&2; fail "$2: does not load the installed library"; }
+  local dyn libs
+  dyn=$(readelf -d "$1"); libs=$(ldd "$1")
+  grep -q "NEEDED.*\[$soname\]" <<<"$dyn" || fail "$2: does not record $soname as NEEDED"
+  grep -Eq "(RUNPATH|RPATH).*$prefix/lib" <<<"$dyn" || fail "$2: no rpath to $prefix/lib"
+  grep -q "$soname => $prefix/lib/$soname" <<<"$libs" || { echo "$libs" >&2; fail "$2: does not load the installed library"; }
   "$1" >"$root/run.log" 2>&1 || { cat "$root/run.log" >&2; fail "$2: exit status $?"; }
   grep -q ": ok" "$root/run.log" || { cat "$root/run.log" >&2; fail "$2: no ok line"; }
   ok "$2: $(cat "$root/run.log")"
@@ -74,8 +78,8 @@ cmake -S "$root" -B "$root/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BU
 cmake --build "$root/cmake-build" -j2 >>"$root/cmake.log" 2>&1 || { cat "$root/cmake.log" >&2; fail "cmake build"; }
 check_binary "$root/cmake-build/cmake_c" "CMake C"
 check_binary "$root/cmake-build/cmake_cpp" "CMake C++"
-if readelf -d "$root/cmake-build/cmake_static" | grep -q libhermes_tools; then fail "cmake_static is not statically linked"; fi
-"$root/cmake-build/cmake_static" | grep -q ": ok" || fail "CMake static C"
+if grep -q libhermes_tools <<<"$(readelf -d "$root/cmake-build/cmake_static")"; then fail "cmake_static is not statically linked"; fi
+grep -q ": ok" <<<"$("$root/cmake-build/cmake_static")" || fail "CMake static C"
 ok "CMake static C"
 cmake --install "$root/cmake-build" >>"$root/cmake.log" 2>&1 || { cat "$root/cmake.log" >&2; fail "cmake --install"; }
 check_binary "$root/cmake-app/bin/cmake_c" "CMake C after cmake --install"
