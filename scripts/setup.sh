@@ -103,7 +103,7 @@ done < <(list APT)
 # python3-venv (`python3 -m venv` then fails), other Pythons (pyenv) have them.
 if have python3; then
   if [ "$(command -v python3)" = /usr/bin/python3 ] && have dpkg-query &&
-     ! dpkg-query -W -f='${Status}' python3-venv 2>/dev/null | grep -q "ok installed"; then
+     [[ "$(dpkg-query -W -f='${Status}' python3-venv 2>/dev/null)" != *"ok installed"* ]]; then
     missing+=(python3-venv)
   elif ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
     missing+=(python3-venv)

@@ -57,7 +57,9 @@ check_binary() { # check_binary PROGRAM LABEL
   grep -q "NEEDED.*\[$soname\]" <<<"$dyn" || fail "$2: does not record $soname as NEEDED"
   grep -Eq "(RUNPATH|RPATH).*$prefix/lib" <<<"$dyn" || fail "$2: no rpath to $prefix/lib"
   grep -q "$soname => $prefix/lib/$soname" <<<"$libs" || { echo "$libs" >&2; fail "$2: does not load the installed library"; }
-  "$1" >"$root/run.log" 2>&1 || { cat "$root/run.log" >&2; fail "$2: exit status $?"; }
+  local rc=0
+  "$1" >"$root/run.log" 2>&1 || rc=$?
+  [ $rc = 0 ] || { cat "$root/run.log" >&2; fail "$2: exit status $rc"; }
   grep -q ": ok" "$root/run.log" || { cat "$root/run.log" >&2; fail "$2: no ok line"; }
   ok "$2: $(cat "$root/run.log")"
 }
