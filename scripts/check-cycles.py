@@ -20,14 +20,15 @@ A path is resolved to the deepest module it names (`crate::a::T` -> `a`), and
 a name that a module only re-exports (`pub use b::T;` in a facade) is followed
 to the module that defines it, so a facade is not a false hub. Neither `mod`
 declarations nor `pub use` re-exports are edges themselves (declaring or
-forwarding a child's item is wiring, not use of its code); a private `use`
+forwarding a child's item is wiring, not use of its code) unless the
+module's own code also uses the re-exported name; a private `use` always
 is. Self-edges are ignored.
 
 Code under `#[cfg(test)]` (inline test modules and test-only module files) is
 left out unless --include-tests is given: tests may reach across layers.
 
 Prints every circle found (one per strongly connected component, as a
-shortest cycle, or every module of the component with --all) and exits 1;
+shortest cycle, plus every import inside the component with --all) and exits 1;
 exits 0 with a one-line summary otherwise. Standard library only.
 """
 
@@ -121,6 +122,7 @@ class Module:
         self.reexports: dict[str, list[str]] = {}  # pub use: name -> absolute-ish path
         self.glob_reexports: list[list[str]] = []
         self.refs: list[list[str]] = []  # every path this module names (raw segments)
+        self.names: set[str] = set()  # identifiers in code outside `use` items
         self.test_only = False
 
 
@@ -273,6 +275,8 @@ def parse_file(path: Path, mod_path: tuple[str, ...], modules: dict, include_tes
                         cur.reexports[alias or p[-1]] = p
             i = j
             continue
+        if re.match(r"[A-Za-z_]", t):
+            cur.names.add(t)
         if t in KEYWORD_ITEMS and i + 1 < n and re.match(r"[A-Za-z_]", toks[i + 1]) and len(stack) and depth == stack[-1][1] + 1:
             cur.items.add(toks[i + 1])
         elif t == "macro_rules" and i + 2 < n:
@@ -379,7 +383,11 @@ def build_graph(modules) -> dict[tuple[str, ...], dict[tuple[str, ...], list[str
     for mp, mod in modules.items():
         src = mod.file_node
         graph.setdefault(src, {})
-        for seg in mod.refs:
+        refs = list(mod.refs)
+        # A re-exported name that the module's own code also uses is an import
+        # too (`pub(crate) use crate::b::B;` then `B::new()`).
+        refs += [path for name, path in mod.reexports.items() if name in mod.names]
+        for seg in refs:
             t = resolve(modules, mp, seg)
             if t is None:
                 continue
@@ -489,7 +497,12 @@ def check(src: Path, include_tests: bool, show_all: bool) -> tuple[int, int, lis
         for a, b in zip(loop, loop[1:]):
             lines.append(f"    {name('crate', a)} -> {name('crate', b)}    (names `{graph[a][b]}`)")
         if show_all:
-            lines.append("    whole circle: " + ", ".join(name("crate", m) for m in comp))
+            members = set(comp)
+            lines.append("    every import inside it:")
+            for a in comp:
+                for b in sorted(graph.get(a, {})):
+                    if b in members:
+                        lines.append(f"      {name('crate', a)} -> {name('crate', b)}    (`{graph[a][b]}`)")
     files = len({m.file_node for m in modules.values()})
     return files, len(comps), lines
 
@@ -498,7 +511,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("src", nargs="*", type=Path, help="crate src/ folders (default: src/ and crates/*/src)")
     ap.add_argument("--include-tests", action="store_true", help="also count #[cfg(test)] code")
-    ap.add_argument("--all", action="store_true", help="list every module of each circle")
+    ap.add_argument("--all", action="store_true", help="also list every import inside each circle")
     args = ap.parse_args()
     top = Path(__file__).resolve().parent.parent
     srcs = args.src or ([top / "src"] if (top / "src").is_dir() else []) + sorted((top / "crates").glob("*/src"))

@@ -74,6 +74,14 @@ class CheckCycles(unittest.TestCase):
         })
         self.assertClean(r)
 
+    def test_reexport_used_by_the_module_itself_is_an_edge(self):
+        r = run({
+            "lib.rs": "mod a;\nmod b;\n",
+            "a.rs": "pub(crate) use crate::b::B;\npub struct A;\nfn f() -> B { B }\n",
+            "b.rs": "pub struct B;\nfn g() { let _ = crate::a::A; }\n",
+        })
+        self.assertCircle(r, ("crate::a", "crate::b"), ("crate::b", "crate::a"))
+
     def test_root_code_and_child_using_root_is_a_circle(self):
         r = run({
             "lib.rs": "mod rules;\npub enum Verdict { Ok }\nfn rows() { rules::table(); }\n",
