@@ -1,7 +1,10 @@
 # hermes-tools: build, examples and every test suite.
+#   make setup        install what a fresh Debian machine lacks (scripts/setup.sh)
 #   make quickstart   build the library and run the C quickstart
-#   make test         run every test (Rust, C/C++ contracts, bindings)
-#   make install PREFIX=/usr/local
+#   make test         run every test (Rust, C/C++ contracts, bindings, install);
+#                     runs `scripts/setup.sh --check` first
+#   make lint         rustfmt, clippy, module import circles
+#   make install PREFIX=/usr/local   the release build (see mk/install.mk)
 
 CARGO   ?= cargo
 CC      ?= cc
@@ -11,7 +14,7 @@ BUILD_DIR := build
 # Output folder used by the mk/ fragments (a variable only: `build` is the cargo target).
 BUILD   := $(BUILD_DIR)
 
-.PHONY: all build release quickstart example-c example-approval test test-rust lint bench install clean
+.PHONY: all build release quickstart example-c example-approval setup setup-check test test-rust lint bench install clean
 
 all: build
 
@@ -36,24 +39,37 @@ example-approval: build
 	  -o $(BUILD_DIR)/approval -L$(LIBDIR) -Wl,-rpath,$(CURDIR)/$(LIBDIR) -lhermes_tools
 	./$(BUILD_DIR)/approval
 
+# Everything a fresh machine lacks: system packages (apt, as root or through
+# sudo), build/venv with pytest, the Node binding's npm packages.
+setup:
+	scripts/setup.sh
+
+# What the tests run first: a quick no-op when all is there; installs as root;
+# as another user it stops with one line naming the command to run.
+setup-check:
+	@scripts/setup.sh --check
+
 # The built library plus the output folder: what the mk/ fragments depend on.
 .PHONY: ht-lib
-ht-lib: build
+ht-lib: build | setup-check
 	mkdir -p $(BUILD_DIR)
 
 # Binding and packaging fragments add their targets to BINDING_TESTS.
 BINDING_TESTS :=
 -include mk/*.mk
 
-test: test-rust $(BINDING_TESTS)
+test: setup-check test-rust $(BINDING_TESTS)
 
-test-rust:
+test-rust: | setup-check
 	$(CARGO) build
 	$(CARGO) test --workspace -- --test-threads=2
 
+# Import circles inside a crate: scripts/check-cycles.py (its own tests first).
 lint:
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --all-targets -- -D warnings
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	python3 scripts/test_check_cycles.py
+	python3 scripts/check-cycles.py
 
 # Speed figures in one run, with the original Python runtime as the reference point.
 bench:

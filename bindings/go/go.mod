@@ -1,3 +1,3 @@
-module github.com/hermes-tools/hermestools
+module github.com/hermes-tools/hermes-tools/bindings/go
 
 go 1.19

@@ -1,7 +1,7 @@
-module github.com/hermes-tools/hermestools/examples/go
+module github.com/hermes-tools/hermes-tools/examples/go
 
 go 1.19
 
-require github.com/hermes-tools/hermestools v0.0.0
-
-replace github.com/hermes-tools/hermestools => ../../bindings/go
+// Resolved from the repository's go.work (bindings/go) when built in the
+// checkout; outside it, `go get` fetches the tagged module.
+require github.com/hermes-tools/hermes-tools/bindings/go v0.1.0

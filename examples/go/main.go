@@ -19,7 +19,7 @@ import (
 	"os/exec"
 	"strings"
 
-	ht "github.com/hermes-tools/hermestools"
+	ht "github.com/hermes-tools/hermes-tools/bindings/go"
 )
 
 type approvalRequest struct {

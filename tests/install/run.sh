@@ -1,69 +1,173 @@
-#!/bin/sh
-# Installed-copy test (make test-install): install into a temporary prefix,
-# then build and run programs against that copy only (no source-tree paths):
-#   1. C with `pkg-config --cflags --libs hermes_tools`
-#   2. C++ (hermes_tools.hpp) with pkg-config
-#   3. a tiny CMake project with find_package(hermes_tools): shared C, C++ and static C
-set -eu
-root=${1:?usage: run.sh <scratch dir>}
+#!/usr/bin/env bash
+# Installed-copy test (make test-install). Installs the release build into a
+# scratch prefix outside the repository, then builds and runs fresh projects
+# the way a user of each ecosystem would, none of them with LD_LIBRARY_PATH
+# or HERMES_TOOLS_LIB:
+#   1. C and C++ with `pkg-config --cflags --libs hermes_tools` (its rpath)
+#   2. a CMake project with find_package(hermes_tools): shared C and C++,
+#      static C; then `cmake --install` of it, run from its install folder
+#   3. Go: a new module that `go get`s github.com/hermes-tools/hermes-tools/bindings/go
+#      from a local module proxy holding exactly what the repository tag
+#      bindings/go/vX.Y.Z would hold, built with -tags hermes_pkgconfig
+#   4. Node: `npm pack` (scripts/npm-pack.sh: the library bundled) installed
+#      into a new npm project
+#   5. Python: `pip install bindings/python` (a wheel with the library
+#      bundled) into a new virtual environment
+# The only locators given are build-time ones any user of a non-standard
+# prefix gives: PKG_CONFIG_PATH and CMAKE_PREFIX_PATH.
+#   tests/install/run.sh [SCRATCH_DIR]   (default: a new folder under $TMPDIR)
+# The scratch folder is removed on success and kept (and named) on failure.
+set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
+if [ $# -gt 0 ]; then
+  root=$1; rm -rf "$root"; mkdir -p "$root"; root=$(cd "$root" && pwd)
+else
+  root=$(mktemp -d "${TMPDIR:-/tmp}/hermes-tools-install.XXXXXX")
+fi
+case "$root/" in "$top"/*) echo "install test: $root is inside the repository; use a folder outside it" >&2; exit 2 ;; esac
 prefix="$root/prefix"
-rm -rf "$root"
-mkdir -p "$root"
+trap 'rc=$?; if [ $rc = 0 ]; then rm -rf "$root"; else echo "install test: FAILED (exit $rc); files kept in $root" >&2; fi' EXIT
+unset LD_LIBRARY_PATH HERMES_TOOLS_LIB HERMES_TOOLS_BUNDLE_LIB PYTHONPATH NODE_PATH
+passed=0
+ok() { passed=$((passed + 1)); echo "  ok: $*"; }
+fail() { echo "install test: FAIL: $*" >&2; exit 1; }
 
-${MAKE:-make} -C "$top" --no-print-directory install PREFIX="$prefix" >"$root/install.log"
-echo "installed into $prefix:"
-(cd "$prefix" && find . -type f | sort | sed 's/^/  /')
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$top/Cargo.toml" | head -n1)
+${MAKE:-make} -C "$top" --no-print-directory install PREFIX="$prefix" >"$root/install.log" 2>&1 ||
+  { cat "$root/install.log" >&2; fail "make install"; }
+soname=$(readelf -d "$prefix/lib/libhermes_tools.so.$version" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+echo "installed hermes-tools $version into $prefix (SONAME $soname)"
 
-# Sources are copied out so nothing can include from the source tree.
-cp "$here/main.c" "$here/main.cpp" "$here/CMakeLists.txt" "$root/"
+# --- layout: real file, SONAME link, development link ------------------------
+[ -f "$prefix/lib/libhermes_tools.so.$version" ] && [ ! -L "$prefix/lib/libhermes_tools.so.$version" ] ||
+  fail "libhermes_tools.so.$version is not a regular file"
+[ -n "$soname" ] || fail "the installed library has no SONAME"
+[ "$(readlink "$prefix/lib/$soname")" = "libhermes_tools.so.$version" ] || fail "$soname does not point to libhermes_tools.so.$version"
+[ "$(readlink "$prefix/lib/libhermes_tools.so")" = "$soname" ] || fail "libhermes_tools.so does not point to $soname"
+ok "layout: libhermes_tools.so -> $soname -> libhermes_tools.so.$version"
 
-export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
-pkg-config --exists --print-errors hermes_tools
-echo "pkg-config: $(pkg-config --modversion hermes_tools): $(pkg-config --cflags --libs hermes_tools)"
-libdir=$(pkg-config --variable=libdir hermes_tools)
-
-check_links_installed() {
-  if ! ldd "$1" | grep -q "$prefix/lib/libhermes_tools.so"; then
-    echo "FAIL: $1 does not load the installed library:" >&2
-    ldd "$1" >&2
-    exit 1
-  fi
+# A program must record the SONAME, carry an rpath to the prefix and load the
+# installed copy with a clean environment.
+# (Outputs go through variables, not `cmd | grep -q`: with pipefail, grep's
+# early exit can kill the writer with SIGPIPE and fail a passing check.)
+check_binary() { # check_binary PROGRAM LABEL
+  local dyn libs
+  dyn=$(readelf -d "$1"); libs=$(ldd "$1")
+  grep -q "NEEDED.*\[$soname\]" <<<"$dyn" || fail "$2: does not record $soname as NEEDED"
+  grep -Eq "(RUNPATH|RPATH).*$prefix/lib" <<<"$dyn" || fail "$2: no rpath to $prefix/lib"
+  grep -q "$soname => $prefix/lib/$soname" <<<"$libs" || { echo "$libs" >&2; fail "$2: does not load the installed library"; }
+  local rc=0
+  "$1" >"$root/run.log" 2>&1 || rc=$?
+  [ $rc = 0 ] || { cat "$root/run.log" >&2; fail "$2: exit status $rc"; }
+  grep -q ": ok" "$root/run.log" || { cat "$root/run.log" >&2; fail "$2: no ok line"; }
+  ok "$2: $(cat "$root/run.log")"
 }
 
-cc -std=c11 -Wall -Wextra -Werror "$root/main.c" -o "$root/pc_c" \
-  $(pkg-config --cflags --libs hermes_tools) -Wl,-rpath,"$libdir"
-check_links_installed "$root/pc_c"
-"$root/pc_c"
+# --- 1. pkg-config -----------------------------------------------------------
+cp "$here/main.c" "$here/main.cpp" "$here/CMakeLists.txt" "$root/"
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+pkg-config --exists --print-errors hermes_tools
+echo "  pkg-config $(pkg-config --modversion hermes_tools): $(pkg-config --cflags --libs hermes_tools)"
+cc -std=c11 -Wall -Wextra -Werror "$root/main.c" -o "$root/pc_c" $(pkg-config --cflags --libs hermes_tools)
+check_binary "$root/pc_c" "C (pkg-config)"
+c++ -std=c++17 -Wall -Wextra -Werror "$root/main.cpp" -o "$root/pc_cpp" $(pkg-config --cflags --libs hermes_tools) -pthread
+check_binary "$root/pc_cpp" "C++ (pkg-config)"
 
-c++ -std=c++17 -Wall -Wextra -Werror "$root/main.cpp" -o "$root/pc_cpp" \
-  $(pkg-config --cflags --libs hermes_tools) -pthread -Wl,-rpath,"$libdir"
-check_links_installed "$root/pc_cpp"
-"$root/pc_cpp"
+# --- 2. CMake ----------------------------------------------------------------
+cmake -S "$root" -B "$root/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_INSTALL_PREFIX="$root/cmake-app" >"$root/cmake.log" 2>&1 || { cat "$root/cmake.log" >&2; fail "cmake configure"; }
+cmake --build "$root/cmake-build" -j2 >>"$root/cmake.log" 2>&1 || { cat "$root/cmake.log" >&2; fail "cmake build"; }
+check_binary "$root/cmake-build/cmake_c" "CMake C"
+check_binary "$root/cmake-build/cmake_cpp" "CMake C++"
+if grep -q libhermes_tools <<<"$(readelf -d "$root/cmake-build/cmake_static")"; then fail "cmake_static is not statically linked"; fi
+grep -q ": ok" <<<"$("$root/cmake-build/cmake_static")" || fail "CMake static C"
+ok "CMake static C"
+cmake --install "$root/cmake-build" >>"$root/cmake.log" 2>&1 || { cat "$root/cmake.log" >&2; fail "cmake --install"; }
+check_binary "$root/cmake-app/bin/cmake_c" "CMake C after cmake --install"
 
-cmake -S "$root" -B "$root/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Debug >"$root/cmake.log"
-cmake --build "$root/cmake-build" -j2 >>"$root/cmake.log"
-check_links_installed "$root/cmake-build/cmake_c"
-"$root/cmake-build/cmake_c"
-"$root/cmake-build/cmake_cpp"
-if ldd "$root/cmake-build/cmake_static" | grep -q libhermes_tools; then
-  echo "FAIL: cmake_static is not statically linked" >&2
-  exit 1
-fi
-"$root/cmake-build/cmake_static"
-extra=""
-# The Go binding against the installed copy: build tag hermes_pkgconfig.
-if command -v go >/dev/null 2>&1; then
-  (cd "$top/examples/go" && GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local CGO_ENABLED=1 \
-     go build -tags hermes_pkgconfig -o "$root/go_example" .)
-  if ! LD_LIBRARY_PATH="$libdir" ldd "$root/go_example" | grep -q "$prefix/lib/libhermes_tools.so"; then
-    echo "FAIL: the Go example does not load the installed library" >&2
-    exit 1
-  fi
-  LD_LIBRARY_PATH="$libdir" "$root/go_example" >"$root/go_example.log"
-  tail -n1 "$root/go_example.log" | grep -qx ok
-  echo "go_example (hermes_pkgconfig): ok"
-  extra=", Go via pkg-config"
-fi
-echo "test-install: ok (pkg-config C, pkg-config C++, CMake C, CMake C++, CMake static C$extra)"
+# --- 3. Go -------------------------------------------------------------------
+# A module proxy folder (the GOPROXY protocol over file://) holding the module
+# as the tag bindings/go/v$version would publish it: bindings/go's tracked
+# files only, none of the repository around it.
+gomod=github.com/hermes-tools/hermes-tools/bindings/go
+grep -q "^module $gomod\$" "$top/bindings/go/go.mod" || fail "bindings/go/go.mod does not declare module $gomod"
+proxy="$root/goproxy"
+mkdir -p "$proxy/$gomod/@v"
+(cd "$top/bindings/go" && { git ls-files . 2>/dev/null || find . -type f; } | sed 's|^\./||') >"$root/go-files"
+[ -s "$root/go-files" ] || find "$top/bindings/go" -type f -printf '%P\n' >"$root/go-files"
+python3 - "$top/bindings/go" "$proxy/$gomod/@v/v$version.zip" "$gomod@v$version" "$root/go-files" <<'EOF'
+import sys, zipfile
+src, out, prefix, listing = sys.argv[1:]
+with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+    for rel in open(listing).read().split():
+        z.write(f"{src}/{rel}", f"{prefix}/{rel}")
+EOF
+cp "$top/bindings/go/go.mod" "$proxy/$gomod/@v/v$version.mod"
+printf '{"Version":"v%s","Time":"2025-01-01T00:00:00Z"}\n' "$version" >"$proxy/$gomod/@v/v$version.info"
+echo "v$version" >"$proxy/$gomod/@v/list"
+mkdir -p "$root/go-app"
+cat >"$root/go-app/main.go" <<'EOF'
+package main
+
+import (
+	"fmt"
+
+	ht "github.com/hermes-tools/hermes-tools/bindings/go"
+)
+
+func main() {
+	rt, err := ht.New(`{}`)
+	if err != nil {
+		panic(err)
+	}
+	defer rt.Close()
+	fmt.Printf("go_app: ok (%s, Go)\n", ht.Version())
+}
+EOF
+(
+  cd "$root/go-app"
+  # A build cache of its own: go does not key cached cgo packages on the
+  # pkg-config output, so a cache from an earlier run would link the rpath of
+  # that run's (deleted) prefix.
+  export GOCACHE="$root/gocache" GOPATH="$root/gopath"
+  export GOPROXY="file://$proxy" GOSUMDB=off GOWORK=off GOFLAGS=-mod=mod GOTOOLCHAIN=local CGO_ENABLED=1
+  go mod init example.com/go-app >/dev/null 2>&1
+  go get "$gomod@v$version" >"$root/go.log" 2>&1 || { cat "$root/go.log" >&2; exit 1; }
+  go build -tags hermes_pkgconfig -o go_app . >>"$root/go.log" 2>&1 || { cat "$root/go.log" >&2; exit 1; }
+) || fail "Go: go get $gomod@v$version / go build -tags hermes_pkgconfig"
+check_binary "$root/go-app/go_app" "Go (go get, pkg-config)"
+
+# --- 4. Node -----------------------------------------------------------------
+"$top/scripts/npm-pack.sh" "$root/npm" >"$root/npm.log" 2>&1 || { cat "$root/npm.log" >&2; fail "npm pack"; }
+tgz=$(ls "$root"/npm/hermes-tools-*.tgz)
+mkdir -p "$root/node-app"
+cat >"$root/node-app/main.js" <<'EOF'
+const ht = require('hermes-tools');
+const rt = new ht.Runtime({});
+rt.close().then(() => console.log(`node_app: ok (${ht.version()}, Node, ${ht.libraryPath})`));
+EOF
+(
+  cd "$root/node-app"
+  npm init -y >/dev/null
+  npm install --no-audit --no-fund --loglevel=error "$tgz" >>"$root/npm.log" 2>&1 || { cat "$root/npm.log" >&2; exit 1; }
+) || fail "Node: npm install $tgz"
+(cd "$root/node-app" && node main.js) >"$root/run.log" 2>&1 ||
+  { cat "$root/run.log" >&2; fail "Node: the packed binding did not load its bundled native/libhermes_tools.so (bindings/node/index.js must try path.join(__dirname, 'native', 'libhermes_tools.so'); packaging/README.md)"; }
+grep -q "node_modules/hermes-tools/native/libhermes_tools.so" "$root/run.log" || { cat "$root/run.log" >&2; fail "Node: loaded a library other than the bundled one"; }
+ok "Node (npm pack + install): $(cat "$root/run.log")"
+
+# --- 5. Python ---------------------------------------------------------------
+python3 -m venv "$root/venv"
+"$root/venv/bin/pip" install -q --disable-pip-version-check "$top/bindings/python" >"$root/pip.log" 2>&1 ||
+  { cat "$root/pip.log" >&2; fail "Python: pip install bindings/python"; }
+cat >"$root/py_app.py" <<'EOF'
+import hermes_tools
+with hermes_tools.Runtime() as rt:
+    print(f"py_app: ok ({hermes_tools.version()}, Python, {hermes_tools._ffi.lib._name})")
+EOF
+(cd "$root" && "$root/venv/bin/python" py_app.py) >"$root/run.log" 2>&1 || { cat "$root/run.log" >&2; fail "Python: the wheel's binding"; }
+grep -q "site-packages/hermes_tools/libhermes_tools.so" "$root/run.log" || { cat "$root/run.log" >&2; fail "Python: loaded a library other than the bundled one"; }
+ok "Python (pip install bindings/python): $(cat "$root/run.log")"
+
+echo "install: $passed passed, 0 failed"

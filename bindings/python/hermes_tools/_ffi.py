@@ -143,6 +143,11 @@ def _candidates() -> list[str]:
         return [env]
     out = []
     here = Path(__file__).resolve()
+    # The copy an installed wheel bundles (bindings/python/setup.py): built
+    # together with this binding, so it comes before any other library.
+    bundled = here.with_name("libhermes_tools.so")
+    if bundled.exists():
+        out.append(str(bundled))
     # bindings/python/hermes_tools/_ffi.py -> repo root is parents[3]
     for root in (here.parents[3], Path.cwd()):
         for profile in ("debug", "release"):
