@@ -99,6 +99,9 @@ try {
 function candidates() {
   if (process.env.HERMES_TOOLS_LIB) return [process.env.HERMES_TOOLS_LIB];
   const out = [];
+  // An installed npm package carries the library next to this file.
+  const bundled = path.join(__dirname, 'native', 'libhermes_tools.so');
+  if (fs.existsSync(bundled)) out.push(bundled);
   const root = path.resolve(__dirname, '..', '..');
   for (const base of [root, process.cwd()]) {
     for (const profile of ['debug', 'release']) {
