@@ -17,10 +17,10 @@ use std::time::{Duration, Instant};
 
 use crate::availability::Availability;
 use crate::config::{AvailabilityConfig, DispatchConfig};
-use crate::definitions::DefsCache;
-use crate::dispatch::FlowCtl;
+use crate::defs_cache::DefsCache;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::flow::FlowCtl;
 use crate::hooks::{Hook, HookEntry, HookEvent, Hooks};
 use crate::registry::{Registry, SortedTools, ToolEntry, ToolMap, ToolsetDef};
 use crate::threads::CallbackThread;
@@ -265,11 +265,11 @@ impl Core {
     }
 
     pub fn define_toolset(&self, def: ToolsetDef) -> Result<()> {
-        self.with_registry(|reg| reg.define_toolset(def))
+        self.with_registry(|reg| crate::toolsets::define(reg, def))
     }
 
     pub fn alias_toolset(&self, alias: &str, target: &str) -> Result<()> {
-        self.with_registry(|reg| reg.alias_toolset(alias, target))
+        self.with_registry(|reg| crate::toolsets::alias(reg, alias, target))
     }
 
     pub fn generation(&self) -> u64 {

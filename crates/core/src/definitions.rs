@@ -7,21 +7,17 @@
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
 use crate::availability::Check;
 use crate::core::Core;
+pub use crate::defs_cache::Text;
+use crate::defs_cache::{Cached, Selection};
 use crate::error::{Error, Result};
 use crate::registry::{Format, ToolEntry};
 use crate::toolsets;
-
-/// Definitions text, shared without copying (the C ABI hands it out as is).
-pub type Text = Arc<str>;
-
-/// A resolved toolset selection: the names a query's toolsets select.
-type Selection = Arc<HashSet<Arc<str>>>;
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -32,29 +28,6 @@ struct Query {
     disabled_toolsets: Option<Vec<String>>,
     #[serde(default)]
     format: Option<String>,
-}
-
-struct Cached {
-    generation: u64,
-    epoch: u64,
-    valid_until: Instant,
-    text: Text,
-}
-
-/// Definitions cache keyed by the exact query text, plus the toolset
-/// selections of queries keyed by registry membership (a tool replaced in
-/// place does not change which names a toolset selects).
-#[derive(Default)]
-pub struct DefsCache {
-    map: HashMap<String, Cached>,
-    selections: HashMap<String, (u64, Option<Selection>)>,
-}
-
-impl DefsCache {
-    pub fn clear(&mut self) {
-        self.map.clear();
-        self.selections.clear();
-    }
 }
 
 fn parse_format(f: Option<&str>) -> Result<Format> {

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::availability::Check;
-use crate::dispatch::validate::Node;
 use crate::error::{Error, ErrorKind, Result};
+use crate::schema::Node;
 use crate::tool::Tool;
 
 /// FNV-1a: tool names are short and not attacker-chosen keys of a
@@ -435,49 +435,5 @@ impl Registry {
     /// Names of the registered tools of `toolset`.
     pub fn members_of(&self, toolset: &str) -> impl Iterator<Item = &Arc<str>> {
         self.members.get(toolset).into_iter().flatten()
-    }
-
-    /// Define (or redefine) a host toolset; refused when it would not resolve.
-    pub fn define_toolset(&mut self, def: ToolsetDef) -> Result<()> {
-        crate::toolsets::check_definition(self, &def)?;
-        let name = def.name.clone();
-        let previous = self.toolsets.insert(name.clone(), def);
-        if let Err(e) = crate::toolsets::resolve(self, &name) {
-            match previous {
-                Some(p) => self.toolsets.insert(name, p),
-                None => self.toolsets.remove(&name),
-            };
-            return Err(e);
-        }
-        self.generation += 1;
-        self.membership += 1;
-        Ok(())
-    }
-
-    /// Point `alias` at toolset `target`; refused for cycles and unknown targets.
-    pub fn alias_toolset(&mut self, alias: &str, target: &str) -> Result<()> {
-        check_name("alias", alias)?;
-        if crate::toolsets::alias_reaches(self, target, alias) {
-            return Err(Error::invalid(format!(
-                "toolset alias '{alias}' -> '{target}' would make an alias cycle"
-            )));
-        }
-        if crate::toolsets::view(self, target).is_none() {
-            return Err(Error::not_found(format!("unknown toolset '{target}'")));
-        }
-        let previous = self.aliases.insert(alias.to_string(), target.to_string());
-        if let Err(e) = crate::toolsets::resolve(self, alias) {
-            match previous {
-                Some(p) => self.aliases.insert(alias.to_string(), p),
-                None => self.aliases.remove(alias),
-            };
-            return Err(e);
-        }
-        if let Some(p) = previous.filter(|p| p != target) {
-            tracing::warn!(alias, from = %p, to = target, "toolset alias re-pointed");
-        }
-        self.generation += 1;
-        self.membership += 1;
-        Ok(())
     }
 }

@@ -4,8 +4,9 @@
 use std::io;
 use std::os::fd::AsRawFd;
 
+use crate::env::{Environment, Files};
+use crate::spawn::{Input, SpawnRequest, Spawned};
 use crate::sys::{dup_cloexec, posix_spawn_pipe, set_nonblocking, spawn_pipe_fork};
-use crate::{Environment, Input, SpawnRequest, Spawned};
 
 pub const BASH: &str = "/bin/bash";
 
@@ -83,3 +84,5 @@ fn spawn_pty(argv: &[String], req: &SpawnRequest<'_>) -> io::Result<Spawned> {
         pty: Some(master),
     })
 }
+
+impl Files for Local {}

@@ -8,7 +8,9 @@
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
-use crate::{CancelToken, Environment, ExitWatch, sys};
+use crate::env::Environment;
+use crate::sys::{self, ExitWatch};
+use tokio_util::sync::CancellationToken as CancelToken;
 
 /// How the run ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,7 +84,7 @@ pub fn pump(
             if opts.follow_group
                 && group_checked.is_none_or(|t| now.duration_since(t) >= Duration::from_millis(250))
             {
-                group_alive = crate::tree_alive(pid);
+                group_alive = crate::tree::tree_alive(pid);
                 group_checked = Some(now);
             }
             if !group_alive

@@ -9,8 +9,9 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::env::{Environment, Files};
 use crate::local::{BASH, spawn_argv};
-use crate::{Environment, SpawnRequest, Spawned};
+use crate::spawn::{SpawnRequest, Spawned};
 
 const SYSTEM_DIRS: &[&str] = &[
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
@@ -149,3 +150,5 @@ impl Environment for Sandbox {
         spawn_argv(&argv, req)
     }
 }
+
+impl Files for Sandbox {}

@@ -8,7 +8,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::{Input, SpawnRequest, Spawned};
+use crate::spawn::{Input, SpawnRequest, Spawned};
 
 /// Poll one fd for `events`; returns the revents (0 on timeout).
 pub fn poll_one(fd: RawFd, events: i16, timeout_ms: i32) -> i16 {

@@ -10,13 +10,11 @@ pub mod config;
 use parking_lot::{Mutex, RwLock};
 use serde_json::Value;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use hermes_builtins::terminal::Terminal;
 use hermes_core::availability::Check;
 use hermes_core::dispatch::{self, CallContext, OnDone};
-use hermes_core::engine::Engine;
 use hermes_core::error::{Error, Result};
 use hermes_core::hooks::{Hook, HookEvent};
 use hermes_core::registry::{self, ToolsetDef};
@@ -40,15 +38,6 @@ pub struct Services {
     pub approvals: approvals::Approvals,
     pub events: RwLock<Option<Arc<dyn EventSink>>>,
     pub(crate) callbacks: Arc<CallbackThread>,
-    pub(crate) engine: Engine,
-    pub(crate) core_id: u64,
-    closed: AtomicBool,
-}
-
-impl Services {
-    fn is_closed(&self) -> bool {
-        self.closed.load(Ordering::Acquire)
-    }
 }
 
 impl ToolServices for Services {
@@ -58,7 +47,7 @@ impl ToolServices for Services {
         ctx: &CallContext,
         cancel: &CancelToken,
     ) -> CommandDecision {
-        approvals::decide(self, command, ctx, cancel)
+        approvals::decide(&self.approvals, command, ctx, cancel)
     }
 
     fn emit_event(&self, event: Value) {
@@ -93,15 +82,20 @@ impl Runtime {
         let policy = hermes_approval::Policy::new(config.approvals.clone())
             .map_err(|e| Error::invalid(format!("runtime config: approvals: {e}")))?;
         let core = Core::new(config.dispatch.clone(), &config.availability)?;
+        let (approval_engine, policy) = (Arc::new(approval_engine), Arc::new(policy));
+        let approvals = approvals::Approvals::new(
+            approval_engine.clone(),
+            policy.clone(),
+            core.callbacks.clone(),
+            core.engine.clone(),
+            core.id,
+        );
         let services = Arc::new(Services {
-            approval_engine: Arc::new(approval_engine),
-            policy: Arc::new(policy),
-            approvals: Default::default(),
+            approval_engine,
+            policy,
+            approvals,
             events: RwLock::new(None),
             callbacks: core.callbacks.clone(),
-            engine: core.engine.clone(),
-            core_id: core.id,
-            closed: AtomicBool::new(false),
         });
         let mut rt = Runtime {
             core,
@@ -314,7 +308,7 @@ impl Runtime {
         if !core.begin_close() {
             return;
         }
-        self.services.closed.store(true, Ordering::Release);
+        self.services.approvals.close();
         let on_callback_thread = core.callbacks.is_current();
         let lifecycles = std::mem::take(&mut *self.lifecycles.lock());
         for l in &lifecycles {

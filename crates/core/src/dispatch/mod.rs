@@ -9,46 +9,23 @@
 
 pub mod batch;
 pub mod limit;
-pub mod validate;
 
 use serde_json::{Map, Value, json};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use crate::core::{Core, OwnedActive};
 use crate::error::Result;
+use crate::flow::FlowCtl;
 use crate::hooks::{HookEntry, HookReply, Hooks};
 use crate::pending::{self, Answer, Kind, SyncSlot, Waiter};
 use crate::registry::ToolEntry;
+use crate::suggest::similar;
 use crate::tool::{CancelToken, Mode, Reply, Tool, ToolCall};
 
 pub use crate::context::CallContext;
-
-/// Control block of an async flow (cancellation).
-#[derive(Default)]
-pub struct FlowCtl {
-    cancelled: AtomicBool,
-    waiting: AtomicU64,
-    pub token: CancelToken,
-}
-
-impl FlowCtl {
-    /// SeqCst pairs with the flow's `waiting` store then `cancelled` load, so
-    /// at least one side sees the other: a cancel is never lost.
-    pub fn cancel(&self) {
-        self.cancelled.store(true, Ordering::SeqCst);
-        self.token.cancel();
-        let w = self.waiting.load(Ordering::SeqCst);
-        if w != 0 {
-            pending::abandon(w, Answer::Cancelled);
-        }
-    }
-    fn is_cancelled(&self) -> bool {
-        self.cancelled.load(Ordering::SeqCst)
-    }
-}
 
 /// How a call ended, before it becomes text.
 #[derive(Debug)]
@@ -148,32 +125,6 @@ pub struct Flow<'a> {
     max_chars: usize,
     /// The host's agent-loop handler, when this is an agent-loop tool.
     intercept: Option<Arc<dyn Tool>>,
-}
-
-/// Words a model might have meant: same prefix or a small edit distance.
-pub fn similar(candidate: &str, wanted: &str) -> bool {
-    if candidate == wanted {
-        return false;
-    }
-    let (a, b) = (candidate.to_ascii_lowercase(), wanted.to_ascii_lowercase());
-    if a.len() >= 4 && b.len() >= 4 && (a.starts_with(&b) || b.starts_with(&a)) {
-        return true;
-    }
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    if a.len().abs_diff(b.len()) > 2 {
-        return false;
-    }
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()] <= 2
 }
 
 fn unknown_tool(core: &Core, name: &str) -> String {
@@ -920,16 +871,4 @@ pub fn is_parallel_safe(core: &Core, name: &str) -> bool {
         .tools
         .get(name)
         .is_some_and(|e| e.parallel_safe)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn similar_names() {
-        assert!(similar("read_file", "read_fil"));
-        assert!(similar("terminal", "termnal"));
-        assert!(!similar("terminal", "web_search"));
-    }
 }
