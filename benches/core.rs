@@ -226,6 +226,11 @@ fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
     }
+    // `cargo bench --bench core -- scale`: only the 10 000-tool figures (for profiling).
+    if std::env::args().any(|a| a == "scale") {
+        scale(10_000);
+        return;
+    }
     let rt = new_rt();
     register(&rt, TRIVIAL, false, 0);
     let d = time_ns(200, 2000, || dispatch_once(&rt));

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::Terminal;
-use super::output::{Capture, exit_code_meaning};
-use hermes_core::{BlockingTool, CommandDecision, RunCtx, ToolOutput};
+use super::output::{Capture, Streamer, exit_code_meaning};
+use hermes_core::{Blocking, BlockingTool, CommandDecision, RunCtx, ToolOutput};
 use hermes_exec::SpawnRequest;
 use hermes_exec::{Ended, PumpOpts, pump};
 
@@ -88,54 +88,6 @@ pub fn process_spec() -> String {
         }
     })
     .to_string()
-}
-
-/// Coalesces live output into host events (at most one per 100 ms).
-pub struct Streamer {
-    enabled: bool,
-    kind: &'static str,
-    id: String,
-    task_id: String,
-    buf: String,
-    last: Instant,
-}
-
-impl Streamer {
-    pub fn new(enabled: bool, kind: &'static str, id: &str, task_id: &str) -> Streamer {
-        Streamer {
-            enabled,
-            kind,
-            id: id.to_string(),
-            task_id: task_id.to_string(),
-            buf: String::new(),
-            last: Instant::now(),
-        }
-    }
-
-    pub fn push(&mut self, text: &str, term: &Terminal) {
-        if !self.enabled || text.is_empty() {
-            return;
-        }
-        self.buf.push_str(text);
-        if self.last.elapsed() >= Duration::from_millis(100) || self.buf.len() > 16 * 1024 {
-            self.flush(term);
-        }
-    }
-
-    fn flush(&mut self, term: &Terminal) {
-        if self.buf.is_empty() {
-            return;
-        }
-        let data = hermes_approval::redact_secrets(&std::mem::take(&mut self.buf));
-        term.emit(json!({"type": self.kind, "id": self.id, "task_id": self.task_id, "data": data}));
-        self.last = Instant::now();
-    }
-
-    pub fn finish(&mut self, term: &Terminal) {
-        if self.enabled {
-            self.flush(term);
-        }
-    }
 }
 
 fn err_result(message: &str, status: &str) -> ToolOutput {
@@ -283,7 +235,7 @@ fn run_foreground(
         }
     };
     let live_key = if ctx.context.tool_call_id.is_empty() {
-        format!("call_{}", super::unique_suffix())
+        format!("call_{}", super::ids::unique_suffix())
     } else {
         ctx.context.tool_call_id.clone()
     };
@@ -318,10 +270,10 @@ fn run_foreground(
             let end = super::process::utf8_split(&carry);
             let text = super::output::strip_ansi(&String::from_utf8_lossy(&carry[..end]));
             carry.drain(..end);
-            streamer.push(&text, term);
+            streamer.push(&text, &|e| term.emit(e));
         }
     });
-    streamer.finish(term);
+    streamer.finish(&|e| term.emit(e));
     term.live_remove(&live_key);
     drop(sp.pty);
     if ended == Ended::Exited {
@@ -401,7 +353,7 @@ fn run_background(
         (watch, false)
     };
     let p = match term.procs.start(
-        term,
+        term.clone(),
         sp,
         command,
         task_id,
@@ -508,7 +460,7 @@ impl BlockingTool for ProcessTool {
                 }
                 ToolOutput::json(&v)
             }
-            "kill" => ToolOutput::json(&p.kill(term)),
+            "kill" => ToolOutput::json(&p.kill(&**term)),
             // Typing into a running shell or REPL runs commands too: the text
             // goes through the same approval gate before it is sent.
             "write" | "submit" if !data.trim().is_empty() => {
@@ -538,4 +490,28 @@ impl BlockingTool for ProcessTool {
             _ => unreachable!("actions checked above"),
         }
     }
+}
+
+/// Register the terminal toolset (`terminal`, `process`) into `core`. The
+/// returned terminal is the runtime's to keep (C functions reach it) and its
+/// lifecycle (cleanup and shutdown) the runtime's to drive.
+pub fn install(
+    cfg: super::TerminalConfig,
+    services: Arc<dyn hermes_core::ToolServices>,
+    core: &hermes_core::core::Core,
+) -> hermes_core::Result<Arc<Terminal>> {
+    use hermes_core::registry::{build_entry, parse_spec};
+    let term = Terminal::new(cfg, services, core.id)?;
+    let terminal = build_entry(
+        parse_spec(&terminal_spec())?,
+        Arc::new(Blocking(Arc::new(TerminalTool(term.clone())))),
+        None,
+    )?;
+    let process = build_entry(
+        parse_spec(&process_spec())?,
+        Arc::new(Blocking(Arc::new(ProcessTool(term.clone())))),
+        None,
+    )?;
+    core.register_many(vec![terminal, process], false)?;
+    Ok(term)
 }
