@@ -227,6 +227,17 @@ fn main() {
         return;
     }
     // `cargo bench --bench core -- scale`: only the 10 000-tool figures (for profiling).
+    if std::env::args().any(|a| a == "register") {
+        let specs: Vec<String> = (0..10_000).map(spec_n).collect();
+        for _ in 0..10 {
+            let one = new_rt();
+            for (i, s) in specs.iter().enumerate() {
+                register(&one, s, i % 2 == 0, i % 50 + 1);
+            }
+            unsafe { ht_runtime_free(one.0) };
+        }
+        return;
+    }
     if std::env::args().any(|a| a == "scale") {
         scale(10_000);
         return;

@@ -35,6 +35,8 @@ pub struct Snapshot {
     pub hooks: Option<Arc<Hooks>>,
     /// Registry generation (definitions are cached on it).
     pub generation: u64,
+    /// Registry membership counter (toolset selections are cached on it).
+    pub membership: u64,
     /// Bumped by every change (tools, hooks, interceptor).
     version: u64,
 }
@@ -192,6 +194,7 @@ impl Core {
             tools: reg.tools.clone(),
             sorted: reg.sorted.clone(),
             generation: reg.generation,
+            membership: reg.membership,
             hooks: if hooks.is_empty() {
                 None
             } else {

@@ -14,7 +14,7 @@ use std::time::Instant;
 use crate::availability::Check;
 use crate::core::Core;
 pub use crate::defs_cache::Text;
-use crate::defs_cache::{Cached, Selection};
+use crate::defs_cache::{Cached, Candidates, NameSet, Selection};
 use crate::error::{Error, Result};
 use crate::registry::{Format, ToolEntry};
 use crate::toolsets;
@@ -60,7 +60,7 @@ fn select(core: &Core, q: &Query, query_text: &str) -> Result<Option<Selection>>
     let sel = Some(Arc::new(
         sel.into_iter()
             .map(|s| Arc::<str>::from(s.as_str()))
-            .collect::<HashSet<_>>(),
+            .collect::<NameSet>(),
     ));
     let mut cache = core.defs_cache.lock();
     if cache.selections.len() >= 64 {
@@ -158,6 +158,65 @@ fn conditional_extra(entry: &ToolEntry, names: &HashSet<&str>) -> String {
     extra
 }
 
+/// The entries `q` selects at the snapshot's generation: the cached list of
+/// an earlier generation patched with the tools replaced since, when the
+/// membership is unchanged and the change log reaches back; else a new
+/// selection. One tool changing costs one swap, not a walk of every tool.
+fn candidates(
+    core: &Core,
+    snap: &crate::core::Snapshot,
+    q: &Query,
+    query_text: &str,
+) -> Result<Arc<Vec<Arc<ToolEntry>>>> {
+    let taken = core.defs_cache.lock().candidates.remove(query_text);
+    let patched = taken.and_then(|mut c| {
+        if c.membership != snap.membership || c.generation > snap.generation {
+            return None;
+        }
+        if c.generation < snap.generation {
+            let names =
+                core.read_registry(|r| r.replaced_between(c.generation, snap.generation))?;
+            let list = Arc::make_mut(&mut c.list);
+            for name in names {
+                if let Ok(i) = list.binary_search_by(|e| e.name.as_str().cmp(&name))
+                    && let Some(e) = snap.tools.get(&*name)
+                {
+                    list[i] = e.clone();
+                }
+            }
+            c.generation = snap.generation;
+        }
+        Some(c)
+    });
+    let c = match patched {
+        Some(c) => c,
+        None => {
+            let selected = select(core, q, query_text)?;
+            let list: Vec<Arc<ToolEntry>> = match &selected {
+                None => snap.sorted.values().cloned().collect(),
+                Some(names) => snap
+                    .sorted
+                    .iter()
+                    .filter(|(k, _)| names.contains(*k))
+                    .map(|(_, e)| e.clone())
+                    .collect(),
+            };
+            Candidates {
+                generation: snap.generation,
+                membership: snap.membership,
+                list: Arc::new(list),
+            }
+        }
+    };
+    let list = c.list.clone();
+    let mut cache = core.defs_cache.lock();
+    if cache.candidates.len() >= 64 {
+        cache.candidates.clear();
+    }
+    cache.candidates.insert(query_text.to_string(), c);
+    Ok(list)
+}
+
 /// `ht_runtime_definitions_json`.
 pub fn definitions(core: &Arc<Core>, query_text: &str) -> Result<Text> {
     let _g = core.enter()?;
@@ -179,16 +238,8 @@ pub fn definitions(core: &Arc<Core>, query_text: &str) -> Result<Text> {
             .map_err(|e| Error::json(format!("definitions query: {e}")))?
     };
     let format = parse_format(q.format.as_deref())?;
-    let selected = select(core, &q, query_text)?;
-    let candidates: Vec<&Arc<ToolEntry>> = match &selected {
-        None => snap.sorted.values().collect(),
-        Some(names) => snap
-            .sorted
-            .iter()
-            .filter(|(k, _)| names.contains(*k))
-            .map(|(_, e)| e)
-            .collect(),
-    };
+    let list = candidates(core, &snap, &q, query_text)?;
+    let candidates: Vec<&Arc<ToolEntry>> = list.iter().collect();
     let (avail, valid_until, epoch) = available(core, &candidates);
     let has_conditional = avail.iter().any(|e| !e.conditional.is_empty());
     let names: HashSet<&str> = if has_conditional {
@@ -202,20 +253,28 @@ pub fn definitions(core: &Arc<Core>, query_text: &str) -> Result<Text> {
         .map(|e| e.render(format, &conditional_extra(e, &names)))
         .collect();
     let mut owned_iter = owned.iter();
-    let mut pieces: Vec<&str> = Vec::with_capacity(avail.len() * 2 + 2);
-    pieces.push("[");
-    for (i, e) in avail.iter().enumerate() {
+    let pieces: Vec<&str> = avail
+        .iter()
+        .map(|e| {
+            if e.conditional.is_empty() {
+                e.rendered(format)
+            } else {
+                owned_iter.next().map_or("", String::as_str)
+            }
+        })
+        .collect();
+    // One exact allocation, one copy of each definition.
+    let total = 2 + pieces.iter().map(|p| p.len() + 1).sum::<usize>();
+    let mut out = String::with_capacity(total);
+    out.push('[');
+    for (i, p) in pieces.iter().enumerate() {
         if i > 0 {
-            pieces.push(",");
+            out.push(',');
         }
-        if e.conditional.is_empty() {
-            pieces.push(e.rendered(format));
-        } else {
-            pieces.push(owned_iter.next().map_or("", String::as_str));
-        }
+        out.push_str(p);
     }
-    pieces.push("]");
-    let text: Text = Arc::from(pieces.concat());
+    out.push(']');
+    let text: Text = Arc::new(out);
     let mut cache = core.defs_cache.lock();
     if cache.map.len() >= 64 {
         cache.map.clear();

@@ -331,7 +331,16 @@ pub struct Registry {
     /// Bumped when the set of names or toolsets changes (not when a tool is
     /// replaced in place): resolved toolset selections are cached on it.
     pub membership: u64,
+    /// Tools replaced in place, with the generation that replaced them (the
+    /// last [`CHANGE_LOG`] of them): definitions patch a cached selection
+    /// with these instead of rebuilding it.
+    changes: std::collections::VecDeque<(u64, Arc<str>)>,
+    /// Changes at or below this generation are no longer in `changes`.
+    changes_floor: u64,
 }
+
+/// How many in-place replacements the registry remembers.
+pub const CHANGE_LOG: usize = 512;
 
 impl Registry {
     fn check_collision(&self, entry: &ToolEntry, override_: bool) -> Result<()> {
@@ -356,7 +365,15 @@ impl Registry {
         let old = self.tools.insert(key.clone(), entry.clone());
         self.sorted.insert(key.clone(), entry.clone());
         match &old {
-            Some(o) if o.toolset == entry.toolset => {}
+            Some(o) if o.toolset == entry.toolset => {
+                if self.changes.len() >= CHANGE_LOG
+                    && let Some((g, _)) = self.changes.pop_front()
+                {
+                    self.changes_floor = g;
+                }
+                // `generation + 1`: the generation this change is published under.
+                self.changes.push_back((self.generation + 1, key));
+            }
             Some(o) => {
                 self.unlink(&o.toolset, &key);
                 self.members
@@ -425,6 +442,21 @@ impl Registry {
         self.generation += 1;
         self.membership += 1;
         Some(old)
+    }
+
+    /// Names replaced in place after generation `since` up to `until`
+    /// (inclusive), or `None` when the log no longer reaches back that far.
+    pub fn replaced_between(&self, since: u64, until: u64) -> Option<Vec<Arc<str>>> {
+        if since < self.changes_floor {
+            return None;
+        }
+        Some(
+            self.changes
+                .iter()
+                .filter(|(g, _)| *g > since && *g <= until)
+                .map(|(_, n)| n.clone())
+                .collect(),
+        )
     }
 
     /// Whether any registered tool belongs to `toolset`.

@@ -20,12 +20,12 @@ pub struct ht_runtime {
     rt: Runtime,
     /// Definitions texts handed out last, by the core's shared text: a cache
     /// hit hands the same block out again without copying.
-    defs: parking_lot::Mutex<Vec<(Arc<str>, Text)>>,
+    defs: parking_lot::Mutex<Vec<(Arc<String>, Text)>>,
 }
 
 impl ht_runtime {
     /// The definitions block for `shared` (the core's cached text).
-    fn defs_text(&self, shared: Arc<str>) -> Text {
+    fn defs_text(&self, shared: Arc<String>) -> Text {
         let mut defs = self.defs.lock();
         if let Some((_, t)) = defs.iter().find(|(a, _)| Arc::ptr_eq(a, &shared)) {
             return t.clone();

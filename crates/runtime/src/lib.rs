@@ -277,7 +277,7 @@ impl Runtime {
     }
 
     /// Definitions for the model (JSON text, shared: cheap to clone).
-    pub fn definitions(&self, query_json: &str) -> Result<Arc<str>> {
+    pub fn definitions(&self, query_json: &str) -> Result<hermes_core::definitions::Text> {
         hermes_core::definitions::definitions(&self.core, query_json)
     }
 
