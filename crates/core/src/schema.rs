@@ -8,7 +8,9 @@
 //! would cost a second walk and give messages written for people, not models.
 
 use regex::Regex;
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
+use std::borrow::Cow;
 
 const T_NULL: u8 = 1;
 const T_BOOL: u8 = 2;
@@ -168,156 +170,120 @@ fn json_eq(a: &Value, b: &Value) -> bool {
 
 impl Node {
     /// Compile a schema; `path` names where it sits in the tool spec.
+    /// Compile a schema value (tests and callers that hold a `Value`).
     pub fn compile(schema: &Value, path: &str) -> Result<Node, String> {
-        let mut buf = String::with_capacity(path.len() + 32);
-        buf.push_str(path);
-        Node::compile_at(schema, &mut buf)
+        Node::compile_text(&schema.to_string(), path)
     }
 
-    /// One pass over the schema's keys (no lookup per keyword, no path text
-    /// unless there is an error): registering 10 000 tools compiles 10 000 schemas.
-    fn compile_at(schema: &Value, path: &mut String) -> Result<Node, String> {
-        let obj = match schema {
-            Value::Object(o) => o,
-            Value::Bool(true) => return Ok(Node::default()),
-            _ => return Err(format!("{path}: a schema must be a JSON object")),
-        };
-        let mut n = Node::default();
-        let mut nullable = false;
-        let (mut excl_min, mut excl_max) = (None, None);
-        for (key, v) in obj {
-            let mark = path.len();
-            match key.as_str() {
-                "type" => match v {
-                    Value::String(s) => {
-                        n.types =
-                            type_bit(s).ok_or_else(|| format!("{path}.type: unknown type '{s}'"))?
-                    }
-                    Value::Array(list) => {
-                        for item in list {
-                            let s = item
-                                .as_str()
-                                .ok_or_else(|| format!("{path}.type: entries must be strings"))?;
-                            n.types |= type_bit(s)
-                                .ok_or_else(|| format!("{path}.type: unknown type '{s}'"))?;
-                        }
-                    }
-                    _ => {
-                        return Err(format!(
-                            "{path}.type: must be a string or an array of strings"
-                        ));
-                    }
-                },
-                "nullable" => nullable = v == &Value::Bool(true),
-                "properties" => {
-                    let props = v
-                        .as_object()
-                        .ok_or_else(|| format!("{path}.properties: must be an object"))?;
-                    n.properties.reserve(props.len());
-                    for (k, v) in props {
-                        path.push_str(".properties.");
-                        path.push_str(k);
-                        let child = Node::compile_at(v, path)?;
-                        path.truncate(mark);
-                        n.properties.push((k.clone(), child));
-                    }
+    /// Compile a schema from its JSON text in one pass, without building a
+    /// `Value` tree: keywords the validator does not use (descriptions,
+    /// titles, defaults, examples) are skipped unread. Registering 10 000
+    /// tools compiles 10 000 schemas, so this is the registration hot path.
+    /// Errors name the keyword's path, e.g. `parameters.properties.n.type`.
+    pub fn compile_text(text: &str, path: &str) -> Result<Node, String> {
+        let mut buf = String::with_capacity(path.len() + 32);
+        buf.push_str(path);
+        let mut de = serde_json::Deserializer::from_str(text);
+        let out = NodeSeed(&mut buf)
+            .deserialize(&mut de)
+            .and_then(|n| de.end().map(|()| n));
+        match out {
+            Ok(Parsed::Node(n)) => Ok(n),
+            Ok(Parsed::Bool(true)) => Ok(Node::default()),
+            Ok(Parsed::Bool(false)) => Err(format!("{path}: a schema must be a JSON object")),
+            Err(e) => Err(strip_position(e.to_string())),
+        }
+    }
+
+    /// One keyword whose value the validator keeps (scalars and lists).
+    fn keyword(&mut self, key: &str, v: Value, path: &str, st: &mut Pending) -> Result<(), String> {
+        match key {
+            "type" => match &v {
+                Value::String(s) => {
+                    self.types =
+                        type_bit(s).ok_or_else(|| format!("{path}.type: unknown type '{s}'"))?
                 }
-                "required" => {
-                    let list = v
-                        .as_array()
-                        .ok_or_else(|| format!("{path}.required: must be an array of strings"))?;
+                Value::Array(list) => {
                     for item in list {
-                        let s = item.as_str().ok_or_else(|| {
-                            format!("{path}.required: must be an array of strings")
-                        })?;
-                        n.required.push(s.to_string());
+                        let s = item
+                            .as_str()
+                            .ok_or_else(|| format!("{path}.type: entries must be strings"))?;
+                        self.types |= type_bit(s)
+                            .ok_or_else(|| format!("{path}.type: unknown type '{s}'"))?;
                     }
                 }
-                "additionalProperties" => match v {
-                    Value::Bool(true) => {}
-                    Value::Bool(false) => n.additional = Additional::Deny,
-                    Value::Object(_) => {
-                        path.push_str(".additionalProperties");
-                        n.additional = Additional::Schema(Box::new(Node::compile_at(v, path)?));
-                        path.truncate(mark);
-                    }
-                    _ => {
-                        return Err(format!(
-                            "{path}.additionalProperties: must be a boolean or a schema"
-                        ));
-                    }
-                },
-                "items" => {
-                    if v.is_object() || v.is_boolean() {
-                        path.push_str(".items");
-                        n.items = Some(Box::new(Node::compile_at(v, path)?));
-                        path.truncate(mark);
-                    } else {
-                        return Err(format!("{path}.items: must be a schema object"));
-                    }
+                _ => {
+                    return Err(format!(
+                        "{path}.type: must be a string or an array of strings"
+                    ));
                 }
-                "enum" => {
-                    let list = v
-                        .as_array()
-                        .ok_or_else(|| format!("{path}.enum: must be an array"))?;
-                    if list.is_empty() {
-                        return Err(format!("{path}.enum: must not be empty"));
-                    }
-                    n.enum_values = Some(list.clone());
-                }
-                "const" => n.const_value = Some(v.clone()),
-                "minimum" => n.minimum = Some(as_num(v, path, "minimum")?),
-                "maximum" => n.maximum = Some(as_num(v, path, "maximum")?),
-                // Draft 6+: a number. Draft 4 / OpenAPI 3.0: a boolean that
-                // makes minimum / maximum exclusive.
-                "exclusiveMinimum" => excl_min = Some(v),
-                "exclusiveMaximum" => excl_max = Some(v),
-                "minLength" => n.min_length = Some(as_count(v, path, "minLength")?),
-                "maxLength" => n.max_length = Some(as_count(v, path, "maxLength")?),
-                "minItems" => n.min_items = Some(as_count(v, path, "minItems")?),
-                "maxItems" => n.max_items = Some(as_count(v, path, "maxItems")?),
-                "pattern" => {
-                    let s = v
+            },
+            "nullable" => st.nullable = v == Value::Bool(true),
+            "required" => {
+                let list = v
+                    .as_array()
+                    .ok_or_else(|| format!("{path}.required: must be an array of strings"))?;
+                for item in list {
+                    let s = item
                         .as_str()
-                        .ok_or_else(|| format!("{path}.pattern: must be a string"))?;
-                    n.pattern = Some(
-                        Regex::new(s).map_err(|e| format!("{path}.pattern: invalid regex: {e}"))?,
-                    );
+                        .ok_or_else(|| format!("{path}.required: must be an array of strings"))?;
+                    self.required.push(s.to_string());
                 }
-                k @ ("anyOf" | "oneOf" | "allOf") => {
-                    let list = v
-                        .as_array()
-                        .ok_or_else(|| format!("{path}.{k}: must be an array of schemas"))?;
-                    let mut nodes = Vec::with_capacity(list.len());
-                    for (i, s) in list.iter().enumerate() {
-                        use std::fmt::Write;
-                        let _ = write!(path, ".{k}[{i}]");
-                        nodes.push(Node::compile_at(s, path)?);
-                        path.truncate(mark);
-                    }
-                    match k {
-                        "anyOf" => n.any_of = nodes,
-                        "oneOf" => n.one_of = nodes,
-                        _ => n.all_of = nodes,
-                    }
-                }
-                _ => {}
             }
+            "enum" => {
+                let list = match v {
+                    Value::Array(list) => list,
+                    _ => return Err(format!("{path}.enum: must be an array")),
+                };
+                if list.is_empty() {
+                    return Err(format!("{path}.enum: must not be empty"));
+                }
+                self.enum_values = Some(list);
+            }
+            "const" => self.const_value = Some(v),
+            "minimum" => self.minimum = Some(as_num(&v, path, key)?),
+            "maximum" => self.maximum = Some(as_num(&v, path, key)?),
+            // Draft 6+: a number. Draft 4 / OpenAPI 3.0: a boolean that
+            // makes minimum / maximum exclusive.
+            "exclusiveMinimum" => st.excl_min = Some(v),
+            "exclusiveMaximum" => st.excl_max = Some(v),
+            "minLength" => self.min_length = Some(as_count(&v, path, key)?),
+            "maxLength" => self.max_length = Some(as_count(&v, path, key)?),
+            "minItems" => self.min_items = Some(as_count(&v, path, key)?),
+            "maxItems" => self.max_items = Some(as_count(&v, path, key)?),
+            "pattern" => {
+                let s = v
+                    .as_str()
+                    .ok_or_else(|| format!("{path}.pattern: must be a string"))?;
+                self.pattern =
+                    Some(Regex::new(s).map_err(|e| format!("{path}.pattern: invalid regex: {e}"))?);
+            }
+            _ => {}
         }
-        if nullable && n.types != 0 {
-            n.types |= T_NULL;
+        Ok(())
+    }
+
+    /// What needs every keyword seen first (`nullable`, boolean exclusive bounds).
+    fn finish(mut self, path: &str, st: Pending) -> Result<Node, String> {
+        if st.nullable && self.types != 0 {
+            self.types |= T_NULL;
         }
-        n.exclusive_minimum = match excl_min {
+        self.exclusive_minimum = match st.excl_min {
             None | Some(Value::Bool(false)) => None,
-            Some(Value::Bool(true)) => n.minimum.take(),
-            Some(v) => Some(as_num(v, path, "exclusiveMinimum")?),
+            Some(Value::Bool(true)) => self.minimum.take(),
+            Some(v) => Some(as_num(&v, path, "exclusiveMinimum")?),
         };
-        n.exclusive_maximum = match excl_max {
+        self.exclusive_maximum = match st.excl_max {
             None | Some(Value::Bool(false)) => None,
-            Some(Value::Bool(true)) => n.maximum.take(),
-            Some(v) => Some(as_num(v, path, "exclusiveMaximum")?),
+            Some(Value::Bool(true)) => self.maximum.take(),
+            Some(v) => Some(as_num(&v, path, "exclusiveMaximum")?),
         };
-        Ok(n)
+        Ok(self)
+    }
+
+    /// `type` is `"object"` or absent (what tool parameters may be).
+    pub fn is_object_or_untyped(&self) -> bool {
+        self.types == 0 || self.types == T_OBJ
     }
 
     fn allows_null(&self) -> bool {
@@ -679,6 +645,281 @@ fn short(v: &Value) -> String {
         format!("{cut}...")
     } else {
         s
+    }
+}
+
+/// Keywords that wait for the whole object ([`Node::finish`]).
+#[derive(Default)]
+struct Pending {
+    nullable: bool,
+    excl_min: Option<Value>,
+    excl_max: Option<Value>,
+}
+
+/// A schema position: an object compiles to a node; `true`/`false` are the
+/// boolean schemas (`additionalProperties: false`, `items: true`).
+enum Parsed {
+    Node(Node),
+    Bool(bool),
+}
+
+/// serde_json appends " at line L column C" to errors raised by a visitor;
+/// ours already name the schema path.
+fn strip_position(mut msg: String) -> String {
+    if let Some(i) = msg.rfind(" at line ") {
+        msg.truncate(i);
+    }
+    msg
+}
+
+/// Compiles the schema at one position; `.0` is its path (grown and cut
+/// back as the walk goes down, so no path text is built unless an error is).
+struct NodeSeed<'p>(&'p mut String);
+
+impl<'de> DeserializeSeed<'de> for NodeSeed<'_> {
+    type Value = Parsed;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Parsed, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for NodeSeed<'_> {
+    type Value = Parsed;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "a schema object")
+    }
+
+    fn visit_bool<E: de::Error>(self, b: bool) -> Result<Parsed, E> {
+        Ok(Parsed::Bool(b))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Parsed, A::Error> {
+        let path = self.0;
+        let mut n = Node::default();
+        let mut st = Pending::default();
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            let mark = path.len();
+            match &*key {
+                "properties" => {
+                    path.push_str(".properties");
+                    n.properties = map.next_value_seed(PropsSeed(path))?;
+                }
+                "additionalProperties" => {
+                    path.push_str(".additionalProperties");
+                    n.additional = match map.next_value_seed(NodeSeed(path))? {
+                        Parsed::Bool(true) => Additional::Any,
+                        Parsed::Bool(false) => Additional::Deny,
+                        Parsed::Node(c) => Additional::Schema(Box::new(c)),
+                    };
+                }
+                "items" => {
+                    path.push_str(".items");
+                    n.items = Some(Box::new(match map.next_value_seed(NodeSeed(path))? {
+                        Parsed::Node(c) => c,
+                        Parsed::Bool(_) => Node::default(),
+                    }));
+                }
+                k @ ("anyOf" | "oneOf" | "allOf") => {
+                    path.push('.');
+                    path.push_str(k);
+                    let nodes = map.next_value_seed(ListSeed(path))?;
+                    match k {
+                        "anyOf" => n.any_of = nodes,
+                        "oneOf" => n.one_of = nodes,
+                        _ => n.all_of = nodes,
+                    }
+                }
+                k @ ("type" | "nullable" | "required" | "enum" | "const" | "minimum"
+                | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" | "minLength"
+                | "maxLength" | "minItems" | "maxItems" | "pattern") => {
+                    let v: Value = map.next_value()?;
+                    n.keyword(k, v, path, &mut st).map_err(de::Error::custom)?;
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            path.truncate(mark);
+        }
+        n.finish(path, st)
+            .map(Parsed::Node)
+            .map_err(de::Error::custom)
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Parsed, E> {
+        Err(self.not_a_schema())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Parsed, E> {
+        Err(self.not_a_schema())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Parsed, E> {
+        Err(self.not_a_schema())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Parsed, E> {
+        Err(self.not_a_schema())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Parsed, E> {
+        Err(self.not_a_schema())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Parsed, A::Error> {
+        Err(self.not_a_schema())
+    }
+}
+
+impl NodeSeed<'_> {
+    fn not_a_schema<E: de::Error>(&self) -> E {
+        let path = &*self.0;
+        if path.ends_with(".items") {
+            E::custom(format!("{path}: must be a schema object"))
+        } else if path.ends_with(".additionalProperties") {
+            E::custom(format!("{path}: must be a boolean or a schema"))
+        } else {
+            E::custom(format!("{path}: a schema must be a JSON object"))
+        }
+    }
+}
+
+/// `properties`: an object of schemas, kept in the order given.
+struct PropsSeed<'p>(&'p mut String);
+
+impl<'de> DeserializeSeed<'de> for PropsSeed<'_> {
+    type Value = Vec<(String, Node)>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for PropsSeed<'_> {
+    type Value = Vec<(String, Node)>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "{}: must be an object", self.0)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let path = self.0;
+        let mut out = Vec::with_capacity(map.size_hint().unwrap_or(4));
+        while let Some(key) = map.next_key::<String>()? {
+            let mark = path.len();
+            path.push('.');
+            path.push_str(&key);
+            let node = match map.next_value_seed(NodeSeed(path))? {
+                Parsed::Node(c) => c,
+                Parsed::Bool(true) => Node::default(),
+                Parsed::Bool(false) => {
+                    return Err(de::Error::custom(format!(
+                        "{path}: a schema must be a JSON object"
+                    )));
+                }
+            };
+            path.truncate(mark);
+            out.push((key, node));
+        }
+        Ok(out)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+        Err(de::Error::custom(format!("{}: must be an object", self.0)))
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Err(E::custom(format!("{}: must be an object", self.0)))
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Err(E::custom(format!("{}: must be an object", self.0)))
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Err(E::custom(format!("{}: must be an object", self.0)))
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Err(E::custom(format!("{}: must be an object", self.0)))
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Err(E::custom(format!("{}: must be an object", self.0)))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Err(E::custom(format!("{}: must be an object", self.0)))
+    }
+}
+
+/// `anyOf` / `oneOf` / `allOf`: an array of schemas.
+struct ListSeed<'p>(&'p mut String);
+
+impl<'de> DeserializeSeed<'de> for ListSeed<'_> {
+    type Value = Vec<Node>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ListSeed<'_> {
+    type Value = Vec<Node>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "{}: must be an array of schemas", self.0)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        use std::fmt::Write;
+        let path = self.0;
+        let mut out = Vec::new();
+        loop {
+            let mark = path.len();
+            let _ = write!(path, "[{}]", out.len());
+            let Some(p) = seq.next_element_seed(NodeSeed(path))? else {
+                path.truncate(mark);
+                break;
+            };
+            path.truncate(mark);
+            out.push(match p {
+                Parsed::Node(c) => c,
+                Parsed::Bool(_) => Node::default(),
+            });
+        }
+        Ok(out)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+        Err(de::Error::custom(format!(
+            "{}: must be an array of schemas",
+            self.0
+        )))
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Err(E::custom(format!(
+            "{}: must be an array of schemas",
+            self.0
+        )))
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Err(E::custom(format!(
+            "{}: must be an array of schemas",
+            self.0
+        )))
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Err(E::custom(format!(
+            "{}: must be an array of schemas",
+            self.0
+        )))
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Err(E::custom(format!(
+            "{}: must be an array of schemas",
+            self.0
+        )))
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Err(E::custom(format!(
+            "{}: must be an array of schemas",
+            self.0
+        )))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Err(E::custom(format!(
+            "{}: must be an array of schemas",
+            self.0
+        )))
     }
 }
 
