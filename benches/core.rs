@@ -202,7 +202,7 @@ fn scale(n: usize) {
             .map(|_| {
                 k += 1;
                 let i = k % n;
-                register(&one, &specs[i], i % 2 == 0, i % 50 + 1);
+                register(&one, &specs[i], i.is_multiple_of(2), i % 50 + 1);
                 let t = Instant::now();
                 definitions_q(&one, &q);
                 t.elapsed().as_nanos() as f64

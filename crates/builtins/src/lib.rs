@@ -4,4 +4,7 @@
 //! through the services they are given (approval, events) and their
 //! execution environment.
 
+// `unsafe` lives only at the boundary (crates/ffi, crates/exec/src/sys.rs).
+#![deny(unsafe_code)]
+
 pub mod terminal;

@@ -86,7 +86,7 @@ fn select_in(
         Some(list) => {
             let mut out = BTreeSet::new();
             for name in list {
-                toolsets::resolve_into(&reg, name, &mut Vec::new(), &mut out)?;
+                toolsets::resolve_into(reg, name, &mut Vec::new(), &mut out)?;
             }
             out
         }
@@ -96,7 +96,7 @@ fn select_in(
         .filter(|n| reg.tools.contains_key(n.as_str()))
         .count();
     for name in disabled {
-        let remove = toolsets::disabled_set(&reg, name)?;
+        let remove = toolsets::disabled_set(reg, name)?;
         selected.retain(|t| !remove.contains(t));
     }
     let registered_after = selected

@@ -7,6 +7,9 @@
 //! assembles it with providers (built-in tools, host callbacks, MCP servers)
 //! and services (command approval, events).
 
+// `unsafe` lives only at the boundary (crates/ffi, crates/exec/src/sys.rs).
+#![deny(unsafe_code)]
+
 pub mod availability;
 pub mod config;
 pub mod context;

@@ -13,6 +13,9 @@
 //! `spawn` with a thread that feeds a pipe.
 
 #![deny(unsafe_code)]
+// `sys` is the one module allowed `unsafe`: every block there says why it is
+// sound, and every `unsafe fn` what its caller must guarantee.
+#![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
 pub mod env;
 pub mod local;

@@ -4,6 +4,9 @@
 //! a fixed order. The C ABI, the CLI and the MCP server are front ends over
 //! this API.
 
+// `unsafe` lives only at the boundary (crates/ffi, crates/exec/src/sys.rs).
+#![deny(unsafe_code)]
+
 pub mod approvals;
 pub mod config;
 

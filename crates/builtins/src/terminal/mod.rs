@@ -679,6 +679,27 @@ fn sweep_stale_state_dirs() {
     }
 }
 
+impl process::Owner for Terminal {
+    fn backend(&self) -> &dyn Environment {
+        &*self.backend
+    }
+    fn cfg(&self) -> &TerminalConfig {
+        &self.cfg
+    }
+    fn procs(&self) -> &process::Registry {
+        &self.procs
+    }
+    fn grace(&self) -> Duration {
+        Terminal::grace(self)
+    }
+    fn has_event_handler(&self) -> bool {
+        Terminal::has_event_handler(self)
+    }
+    fn emit(&self, event: Value) {
+        Terminal::emit(self, event)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -728,26 +749,5 @@ mod tests {
         assert!(needs_capture("export A=1"));
         assert!(needs_capture("source venv/bin/activate"));
         assert!(needs_capture("PATH=/x:$PATH"));
-    }
-}
-
-impl process::Owner for Terminal {
-    fn backend(&self) -> &dyn Environment {
-        &*self.backend
-    }
-    fn cfg(&self) -> &TerminalConfig {
-        &self.cfg
-    }
-    fn procs(&self) -> &process::Registry {
-        &self.procs
-    }
-    fn grace(&self) -> Duration {
-        Terminal::grace(self)
-    }
-    fn has_event_handler(&self) -> bool {
-        Terminal::has_event_handler(self)
-    }
-    fn emit(&self, event: Value) {
-        Terminal::emit(self, event)
     }
 }
