@@ -658,6 +658,9 @@ struct Pending {
 
 /// A schema position: an object compiles to a node; `true`/`false` are the
 /// boolean schemas (`additionalProperties: false`, `items: true`).
+/// Returned once per position and moved into its parent: boxing the node
+/// would cost an allocation per schema for nothing.
+#[allow(clippy::large_enum_variant)]
 enum Parsed {
     Node(Node),
     Bool(bool),
