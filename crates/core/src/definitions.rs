@@ -28,7 +28,31 @@ struct Query {
     disabled_toolsets: Option<Vec<String>>,
     #[serde(default)]
     format: Option<String>,
+    /// A schema budget: load some tools, defer the rest to `tool_search`.
+    #[serde(default)]
+    defer: Option<Defer>,
 }
+
+/// The `defer` part of a definitions query (hosts with thousands of tools).
+/// Tools of `always_loaded_toolsets` and those named in `loaded` are always
+/// returned; the others in name order while `max_tools` and `max_bytes`
+/// (of definition text) allow; the rest are deferred and `tool_search`'s
+/// description says how many, from which toolsets.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Defer {
+    #[serde(default)]
+    always_loaded_toolsets: Vec<String>,
+    #[serde(default)]
+    loaded: Vec<String>,
+    #[serde(default)]
+    max_tools: Option<usize>,
+    #[serde(default)]
+    max_bytes: Option<usize>,
+}
+
+/// The name of the built-in search tool (see `search.rs`).
+pub const TOOL_SEARCH: &str = "tool_search";
 
 fn parse_format(f: Option<&str>) -> Result<Format> {
     Ok(match f.unwrap_or("openai") {
@@ -217,6 +241,103 @@ fn candidates(
     Ok(list)
 }
 
+/// Keep what the budget allows, defer the rest; the note (for
+/// `tool_search`'s description) says what was deferred. The query is
+/// remembered so `tool_search` answers in its format and over its selection.
+fn apply_budget<'a>(
+    core: &Core,
+    d: &Defer,
+    avail: Vec<&'a Arc<ToolEntry>>,
+    format: Format,
+    query_text: &str,
+) -> Result<(Vec<&'a Arc<ToolEntry>>, Option<String>)> {
+    let mut pinned: HashSet<String> = d.loaded.iter().cloned().collect();
+    core.read_registry(|reg| -> Result<()> {
+        for ts in &d.always_loaded_toolsets {
+            pinned.extend(toolsets::resolve(reg, ts)?);
+        }
+        Ok(())
+    })?;
+    let is_pinned = |e: &ToolEntry| e.name == TOOL_SEARCH || pinned.contains(&e.name);
+    let mut keep: Vec<bool> = avail.iter().map(|e| is_pinned(e)).collect();
+    let mut count = keep.iter().filter(|k| **k).count();
+    let mut bytes: usize = avail
+        .iter()
+        .zip(&keep)
+        .filter(|(_, k)| **k)
+        .map(|(e, _)| e.rendered(format).len() + 1)
+        .sum();
+    let (max_tools, max_bytes) = (
+        d.max_tools.unwrap_or(usize::MAX),
+        d.max_bytes.unwrap_or(usize::MAX),
+    );
+    let mut deferred: std::collections::BTreeMap<&str, usize> = Default::default();
+    let mut total = 0usize;
+    for (e, k) in avail.iter().zip(keep.iter_mut()) {
+        if *k {
+            continue;
+        }
+        let len = e.rendered(format).len() + 1;
+        if count < max_tools && bytes.saturating_add(len) <= max_bytes {
+            *k = true;
+            count += 1;
+            bytes += len;
+        } else {
+            *deferred.entry(e.toolset.as_str()).or_default() += 1;
+            total += 1;
+        }
+    }
+    if total == 0 {
+        return Ok((avail, None));
+    }
+    if !avail.iter().any(|e| e.name == TOOL_SEARCH) {
+        tracing::warn!(
+            deferred = total,
+            "definitions deferred tools but tool_search is not registered: the model cannot reach them (add \"tool_search\" to builtin_toolsets)"
+        );
+    }
+    let mut sets: Vec<String> = deferred
+        .iter()
+        .take(24)
+        .map(|(t, n)| format!("{t} ({n})"))
+        .collect();
+    if deferred.len() > 24 {
+        sets.push(format!("and {} more", deferred.len() - 24));
+    }
+    let note = format!(
+        " {total} more tools are available but not loaded, from toolsets: {}. Call tool_search with keywords to get their definitions.",
+        sets.join(", ")
+    );
+    core.defs_cache.lock().last_deferral = Some((query_text.to_string(), format));
+    let kept = avail
+        .into_iter()
+        .zip(keep)
+        .filter(|(_, k)| *k)
+        .map(|(e, _)| e)
+        .collect();
+    Ok((kept, Some(note)))
+}
+
+/// The available entries of the query `query_text` selects, and its format
+/// (what `tool_search` searches: the selection a budget deferred from).
+pub(crate) fn selection_for(
+    core: &Core,
+    query_text: &str,
+) -> Result<(Vec<Arc<ToolEntry>>, Format)> {
+    let snap = core.snapshot_full();
+    let q: Query = if query_text.trim().is_empty() {
+        Query::default()
+    } else {
+        serde_json::from_str(query_text)
+            .map_err(|e| Error::json(format!("definitions query: {e}")))?
+    };
+    let format = parse_format(q.format.as_deref())?;
+    let list = candidates(core, &snap, &q, query_text)?;
+    let refs: Vec<&Arc<ToolEntry>> = list.iter().collect();
+    let (avail, _, _) = available(core, &refs);
+    Ok((avail.into_iter().cloned().collect(), format))
+}
+
 /// `ht_runtime_definitions_json`.
 pub fn definitions(core: &Arc<Core>, query_text: &str) -> Result<Text> {
     let _g = core.enter()?;
@@ -241,22 +362,36 @@ pub fn definitions(core: &Arc<Core>, query_text: &str) -> Result<Text> {
     let list = candidates(core, &snap, &q, query_text)?;
     let candidates: Vec<&Arc<ToolEntry>> = list.iter().collect();
     let (avail, valid_until, epoch) = available(core, &candidates);
+    let (avail, note) = match &q.defer {
+        None => (avail, None),
+        Some(d) => apply_budget(core, d, avail, format, query_text)?,
+    };
     let has_conditional = avail.iter().any(|e| !e.conditional.is_empty());
     let names: HashSet<&str> = if has_conditional {
         avail.iter().map(|e| e.name.as_str()).collect()
     } else {
         HashSet::new()
     };
+    let custom =
+        |e: &ToolEntry| !e.conditional.is_empty() || (note.is_some() && e.name == TOOL_SEARCH);
     let owned: Vec<String> = avail
         .iter()
-        .filter(|e| !e.conditional.is_empty())
-        .map(|e| e.render(format, &conditional_extra(e, &names)))
+        .filter(|e| custom(e))
+        .map(|e| {
+            let mut extra = conditional_extra(e, &names);
+            if e.name == TOOL_SEARCH
+                && let Some(n) = &note
+            {
+                extra.push_str(n);
+            }
+            e.render(format, &extra)
+        })
         .collect();
     let mut owned_iter = owned.iter();
     let pieces: Vec<&str> = avail
         .iter()
         .map(|e| {
-            if e.conditional.is_empty() {
+            if !custom(e) {
                 e.rendered(format)
             } else {
                 owned_iter.next().map_or("", String::as_str)

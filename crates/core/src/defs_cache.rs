@@ -7,7 +7,7 @@ use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::registry::{NameHasher, ToolEntry};
+use crate::registry::{Format, NameHasher, ToolEntry};
 
 /// Definitions text, shared without copying. An `Arc<String>` rather than an
 /// `Arc<str>`: the text is built once in its `String` and never copied again
@@ -35,6 +35,8 @@ pub struct DefsCache {
     pub(crate) map: HashMap<String, Cached>,
     pub(crate) selections: HashMap<String, (u64, Option<Selection>)>,
     pub(crate) candidates: HashMap<String, Candidates>,
+    /// The last query that deferred tools to `tool_search`, and its format.
+    pub(crate) last_deferral: Option<(String, Format)>,
 }
 
 /// The entries a query selects, sorted by name, as of one generation. A
@@ -51,5 +53,6 @@ impl DefsCache {
         self.map.clear();
         self.selections.clear();
         self.candidates.clear();
+        self.last_deferral = None;
     }
 }

@@ -24,6 +24,7 @@ pub mod hooks;
 pub mod pending;
 pub mod registry;
 pub mod schema;
+pub mod search;
 pub mod suggest;
 pub mod threads;
 pub mod tool;

@@ -129,6 +129,7 @@ impl Runtime {
                     self.lifecycles.lock().push(term.clone());
                     self.terminal = Some(term);
                 }
+                "tool_search" => hermes_core::search::install(&self.core)?,
                 _ => {
                     return Err(Error::new(
                         hermes_core::ErrorKind::Unsupported,
