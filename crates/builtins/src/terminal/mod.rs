@@ -377,9 +377,9 @@ builtin exit $__ht_ec
         let Some(path) = &prepared.capture else {
             return;
         };
-        let text = std::fs::read(path);
+        let text = read_capture(path);
         let _ = std::fs::remove_file(path);
-        let Ok(text) = text else { return };
+        let Some(text) = text else { return };
         let text = String::from_utf8_lossy(&text);
         let Some((first, rest)) = text.split_once('\n') else {
             return;
@@ -523,6 +523,32 @@ impl Drop for Terminal {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.state_dir);
     }
+}
+
+/// Largest state capture read back (directory + `export -p`).
+const CAPTURE_MAX: u64 = 4 * 1024 * 1024;
+
+/// Read the state a command captured. The file lies in a directory the
+/// command can write (a sandboxed one too), so it is untrusted: a symlink
+/// (to `/dev/zero`, a FIFO, a host secret) is refused without following it,
+/// a non-regular file is refused without blocking on it, and at most
+/// [`CAPTURE_MAX`] bytes are read.
+fn read_capture(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.file_type().is_file() {
+        tracing::warn!(path = %path.display(), "terminal: state capture is not a regular file; ignored");
+        return None;
+    }
+    let mut out = Vec::new();
+    file.take(CAPTURE_MAX).read_to_end(&mut out).ok()?;
+    Some(out)
 }
 
 fn internal_err(msg: String) -> Error {
@@ -702,6 +728,38 @@ impl process::Owner for Terminal {
 
 #[cfg(test)]
 mod tests {
+
+    /// The capture file lies where commands write: a symlink or FIFO put in
+    /// its place must not make the host read a device, a secret or block.
+    #[test]
+    fn capture_read_refuses_symlinks_fifos_and_caps_size() {
+        let dir = std::env::temp_dir().join(format!("ht-cap-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let link = dir.join("cap.link");
+        std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+        assert!(read_capture(&link).is_none());
+        let fifo = dir.join("cap.fifo");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        let t = std::time::Instant::now();
+        assert!(read_capture(&fifo).is_none());
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(5),
+            "never blocks"
+        );
+        let big = dir.join("cap.big");
+        std::fs::write(&big, vec![b'x'; (CAPTURE_MAX + 10) as usize]).unwrap();
+        assert_eq!(read_capture(&big).unwrap().len() as u64, CAPTURE_MAX);
+        let ok = dir.join("cap.ok");
+        std::fs::write(&ok, b"# /tmp\n").unwrap();
+        assert_eq!(read_capture(&ok).unwrap(), b"# /tmp\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
     use super::*;
 
     #[test]
