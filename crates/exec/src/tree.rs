@@ -1,19 +1,113 @@
 //! Process trees: find every process a command started (its group, its
-//! session, and descendants that left both) and signal them all, so a
-//! timeout or a kill ends the whole command, not only its shell.
+//! session, descendants that left both, and orphans that a double fork or
+//! `setsid` reparented away) and signal them all, so a timeout, a kill or
+//! the runtime's close ends the whole command, not only its shell.
+//!
+//! Orphans are found by a mark: every command starts with
+//! `HERMES_TOOLS_TREE=<token>` in its environment, which its descendants
+//! inherit wherever they are reparented. A process that clears its own
+//! environment can still leave; the sandbox backend's PID namespace holds
+//! those too.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{LazyLock, Mutex};
 
 use crate::sys;
 
-/// Send `signal` to the process group and session of `root`, and to every
-/// descendant of `root` (which catches children that started their own
-/// session or group while their parent still runs).
+/// The environment variable that marks a command's processes.
+pub const MARK_VAR: &str = "HERMES_TOOLS_TREE";
+
+/// How many command marks are remembered (by root pid, oldest dropped).
+const MARKS_KEPT: usize = 4096;
+
+type Marks = (HashMap<i32, String>, VecDeque<i32>);
+static MARKS: LazyLock<Mutex<Marks>> = LazyLock::new(Default::default);
+static NEXT_MARK: AtomicU64 = AtomicU64::new(1);
+
+/// A fresh mark for one command (unique in this host process and across hosts).
+pub fn new_mark() -> String {
+    format!(
+        "{}.{}",
+        std::process::id(),
+        NEXT_MARK.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Remember that the command rooted at `pid` carries `mark`.
+pub fn remember_mark(pid: i32, mark: String) {
+    let mut g = MARKS.lock().unwrap_or_else(|e| e.into_inner());
+    let (map, order) = &mut *g;
+    if map.insert(pid, mark).is_none() {
+        order.push_back(pid);
+    }
+    while order.len() > MARKS_KEPT {
+        if let Some(old) = order.pop_front() {
+            map.remove(&old);
+        }
+    }
+}
+
+fn mark_of(root: i32) -> Option<String> {
+    let g = MARKS.lock().unwrap_or_else(|e| e.into_inner());
+    g.0.get(&root).cloned()
+}
+
+/// Live processes whose environment carries `mark` (not this process).
+fn marked(mark: &str) -> Vec<i32> {
+    let needle = format!("{MARK_VAR}={mark}\0");
+    let me = std::process::id() as i32;
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()))
+        .filter(|&pid| pid != me)
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.windows(needle.len()).any(|w| w == needle.as_bytes()))
+        })
+        .collect()
+}
+
+/// Send `signal` to the process group and session of `root`, to every
+/// descendant of `root`, and to every process carrying its mark. The tree is
+/// stopped first (SIGSTOP), so nothing forks or is reparented while it is
+/// collected, then signalled, then continued (so a TERM can be handled).
 pub fn kill_tree(root: i32, signal: i32) {
     if root <= 1 {
         return;
     }
+    let mark = mark_of(root);
+    sys::kill(-root, libc::SIGSTOP);
+    sys::kill(root, libc::SIGSTOP);
+    let mut seen: Vec<i32> = Vec::new();
+    for _ in 0..4 {
+        let mut found = tree_members(root);
+        if let Some(m) = &mark {
+            found.extend(marked(m));
+        }
+        found.retain(|p| *p != root && !seen.contains(p));
+        found.dedup();
+        if found.is_empty() {
+            break;
+        }
+        for &p in &found {
+            sys::kill(p, libc::SIGSTOP);
+        }
+        seen.extend(found);
+    }
     sys::kill(-root, signal);
-    for pid in tree_members(root) {
-        sys::kill(pid, signal);
+    sys::kill(root, signal);
+    for &p in &seen {
+        sys::kill(p, signal);
+    }
+    if signal != libc::SIGKILL && signal != libc::SIGSTOP {
+        sys::kill(-root, libc::SIGCONT);
+        sys::kill(root, libc::SIGCONT);
+        for &p in &seen {
+            sys::kill(p, libc::SIGCONT);
+        }
     }
 }
 
@@ -73,5 +167,7 @@ pub fn tree_alive(root: i32) -> bool {
             })
             .is_some_and(|zombie| !zombie)
     };
-    alive(root) || tree_members(root).into_iter().any(alive)
+    alive(root)
+        || tree_members(root).into_iter().any(alive)
+        || mark_of(root).is_some_and(|m| marked(&m).into_iter().any(alive))
 }
