@@ -28,7 +28,7 @@ pub mod tree;
 
 pub use env::{Environment, Files, terminate_tree};
 pub use portable_pty::MasterPty;
-pub use pump::{Ended, PumpOpts, pump};
+pub use pump::{Ended, PumpOpts, pump, pump_async};
 pub use spawn::{Input, SpawnRequest, Spawned};
 pub use sys::{ExitWatch, pipe, poll_one, set_nonblocking};
 /// Cancellation shared with the core: wakes waiters, clones cheaply.

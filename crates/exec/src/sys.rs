@@ -421,3 +421,50 @@ pub fn geteuid() -> u32 {
     // SAFETY: geteuid takes no arguments, touches no memory and cannot fail.
     unsafe { libc::geteuid() }
 }
+
+/// A descriptor registered with the tokio reactor for readability, borrowed
+/// from its owner for `'a` (the registration cannot outlive the descriptor).
+pub struct ReadableFd<'a> {
+    inner: tokio::io::unix::AsyncFd<BorrowedRaw>,
+    _owner: std::marker::PhantomData<&'a OwnedFd>,
+}
+
+struct BorrowedRaw(RawFd);
+
+impl std::os::fd::AsRawFd for BorrowedRaw {
+    fn as_raw_fd(&self) -> RawFd {
+        self.0
+    }
+}
+
+impl ReadableFd<'_> {
+    /// Wait until the descriptor is readable; the guard's `clear_ready`
+    /// re-arms after a read that would block.
+    pub async fn readable(
+        &self,
+    ) -> io::Result<tokio::io::unix::AsyncFdReadyGuard<'_, impl std::os::fd::AsRawFd>> {
+        self.inner.readable().await
+    }
+}
+
+/// Register `fd` with the current tokio runtime's reactor (call inside a
+/// runtime with I/O enabled).
+pub fn register_readable(fd: &OwnedFd) -> io::Result<ReadableFd<'_>> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: tokio requires the raw descriptor to stay open and name the same
+    // file description for the registration's whole life. It is borrowed from
+    // `fd` for the returned value's lifetime, so the OwnedFd can neither be
+    // closed nor replaced before the registration is dropped (which
+    // deregisters it).
+    let inner = unsafe {
+        tokio::io::unix::AsyncFd::register_with_interest(
+            BorrowedRaw(fd.as_raw_fd()),
+            tokio::io::Interest::READABLE,
+        )
+    }
+    .map_err(io::Error::from)?;
+    Ok(ReadableFd {
+        inner,
+        _owner: std::marker::PhantomData,
+    })
+}

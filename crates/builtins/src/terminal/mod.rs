@@ -48,6 +48,8 @@ pub struct Terminal {
     tasks: Mutex<HashMap<String, TaskState>>,
     next_task: AtomicU64,
     pub procs: process::Registry,
+    /// The runtime's engine: background readers run on it as tasks.
+    engine: Option<hermes_core::engine::Engine>,
     live: Mutex<HashMap<String, LiveFg>>,
     closed: AtomicBool,
 }
@@ -178,6 +180,7 @@ impl Terminal {
         cfg: TerminalConfig,
         services: Arc<dyn ToolServices>,
         core_id: u64,
+        engine: Option<hermes_core::engine::Engine>,
     ) -> Result<Arc<Terminal>> {
         let backend = environment(&cfg)?;
         let default_cwd = default_cwd(&cfg);
@@ -211,6 +214,7 @@ impl Terminal {
             services,
             base_env: base_env(&cfg),
             procs: process::Registry::new(&cfg),
+            engine,
             cfg,
             backend,
             default_cwd,
@@ -708,6 +712,9 @@ fn sweep_stale_state_dirs() {
 impl process::Owner for Terminal {
     fn backend(&self) -> &dyn Environment {
         &*self.backend
+    }
+    fn engine(&self) -> Option<&hermes_core::engine::Engine> {
+        self.engine.as_ref()
     }
     fn cfg(&self) -> &TerminalConfig {
         &self.cfg

@@ -20,6 +20,8 @@ use super::output::{Streamer, strip_ansi};
 /// implements it; this module never names the terminal itself.
 pub trait Owner: Send + Sync + 'static {
     fn backend(&self) -> &dyn hermes_exec::Environment;
+    /// Where reader tasks run (`None`: the engine is gone; use a thread).
+    fn engine(&self) -> Option<&hermes_core::engine::Engine>;
     fn cfg(&self) -> &TerminalConfig;
     fn procs(&self) -> &Registry;
     fn grace(&self) -> Duration;
@@ -235,13 +237,8 @@ impl Registry {
             thread: Mutex::new(None),
         });
         self.procs.lock().push(proc_.clone());
-        let p = proc_.clone();
-        let t = term;
-        let handle = std::thread::Builder::new()
-            .name(format!("ht-{}", proc_.id))
-            .spawn(move || reader(t, p, sp.output, sp.pty))
-            .map_err(|e| format!("cannot start the reader thread: {e}"))?;
-        *proc_.thread.lock() = Some(handle);
+        let handle = start_reader(term, proc_.clone(), sp.output, sp.pty)?;
+        *proc_.thread.lock() = handle;
         Ok(proc_)
     }
 
@@ -656,37 +653,114 @@ impl Proc {
     }
 }
 
-/// The reader thread: pump output into the buffer, scan watch patterns,
-/// stream live output, then record the exit and notify.
-fn reader(
+/// What a reader does with output, shared by its two drivers: buffer it
+/// (UTF-8 safe, ANSI stripped), stream it, scan watch patterns.
+struct Feed {
+    term: Arc<dyn Owner>,
+    p: Arc<Proc>,
+    streamer: Streamer,
+    carry: Vec<u8>,
+    cap: usize,
+}
+
+impl Feed {
+    fn new(term: Arc<dyn Owner>, p: Arc<Proc>) -> Feed {
+        let stream = term.cfg().stream_output && term.has_event_handler();
+        Feed {
+            streamer: Streamer::new(stream, "process.output", &p.id, &p.task_id),
+            carry: Vec::new(),
+            cap: term.procs().buf_cap,
+            term,
+            p,
+        }
+    }
+
+    fn opts(&self) -> PumpOpts<'static> {
+        let cfg = self.term.cfg();
+        PumpOpts {
+            timeout: (cfg.background_timeout > 0)
+                .then(|| Duration::from_secs(cfg.background_timeout)),
+            grace: self.term.grace(),
+            follow_group: true,
+            ..PumpOpts::default()
+        }
+    }
+
+    fn data(&mut self, chunk: &[u8]) {
+        self.carry.extend_from_slice(chunk);
+        let end = utf8_split(&self.carry);
+        let text = strip_ansi(&String::from_utf8_lossy(&self.carry[..end]));
+        self.carry.drain(..end);
+        let term = &self.term;
+        self.streamer.push(&text, &|e| term.emit(e));
+        let lines = self.p.append(&text, self.cap);
+        if !lines.is_empty() {
+            scan_watch(&**term, &self.p, &lines);
+        }
+    }
+}
+
+/// The reader of a background process as a task on the runtime's engine
+/// (no thread of its own): pump output, then record the exit and notify.
+/// Without an engine (it could not start) it falls back to a thread.
+fn start_reader(
     term: Arc<dyn Owner>,
     p: Arc<Proc>,
     output: std::os::fd::OwnedFd,
     pty: Option<Box<dyn hermes_exec::MasterPty + Send>>,
-) {
-    let stream = term.cfg().stream_output && term.has_event_handler();
-    let mut streamer = Streamer::new(stream, "process.output", &p.id, &p.task_id);
-    let mut carry: Vec<u8> = Vec::new();
-    let cap = term.procs().buf_cap;
-    let opts = PumpOpts {
-        timeout: (term.cfg().background_timeout > 0)
-            .then(|| Duration::from_secs(term.cfg().background_timeout)),
-        grace: term.grace(),
-        follow_group: true,
-        ..PumpOpts::default()
-    };
-    let (code, ended) = pump(p.pid, &output, term.backend(), &opts, &mut |chunk| {
-        carry.extend_from_slice(chunk);
-        let end = utf8_split(&carry);
-        let text = strip_ansi(&String::from_utf8_lossy(&carry[..end]));
-        carry.drain(..end);
-        streamer.push(&text, &|e| term.emit(e));
-        let lines = p.append(&text, cap);
-        if !lines.is_empty() {
-            scan_watch(&*term, &p, &lines);
+) -> Result<Option<JoinHandle<()>>, String> {
+    if let Some(engine) = term.engine() {
+        let (t, q) = (term.clone(), p.clone());
+        let (output, pty) = (Arc::new(output), Arc::new(parking_lot::Mutex::new(pty)));
+        let (o2, pty2) = (output.clone(), pty.clone());
+        let spawned = engine.spawn(async move {
+            let mut feed = Feed::new(t.clone(), q.clone());
+            let opts = feed.opts();
+            let (code, ended) =
+                hermes_exec::pump_async(q.pid, &o2, t.backend(), &opts, &mut |c| feed.data(c))
+                    .await;
+            let pty = pty2.lock().take();
+            finish(feed, code, ended, o2, pty);
+        });
+        if spawned.is_some() {
+            return Ok(None);
         }
-    });
-    streamer.finish(&|e| term.emit(e));
+        // The engine shut down between the check and the spawn: use a thread.
+        let output = Arc::try_unwrap(output).map_err(|_| "reader: output still shared")?;
+        let pty = pty.lock().take();
+        return start_thread(term, p, output, pty).map(Some);
+    }
+    start_thread(term, p, output, pty).map(Some)
+}
+
+fn start_thread(
+    term: Arc<dyn Owner>,
+    p: Arc<Proc>,
+    output: std::os::fd::OwnedFd,
+    pty: Option<Box<dyn hermes_exec::MasterPty + Send>>,
+) -> Result<JoinHandle<()>, String> {
+    std::thread::Builder::new()
+        .name(format!("ht-{}", p.id))
+        .spawn(move || {
+            let mut feed = Feed::new(term.clone(), p.clone());
+            let opts = feed.opts();
+            let (code, ended) = pump(p.pid, &output, term.backend(), &opts, &mut |c| feed.data(c));
+            finish(feed, code, ended, Arc::new(output), pty);
+        })
+        .map_err(|e| format!("cannot start the reader thread: {e}"))
+}
+
+/// Record how the process ended, wake waiters, send `process.completed`.
+fn finish(
+    mut feed: Feed,
+    code: i32,
+    ended: Ended,
+    output: Arc<std::os::fd::OwnedFd>,
+    pty: Option<Box<dyn hermes_exec::MasterPty + Send>>,
+) {
+    let term = feed.term.clone();
+    feed.streamer.finish(&|e| term.emit(e));
+    let p = feed.p.clone();
     drop(pty);
     drop(output);
     let info = {

@@ -501,7 +501,7 @@ pub fn install(
     core: &hermes_core::core::Core,
 ) -> hermes_core::Result<Arc<Terminal>> {
     use hermes_core::registry::{build_entry, parse_spec};
-    let term = Terminal::new(cfg, services, core.id)?;
+    let term = Terminal::new(cfg, services, core.id, Some(core.engine.clone()))?;
     let terminal = build_entry(
         parse_spec(&terminal_spec())?,
         Arc::new(Blocking(Arc::new(TerminalTool(term.clone())))),
