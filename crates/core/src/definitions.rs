@@ -54,6 +54,18 @@ struct Defer {
 /// The name of the built-in search tool (see `search.rs`).
 pub const TOOL_SEARCH: &str = "tool_search";
 
+/// A query's text (empty: every tool, OpenAI format) and its format.
+fn parse_query(query_text: &str) -> Result<(Query, Format)> {
+    let q: Query = if query_text.trim().is_empty() {
+        Query::default()
+    } else {
+        serde_json::from_str(query_text)
+            .map_err(|e| Error::json(format!("definitions query: {e}")))?
+    };
+    let format = parse_format(q.format.as_deref())?;
+    Ok((q, format))
+}
+
 fn parse_format(f: Option<&str>) -> Result<Format> {
     Ok(match f.unwrap_or("openai") {
         "openai" => Format::OpenAi,
@@ -325,13 +337,7 @@ pub(crate) fn selection_for(
     query_text: &str,
 ) -> Result<(Vec<Arc<ToolEntry>>, Format)> {
     let snap = core.snapshot_full();
-    let q: Query = if query_text.trim().is_empty() {
-        Query::default()
-    } else {
-        serde_json::from_str(query_text)
-            .map_err(|e| Error::json(format!("definitions query: {e}")))?
-    };
-    let format = parse_format(q.format.as_deref())?;
+    let (q, format) = parse_query(query_text)?;
     let list = candidates(core, &snap, &q, query_text)?;
     let refs: Vec<&Arc<ToolEntry>> = list.iter().collect();
     let (avail, _, _) = available(core, &refs);
@@ -352,13 +358,7 @@ pub fn definitions(core: &Arc<Core>, query_text: &str) -> Result<Text> {
             return Ok(c.text.clone());
         }
     }
-    let q: Query = if query_text.trim().is_empty() {
-        Query::default()
-    } else {
-        serde_json::from_str(query_text)
-            .map_err(|e| Error::json(format!("definitions query: {e}")))?
-    };
-    let format = parse_format(q.format.as_deref())?;
+    let (q, format) = parse_query(query_text)?;
     let list = candidates(core, &snap, &q, query_text)?;
     let candidates: Vec<&Arc<ToolEntry>> = list.iter().collect();
     let (avail, valid_until, epoch) = available(core, &candidates);

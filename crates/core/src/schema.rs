@@ -666,11 +666,17 @@ enum Parsed {
     Bool(bool),
 }
 
-/// serde_json appends " at line L column C" to errors raised by a visitor;
-/// ours already name the schema path.
+/// serde_json appends " at line L column C" to errors raised by a visitor,
+/// and words a wrong type as "invalid type: X, expected <our message>"; ours
+/// already name the schema path, so only that part is kept.
 fn strip_position(mut msg: String) -> String {
     if let Some(i) = msg.rfind(" at line ") {
         msg.truncate(i);
+    }
+    if msg.starts_with("invalid type: ")
+        && let Some(i) = msg.find(", expected ")
+    {
+        msg.drain(..i + ", expected ".len());
     }
     msg
 }
@@ -690,7 +696,14 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
     type Value = Parsed;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        write!(f, "a schema object")
+        let path = &*self.0;
+        if path.ends_with(".items") {
+            write!(f, "{path}: must be a schema object")
+        } else if path.ends_with(".additionalProperties") {
+            write!(f, "{path}: must be a boolean or a schema")
+        } else {
+            write!(f, "{path}: a schema must be a JSON object")
+        }
     }
 
     fn visit_bool<E: de::Error>(self, b: bool) -> Result<Parsed, E> {
@@ -749,38 +762,6 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
             .map(Parsed::Node)
             .map_err(de::Error::custom)
     }
-
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Parsed, E> {
-        Err(self.not_a_schema())
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Parsed, E> {
-        Err(self.not_a_schema())
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Parsed, E> {
-        Err(self.not_a_schema())
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Parsed, E> {
-        Err(self.not_a_schema())
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Parsed, E> {
-        Err(self.not_a_schema())
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Parsed, A::Error> {
-        Err(self.not_a_schema())
-    }
-}
-
-impl NodeSeed<'_> {
-    fn not_a_schema<E: de::Error>(&self) -> E {
-        let path = &*self.0;
-        if path.ends_with(".items") {
-            E::custom(format!("{path}: must be a schema object"))
-        } else if path.ends_with(".additionalProperties") {
-            E::custom(format!("{path}: must be a boolean or a schema"))
-        } else {
-            E::custom(format!("{path}: a schema must be a JSON object"))
-        }
-    }
 }
 
 /// `properties`: an object of schemas, kept in the order given.
@@ -821,28 +802,6 @@ impl<'de> Visitor<'de> for PropsSeed<'_> {
         }
         Ok(out)
     }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
-        Err(de::Error::custom(format!("{}: must be an object", self.0)))
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-        Err(E::custom(format!("{}: must be an object", self.0)))
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Err(E::custom(format!("{}: must be an object", self.0)))
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Err(E::custom(format!("{}: must be an object", self.0)))
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Err(E::custom(format!("{}: must be an object", self.0)))
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Err(E::custom(format!("{}: must be an object", self.0)))
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Err(E::custom(format!("{}: must be an object", self.0)))
-    }
 }
 
 /// `anyOf` / `oneOf` / `allOf`: an array of schemas.
@@ -880,49 +839,6 @@ impl<'de> Visitor<'de> for ListSeed<'_> {
             });
         }
         Ok(out)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
-        Err(de::Error::custom(format!(
-            "{}: must be an array of schemas",
-            self.0
-        )))
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-        Err(E::custom(format!(
-            "{}: must be an array of schemas",
-            self.0
-        )))
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Err(E::custom(format!(
-            "{}: must be an array of schemas",
-            self.0
-        )))
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Err(E::custom(format!(
-            "{}: must be an array of schemas",
-            self.0
-        )))
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Err(E::custom(format!(
-            "{}: must be an array of schemas",
-            self.0
-        )))
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Err(E::custom(format!(
-            "{}: must be an array of schemas",
-            self.0
-        )))
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Err(E::custom(format!(
-            "{}: must be an array of schemas",
-            self.0
-        )))
     }
 }
 
@@ -1026,6 +942,26 @@ mod tests {
         assert_eq!(e, "p.required: must be an array of strings");
         let e = Node::compile(&json!({"pattern":"("}), "p").unwrap_err();
         assert!(e.starts_with("p.pattern: invalid regex"), "{e}");
+        // Wrong JSON types at structural keywords, deep in the tree.
+        let cases = [
+            (json!({"properties": []}), "p.properties: must be an object"),
+            (json!({"items": 3}), "p.items: must be a schema object"),
+            (json!({"anyOf": {}}), "p.anyOf: must be an array of schemas"),
+            (
+                json!({"additionalProperties": "no"}),
+                "p.additionalProperties: must be a boolean or a schema",
+            ),
+            (
+                json!({"properties": {"a": {"items": {"oneOf": [5]}}}}),
+                "p.properties.a.items.oneOf[0]: a schema must be a JSON object",
+            ),
+            (json!(7), "p: a schema must be a JSON object"),
+        ];
+        for (schema, want) in cases {
+            assert_eq!(Node::compile(&schema, "p").unwrap_err(), want, "{schema}");
+        }
+        // Keywords the validator does not use are skipped, whatever they hold.
+        assert!(Node::compile(&json!({"description": {"x": [1]}, "examples": [[]]}), "p").is_ok());
     }
 
     #[test]
