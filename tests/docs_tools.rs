@@ -37,7 +37,11 @@ fn render() -> String {
             .as_array()
             .unwrap()
             .iter()
-            .filter(|t| t["name"].as_str().is_some_and(|n| BUILTIN_TOOLSETS.contains(&n)))
+            .filter(|t| {
+                t["name"]
+                    .as_str()
+                    .is_some_and(|n| BUILTIN_TOOLSETS.contains(&n))
+            })
             .find(|t| {
                 t["registered_tools"]
                     .as_array()
@@ -93,7 +97,11 @@ fn render() -> String {
                     out.push_str(&format!(
                         "| `{k}` | {} | {} | {} |\n",
                         type_of(p),
-                        if required.contains(&k.as_str()) { "yes" } else { "" },
+                        if required.contains(&k.as_str()) {
+                            "yes"
+                        } else {
+                            ""
+                        },
                         cell(desc.trim())
                     ));
                 }

@@ -205,3 +205,40 @@ fn pty_mode_sees_a_tty() {
     let v = sh(&rt, "p", "pwd; echo $HT_P; echo $TERM");
     assert_eq!(v["output"], "/\n1\ndumb", "{v}");
 }
+
+/// The terminal recommends the file tools only when the model has them.
+#[test]
+fn terminal_description_names_only_tools_that_are_there() {
+    let rt = rt();
+    let description = |rt: &Runtime| -> String {
+        let defs: Value = serde_json::from_str(&rt.definitions("").unwrap()).unwrap();
+        defs.as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["function"]["name"] == "terminal")
+            .map(|d| d["function"]["description"].as_str().unwrap().to_string())
+            .unwrap()
+    };
+    assert!(
+        !description(&rt).contains("read_file"),
+        "{}",
+        description(&rt)
+    );
+    struct Nop;
+    impl hermes_tools::core::BlockingTool for Nop {
+        fn run(&self, _: Value, _: &hermes_tools::core::RunCtx) -> hermes_tools::core::ToolOutput {
+            hermes_tools::core::ToolOutput::ok("{}")
+        }
+    }
+    rt.register_tool(
+        r#"{"name":"read_file","toolset":"file","schema":{"description":"Read a file."}}"#,
+        std::sync::Arc::new(hermes_tools::core::Blocking(std::sync::Arc::new(Nop))),
+        None,
+    )
+    .unwrap();
+    assert!(
+        description(&rt).contains("Prefer read_file"),
+        "{}",
+        description(&rt)
+    );
+}

@@ -369,7 +369,14 @@ impl Streamer {
             return;
         }
         let data = hermes_approval::redact_secrets(&std::mem::take(&mut self.buf));
-        emit(json!({"type": self.kind, "id": self.id, "task_id": self.task_id, "data": data}));
+        // Process events name their process `session_id` (as process.completed
+        // and the process tool do); terminal events name the call `id`.
+        let key = if self.kind.starts_with("process.") {
+            "session_id"
+        } else {
+            "id"
+        };
+        emit(json!({"type": self.kind, key: self.id, "task_id": self.task_id, "data": data}));
         self.last = Instant::now();
     }
 

@@ -17,8 +17,7 @@ use hermes_exec::{Ended, PumpOpts, pump};
 
 const TERMINAL_DESCRIPTION: &str = "Execute a shell command (bash) and return its output. \
 Each call is a fresh process, but the working directory and exported variables persist between \
-calls of the same task. Prefer read_file, search_files and patch (when available) over cat, grep \
-and sed. Foreground commands must finish: stdin is closed (no prompts), and a timeout kills the \
+calls of the same task. Foreground commands must finish: stdin is closed (no prompts), and a timeout kills the \
 whole process tree (exit code 124, output so far kept). For servers, watchers and anything long \
 running use background=true (with notify_on_complete=true or watch_patterns), then the process \
 tool to poll, read logs, wait, type input (pty=true) or kill. Output is capped (head and tail \
@@ -37,6 +36,11 @@ pub fn terminal_spec() -> String {
         "emoji": "💻",
         "max_result_size_chars": 100_000,
         "timeout": 3600,
+        // Recommend the file tools only when the model has them.
+        "conditional_description": [{
+            "when_any_available": ["read_file", "search_files", "patch"],
+            "text": " Prefer read_file, search_files and patch over cat, grep and sed."
+        }],
         "schema": {
             "name": "terminal",
             "description": TERMINAL_DESCRIPTION,

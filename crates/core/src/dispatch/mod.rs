@@ -222,8 +222,12 @@ fn kind_name(v: &Value) -> &'static str {
 /// An error result from a tool, made safe for the model (inner wrapping
 /// level). A JSON object with an `error` the tool shaped itself keeps its
 /// shape (framing stripped); any other failure text becomes
-/// `{"error": "[TOOL_ERROR] ..."}`.
+/// `{"error": "[TOOL_ERROR] ..."}`. Credentials a failing tool echoes (an
+/// API key in an HTTP error, a token in a stack trace) are redacted: error
+/// text goes to the model and usually to logs.
 fn wrap_tool_error(text: &str) -> String {
+    let redacted = hermes_approval::redact_secrets(text);
+    let text = redacted.as_str();
     if let Ok(Value::Object(mut map)) = serde_json::from_str::<Value>(text)
         && let Some(Value::String(e)) = map.get("error")
     {
