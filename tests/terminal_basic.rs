@@ -242,3 +242,30 @@ fn terminal_description_names_only_tools_that_are_there() {
         description(&rt)
     );
 }
+
+/// A command the approval policy denies reaches post_tool_call hooks as
+/// `blocked` (with the reason code `approval_denied`), as the result says.
+#[test]
+fn denied_commands_are_blocked_for_post_hooks() {
+    use hermes_tools::core::hooks::{Hook, HookReply};
+    use std::sync::{Arc, Mutex};
+    struct Seen(Mutex<Vec<Value>>);
+    impl Hook for Seen {
+        fn call(&self, event: &Arc<str>, reply: HookReply) {
+            self.0
+                .lock()
+                .unwrap()
+                .push(serde_json::from_str(event).unwrap());
+            reply.send("{}".to_string());
+        }
+    }
+    // Approvals on, no handler: dangerous commands fail closed.
+    let rt = Runtime::new(r#"{"builtin_toolsets":["terminal"]}"#).unwrap();
+    let seen = Arc::new(Seen(Mutex::new(Vec::new())));
+    rt.add_hook("post_tool_call", seen.clone()).unwrap();
+    let v = run(&rt, "t", json!({"command": "rm -rf /"}));
+    assert_eq!(v["status"], "blocked", "{v}");
+    let events = seen.0.lock().unwrap();
+    let post = events.last().expect("a post_tool_call event");
+    assert_eq!(post["status"], "blocked", "{post}");
+}

@@ -39,6 +39,9 @@ enum Outcome {
     Cancelled,
     /// A ready-made error result (bad arguments, unknown tool).
     Invalid(String),
+    /// The tool refused to act because its approval was denied (its error
+    /// result says `"status": "blocked"`): hooks see `blocked`, not `error`.
+    Denied,
 }
 
 impl Outcome {
@@ -52,6 +55,7 @@ impl Outcome {
             Outcome::TimedOut(_) => ("timeout", Some("timeout")),
             Outcome::Cancelled => ("cancelled", Some("cancelled")),
             Outcome::Invalid(_) => ("error", Some("invalid_arguments")),
+            Outcome::Denied => ("blocked", Some("approval_denied")),
         }
     }
 }
@@ -217,6 +221,14 @@ fn kind_name(v: &Value) -> &'static str {
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     }
+}
+
+/// Whether a tool's error result says it was blocked (an approval denied).
+fn says_blocked(text: &str) -> bool {
+    text.contains("\"blocked\"")
+        && serde_json::from_str::<Value>(text)
+            .ok()
+            .is_some_and(|v| v.get("status").and_then(Value::as_str) == Some("blocked"))
 }
 
 /// An error result from a tool, made safe for the model (inner wrapping
@@ -410,8 +422,16 @@ impl<'a> Flow<'a> {
         });
         let (result, kind) = match outcome {
             Outcome::Text { text, is_error } => {
+                let kind = if is_error && says_blocked(&text) {
+                    Outcome::Denied
+                } else {
+                    Outcome::Text {
+                        text: String::new(),
+                        is_error,
+                    }
+                };
                 let r = if is_error { wrap_tool_error(&text) } else { text };
-                (r, Outcome::Text { text: String::new(), is_error })
+                (r, kind)
             }
             Outcome::Blocked(m) => (limit::error_json(&m), Outcome::Blocked(String::new())),
             Outcome::TimedOut(s) => (
@@ -427,6 +447,8 @@ impl<'a> Flow<'a> {
                 Outcome::Cancelled,
             ),
             Outcome::Invalid(r) => (r, Outcome::Invalid(String::new())),
+            // Only made here, from a tool's text; never an input.
+            Outcome::Denied => (String::new(), Outcome::Denied),
         };
         self.result = result;
         self.outcome = Some(kind);
