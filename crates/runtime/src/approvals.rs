@@ -81,6 +81,9 @@ pub struct Approvals {
     engine: Engine,
     core_id: u64,
     closed: AtomicBool,
+    /// Where commands run: the sandbox's guarantees (effects it contains do
+    /// not need approval), or on the host.
+    check_options: hermes_approval::CheckOptions,
 }
 
 impl Approvals {
@@ -90,6 +93,7 @@ impl Approvals {
         callbacks: Arc<CallbackThread>,
         engine: Engine,
         core_id: u64,
+        check_options: hermes_approval::CheckOptions,
     ) -> Approvals {
         Approvals {
             approval_engine,
@@ -101,6 +105,7 @@ impl Approvals {
             engine,
             core_id,
             closed: AtomicBool::new(false),
+            check_options,
         }
     }
 
@@ -120,7 +125,9 @@ pub fn decide(
     ctx: &CallContext,
     cancel: &CancelToken,
 ) -> CommandDecision {
-    let check = shared.approval_engine.check(command);
+    let check = shared
+        .approval_engine
+        .check_with(command, &shared.check_options);
     let actx = ApprovalContext {
         session_id: ctx.session_id.clone(),
         interactive: ctx.interactive.unwrap_or(true),

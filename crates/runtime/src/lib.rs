@@ -66,6 +66,21 @@ impl ToolServices for Services {
     }
 }
 
+/// Where the terminal's commands run, for the approval engine: in the
+/// bubblewrap sandbox (its workspace and network), or on the host.
+fn check_options(config: &Config) -> hermes_approval::CheckOptions {
+    let sandboxed = config.builtin_toolsets.iter().any(|t| t == "terminal")
+        && config.terminal.backend == "sandbox";
+    hermes_approval::CheckOptions {
+        sandbox: sandboxed.then(|| hermes_approval::SandboxFacts {
+            workspace: hermes_builtins::terminal::default_cwd(&config.terminal)
+                .display()
+                .to_string(),
+            network: config.terminal.network,
+        }),
+    }
+}
+
 /// A runtime: the Rust API (the C ABI wraps the same thing).
 pub struct Runtime {
     core: Arc<Core>,
@@ -92,6 +107,7 @@ impl Runtime {
             core.callbacks.clone(),
             core.engine.clone(),
             core.id,
+            check_options(&config),
         );
         let services = Arc::new(Services {
             approval_engine,
