@@ -91,7 +91,9 @@ enum Additional {
     Schema(Box<Node>),
 }
 
-/// One compiled schema node.
+/// One compiled schema node. What most schemas use is inline; the rest
+/// (bounds, enums, patterns, composition) is boxed, so a node is small:
+/// a registry of 10 000 tools holds tens of thousands of them.
 #[derive(Debug, Default)]
 pub struct Node {
     types: u8,
@@ -99,6 +101,12 @@ pub struct Node {
     required: Vec<String>,
     additional: Additional,
     items: Option<Box<Node>>,
+    rare: Option<Box<Rare>>,
+}
+
+/// The keywords few schemas use.
+#[derive(Debug, Default)]
+struct Rare {
     enum_values: Option<Vec<Value>>,
     const_value: Option<Value>,
     minimum: Option<Number>,
@@ -114,6 +122,23 @@ pub struct Node {
     one_of: Vec<Node>,
     all_of: Vec<Node>,
 }
+
+static NO_RARE: Rare = Rare {
+    enum_values: None,
+    const_value: None,
+    minimum: None,
+    maximum: None,
+    exclusive_minimum: None,
+    exclusive_maximum: None,
+    min_length: None,
+    max_length: None,
+    min_items: None,
+    max_items: None,
+    pattern: None,
+    any_of: Vec::new(),
+    one_of: Vec::new(),
+    all_of: Vec::new(),
+};
 
 fn as_count(v: &Value, path: &str, key: &str) -> Result<usize, String> {
     v.as_u64()
@@ -238,24 +263,24 @@ impl Node {
                 if list.is_empty() {
                     return Err(format!("{path}.enum: must not be empty"));
                 }
-                self.enum_values = Some(list);
+                self.rare_mut().enum_values = Some(list);
             }
-            "const" => self.const_value = Some(v),
-            "minimum" => self.minimum = Some(as_num(&v, path, key)?),
-            "maximum" => self.maximum = Some(as_num(&v, path, key)?),
+            "const" => self.rare_mut().const_value = Some(v),
+            "minimum" => self.rare_mut().minimum = Some(as_num(&v, path, key)?),
+            "maximum" => self.rare_mut().maximum = Some(as_num(&v, path, key)?),
             // Draft 6+: a number. Draft 4 / OpenAPI 3.0: a boolean that
             // makes minimum / maximum exclusive.
             "exclusiveMinimum" => st.excl_min = Some(v),
             "exclusiveMaximum" => st.excl_max = Some(v),
-            "minLength" => self.min_length = Some(as_count(&v, path, key)?),
-            "maxLength" => self.max_length = Some(as_count(&v, path, key)?),
-            "minItems" => self.min_items = Some(as_count(&v, path, key)?),
-            "maxItems" => self.max_items = Some(as_count(&v, path, key)?),
+            "minLength" => self.rare_mut().min_length = Some(as_count(&v, path, key)?),
+            "maxLength" => self.rare_mut().max_length = Some(as_count(&v, path, key)?),
+            "minItems" => self.rare_mut().min_items = Some(as_count(&v, path, key)?),
+            "maxItems" => self.rare_mut().max_items = Some(as_count(&v, path, key)?),
             "pattern" => {
                 let s = v
                     .as_str()
                     .ok_or_else(|| format!("{path}.pattern: must be a string"))?;
-                self.pattern =
+                self.rare_mut().pattern =
                     Some(Regex::new(s).map_err(|e| format!("{path}.pattern: invalid regex: {e}"))?);
             }
             _ => {}
@@ -268,17 +293,35 @@ impl Node {
         if st.nullable && self.types != 0 {
             self.types |= T_NULL;
         }
-        self.exclusive_minimum = match st.excl_min {
-            None | Some(Value::Bool(false)) => None,
-            Some(Value::Bool(true)) => self.minimum.take(),
-            Some(v) => Some(as_num(&v, path, "exclusiveMinimum")?),
-        };
-        self.exclusive_maximum = match st.excl_max {
-            None | Some(Value::Bool(false)) => None,
-            Some(Value::Bool(true)) => self.maximum.take(),
-            Some(v) => Some(as_num(&v, path, "exclusiveMaximum")?),
-        };
+        match st.excl_min {
+            None | Some(Value::Bool(false)) => {}
+            Some(Value::Bool(true)) => {
+                let r = self.rare_mut();
+                r.exclusive_minimum = r.minimum.take();
+            }
+            Some(v) => {
+                self.rare_mut().exclusive_minimum = Some(as_num(&v, path, "exclusiveMinimum")?)
+            }
+        }
+        match st.excl_max {
+            None | Some(Value::Bool(false)) => {}
+            Some(Value::Bool(true)) => {
+                let r = self.rare_mut();
+                r.exclusive_maximum = r.maximum.take();
+            }
+            Some(v) => {
+                self.rare_mut().exclusive_maximum = Some(as_num(&v, path, "exclusiveMaximum")?)
+            }
+        }
         Ok(self)
+    }
+
+    fn rare(&self) -> &Rare {
+        self.rare.as_deref().unwrap_or(&NO_RARE)
+    }
+
+    fn rare_mut(&mut self) -> &mut Rare {
+        self.rare.get_or_insert_with(Default::default)
     }
 
     /// `type` is `"object"` or absent (what tool parameters may be).
@@ -288,8 +331,8 @@ impl Node {
 
     fn allows_null(&self) -> bool {
         self.types & T_NULL != 0
-            || self.any_of.iter().any(|s| s.allows_null())
-            || self.one_of.iter().any(|s| s.allows_null())
+            || self.rare().any_of.iter().any(|s| s.allows_null())
+            || self.rare().one_of.iter().any(|s| s.allows_null())
     }
 
     fn property(&self, name: &str) -> Option<&Node> {
@@ -315,10 +358,10 @@ impl Node {
     /// so the walk allocates nothing unless it has something to report.
     fn coerce_at(&self, v: &mut Value, path: &mut String, notes: &mut Vec<String>) {
         // A union: if the value fails every branch, coerce it towards the first branch it then fits.
-        let branches = if !self.any_of.is_empty() {
-            &self.any_of
+        let branches = if !self.rare().any_of.is_empty() {
+            &self.rare().any_of
         } else {
-            &self.one_of
+            &self.rare().one_of
         };
         if !branches.is_empty() && !branches.iter().any(|b| b.is_valid(v)) {
             for b in branches {
@@ -465,7 +508,7 @@ impl Node {
             ));
             return;
         }
-        if let Some(list) = &self.enum_values
+        if let Some(list) = &self.rare().enum_values
             && !list.iter().any(|e| json_eq(e, v))
         {
             errs.push(format!(
@@ -475,7 +518,7 @@ impl Node {
                 short(v)
             ));
         }
-        if let Some(c) = &self.const_value
+        if let Some(c) = &self.rare().const_value
             && !json_eq(c, v)
         {
             errs.push(format!("{}: must be {c}, got {}", at(path), short(v)));
@@ -483,13 +526,24 @@ impl Node {
         match v {
             Value::Number(n) => {
                 use std::cmp::Ordering::{Greater, Less};
-                if let Some(m) = self.minimum.as_ref().filter(|m| cmp_num(n, m) == Less) {
+                if let Some(m) = self
+                    .rare()
+                    .minimum
+                    .as_ref()
+                    .filter(|m| cmp_num(n, m) == Less)
+                {
                     errs.push(format!("{}: must be >= {m}, got {n}", at(path)));
                 }
-                if let Some(m) = self.maximum.as_ref().filter(|m| cmp_num(n, m) == Greater) {
+                if let Some(m) = self
+                    .rare()
+                    .maximum
+                    .as_ref()
+                    .filter(|m| cmp_num(n, m) == Greater)
+                {
                     errs.push(format!("{}: must be <= {m}, got {n}", at(path)));
                 }
                 if let Some(m) = self
+                    .rare()
                     .exclusive_minimum
                     .as_ref()
                     .filter(|m| cmp_num(n, m) != Greater)
@@ -497,6 +551,7 @@ impl Node {
                     errs.push(format!("{}: must be > {m}, got {n}", at(path)));
                 }
                 if let Some(m) = self
+                    .rare()
                     .exclusive_maximum
                     .as_ref()
                     .filter(|m| cmp_num(n, m) != Less)
@@ -505,21 +560,22 @@ impl Node {
                 }
             }
             Value::String(s) => {
-                let needs_len = self.min_length.is_some() || self.max_length.is_some();
+                let needs_len =
+                    self.rare().min_length.is_some() || self.rare().max_length.is_some();
                 let len = if needs_len { s.chars().count() } else { 0 };
-                if let Some(m) = self.min_length.filter(|m| len < *m) {
+                if let Some(m) = self.rare().min_length.filter(|m| len < *m) {
                     errs.push(format!(
                         "{}: must be at least {m} characters long",
                         at(path)
                     ));
                 }
-                if let Some(m) = self.max_length.filter(|m| len > *m) {
+                if let Some(m) = self.rare().max_length.filter(|m| len > *m) {
                     errs.push(format!(
                         "{}: must be at most {m} characters long, got {len}",
                         at(path)
                     ));
                 }
-                if let Some(re) = &self.pattern
+                if let Some(re) = &self.rare().pattern
                     && !re.is_match(s)
                 {
                     errs.push(format!(
@@ -530,14 +586,14 @@ impl Node {
                 }
             }
             Value::Array(items) => {
-                if let Some(m) = self.min_items.filter(|m| items.len() < *m) {
+                if let Some(m) = self.rare().min_items.filter(|m| items.len() < *m) {
                     errs.push(format!(
                         "{}: must have at least {m} items, got {}",
                         at(path),
                         items.len()
                     ));
                 }
-                if let Some(m) = self.max_items.filter(|m| items.len() > *m) {
+                if let Some(m) = self.rare().max_items.filter(|m| items.len() > *m) {
                     errs.push(format!(
                         "{}: must have at most {m} items, got {}",
                         at(path),
@@ -556,17 +612,17 @@ impl Node {
             Value::Object(map) => self.validate_object(map, path, errs, limit),
             _ => {}
         }
-        for s in &self.all_of {
+        for s in &self.rare().all_of {
             s.validate_at(v, path, errs, limit);
         }
-        if !self.any_of.is_empty() && !self.any_of.iter().any(|s| s.is_valid(v)) {
+        if !self.rare().any_of.is_empty() && !self.rare().any_of.iter().any(|s| s.is_valid(v)) {
             errs.push(format!(
                 "{}: does not match any of the allowed forms",
                 at(path)
             ));
         }
-        if !self.one_of.is_empty() {
-            let n = self.one_of.iter().filter(|s| s.is_valid(v)).count();
+        if !self.rare().one_of.is_empty() {
+            let n = self.rare().one_of.iter().filter(|s| s.is_valid(v)).count();
             if n != 1 {
                 errs.push(format!(
                     "{}: must match exactly one of the allowed forms, matches {n}",
@@ -621,11 +677,11 @@ impl Node {
             && self.properties.is_empty()
             && self.required.is_empty()
             && matches!(self.additional, Additional::Any)
-            && self.any_of.is_empty()
-            && self.one_of.is_empty()
-            && self.all_of.is_empty()
-            && self.enum_values.is_none()
-            && self.const_value.is_none()
+            && self.rare().any_of.is_empty()
+            && self.rare().one_of.is_empty()
+            && self.rare().all_of.is_empty()
+            && self.rare().enum_values.is_none()
+            && self.rare().const_value.is_none()
     }
 
     /// Whether the schema allows null anywhere at the top (used by repair of "null").
@@ -741,9 +797,9 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
                     path.push_str(k);
                     let nodes = map.next_value_seed(ListSeed(path))?;
                     match k {
-                        "anyOf" => n.any_of = nodes,
-                        "oneOf" => n.one_of = nodes,
-                        _ => n.all_of = nodes,
+                        "anyOf" => n.rare_mut().any_of = nodes,
+                        "oneOf" => n.rare_mut().one_of = nodes,
+                        _ => n.rare_mut().all_of = nodes,
                     }
                 }
                 k @ ("type" | "nullable" | "required" | "enum" | "const" | "minimum"
