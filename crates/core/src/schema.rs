@@ -984,6 +984,12 @@ mod tests {
     }
 
     #[test]
+    fn nodes_stay_small() {
+        // Tens of thousands live in a big registry; the rare keywords are boxed.
+        assert!(std::mem::size_of::<Node>() <= 128, "{}", std::mem::size_of::<Node>());
+    }
+
+    #[test]
     fn bad_schemas_name_the_field() {
         let e = Node::compile(
             &json!({"type":"object","properties":{"x":{"type":"strng"}}}),
