@@ -367,6 +367,11 @@ impl Core {
         }
     }
 
+    /// Calls in flight and availability checks running host code (close logs them).
+    pub fn busy(&self) -> (isize, usize) {
+        (self.active_count().max(0), self.availability.running())
+    }
+
     /// Second half of close: drop every tool, hook and handler (their free
     /// functions run), stop the engine and the callbacks thread.
     pub fn finish_close(&self) {

@@ -9,11 +9,11 @@
 
 use parking_lot::{Condvar, Mutex};
 use std::cell::Cell;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// What kind of object a handle names; accessors check it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,7 +119,7 @@ struct Entry {
     extra: Option<Arc<str>>,
     /// The object's name (a tool name or an event name). Its own heap block,
     /// so borrowed pointers survive the shard's table growing.
-    name: Box<str>,
+    name: Arc<str>,
     waiter: Option<Waiter>,
 }
 
@@ -203,19 +203,36 @@ pub enum Field {
 }
 
 /// Borrow a text of a live entry. The pointer stays valid until the entry is
-/// answered (the entry's boxes never move while it is in the table).
+/// answered (the entry's texts never move while it is in the table, and an
+/// abandoned entry's texts move to the late store by `Arc`, not by copy).
 pub fn borrow(id: u64, kind: Kind, field: Field) -> Option<(*const u8, usize)> {
-    let guard = shard(id).lock();
-    let e = guard.get(&id)?;
-    if e.kind != kind {
-        return None;
+    fn pick(
+        k: Kind,
+        kind: Kind,
+        payload: &Arc<str>,
+        extra: &Option<Arc<str>>,
+        name: &Arc<str>,
+        field: Field,
+    ) -> Option<(*const u8, usize)> {
+        if k != kind {
+            return None;
+        }
+        let s: &str = match field {
+            Field::Payload => payload,
+            Field::Extra => extra.as_deref().unwrap_or("{}"),
+            Field::Name => name,
+        };
+        Some((s.as_ptr(), s.len()))
     }
-    let s: &str = match field {
-        Field::Payload => &e.payload,
-        Field::Extra => e.extra.as_deref().unwrap_or("{}"),
-        Field::Name => &e.name,
-    };
-    Some((s.as_ptr(), s.len()))
+    {
+        let guard = shard(id).lock();
+        if let Some(e) = guard.get(&id) {
+            return pick(e.kind, kind, &e.payload, &e.extra, &e.name, field);
+        }
+    }
+    let late = LATE.lock();
+    let e = late.map.get(&id)?;
+    pick(e.kind, kind, &e.payload, &e.extra, &e.name, field)
 }
 
 /// Outcome of a host's respond.
@@ -236,10 +253,27 @@ pub fn respond(id: u64, kind: Kind, answer: Answer) -> RespondOutcome {
     let entry = {
         let mut guard = shard(id).lock();
         match guard.get(&id) {
-            None => return RespondOutcome::Unknown,
+            None => None,
             Some(e) if e.kind != kind => return RespondOutcome::WrongKind,
-            Some(_) => guard.remove(&id).expect("present"),
+            Some(_) => {
+                let e = guard.remove(&id).expect("present");
+                shrink(&mut guard);
+                Some(e)
+            }
         }
+    };
+    let Some(entry) = entry else {
+        // Not waiting any more: an abandoned request answered late, or unknown.
+        let mut late = LATE.lock();
+        return match late.map.get(&id) {
+            Some(e) if e.kind != kind => RespondOutcome::WrongKind,
+            Some(_) => {
+                late.map.remove(&id);
+                late.shrink();
+                RespondOutcome::Late
+            }
+            None => RespondOutcome::Unknown,
+        };
     };
     match entry.waiter {
         Some(w) => {
@@ -250,14 +284,103 @@ pub fn respond(id: u64, kind: Kind, answer: Answer) -> RespondOutcome {
     }
 }
 
-/// End a wait without an answer (timeout, cancellation). The entry stays so
-/// the host's later respond is recognised and its borrowed texts stay valid.
+/// A hash map that emptied out gives its memory back (a burst of calls must
+/// not pin the table at its peak size).
+fn shrink<V>(map: &mut HashMap<u64, V, BuildHasherDefault<IdHasher>>) {
+    if map.capacity() > 64 && map.len() * 4 < map.capacity() {
+        map.shrink_to(map.len() * 2);
+    }
+}
+
+/// How long the texts of a request stay readable after its wait ended
+/// unanswered (timeout, cancellation, runtime free): the host's handler may
+/// still be reading them. Then the request is forgotten (a respond gives
+/// `Unknown`).
+pub const LATE_GRACE: Duration = Duration::from_secs(60);
+/// At most this many abandoned requests are remembered process-wide; beyond
+/// it the oldest are forgotten first.
+pub const MAX_LATE: usize = 4096;
+
+/// An abandoned request: only what the host can still read or answer.
+struct LateEntry {
+    kind: Kind,
+    payload: Arc<str>,
+    extra: Option<Arc<str>>,
+    name: Arc<str>,
+}
+
+/// Abandoned requests, off the hot table: a host that never answers a
+/// timed-out call costs a bounded amount of memory for a bounded time.
+#[derive(Default)]
+struct LateStore {
+    map: HashMap<u64, LateEntry, BuildHasherDefault<IdHasher>>,
+    /// Ids in the order they were abandoned, with when they expire.
+    order: VecDeque<(Instant, u64)>,
+}
+
+impl LateStore {
+    fn add(&mut self, id: u64, e: Entry, now: Instant) {
+        self.expire(now);
+        while self.map.len() >= MAX_LATE {
+            match self.order.pop_front() {
+                Some((_, old)) => {
+                    self.map.remove(&old);
+                }
+                None => break,
+            }
+        }
+        self.map.insert(
+            id,
+            LateEntry {
+                kind: e.kind,
+                payload: e.payload,
+                extra: e.extra,
+                name: e.name,
+            },
+        );
+        self.order.push_back((now + LATE_GRACE, id));
+    }
+    fn expire(&mut self, now: Instant) {
+        while let Some(&(at, id)) = self.order.front() {
+            if at > now && self.order.len() <= MAX_LATE * 2 {
+                break;
+            }
+            self.order.pop_front();
+            if at <= now {
+                self.map.remove(&id);
+            }
+        }
+        self.shrink();
+    }
+    fn shrink(&mut self) {
+        shrink(&mut self.map);
+        if self.order.capacity() > 64 && self.order.len() * 4 < self.order.capacity() {
+            self.order.shrink_to(self.order.len() * 2);
+        }
+    }
+}
+
+static LATE: once_cell::sync::Lazy<Mutex<LateStore>> =
+    once_cell::sync::Lazy::new(|| Mutex::new(LateStore::default()));
+
+/// End a wait without an answer (timeout, cancellation). The entry leaves the
+/// table for the late store, so the host's later respond is recognised and
+/// its borrowed texts stay valid (for [`LATE_GRACE`]).
 /// Returns false when the answer already arrived.
 pub fn abandon(id: u64, answer: Answer) -> bool {
-    let waiter = {
+    let entry = {
         let mut guard = shard(id).lock();
-        guard.get_mut(&id).and_then(|e| e.waiter.take())
+        let e = guard.remove(&id);
+        if e.is_some() {
+            shrink(&mut guard);
+        }
+        e
     };
+    let Some(mut entry) = entry else {
+        return false;
+    };
+    let waiter = entry.waiter.take();
+    LATE.lock().add(id, entry, Instant::now());
     match waiter {
         Some(w) => {
             w.deliver(answer);
@@ -267,28 +390,49 @@ pub fn abandon(id: u64, answer: Answer) -> bool {
     }
 }
 
-/// Runtime shutdown: every wait of this runtime ends with `Cancelled` and its
-/// entries are dropped (a later respond answers `Unknown`, harmlessly).
+/// Runtime shutdown: every wait of this runtime ends with `Cancelled`. Its
+/// entries move to the late store: a handler still holding a request may
+/// read its texts and answer (harmlessly, `Late`) after the runtime is gone.
 pub fn cancel_runtime(runtime_id: u64) -> usize {
     let mut waiters = Vec::new();
+    let now = Instant::now();
     for s in TABLE.iter() {
-        let mut guard = s.lock();
-        guard.retain(|_, e| {
-            if e.runtime_id == runtime_id {
-                if let Some(w) = e.waiter.take() {
-                    waiters.push(w);
+        let mut gone = Vec::new();
+        {
+            let mut guard = s.lock();
+            let ids: Vec<u64> = guard
+                .iter()
+                .filter(|(_, e)| e.runtime_id == runtime_id)
+                .map(|(id, _)| *id)
+                .collect();
+            for id in ids {
+                if let Some(e) = guard.remove(&id) {
+                    gone.push((id, e));
                 }
-                false
-            } else {
-                true
             }
-        });
+            shrink(&mut guard);
+        }
+        if gone.is_empty() {
+            continue;
+        }
+        let mut late = LATE.lock();
+        for (id, mut e) in gone {
+            if let Some(w) = e.waiter.take() {
+                waiters.push(w);
+            }
+            late.add(id, e, now);
+        }
     }
     let n = waiters.len();
     for w in waiters {
         w.deliver(Answer::Cancelled);
     }
     n
+}
+
+/// Abandoned requests still remembered, process-wide (tests, diagnostics).
+pub fn late_count() -> usize {
+    LATE.lock().map.len()
 }
 
 /// Number of live entries of a runtime (for tests and diagnostics).

@@ -1,0 +1,234 @@
+//! Faults from the host and hostile sizes (issue 10): borrowed texts that
+//! outlive a free, free that returns whatever host code does, no lost
+//! completion when threads cannot be created, a pending table that shrinks,
+//! linear argument repair, capped batches and schemas, bounded events.
+
+mod common;
+use common::*;
+use hermes_tools::Status;
+use hermes_tools::ffi::api::*;
+use hermes_tools::host::{ht_call, ht_hook};
+use std::ffi::{c_char, c_void};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Tests here count threads and block host callbacks: one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn core_id(rt: &Rt) -> u64 {
+    unsafe { (*rt.0).runtime().core().id }
+}
+
+/// Free `rt` on another thread; true when free returned within `limit`.
+fn free_within(rt: Rt, limit: Duration) -> bool {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        drop(rt);
+        let _ = tx.send(());
+    });
+    rx.recv_timeout(limit).is_ok()
+}
+
+fn threads() -> usize {
+    std::fs::read_dir("/proc/self/task").unwrap().count()
+}
+
+fn borrowed(p: *const c_char, n: usize) -> String {
+    assert!(!p.is_null());
+    String::from_utf8(unsafe { std::slice::from_raw_parts(p as *const u8, n) }.to_vec()).unwrap()
+}
+
+static PARKED: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+unsafe extern "C" fn park(_: *mut c_void, call: *mut ht_call) {
+    PARKED.lock().unwrap().push(call as usize);
+}
+fn parked(max_ms: u64) -> *mut ht_call {
+    for _ in 0..max_ms / 5 {
+        if let Some(c) = PARKED.lock().unwrap().pop() {
+            return c as *mut ht_call;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    panic!("the handler never ran");
+}
+
+/// Item 3: a parked async call's borrowed texts stay valid after free, until answered.
+#[test]
+fn parked_call_texts_stay_valid_after_free_until_answered() {
+    let _s = serial();
+    let rt = new_rt("{}");
+    add(&rt, &spec("parked", "t", "{}"), park);
+    let d = new_done();
+    let (st, _) = start_async(&rt, "parked", r#"{"k":"v"}"#, r#"{"task_id":"t1"}"#, d);
+    assert_eq!(st, Status::Ok);
+    let call = parked(5000);
+    let (mut an, mut cn, mut nn) = (0, 0, 0);
+    let (a, c, n) = unsafe {
+        (
+            ht_call_args_json(call, &mut an),
+            ht_call_context_json(call, &mut cn),
+            ht_call_tool_name(call, &mut nn),
+        )
+    };
+    drop(rt);
+    assert_eq!(d.calls.load(Ordering::SeqCst), 1, "cancelled at free");
+    assert_eq!(*d.status.lock().unwrap(), Some(Status::Cancelled));
+    // The pointers taken before free still read the call's texts...
+    assert_eq!(borrowed(a, an), r#"{"k":"v"}"#);
+    assert!(borrowed(c, cn).contains("t1"));
+    assert_eq!(borrowed(n, nn), "parked");
+    // ...and the accessors still answer after free, with the same blocks.
+    let mut n2 = 0;
+    let a2 = unsafe { ht_call_args_json(call, &mut n2) };
+    assert_eq!(a2, a, "same block until the answer");
+    // A late answer after free is a clear status, once; then the call is gone.
+    assert_eq!(respond(call, false, "late"), Status::Timeout);
+    assert_eq!(respond(call, false, "again"), Status::NotFound);
+    assert!(unsafe { ht_call_args_json(call, &mut n2) }.is_null());
+}
+
+static HOOKED: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+unsafe extern "C" fn hook_never_answers(_: *mut c_void, hook: *mut ht_hook) {
+    HOOKED.lock().unwrap().push(hook as usize);
+}
+unsafe extern "C" fn never_answers(_: *mut c_void, _call: *mut ht_call) {}
+
+/// Item 9: calls and hooks that time out unanswered leave the pending table.
+#[test]
+fn timed_out_calls_and_hooks_leave_the_pending_table() {
+    let _s = serial();
+    let rt = new_rt(r#"{"dispatch":{"timeout":0.005,"hook_timeout":0.005}}"#);
+    add(&rt, &spec("silent", "t", "{}"), never_answers);
+    add_hook(&rt, "pre_tool_call", hook_never_answers);
+    let id = core_id(&rt);
+    for _ in 0..200 {
+        let out = json(&dispatch(&rt, "silent", "{}"));
+        assert_eq!(out["status"], "timeout", "{out}");
+    }
+    assert_eq!(
+        hermes_tools::core::pending::live_count(id),
+        0,
+        "nothing unanswered stays in the pending table"
+    );
+    assert!(hermes_tools::core::pending::late_count() <= hermes_tools::core::pending::MAX_LATE);
+    // A timed-out hook is still recognised when answered late.
+    let hook = HOOKED.lock().unwrap().pop().unwrap() as *mut ht_hook;
+    let st = unsafe { ht_hook_respond(hook, "{}".as_ptr() as *const c_char, 2) };
+    assert_eq!(st, Status::Timeout);
+    HOOKED.lock().unwrap().clear();
+}
+
+static RELEASE: AtomicBool = AtomicBool::new(false);
+static ENTERED: AtomicUsize = AtomicUsize::new(0);
+fn block_until_released() {
+    ENTERED.fetch_add(1, Ordering::SeqCst);
+    while !RELEASE.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+unsafe extern "C" fn blocking_handler(_: *mut c_void, call: *mut ht_call) {
+    block_until_released();
+    respond(call, false, "done");
+}
+unsafe extern "C" fn blocking_check(_: *mut c_void) -> bool {
+    block_until_released();
+    true
+}
+static FREED: AtomicUsize = AtomicUsize::new(0);
+unsafe extern "C" fn count_free(_: *mut c_void) {
+    FREED.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Item 2: free returns within its bound while a handler blocks the callbacks thread.
+#[test]
+fn free_returns_while_a_handler_blocks_the_callbacks_thread() {
+    let _s = serial();
+    RELEASE.store(false, Ordering::SeqCst);
+    ENTERED.store(0, Ordering::SeqCst);
+    FREED.store(0, Ordering::SeqCst);
+    let rt = new_rt("{}");
+    let s = spec("stuck", "t", "{}");
+    let st = unsafe {
+        ht_runtime_register_tool(
+            rt.0,
+            s.as_ptr() as *const c_char,
+            s.len(),
+            Some(blocking_handler),
+            None,
+            std::ptr::null_mut(),
+            Some(count_free),
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(st, Status::Ok);
+    let d = new_done();
+    assert_eq!(start_async(&rt, "stuck", "{}", "", d).0, Status::Ok);
+    let t0 = Instant::now();
+    while ENTERED.load(Ordering::SeqCst) == 0 && t0.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(ENTERED.load(Ordering::SeqCst), 1);
+    assert!(
+        free_within(rt, Duration::from_secs(10)),
+        "ht_runtime_free returns while host code blocks"
+    );
+    assert_eq!(
+        FREED.load(Ordering::SeqCst),
+        0,
+        "user_data is not freed under running host code"
+    );
+    // Once the host code returns, the completion and the free function still run, once.
+    RELEASE.store(true, Ordering::SeqCst);
+    let t0 = Instant::now();
+    while FREED.load(Ordering::SeqCst) == 0 && t0.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(FREED.load(Ordering::SeqCst), 1);
+    assert_eq!(wait_calls(d, 5000), 1);
+}
+
+/// Item 7: a hung availability check costs one thread, not one per
+/// invalidation, and free still returns.
+#[test]
+fn a_hung_check_leaks_no_threads_and_free_returns() {
+    let _s = serial();
+    RELEASE.store(false, Ordering::SeqCst);
+    ENTERED.store(0, Ordering::SeqCst);
+    let rt = new_rt(r#"{"availability":{"check_timeout_ms":20}}"#);
+    register(
+        &rt,
+        &spec("checked", "t", "{}"),
+        echo,
+        Some(blocking_check),
+        std::ptr::null_mut(),
+    )
+    .unwrap();
+    assert!(
+        def_names(&rt, "{}").is_empty(),
+        "a hung check means unavailable"
+    );
+    let before = threads();
+    for _ in 0..50 {
+        assert_eq!(
+            unsafe { ht_runtime_invalidate_availability(rt.0) },
+            Status::Ok
+        );
+        assert!(def_names(&rt, "{}").is_empty());
+    }
+    let grew = threads().saturating_sub(before);
+    assert!(grew < 5, "50 invalidations started {grew} threads");
+    assert_eq!(
+        ENTERED.load(Ordering::SeqCst),
+        1,
+        "the hung check runs once"
+    );
+    assert!(
+        free_within(rt, Duration::from_secs(10)),
+        "ht_runtime_free returns while a check hangs"
+    );
+    RELEASE.store(true, Ordering::SeqCst);
+}
