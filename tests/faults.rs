@@ -232,3 +232,86 @@ fn a_hung_check_leaks_no_threads_and_free_returns() {
     );
     RELEASE.store(true, Ordering::SeqCst);
 }
+
+/// Limit the address space so that no new thread stack fits (root ignores
+/// RLIMIT_NPROC, not RLIMIT_AS); `false` lifts it again.
+fn starve_threads(on: bool) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let vm_kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmSize:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    let cur = if on {
+        (vm_kb + 1024) * 1024
+    } else {
+        libc::RLIM_INFINITY
+    };
+    let lim = libc::rlimit {
+        rlim_cur: cur,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_AS, &lim) }, 0);
+}
+
+fn thread_starved_child() {
+    let rt = new_rt(r#"{"dispatch":{"timeout":30}}"#);
+    add(&rt, &spec("parked", "t", "{}"), park);
+    let d = new_done();
+    starve_threads(true);
+    // The async call needs the engine for its deadline; the engine cannot start.
+    let (st, _) = start_async(&rt, "parked", "{}", "", d);
+    assert_eq!(st, Status::Ok);
+    let call = parked(5000);
+    assert!(
+        !unsafe { (*rt.0).runtime().core().engine.started() },
+        "the starved engine did not start (else this test proves nothing)"
+    );
+    // A new runtime cannot get its threads: an error, never a panic.
+    match try_new_rt("{}") {
+        Ok(rt2) => drop(rt2),
+        Err((s, m)) => {
+            assert_ne!(s, Status::Panic, "{m}");
+            assert!(m.contains("thread"), "{m}");
+        }
+    }
+    starve_threads(false);
+    drop(rt);
+    assert_eq!(
+        d.calls.load(Ordering::SeqCst),
+        1,
+        "the completion ran at free"
+    );
+    assert_eq!(*d.status.lock().unwrap(), Some(Status::Cancelled));
+    assert_eq!(respond(call, false, "late"), Status::Timeout);
+}
+
+/// Item 8: when threads cannot be created, no async completion is lost and
+/// nothing panics (nor prints a backtrace). Runs in a child process.
+#[test]
+fn thread_creation_failure_loses_no_completion_and_never_panics() {
+    if std::env::var_os("HT_FAULTS_THREAD_CHILD").is_some() {
+        thread_starved_child();
+        return;
+    }
+    let _s = serial();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "thread_creation_failure_loses_no_completion_and_never_panics",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("HT_FAULTS_THREAD_CHILD", "1")
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "child failed:\n{stdout}\n{stderr}");
+    assert!(stdout.contains("1 passed"), "{stdout}");
+    assert!(
+        !stderr.contains("panicked") && !stdout.contains("panicked"),
+        "no panic message or backtrace:\n{stderr}"
+    );
+}

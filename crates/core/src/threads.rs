@@ -13,6 +13,31 @@ use std::time::{Duration, Instant};
 
 pub type Job = Box<dyn FnOnce() + Send>;
 
+thread_local! {
+    /// Set while [`quietly`] runs: a panic caught there is not printed.
+    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+static QUIET_HOOK: std::sync::Once = std::sync::Once::new();
+
+/// Run `f`, catching a panic without printing it (the previous panic hook
+/// still runs for every other panic). For library code that can panic on
+/// resource exhaustion (tokio panics when the OS cannot create a thread),
+/// where the failure is handled and reported as an error instead.
+pub fn quietly<T>(f: impl FnOnce() -> T) -> std::thread::Result<T> {
+    QUIET_HOOK.call_once(|| {
+        let prev = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(|q| q.get()) {
+                prev(info);
+            }
+        }));
+    });
+    let was = QUIET.with(|q| q.replace(true));
+    let out = catch_unwind(AssertUnwindSafe(f));
+    QUIET.with(|q| q.set(was));
+    out
+}
+
 /// What the thread shares with its owner: jobs queued and not yet finished,
 /// and whether the thread has exited.
 #[derive(Default)]

@@ -838,6 +838,13 @@ fn drive_async(mut af: Box<AsyncFlow>, input: Option<Answer>) {
                 af.timer = core.engine.at(deadline, move || {
                     pending::abandon(id, Answer::TimedOut);
                 });
+                if af.timer.is_none() && !core.is_closed() {
+                    // The engine cannot start (no threads): the call goes on
+                    // without its deadline rather than being lost.
+                    tracing::warn!(
+                        "could not arm the timeout of an async call (no engine thread); it waits for its answer or the runtime's free"
+                    );
+                }
             }
             let token = ctl.as_ref().map(|c| c.token.clone()).unwrap_or_default();
             // The flow is parked before its target starts (an answer may come
