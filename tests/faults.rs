@@ -315,3 +315,35 @@ fn thread_creation_failure_loses_no_completion_and_never_panics() {
         "no panic message or backtrace:\n{stderr}"
     );
 }
+
+/// Run `f` on another thread; its result if it returned within `limit`.
+fn within<T: Send + 'static>(limit: Duration, f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(limit).ok()
+}
+
+/// Item 6: repairing a bare value under deeply nested arrays is not
+/// exponential in the depth (40 levels: 2^40 steps before).
+#[test]
+fn argument_repair_is_not_exponential_in_schema_depth() {
+    let _s = serial();
+    const DEPTH: usize = 40;
+    let mut schema = r#"{"type":"string"}"#.to_string();
+    let mut expected = r#""x""#.to_string();
+    for _ in 0..DEPTH {
+        schema = format!(r#"{{"type":"array","items":{schema}}}"#);
+        expected = format!("[{expected}]");
+    }
+    let params = format!(r#"{{"type":"object","properties":{{"a":{schema}}}}}"#);
+    let rt = std::sync::Arc::new(new_rt("{}"));
+    add(&rt, &spec("deep", "t", &params), echo);
+    let rt2 = rt.clone();
+    let out = within(Duration::from_secs(10), move || {
+        dispatch(&rt2, "deep", r#"{"a":"x"}"#)
+    })
+    .expect("repair finishes (it took 2^depth steps)");
+    assert_eq!(json(&out)["a"], json(&expected));
+}
