@@ -347,3 +347,121 @@ fn argument_repair_is_not_exponential_in_schema_depth() {
     .expect("repair finishes (it took 2^depth steps)");
     assert_eq!(json(&out)["a"], json(&expected));
 }
+
+fn batch(rt: &Rt, calls: &str) -> Result<String, (Status, String)> {
+    let mut out = std::ptr::null_mut();
+    let mut n = 0;
+    let mut err = std::ptr::null_mut();
+    let st = unsafe {
+        ht_runtime_dispatch_batch(
+            rt.0,
+            calls.as_ptr() as *const c_char,
+            calls.len(),
+            std::ptr::null(),
+            0,
+            &mut out,
+            &mut n,
+            &mut err,
+        )
+    };
+    if st == Status::Ok {
+        Ok(take(out, n))
+    } else {
+        Err((st, err_text(err)))
+    }
+}
+
+/// Item 10: a model-controlled batch is capped in calls and bytes, with a
+/// clear error naming the limit.
+#[test]
+fn batches_are_capped_in_calls_and_bytes() {
+    let _s = serial();
+    let rt = new_rt(r#"{"limits":{"max_batch_calls":3,"max_batch_bytes":2000}}"#);
+    add(&rt, &spec("echo", "t", "{}"), echo);
+    let call = r#"{"id":"c","function":{"name":"echo","arguments":"{}"}}"#;
+    let calls = |n: usize| format!("[{}]", vec![call; n].join(","));
+    let ok = json(&batch(&rt, &calls(3)).unwrap());
+    assert_eq!(ok.as_array().unwrap().len(), 3);
+    let (st, msg) = batch(&rt, &calls(4)).unwrap_err();
+    assert_eq!(st, Status::InvalidArgument);
+    assert!(msg.contains("limits.max_batch_calls (3)"), "{msg}");
+    let big = format!(
+        r#"[{{"id":"c","function":{{"name":"echo","arguments":"{{\"x\":\"{}\"}}"}}}}]"#,
+        "y".repeat(3000)
+    );
+    let (st, msg) = batch(&rt, &big).unwrap_err();
+    assert_eq!(st, Status::InvalidArgument);
+    assert!(msg.contains("limits.max_batch_bytes (2000)"), "{msg}");
+    // The defaults are documented and finite.
+    let d = hermes_tools::core::config::LimitsConfig::default();
+    assert!(d.max_batch_calls > 0 && d.max_batch_bytes > 0);
+}
+
+/// Item 10: schema size and pattern count are limited at registration.
+#[test]
+fn schemas_are_capped_in_bytes_and_patterns() {
+    let _s = serial();
+    let rt = new_rt(r#"{"limits":{"max_schema_bytes":4000,"max_schema_patterns":10}}"#);
+    let props = |n: usize, pattern: bool| {
+        let p: Vec<String> = (0..n)
+            .map(|i| {
+                if pattern {
+                    format!(r#""p{i}":{{"type":"string","pattern":"^a+$"}}"#)
+                } else {
+                    format!(r#""p{i}":{{"type":"string"}}"#)
+                }
+            })
+            .collect();
+        format!(r#"{{"type":"object","properties":{{{}}}}}"#, p.join(","))
+    };
+    register(
+        &rt,
+        &spec("ten", "t", &props(10, true)),
+        echo,
+        None,
+        std::ptr::null_mut(),
+    )
+    .unwrap();
+    let (st, msg) = register(
+        &rt,
+        &spec("eleven", "t", &props(11, true)),
+        echo,
+        None,
+        std::ptr::null_mut(),
+    )
+    .unwrap_err();
+    assert_eq!(st, Status::InvalidArgument, "{msg}");
+    assert!(msg.contains("limits.max_schema_patterns"), "{msg}");
+    let (st, msg) = register(
+        &rt,
+        &spec("huge", "t", &props(400, false)),
+        echo,
+        None,
+        std::ptr::null_mut(),
+    )
+    .unwrap_err();
+    assert_eq!(st, Status::InvalidArgument, "{msg}");
+    assert!(msg.contains("limits.max_schema_bytes (4000)"), "{msg}");
+    // Bulk registration applies the same limits, naming the spec.
+    let specs = format!("[{}]", spec("bulk", "t", &props(11, true)));
+    let mut err = std::ptr::null_mut();
+    let st = unsafe {
+        ht_runtime_register_tools(
+            rt.0,
+            specs.as_ptr() as *const c_char,
+            specs.len(),
+            Some(echo),
+            None,
+            std::ptr::null_mut(),
+            None,
+            std::ptr::null_mut(),
+            &mut err,
+        )
+    };
+    assert_eq!(st, Status::InvalidArgument);
+    let msg = err_text(err);
+    assert!(
+        msg.contains("tool specs[0]") && msg.contains("limits.max_schema_patterns"),
+        "{msg}"
+    );
+}

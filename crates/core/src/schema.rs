@@ -15,6 +15,34 @@ use std::borrow::Cow;
 /// Most schema-node visits one argument repair makes (see `Node::coerce`).
 pub const REPAIR_BUDGET: usize = 100_000;
 
+thread_local! {
+    /// Patterns the schema compiling on this thread may still use, with the limit.
+    static PATTERNS_LEFT: std::cell::Cell<Option<(usize, usize)>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// Compile schemas inside `f` with at most `max` regular expressions in all
+/// (`limits.max_schema_patterns`): each one costs time and memory to build.
+pub fn with_pattern_limit<T>(max: usize, f: impl FnOnce() -> T) -> T {
+    let before = PATTERNS_LEFT.with(|c| c.replace(Some((max, max))));
+    let out = f();
+    PATTERNS_LEFT.with(|c| c.set(before));
+    out
+}
+
+fn take_pattern(path: &str) -> Result<(), String> {
+    PATTERNS_LEFT.with(|c| match c.get() {
+        None => Ok(()),
+        Some((0, max)) => Err(format!(
+            "{path}: the schema has more than {max} patterns (limits.max_schema_patterns)"
+        )),
+        Some((n, max)) => {
+            c.set(Some((n - 1, max)));
+            Ok(())
+        }
+    })
+}
+
 const T_NULL: u8 = 1;
 const T_BOOL: u8 = 2;
 const T_INT: u8 = 4;
@@ -258,6 +286,7 @@ impl Node {
                 let s = v
                     .as_str()
                     .ok_or_else(|| format!("{path}.pattern: must be a string"))?;
+                take_pattern(path)?;
                 self.pattern =
                     Some(Regex::new(s).map_err(|e| format!("{path}.pattern: invalid regex: {e}"))?);
             }

@@ -130,7 +130,11 @@ impl Runtime {
                 .map_err(|e| Error::invalid(format!("runtime config: approvals: {e}")))?;
         let policy = hermes_approval::Policy::new(config.approvals.clone())
             .map_err(|e| Error::invalid(format!("runtime config: approvals: {e}")))?;
-        let core = Core::new(config.dispatch.clone(), &config.availability)?;
+        let core = Core::new(
+            config.dispatch.clone(),
+            &config.availability,
+            config.limits.clone(),
+        )?;
         let (approval_engine, policy) = (Arc::new(approval_engine), Arc::new(policy));
         let approvals = approvals::Approvals::new(
             approval_engine.clone(),
@@ -221,8 +225,9 @@ impl Runtime {
     ) -> Result<()> {
         let _g = self.core.enter()?;
         let spec = registry::parse_spec(spec_json)?;
+        self.check_schema_size("tool spec", &spec)?;
         let override_ = spec.override_;
-        let entry = registry::build_entry(spec, tool, check)?;
+        let entry = self.build_entry(spec, tool, check)?;
         self.core.register(entry, override_)
     }
 
@@ -242,11 +247,35 @@ impl Runtime {
             .into_iter()
             .enumerate()
             .map(|(i, spec)| {
-                registry::build_entry(spec, tool.clone(), check.clone())
+                self.check_schema_size(&format!("tool specs[{i}]"), &spec)?;
+                self.build_entry(spec, tool.clone(), check.clone())
                     .map_err(|e| Error::new(e.kind, format!("tool specs[{i}]: {}", e.message)))
             })
             .collect::<Result<Vec<_>>>()?;
         self.core.register_many(entries, override_)
+    }
+
+    /// `limits.max_schema_bytes`: checked before the schema is compiled.
+    fn check_schema_size(&self, what: &str, spec: &registry::ToolSpec) -> Result<()> {
+        let (n, max) = (spec.schema.get().len(), self.config.limits.max_schema_bytes);
+        if n > max {
+            return Err(Error::invalid(format!(
+                "{what}: the schema is {n} bytes, over limits.max_schema_bytes ({max})"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Build a registry entry with `limits.max_schema_patterns` in force.
+    fn build_entry(
+        &self,
+        spec: registry::ToolSpec,
+        tool: Arc<dyn Tool>,
+        check: Option<Arc<dyn Check>>,
+    ) -> Result<registry::ToolEntry> {
+        hermes_core::schema::with_pattern_limit(self.config.limits.max_schema_patterns, || {
+            registry::build_entry(spec, tool, check)
+        })
     }
 
     pub fn deregister_tool(&self, name: &str) -> Result<()> {
