@@ -465,3 +465,86 @@ fn schemas_are_capped_in_bytes_and_patterns() {
         "{msg}"
     );
 }
+
+static EV_HOLD: AtomicBool = AtomicBool::new(false);
+static EV_SEEN: AtomicUsize = AtomicUsize::new(0);
+static EV_DROPPED: AtomicUsize = AtomicUsize::new(0);
+unsafe extern "C" fn slow_events(_: *mut c_void, ev: *const c_char, n: usize) {
+    let text = borrowed(ev, n);
+    if text.contains("events_dropped") {
+        let v = json(&text);
+        EV_DROPPED.store(v["count"].as_u64().unwrap() as usize, Ordering::SeqCst);
+    } else {
+        EV_SEEN.fetch_add(1, Ordering::SeqCst);
+    }
+    while EV_HOLD.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+fn emit(rt: &Rt, n: usize) {
+    use hermes_tools::core::ToolServices;
+    let services = unsafe { (*rt.0).runtime().services() };
+    for i in 0..n {
+        services.emit_event(serde_json::json!({"type": "t", "i": i}));
+    }
+}
+
+fn wait_for(what: &AtomicUsize, value: usize) {
+    let t0 = Instant::now();
+    while what.load(Ordering::SeqCst) < value && t0.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Item 5: the event queue is bounded (drops are counted and reported), and
+/// free drops what is queued instead of waiting for a slow handler.
+#[test]
+fn events_are_bounded_and_free_does_not_wait_for_a_slow_handler() {
+    let _s = serial();
+    EV_SEEN.store(0, Ordering::SeqCst);
+    EV_DROPPED.store(0, Ordering::SeqCst);
+    EV_HOLD.store(true, Ordering::SeqCst);
+    let rt = new_rt(r#"{"limits":{"max_queued_events":16}}"#);
+    let st = unsafe {
+        ht_runtime_set_event_handler(
+            rt.0,
+            Some(slow_events),
+            std::ptr::null_mut(),
+            None,
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(st, Status::Ok);
+    emit(&rt, 1);
+    wait_for(&EV_SEEN, 1); // the handler now holds the callbacks thread
+    emit(&rt, 1000);
+    let callbacks = unsafe { (*rt.0).runtime().core().callbacks.clone() };
+    assert!(callbacks.queued() <= 17, "queued: {}", callbacks.queued());
+    EV_HOLD.store(false, Ordering::SeqCst);
+    wait_for(&EV_SEEN, 17);
+    assert_eq!(EV_SEEN.load(Ordering::SeqCst), 17, "1 running + 16 queued");
+    assert_eq!(
+        EV_DROPPED.load(Ordering::SeqCst),
+        984,
+        "drops are counted and reported"
+    );
+    // Free with a full queue behind a held handler: the queue is dropped.
+    EV_SEEN.store(0, Ordering::SeqCst);
+    EV_HOLD.store(true, Ordering::SeqCst);
+    emit(&rt, 1);
+    wait_for(&EV_SEEN, 1);
+    emit(&rt, 16);
+    let releaser = std::thread::spawn(|| {
+        std::thread::sleep(Duration::from_millis(200));
+        EV_HOLD.store(false, Ordering::SeqCst);
+    });
+    assert!(free_within(rt, Duration::from_secs(10)));
+    releaser.join().unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(
+        EV_SEEN.load(Ordering::SeqCst),
+        1,
+        "queued events are not delivered after free"
+    );
+}
