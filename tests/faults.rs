@@ -9,6 +9,7 @@ use hermes_tools::Status;
 use hermes_tools::ffi::api::*;
 use hermes_tools::host::{ht_call, ht_hook};
 use std::ffi::{c_char, c_void};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -547,4 +548,66 @@ fn events_are_bounded_and_free_does_not_wait_for_a_slow_handler() {
         1,
         "queued events are not delivered after free"
     );
+}
+
+/// Item 11: error messages are one line (already so on main: a guard).
+#[test]
+fn error_messages_are_one_line() {
+    let _s = serial();
+    let rt = new_rt("{}");
+    let name = "bad\nname\r\x1b[31m\t";
+    let mut err = std::ptr::null_mut();
+    let st = unsafe {
+        ht_runtime_deregister_tool(rt.0, name.as_ptr() as *const c_char, name.len(), &mut err)
+    };
+    assert_ne!(st, Status::Ok);
+    let msg = err_text(err);
+    assert!(
+        !msg.chars().any(char::is_control),
+        "raw control characters: {msg:?}"
+    );
+    assert!(msg.contains("bad") && msg.contains("name"), "{msg}");
+}
+
+/// Item 11: `sandbox_ro_binds` under /tmp or /run come after the tmpfs that
+/// would hide them.
+#[test]
+fn sandbox_ro_binds_under_tmp_and_run_come_after_their_tmpfs() {
+    use hermes_tools::exec::sandbox::{Sandbox, SandboxConfig};
+    let _s = serial();
+    let dir = std::env::temp_dir().join(format!("ht-faults-ro-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let root = std::env::current_dir().unwrap();
+    let Ok(sb) = Sandbox::new(&SandboxConfig {
+        root: root.clone(),
+        network: false,
+        ro_binds: vec![dir.clone(), PathBuf::from("/run"), PathBuf::from("/usr")],
+        rw_binds: vec![],
+    }) else {
+        eprintln!("no bubblewrap: skipped");
+        return;
+    };
+    let env = vec![];
+    let argv = sb.argv(&hermes_tools::exec::SpawnRequest {
+        script: "true",
+        cwd: &root,
+        env: &env,
+        pty: false,
+        extra_rw: &[],
+    });
+    let pos = |xs: &[&str]| {
+        argv.windows(xs.len())
+            .position(|w| w.iter().zip(xs).all(|(a, b)| a == b))
+            .unwrap_or_else(|| panic!("{xs:?} not in {argv:?}"))
+    };
+    let d = dir.display().to_string();
+    assert!(
+        pos(&["--ro-bind", &d, &d]) > pos(&["--tmpfs", "/tmp"]),
+        "{argv:?}"
+    );
+    assert!(
+        pos(&["--ro-bind", "/run", "/run"]) > pos(&["--tmpfs", "/run"]),
+        "{argv:?}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
 }
