@@ -121,6 +121,18 @@ fn timed_out_calls_and_hooks_leave_the_pending_table() {
     let st = unsafe { ht_hook_respond(hook, "{}".as_ptr() as *const c_char, 2) };
     assert_eq!(st, Status::Timeout);
     HOOKED.lock().unwrap().clear();
+    drop(rt);
+    // Observe-only hooks (nobody waits) that are never answered expire too.
+    let rt = new_rt(r#"{"dispatch":{"hook_timeout":0.001}}"#);
+    add(&rt, &spec("echo", "t", "{}"), echo);
+    add_hook(&rt, "post_tool_call", hook_never_answers);
+    let id = core_id(&rt);
+    for _ in 0..1000 {
+        dispatch(&rt, "echo", "{}");
+    }
+    let live = hermes_tools::core::pending::live_count(id);
+    assert!(live <= 300, "{live} unanswered post_tool_call events kept");
+    HOOKED.lock().unwrap().clear();
 }
 
 static RELEASE: AtomicBool = AtomicBool::new(false);

@@ -121,6 +121,8 @@ struct Entry {
     /// so borrowed pointers survive the shard's table growing.
     name: Arc<str>,
     waiter: Option<Waiter>,
+    /// When an unanswered request nobody waits on is abandoned (observe hooks).
+    expires: Option<Instant>,
 }
 
 #[derive(Default)]
@@ -181,6 +183,33 @@ pub fn insert(
     extra: Option<Arc<str>>,
     waiter: Waiter,
 ) -> u64 {
+    insert_entry(kind, runtime_id, name, payload, extra, waiter, None)
+}
+
+/// File a request nobody waits on (an observe-only hook): if the host has not
+/// answered by `expires`, it is abandoned like a timed-out wait (swept
+/// lazily, as the table grows), so a host that never answers costs bounded
+/// memory.
+pub fn insert_expiring(
+    kind: Kind,
+    runtime_id: u64,
+    name: &str,
+    payload: Arc<str>,
+    waiter: Waiter,
+    expires: Instant,
+) -> u64 {
+    insert_entry(kind, runtime_id, name, payload, None, waiter, Some(expires))
+}
+
+fn insert_entry(
+    kind: Kind,
+    runtime_id: u64,
+    name: &str,
+    payload: Arc<str>,
+    extra: Option<Arc<str>>,
+    waiter: Waiter,
+    expires: Option<Instant>,
+) -> u64 {
     let id = next_id();
     let entry = Entry {
         kind,
@@ -189,9 +218,33 @@ pub fn insert(
         extra,
         name: name.into(),
         waiter: Some(waiter),
+        expires,
     };
-    shard(id).lock().insert(id, entry);
+    let sweep = {
+        let mut guard = shard(id).lock();
+        guard.insert(id, entry);
+        guard.len() % SWEEP_EVERY == 0
+    };
+    if sweep {
+        sweep_expired(shard(id));
+    }
     id
+}
+
+/// A shard is swept for expired entries each time it reaches a multiple of this size.
+const SWEEP_EVERY: usize = 256;
+
+fn sweep_expired(s: &Shard) {
+    let now = Instant::now();
+    let expired: Vec<u64> = s
+        .lock()
+        .iter()
+        .filter(|(_, e)| e.expires.is_some_and(|x| x <= now))
+        .map(|(id, _)| *id)
+        .collect();
+    for id in expired {
+        abandon(id, Answer::TimedOut);
+    }
 }
 
 /// Which text of an entry an accessor wants.

@@ -564,13 +564,17 @@ impl<'a> Flow<'a> {
 
 /// Fire an observe-only hook: the hook answers to free the event; nobody waits.
 fn observe(core: &Core, hook: &HookEntry, event: Arc<str>) {
-    let id = pending::insert(
+    // Nobody waits, but the host should still answer within hook_timeout;
+    // after it the event is abandoned (its texts readable for a grace).
+    let expires = Instant::now()
+        + Duration::from_secs_f64(core.dispatch_config.hook_timeout.clamp(0.0, 86_400.0));
+    let id = pending::insert_expiring(
         Kind::Hook,
         core.id,
         "post_tool_call",
         event.clone(),
-        None,
         Waiter::Async(Box::new(|_| {})),
+        expires,
     );
     hook.hook.call(&event, HookReply::new(id));
 }
