@@ -394,14 +394,21 @@ impl LateStore {
         self.order.push_back((now + LATE_GRACE, id));
     }
     fn expire(&mut self, now: Instant) {
+        // The front is the oldest; ids answered since are stale and skipped.
         while let Some(&(at, id)) = self.order.front() {
-            if at > now && self.order.len() <= MAX_LATE * 2 {
+            let live = self.map.contains_key(&id);
+            if live && at > now {
                 break;
             }
             self.order.pop_front();
-            if at <= now {
+            if live {
                 self.map.remove(&id);
             }
+        }
+        // Stale ids behind a live front: compact now and then.
+        if self.order.len() > 4 * MAX_LATE {
+            let map = &self.map;
+            self.order.retain(|(_, id)| map.contains_key(id));
         }
         self.shrink();
     }
@@ -421,19 +428,19 @@ static LATE: once_cell::sync::Lazy<Mutex<LateStore>> =
 /// its borrowed texts stay valid (for [`LATE_GRACE`]).
 /// Returns false when the answer already arrived.
 pub fn abandon(id: u64, answer: Answer) -> bool {
-    let entry = {
+    let waiter = {
         let mut guard = shard(id).lock();
-        let e = guard.remove(&id);
-        if e.is_some() {
-            shrink(&mut guard);
-        }
-        e
+        let Some(mut entry) = guard.remove(&id) else {
+            return false;
+        };
+        shrink(&mut guard);
+        let waiter = entry.waiter.take();
+        // Moved while the shard is still locked: a respond or an accessor
+        // finds the request in one place or the other, never in neither.
+        // (Lock order: shard, then the late store.)
+        LATE.lock().add(id, entry, Instant::now());
+        waiter
     };
-    let Some(mut entry) = entry else {
-        return false;
-    };
-    let waiter = entry.waiter.take();
-    LATE.lock().add(id, entry, Instant::now());
     match waiter {
         Some(w) => {
             w.deliver(answer);
@@ -450,31 +457,26 @@ pub fn cancel_runtime(runtime_id: u64) -> usize {
     let mut waiters = Vec::new();
     let now = Instant::now();
     for s in TABLE.iter() {
-        let mut gone = Vec::new();
-        {
-            let mut guard = s.lock();
-            let ids: Vec<u64> = guard
-                .iter()
-                .filter(|(_, e)| e.runtime_id == runtime_id)
-                .map(|(id, _)| *id)
-                .collect();
-            for id in ids {
-                if let Some(e) = guard.remove(&id) {
-                    gone.push((id, e));
-                }
-            }
-            shrink(&mut guard);
-        }
-        if gone.is_empty() {
+        let mut guard = s.lock();
+        let ids: Vec<u64> = guard
+            .iter()
+            .filter(|(_, e)| e.runtime_id == runtime_id)
+            .map(|(id, _)| *id)
+            .collect();
+        if ids.is_empty() {
             continue;
         }
         let mut late = LATE.lock();
-        for (id, mut e) in gone {
-            if let Some(w) = e.waiter.take() {
-                waiters.push(w);
+        for id in ids {
+            if let Some(mut e) = guard.remove(&id) {
+                if let Some(w) = e.waiter.take() {
+                    waiters.push(w);
+                }
+                late.add(id, e, now);
             }
-            late.add(id, e, now);
         }
+        drop(late);
+        shrink(&mut guard);
     }
     let n = waiters.len();
     for w in waiters {
