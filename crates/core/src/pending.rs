@@ -223,7 +223,7 @@ fn insert_entry(
     let sweep = {
         let mut guard = shard(id).lock();
         guard.insert(id, entry);
-        guard.len() % SWEEP_EVERY == 0
+        guard.len().is_multiple_of(SWEEP_EVERY)
     };
     if sweep {
         sweep_expired(shard(id));
