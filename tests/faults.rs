@@ -623,3 +623,46 @@ fn sandbox_ro_binds_under_tmp_and_run_come_after_their_tmpfs() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+unsafe extern "C" fn park_silently(_: *mut c_void, _call: *mut ht_call) {}
+
+/// Issue 10 ("pending calls"): async calls in flight are capped per runtime.
+#[test]
+fn async_calls_in_flight_are_capped() {
+    let _s = serial();
+    let rt = new_rt(r#"{"limits":{"max_calls_in_flight":3}}"#);
+    add(&rt, &spec("parked", "t", "{}"), park_silently);
+    let done: Vec<_> = (0..3).map(|_| new_done()).collect();
+    for d in &done {
+        assert_eq!(start_async(&rt, "parked", "{}", "", d).0, Status::Ok);
+    }
+    let extra = new_done();
+    let mut err = std::ptr::null_mut();
+    let mut id = 0;
+    let st = unsafe {
+        ht_runtime_dispatch_async(
+            rt.0,
+            "parked".as_ptr() as *const c_char,
+            6,
+            "{}".as_ptr() as *const c_char,
+            2,
+            std::ptr::null(),
+            0,
+            Some(on_done),
+            extra as *const Done as *mut c_void,
+            &mut id,
+            &mut err,
+        )
+    };
+    assert_eq!(st, Status::Unsupported);
+    assert!(err_text(err).contains("limits.max_calls_in_flight (3)"));
+    drop(rt);
+    for d in &done {
+        assert_eq!(d.calls.load(Ordering::SeqCst), 1);
+    }
+    assert_eq!(
+        extra.calls.load(Ordering::SeqCst),
+        0,
+        "a refused call never completes"
+    );
+}

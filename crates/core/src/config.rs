@@ -63,6 +63,8 @@ pub struct LimitsConfig {
     pub max_schema_patterns: usize,
     /// Most events queued for the host's event handler; more are dropped and counted.
     pub max_queued_events: usize,
+    /// Most async calls in flight (started, not yet completed) per runtime.
+    pub max_calls_in_flight: usize,
 }
 
 impl Default for LimitsConfig {
@@ -73,6 +75,7 @@ impl Default for LimitsConfig {
             max_schema_bytes: 1024 * 1024,
             max_schema_patterns: 1000,
             max_queued_events: 1024,
+            max_calls_in_flight: 65_536,
         }
     }
 }

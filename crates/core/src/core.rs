@@ -159,7 +159,7 @@ impl Core {
         }
     }
 
-    fn active_count(&self) -> isize {
+    pub(crate) fn active_count(&self) -> isize {
         self.active
             .iter()
             .map(|s| s.0.load(Ordering::Acquire))

@@ -544,6 +544,8 @@ pub unsafe extern "C" fn ht_runtime_dispatch(
 /// or `HT_STATUS_CANCELLED` (and an error result) after `ht_runtime_cancel`
 /// or `ht_runtime_free`. Host handlers of async calls run on the callback thread.
 /// `*out_call_id` (may be NULL) receives the id for `ht_runtime_cancel`.
+/// With `limits.max_calls_in_flight` async calls already in flight it fails
+/// with `HT_STATUS_UNSUPPORTED` (retry when some complete).
 ///
 /// # Safety
 /// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.

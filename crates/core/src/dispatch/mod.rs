@@ -764,6 +764,15 @@ pub fn dispatch_async(
     on_done: OnDone,
 ) -> Result<u64> {
     let active = core.enter_owned()?;
+    let max = core.limits.max_calls_in_flight;
+    if core.active_count() > max as isize {
+        return Err(crate::error::Error::new(
+            crate::error::ErrorKind::Unsupported,
+            format!(
+                "too many calls in flight, over limits.max_calls_in_flight ({max}); retry when some complete"
+            ),
+        ));
+    }
     let call_id = pending::next_id();
     let snap = core.snapshot();
     let Some(entry) = snap.tools.get(name).cloned() else {
