@@ -267,6 +267,8 @@ fn starve_threads(on: bool) {
     assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_AS, &lim) }, 0);
 }
 
+unsafe extern "C" fn ignore_log(_: *mut c_void, _: i32, _: *const c_char, _: usize) {}
+
 fn thread_starved_child() {
     let rt = new_rt(r#"{"dispatch":{"timeout":30}}"#);
     add(&rt, &spec("parked", "t", "{}"), park);
@@ -288,6 +290,9 @@ fn thread_starved_child() {
             assert!(m.contains("thread"), "{m}");
         }
     }
+    // The log thread cannot start either: logging is lost (counted), nothing panics.
+    let st = unsafe { ht_set_log_handler(Some(ignore_log), 2, std::ptr::null_mut(), None) };
+    assert_eq!(st, Status::Ok);
     starve_threads(false);
     drop(rt);
     assert_eq!(
