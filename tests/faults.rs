@@ -156,6 +156,11 @@ unsafe extern "C" fn count_free(_: *mut c_void) {
     FREED.fetch_add(1, Ordering::SeqCst);
 }
 
+static LOGGED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+unsafe extern "C" fn capture_log(_: *mut c_void, _: i32, msg: *const c_char, n: usize) {
+    LOGGED.lock().unwrap().push(borrowed(msg, n));
+}
+
 /// Item 2: free returns within its bound while a handler blocks the callbacks thread.
 #[test]
 fn free_returns_while_a_handler_blocks_the_callbacks_thread() {
@@ -185,9 +190,21 @@ fn free_returns_while_a_handler_blocks_the_callbacks_thread() {
         std::thread::sleep(Duration::from_millis(5));
     }
     assert_eq!(ENTERED.load(Ordering::SeqCst), 1);
+    LOGGED.lock().unwrap().clear();
+    assert_eq!(
+        unsafe { ht_set_log_handler(Some(capture_log), 2, std::ptr::null_mut(), None) },
+        Status::Ok
+    );
     assert!(
         free_within(rt, Duration::from_secs(10)),
         "ht_runtime_free returns while host code blocks"
+    );
+    hermes_tools::logging::flush();
+    unsafe { ht_set_log_handler(None, 0, std::ptr::null_mut(), None) };
+    let logged = LOGGED.lock().unwrap().join("\n");
+    assert!(
+        logged.contains("1 call(s)") && logged.contains("callbacks thread is still in host code"),
+        "what free could not finish is logged: {logged}"
     );
     assert_eq!(
         FREED.load(Ordering::SeqCst),
