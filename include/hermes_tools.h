@@ -640,6 +640,9 @@ ht_status ht_hook_respond(struct ht_hook *hook,
  * Receive library events (background process completion, watch-pattern
  * matches, ...) as JSON on the callback thread. NULL `event_fn` removes the
  * handler. The previous handler's free function runs on the callback thread.
+ * At most `limits.max_queued_events` events wait for a slow handler; newer
+ * ones are dropped and counted, reported by an `{"type":"events_dropped",
+ * "count":n}` event before the next one delivered.
  *
  * # Safety
  * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
