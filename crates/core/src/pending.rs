@@ -352,7 +352,7 @@ fn shrink<V>(map: &mut HashMap<u64, V, BuildHasherDefault<IdHasher>>) {
 pub const LATE_GRACE: Duration = Duration::from_secs(60);
 /// At most this many abandoned requests are remembered process-wide; beyond
 /// it the oldest are forgotten first.
-pub const MAX_LATE: usize = 4096;
+pub const MAX_LATE: usize = 65_536;
 
 /// An abandoned request: only what the host can still read or answer.
 struct LateEntry {
