@@ -5,7 +5,7 @@
 use serde::Deserialize;
 
 pub use hermes_builtins::terminal::TerminalConfig;
-pub use hermes_core::config::{AvailabilityConfig, DispatchConfig};
+pub use hermes_core::config::{AvailabilityConfig, DispatchConfig, LimitsConfig};
 use hermes_core::error::{Error, Result};
 
 /// Log levels a config may name.
@@ -21,6 +21,8 @@ pub struct Config {
     pub approvals: ApprovalsConfig,
     pub dispatch: DispatchConfig,
     pub availability: AvailabilityConfig,
+    /// Caps on what a host or a model can make the library hold.
+    pub limits: LimitsConfig,
     pub data_dir: Option<String>,
     pub skills_dir: Option<String>,
     pub workspace_root: Option<String>,
