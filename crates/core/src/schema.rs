@@ -1053,7 +1053,11 @@ mod tests {
     #[test]
     fn nodes_stay_small() {
         // Tens of thousands live in a big registry; the rare keywords are boxed.
-        assert!(std::mem::size_of::<Node>() <= 128, "{}", std::mem::size_of::<Node>());
+        assert!(
+            std::mem::size_of::<Node>() <= 128,
+            "{}",
+            std::mem::size_of::<Node>()
+        );
     }
 
     #[test]

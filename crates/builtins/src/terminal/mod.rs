@@ -418,6 +418,11 @@ builtin exit $__ht_ec
                 input,
             },
         );
+        // A command that started while close ran: close set `closed` before
+        // it looked at `live`, so either it saw this entry or we see `closed`.
+        if self.closed.load(Ordering::Acquire) {
+            self.backend.kill(pid, libc::SIGKILL);
+        }
     }
 
     pub(crate) fn live_remove(&self, key: &str) {

@@ -373,6 +373,12 @@ fn run_background(
             );
         }
     };
+    // Started while close ran: close may have listed the processes before
+    // this one joined them (it set `closed` first), so end it here.
+    if term.is_closed() {
+        p.kill(&**term);
+        return err_result("The runtime is closing", "error");
+    }
     let mut v = json!({
         "output": "Background process started",
         "session_id": p.id,
