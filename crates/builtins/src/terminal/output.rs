@@ -141,23 +141,27 @@ impl Capture {
         }
         let head = clean(&self.head);
         let tail = clean(skip_partial_char(&self.tail));
-        let kept_bytes = (self.head_cap + self.tail.len().min(self.tail_cap)) as u64;
-        let omitted_bytes = self.total.saturating_sub(kept_bytes);
-        let marker = format!(
-            "\n\n... [OUTPUT TRUNCATED - about {} bytes omitted out of {} total bytes] ...{}\n\n",
-            omitted_bytes.max(1),
-            self.total,
-            spill_note(spill.as_deref())
-        );
-        let budget = self.max_chars.saturating_sub(marker.chars().count());
+        let note = spill_note(spill.as_deref());
+        let total = self.total;
+        let marker = |omitted: u64| {
+            format!(
+                "\n\n... [OUTPUT TRUNCATED - about {omitted} bytes omitted out of {total} total bytes] ...{note}\n\n"
+            )
+        };
+        // Room for the marker at its longest (the omitted count is at most the total).
+        let budget = self.max_chars.saturating_sub(marker(total).chars().count());
         let head_chars = budget * 2 / 5;
         let tail_chars = budget - head_chars;
-        let mut out = String::with_capacity(self.max_chars + 64);
-        out.extend(head.chars().take(head_chars));
-        out.push_str(&marker);
+        let head_kept: String = head.chars().take(head_chars).collect();
         let tail = tail.trim_end();
         let n = tail.chars().count();
-        out.extend(tail.chars().skip(n.saturating_sub(tail_chars)));
+        let tail_kept: String = tail.chars().skip(n.saturating_sub(tail_chars)).collect();
+        // What the model does not see: everything but the text kept around the marker.
+        let omitted = total.saturating_sub((head_kept.len() + tail_kept.len()) as u64);
+        let mut out = String::with_capacity(self.max_chars + 64);
+        out.push_str(&head_kept);
+        out.push_str(&marker(omitted.max(1)));
+        out.push_str(&tail_kept);
         (out, spill)
     }
 }
@@ -413,6 +417,16 @@ mod tests {
         assert!(text.starts_with("START"));
         assert!(text.ends_with("THE END"));
         assert!(text.contains("OUTPUT TRUNCATED"));
+        // The note counts exactly what is not shown (plain text: bytes are chars).
+        let total = 6 + 10_000 * 22 + 7;
+        let (before, rest) = text
+            .split_once("\n\n... [OUTPUT TRUNCATED - about ")
+            .unwrap();
+        let (count, rest) = rest.split_once(" bytes omitted out of ").unwrap();
+        let after = rest.split_once("] ...\n\n").unwrap().1;
+        assert!(rest.starts_with(&format!("{total} total bytes")), "{rest}");
+        let shown = before.len() + after.len();
+        assert_eq!(count.parse::<usize>().unwrap(), total - shown, "{text}");
     }
 
     #[test]
