@@ -14,6 +14,7 @@
 
 #![deny(unsafe_code)]
 
+pub mod fs;
 pub mod local;
 pub mod pump;
 pub mod sandbox;

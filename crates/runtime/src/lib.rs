@@ -61,6 +61,16 @@ impl ToolServices for Services {
         approvals::decide(self, command, ctx, cancel)
     }
 
+    fn approve_check(
+        &self,
+        check: hermes_approval::CheckResult,
+        subject: &str,
+        ctx: &CallContext,
+        cancel: &CancelToken,
+    ) -> CommandDecision {
+        approvals::decide_check(self, check, subject, ctx, cancel)
+    }
+
     fn emit_event(&self, event: Value) {
         let sink = self.events.read().clone();
         if let Some(sink) = sink {

@@ -1,0 +1,332 @@
+//! `read_file`: a page of numbered `N|text` lines. Kept from the original:
+//! 1-based offset/limit, long lines cut, a character budget with
+//! `next_offset`, device and binary files refused, images described,
+//! credential files behind approval, `similar_files` when a path is wrong,
+//! and the loop guards (an unchanged re-read gets a short stub, the next
+//! one an error). Done better: one pass over the bytes in process (no
+//! `wc`/`sed`), true line counts (a last line without a newline counts),
+//! no phantom empty line at the end.
+
+use serde_json::{Value, json};
+use std::path::Path;
+
+use super::paths;
+use super::state::{Dedup, FileCtx, error};
+use hermes_core::RunCtx;
+
+const DEVICES: &[&str] = &[
+    "/dev/zero",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/full",
+    "/dev/stdin",
+    "/dev/tty",
+    "/dev/console",
+    "/dev/stdout",
+    "/dev/stderr",
+    "/dev/fd/0",
+    "/dev/fd/1",
+    "/dev/fd/2",
+];
+
+const IMAGE_EXT: &[&str] = &["png", "jpg", "jpeg", "gif", "webp", "bmp", "ico"];
+const BINARY_EXT: &[&str] = &[
+    "exe", "dll", "so", "dylib", "o", "a", "lib", "bin", "class", "jar", "war", "pyc", "pyo",
+    "zip", "gz", "tgz", "bz2", "xz", "zst", "7z", "rar", "tar", "iso", "dmg", "pdf", "mp3", "mp4",
+    "avi", "mov", "mkv", "wav", "flac", "ogg", "woff", "woff2", "ttf", "otf", "eot", "sqlite",
+    "db", "wasm", "tiff", "psd",
+];
+
+fn ext_of(p: &Path) -> String {
+    p.extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default()
+}
+
+/// More than 30% control bytes (or any NUL) in the first 1000 bytes.
+pub fn looks_binary(head: &[u8]) -> bool {
+    let head = &head[..head.len().min(1000)];
+    if head.is_empty() {
+        return false;
+    }
+    if head.contains(&0) {
+        return true;
+    }
+    let ctrl = head
+        .iter()
+        .filter(|&&b| b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t' | 0x0c | 0x1b))
+        .count();
+    ctrl * 10 > head.len() * 3
+}
+
+fn int_arg(args: &Value, key: &str) -> Option<i64> {
+    match args.get(key)? {
+        Value::Number(n) => n.as_i64().or_else(|| n.as_f64().map(|f| f as i64)),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+pub fn run(fc: &FileCtx, args: &Value, ctx: &RunCtx) -> (Value, bool) {
+    let task = ctx.context.task_id.as_str();
+    let Some(path) = args.get("path").and_then(Value::as_str) else {
+        return (error("path is required"), true);
+    };
+    let offset = int_arg(args, "offset").unwrap_or(1).max(1) as usize;
+    let limit = int_arg(args, "limit")
+        .unwrap_or(500)
+        .clamp(1, fc.cfg.max_lines as i64) as usize;
+    let (abs, real) = match fc.resolve(task, path) {
+        Ok(p) => p,
+        Err(e) => return (error(e), true),
+    };
+    let shown = abs.display().to_string();
+    if DEVICES
+        .iter()
+        .any(|d| Path::new(d) == abs || Path::new(d) == real)
+    {
+        return (
+            error(format!(
+                "Cannot read device file {shown}: it never ends or blocks. Read a regular file."
+            )),
+            true,
+        );
+    }
+    if let Some(reason) = paths::read_sensitive(&real, &fc.home, &fc.data_dir)
+        && let Err(e) = fc.approve(
+            "file_read_credentials",
+            &reason,
+            &format!("read_file {shown}"),
+            ctx,
+        )
+    {
+        return (json!({"error": e, "path": shown}), true);
+    }
+    let meta = match fc.fs.metadata(&real) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let mut v = json!({
+                "content": "", "total_lines": 0, "file_size": 0, "truncated": false,
+                "is_binary": false, "is_image": false,
+                "error": format!("File not found: {shown}"),
+            });
+            let similar = similar_files(fc, &abs);
+            if !similar.is_empty() {
+                v["similar_files"] = json!(similar);
+            }
+            return (v, true);
+        }
+        Err(e) => return (error(format!("Cannot read {shown}: {e}")), true),
+    };
+    if meta.is_dir {
+        return (
+            error(format!(
+                "{shown} is a directory, not a file. Use search_files with target='files' to list it."
+            )),
+            true,
+        );
+    }
+    let ext = ext_of(&real);
+    if IMAGE_EXT.contains(&ext.as_str()) {
+        return (
+            json!({
+                "is_image": true, "is_binary": true, "file_size": meta.len,
+                "hint": format!("{shown} is an image ({ext}, {} bytes); read_file returns text only. Use a vision tool to look at it.", meta.len),
+            }),
+            false,
+        );
+    }
+    if BINARY_EXT.contains(&ext.as_str()) {
+        return (
+            json!({"is_binary": true, "file_size": meta.len,
+                   "error": format!("Cannot read binary file {shown} (.{ext}): read_file shows text only. Use the terminal with a suitable tool (for example xxd or unzip -l) instead.")}),
+            true,
+        );
+    }
+    match fc.check_dedup(task, &real, offset, limit, meta.mtime_ns) {
+        Dedup::Fresh => {}
+        Dedup::Stub => {
+            return (
+                json!({
+                    "status": "unchanged",
+                    "message": format!("{shown} has not changed since you read it (same offset and limit); its content is already in the conversation above. Use it instead of reading again."),
+                    "path": shown, "dedup": true, "content_returned": false,
+                }),
+                false,
+            );
+        }
+        Dedup::Blocked(n) => {
+            return (
+                json!({
+                    "error": format!("BLOCKED: you have read {shown} (same offset and limit) {n} times and it has not changed. Stop re-reading it: use the content you already have and move on to the next step."),
+                    "path": shown, "already_read": n,
+                }),
+                true,
+            );
+        }
+    }
+    let data = match fc.fs.read(&real) {
+        Ok(d) => d,
+        Err(e) => return (error(format!("Cannot read {shown}: {e}")), true),
+    };
+    if looks_binary(&data) {
+        return (
+            json!({"is_binary": true, "file_size": meta.len,
+                   "error": format!("Cannot read {shown}: it looks binary (control bytes in its first 1000 bytes). read_file shows text only.")}),
+            true,
+        );
+    }
+    let mut v = render(fc, &data, offset, limit);
+    let truncated = v["truncated"].as_bool().unwrap_or(false);
+    fc.mark_read(task, &real, meta.mtime_ns, offset > 1 || truncated);
+    v["file_size"] = json!(meta.len);
+    if meta.len > 512 * 1024 && limit > 200 && truncated {
+        v["_hint"] = json!(
+            "This file is large: search_files with a pattern (and context) finds the part you need faster than paging through it."
+        );
+    }
+    (v, false)
+}
+
+/// The page of `data` starting at line `offset` (1-based), numbered.
+fn render(fc: &FileCtx, data: &[u8], offset: usize, limit: usize) -> Value {
+    let mut data = data;
+    if offset == 1 && data.starts_with(b"\xEF\xBB\xBF") {
+        data = &data[3..];
+    }
+    let newlines = memchr::memchr_iter(b'\n', data).count();
+    let total = newlines + usize::from(!data.is_empty() && !data.ends_with(b"\n"));
+    // find the byte where line `offset` starts
+    let mut start = 0usize;
+    if offset > 1 {
+        match memchr::memchr_iter(b'\n', data).nth(offset - 2) {
+            Some(i) => start = i + 1,
+            None => start = data.len(),
+        }
+    }
+    let budget = fc.cfg.max_read_chars;
+    let max_len = fc.cfg.max_line_length;
+    let mut content = String::new();
+    let mut shown = 0usize;
+    let mut cut_by_budget = false;
+    let mut rest = &data[start..];
+    while shown < limit && !rest.is_empty() {
+        let (line, next) = match memchr::memchr(b'\n', rest) {
+            Some(i) => (&rest[..i], &rest[i + 1..]),
+            None => (rest, &rest[rest.len()..]),
+        };
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let text = String::from_utf8_lossy(line);
+        let n = offset + shown;
+        let mut rendered = if text.chars().count() > max_len {
+            let cut: String = text.chars().take(max_len).collect();
+            format!("{n}|{cut}... [truncated]")
+        } else {
+            format!("{n}|{text}")
+        };
+        let extra = rendered.len() + usize::from(!content.is_empty());
+        if content.len() + extra > budget {
+            if shown == 0 {
+                // one line bigger than the budget: clamp it mid-line
+                let mut cut = budget.saturating_sub(20);
+                while !rendered.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                rendered.truncate(cut);
+                rendered.push_str("... [truncated]");
+                content = rendered;
+                shown = 1;
+            }
+            cut_by_budget = true;
+            break;
+        }
+        if !content.is_empty() {
+            content.push('\n');
+        }
+        content.push_str(&rendered);
+        shown += 1;
+        rest = next;
+    }
+    let last = offset + shown.saturating_sub(1);
+    let truncated = cut_by_budget || total > offset + limit - 1;
+    let mut v = json!({
+        "content": content,
+        "total_lines": total,
+        "file_size": 0,
+        "truncated": truncated,
+        "is_binary": false,
+        "is_image": false,
+    });
+    if truncated && last < total {
+        v["hint"] = json!(format!(
+            "Use offset={} to continue reading (showing {}-{} of {} lines)",
+            last + 1,
+            offset,
+            last,
+            total
+        ));
+        if cut_by_budget {
+            v["truncated_by"] = json!("bytes");
+            v["next_offset"] = json!(last + 1);
+        }
+    }
+    if offset > total && total > 0 {
+        v["hint"] = json!(format!(
+            "offset {offset} is past the end of the file ({total} lines)"
+        ));
+    }
+    v
+}
+
+/// Up to five paths near a missing one (same stem, prefix, substring, ...).
+fn similar_files(fc: &FileCtx, abs: &Path) -> Vec<String> {
+    let Some(dir) = abs.parent() else {
+        return Vec::new();
+    };
+    let Ok(entries) = fc.fs.read_dir(dir) else {
+        return Vec::new();
+    };
+    let want = abs
+        .file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    let want_stem = want
+        .rsplit_once('.')
+        .map(|(s, _)| s)
+        .unwrap_or(&want)
+        .to_string();
+    let want_ext = want.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
+    let mut scored: Vec<(u32, String)> = entries
+        .iter()
+        .filter(|e| !e.is_dir)
+        .filter_map(|e| {
+            let name = e.name.to_lowercase();
+            let stem = name.rsplit_once('.').map(|(s, _)| s).unwrap_or(&name);
+            let ext = name.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
+            let score = if stem == want_stem {
+                90
+            } else if name.starts_with(&want_stem) || want.starts_with(stem) {
+                70
+            } else if name.contains(&want_stem) {
+                60
+            } else if want.contains(stem) && stem.len() > 2 {
+                40
+            } else if ext == want_ext && overlap(&name, &want) >= 0.4 {
+                30
+            } else {
+                0
+            };
+            (score > 0).then(|| (score, dir.join(&e.name).display().to_string()))
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored.into_iter().take(5).map(|(_, p)| p).collect()
+}
+
+fn overlap(a: &str, b: &str) -> f64 {
+    let sa: std::collections::HashSet<char> = a.chars().collect();
+    let sb: std::collections::HashSet<char> = b.chars().collect();
+    let inter = sa.intersection(&sb).count() as f64;
+    let union = sa.union(&sb).count().max(1) as f64;
+    inter / union
+}
