@@ -8,4 +8,8 @@
 pub mod activity;
 pub mod file;
 pub mod fuzzy;
+pub mod memory;
+pub mod skills;
 pub mod terminal;
+pub mod threats;
+pub mod todo;
