@@ -309,6 +309,9 @@ fn ratio(a: &str, b: &str) -> f32 {
     TextDiff::from_chars(a, b).ratio()
 }
 
+/// A per-line normalisation of a line-based strategy.
+type Norm = dyn Fn(&str) -> String;
+
 /// Run the chain; returns the winning strategy and its spans.
 pub fn find(content: &str, old: &str) -> (&'static str, Vec<Span>) {
     // 1. exact (non-overlapping, like str.replace)
@@ -325,7 +328,7 @@ pub fn find(content: &str, old: &str) -> (&'static str, Vec<Span>) {
     let old_trim_nl = old.trim_end_matches('\n');
     let lines = line_spans(content);
     // 2-4. line based normalisations
-    let strategies: [(&'static str, &dyn Fn(&str) -> String); 3] = [
+    let strategies: [(&'static str, &Norm); 3] = [
         ("line_trimmed", &|l: &str| l.trim().to_string()),
         ("whitespace_normalized", &|l: &str| collapse_ws(l.trim())),
         ("indentation_flexible", &|l: &str| {
@@ -383,7 +386,7 @@ pub fn find(content: &str, old: &str) -> (&'static str, Vec<Span>) {
         }
     }
     // 7. unicode_normalized: exact on normalised lines, then trimmed
-    if content.chars().any(|c| !c.is_ascii()) || old.chars().any(|c| !c.is_ascii()) {
+    if !content.is_ascii() || !old.is_ascii() {
         let spans = line_windows(content, &lines, old_trim_nl, &|l: &str| unicode_norm(l));
         if !spans.is_empty() {
             return ("unicode_normalized", spans);
@@ -483,7 +486,7 @@ fn map_fragment(line: &str, target: &str) -> Option<Span> {
         let mut buf = [0u8; 4];
         let s: &str = UNICODE_MAP
             .iter()
-            .find(|(f, _)| f.chars().next() == Some(c))
+            .find(|(f, _)| f.starts_with(c))
             .map(|(_, p)| *p)
             .unwrap_or_else(|| c.encode_utf8(&mut buf));
         for _ in 0..s.len() {

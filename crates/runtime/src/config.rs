@@ -153,10 +153,10 @@ impl Config {
 
 /// `~` and `~/...` against `$HOME`.
 pub fn expand_home(p: &str) -> String {
-    if p == "~" || p.starts_with("~/") {
-        if let Some(home) = std::env::var_os("HOME") {
-            return format!("{}{}", home.to_string_lossy(), &p[1..]);
-        }
+    if (p == "~" || p.starts_with("~/"))
+        && let Some(home) = std::env::var_os("HOME")
+    {
+        return format!("{}{}", home.to_string_lossy(), &p[1..]);
     }
     p.to_string()
 }
