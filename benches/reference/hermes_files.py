@@ -73,8 +73,14 @@ def search(i):
     assert v.get("total_count", 0) > 0, str(v)[:300]
 
 
+def rare(i):
+    v = call("search_files", {"pattern": r"handler_99_90\(", "path": tree}, f"q{i}")
+    assert v.get("total_count", 0) == 1, str(v)[:300]
+
+
 res = {}
-for name, fn in [("read_file", read), ("write_file", write), ("patch", patch), ("search_files", search)]:
+for name, fn in [("read_file", read), ("write_file", write), ("patch", patch), ("search_files", search),
+                 ("search_files_rare", rare)]:
     res[name] = median_ms(fn)
     print(f"  original {name:14} {res[name]:9.2f} ms")
 print("JSON " + json.dumps(res))

@@ -6,6 +6,7 @@
 
 pub mod api;
 pub mod approval;
+pub mod builtins;
 pub mod host;
 pub mod logging;
 pub mod status;

@@ -99,46 +99,97 @@ fn main() {
     let tree = root.join("tree").display().to_string();
 
     let read = time(n, |i| {
-        let v = call(&rt, &format!("r{i}"), "read_file", &json!({"path": big, "offset": 199_501, "limit": 500}));
+        let v = call(
+            &rt,
+            &format!("r{i}"),
+            "read_file",
+            &json!({"path": big, "offset": 199_501, "limit": 500}),
+        );
         assert!(v["content"].as_str().unwrap().starts_with("199501|"), "{v}");
     });
     let content: String = "lorem ipsum dolor sit amet\n".repeat(4000);
     let write = time(n, |i| {
-        let v = call(&rt, "w", "write_file", &json!({"path": root.join(format!("out{}.txt", i % 4)), "content": content}));
+        let v = call(
+            &rt,
+            "w",
+            "write_file",
+            &json!({"path": root.join(format!("out{}.txt", i % 4)), "content": content}),
+        );
         assert!(v["bytes_written"].as_u64().is_some(), "{v}");
     });
     let mut flip = false;
     let patch = time(n, |_| {
-        let (a, b) = if flip { ("MARKER_B", "MARKER_A") } else { ("MARKER_A", "MARKER_B") };
+        let (a, b) = if flip {
+            ("MARKER_B", "MARKER_A")
+        } else {
+            ("MARKER_A", "MARKER_B")
+        };
         flip = !flip;
-        let v = call(&rt, "p", "patch", &json!({"mode": "replace", "path": mid, "old_string": format!("let marker = {a};"), "new_string": format!("let marker = {b};")}));
+        let v = call(
+            &rt,
+            "p",
+            "patch",
+            &json!({"mode": "replace", "path": mid, "old_string": format!("let marker = {a};"), "new_string": format!("let marker = {b};")}),
+        );
         assert_eq!(v["success"], true, "{v}");
     });
     let search = time(n, |i| {
-        let v = call(&rt, &format!("s{i}"), "search_files", &json!({"pattern": "needle_call\\(\\d+\\)", "path": tree}));
+        let v = call(
+            &rt,
+            &format!("s{i}"),
+            "search_files",
+            &json!({"pattern": "needle_call\\(\\d+\\)", "path": tree}),
+        );
         assert_eq!(v["total_count"], 334, "{v}");
     });
-    let rg = Command::new("rg").arg("--version").output().is_ok().then(|| {
-        time(n, |_| {
-            let out = Command::new("rg")
-                .args(["--line-number", "--no-heading", "--with-filename", "needle_call\\(\\d+\\)", &tree])
-                .output()
-                .unwrap();
-            assert_eq!(out.stdout.iter().filter(|&&b| b == b'\n').count(), 334);
-        })
+    let rare = time(n, |i| {
+        let v = call(
+            &rt,
+            &format!("q{i}"),
+            "search_files",
+            &json!({"pattern": "handler_99_90\\(", "path": tree}),
+        );
+        assert_eq!(v["total_count"], 1, "{v}");
     });
+    let rg = Command::new("rg")
+        .arg("--version")
+        .output()
+        .is_ok()
+        .then(|| {
+            time(n, |_| {
+                let out = Command::new("rg")
+                    .args([
+                        "--line-number",
+                        "--no-heading",
+                        "--with-filename",
+                        "needle_call\\(\\d+\\)",
+                        &tree,
+                    ])
+                    .output()
+                    .unwrap();
+                assert_eq!(out.stdout.iter().filter(|&&b| b == b'\n').count(), 334);
+            })
+        });
     println!("file tools, median of {n} (through dispatch_sync):");
     println!("  read_file last page of 10 MB   {:8.2} ms", ms(read));
     println!("  write_file 100 KB              {:8.2} ms", ms(write));
     println!("  patch replace in 1 MB          {:8.2} ms", ms(patch));
     println!("  search_files 10 000 files      {:8.2} ms", ms(search));
+    println!("  search_files, one hit in all   {:8.2} ms", ms(rare));
     if let Some(rg) = rg {
-        println!("  rg same tree and pattern       {:8.2} ms   (search_files / rg = {:.2}x)", ms(rg), ms(search) / ms(rg));
+        println!(
+            "  rg same tree and pattern       {:8.2} ms   (search_files / rg = {:.2}x)",
+            ms(rg),
+            ms(search) / ms(rg)
+        );
     } else {
         println!("  rg not installed: no comparison");
     }
     if let Ok(py) = std::env::var("HT_ORIGINAL_PYTHON") {
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../benches/reference/hermes_files.py");
+        let script = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../benches/reference/hermes_files.py"
+        );
         let out = Command::new(py)
             .args([script, &root.display().to_string(), &n.to_string()])
             .output()
@@ -153,9 +204,19 @@ fn main() {
             .find_map(|l| l.strip_prefix("JSON "))
             .and_then(|j| serde_json::from_str(j).ok())
             .unwrap_or(Value::Null);
-        for (k, ours) in [("read_file", read), ("write_file", write), ("patch", patch), ("search_files", search)] {
+        for (k, ours) in [
+            ("read_file", read),
+            ("write_file", write),
+            ("patch", patch),
+            ("search_files", search),
+            ("search_files_rare", rare),
+        ] {
             if let Some(o) = orig[k].as_f64() {
-                println!("  {k:14} original {o:9.2} ms   ours {:8.2} ms   {:6.1}x faster", ms(ours), o / ms(ours));
+                println!(
+                    "  {k:14} original {o:9.2} ms   ours {:8.2} ms   {:6.1}x faster",
+                    ms(ours),
+                    o / ms(ours)
+                );
             }
         }
     }

@@ -571,7 +571,8 @@ fn credential_reads_and_sensitive_writes_need_approval() {
     let off = env(&["file"], json!({"approvals": {"mode": "off"}}));
     write(&off.path(".env"), "TOKEN=abc\n");
     let v = off.call("read_file", json!({"path": ".env"}));
-    assert_eq!(v["content"], "1|TOKEN=abc", "{v}");
+    // allowed, and the secret is redacted like terminal output
+    assert_eq!(v["content"], "1|TOKEN=***", "{v}");
 }
 
 #[test]
@@ -631,4 +632,37 @@ fn file_tools_follow_the_terminal_cwd() {
     assert_eq!(v["exit_code"], 0, "{v}");
     let v = e.call("read_file", json!({"path": "here.txt"}));
     assert_eq!(v["content"], "1|inside proj", "{v}");
+}
+
+#[test]
+fn repeated_searches_and_failing_patches_get_nudged() {
+    let e = files();
+    write(&e.path("a.txt"), "alpha\nbeta\n");
+    let args = json!({"pattern": "alpha"});
+    assert!(
+        e.call("search_files", args.clone())
+            .get("_warning")
+            .is_none()
+    );
+    assert!(
+        e.call("search_files", args.clone())
+            .get("_warning")
+            .is_none()
+    );
+    let v = e.call("search_files", args.clone());
+    assert!(v["_warning"].as_str().is_some(), "{v}");
+    let v = e.call("search_files", args.clone());
+    assert!(v["error"].as_str().unwrap().starts_with("BLOCKED"), "{v}");
+    // another call in between resets
+    e.call("write_file", json!({"path": "b.txt", "content": "b"}));
+    let v = e.call("search_files", args);
+    assert_eq!(v["total_count"], 1, "{v}");
+    for i in 1..=3 {
+        let v = e.call(
+            "patch",
+            json!({"mode": "replace", "path": "a.txt", "old_string": format!("zzz qqq {i}"), "new_string": "x"}),
+        );
+        let hint = v["_hint"].as_str().unwrap();
+        assert_eq!(hint.contains("failed in a row"), i == 3, "{hint}");
+    }
 }

@@ -96,7 +96,12 @@ fn replace(fc: &FileCtx, args: &Value, ctx: &RunCtx) -> (Value, bool) {
         Ok(r) => r,
         Err(e) => {
             let mut v = json!({"success": false, "error": e.message()});
-            if matches!(e, fuzzy::FuzzyError::NoMatch { .. }) {
+            let failures = fc.patch_outcome(task, &real, true);
+            if failures >= 3 {
+                v["_hint"] = json!(format!(
+                    "{failures} patches of this file failed in a row. Stop guessing: read_file the exact region first, then copy old_string from it character for character; or rewrite the file with write_file if the change is large."
+                ));
+            } else if matches!(e, fuzzy::FuzzyError::NoMatch { .. }) {
                 v["_hint"] = json!(
                     "read_file the region again and copy old_string exactly (whitespace included), or include more surrounding lines."
                 );
@@ -104,6 +109,7 @@ fn replace(fc: &FileCtx, args: &Value, ctx: &RunCtx) -> (Value, bool) {
             return (v, true);
         }
     };
+    fc.patch_outcome(task, &real, false);
     let diff = unified_diff(&text, &replaced.content, &shown);
     let out = if crlf {
         replaced.content.replace('\n', "\r\n")

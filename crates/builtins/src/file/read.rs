@@ -247,6 +247,10 @@ fn render(fc: &FileCtx, data: &[u8], offset: usize, limit: usize) -> Value {
         shown += 1;
         rest = next;
     }
+    if hermes_approval::redact::may_contain_secret(&content) {
+        // like the terminal's output: secrets never reach the model
+        content = hermes_approval::redact::redact_secrets(&content);
+    }
     let last = offset + shown.saturating_sub(1);
     let truncated = cut_by_budget || total > offset + limit - 1;
     let mut v = json!({

@@ -175,16 +175,30 @@ pub fn run(fc: &FileCtx, args: &Value, ctx: &RunCtx) -> (Value, bool) {
             true,
         );
     }
+    let repeat = fc.search_repeat(task, args.to_string());
+    if repeat >= 4 {
+        return (
+            json!({"error": format!("BLOCKED: this exact search ran {repeat} times in a row with nothing else in between; the results have not changed. Use the results you already have, or change the pattern or path.")}),
+            true,
+        );
+    }
     let glob = args
         .get("file_glob")
         .and_then(Value::as_str)
         .filter(|s| !s.trim().is_empty());
-    if target == "files" {
-        return files(fc, pattern, given, &root, limit, offset);
+    let (mut v, is_error) = if target == "files" {
+        files(fc, pattern, given, &root, limit, offset)
+    } else {
+        content(
+            fc, pattern, given, &root, glob, limit, offset, context, mode,
+        )
+    };
+    if repeat == 3 && !is_error {
+        v["_warning"] = json!(
+            "You ran this exact search three times in a row: the results are the same. Move on, or search for something else."
+        );
     }
-    content(
-        fc, pattern, given, &root, glob, limit, offset, context, mode,
-    )
+    (v, is_error)
 }
 
 fn walker(root: &Path, glob: Option<&str>) -> Result<WalkBuilder, String> {

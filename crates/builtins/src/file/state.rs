@@ -57,6 +57,10 @@ pub struct TaskFiles {
     dedup: HashMap<(PathBuf, usize, usize), (i128, u32, u64)>,
     /// Path -> what the last read saw (staleness warnings on write).
     pub marks: HashMap<PathBuf, ReadMark>,
+    /// The last search, how often in a row, at which activity epoch.
+    last_search: Option<(String, u32, u64)>,
+    /// Consecutive failed patches per path.
+    patch_failures: HashMap<PathBuf, u32>,
 }
 
 /// The toolset's state.
@@ -273,6 +277,36 @@ impl FileCtx {
             )),
             _ => None,
         }
+    }
+
+    /// How many times in a row this exact search ran (1 = first), with no
+    /// other tool call in between.
+    pub fn search_repeat(&self, task: &str, key: String) -> u32 {
+        let epoch = self.activity.epoch(task);
+        self.with_task(task, |t| match &mut t.last_search {
+            Some((k, n, ep)) if *k == key && *ep == epoch => {
+                *n += 1;
+                *n
+            }
+            _ => {
+                t.last_search = Some((key, 1, epoch));
+                1
+            }
+        })
+    }
+
+    /// Count a failed patch of `real` (returns the run length) or reset it.
+    pub fn patch_outcome(&self, task: &str, real: &Path, failed: bool) -> u32 {
+        self.with_task(task, |t| {
+            if failed {
+                let n = t.patch_failures.entry(real.to_path_buf()).or_insert(0);
+                *n += 1;
+                *n
+            } else {
+                t.patch_failures.remove(real);
+                0
+            }
+        })
     }
 
     pub fn cleanup_task(&self, task: &str) {
