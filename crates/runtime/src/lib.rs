@@ -158,6 +158,7 @@ impl Runtime {
                         services,
                         &self.core,
                     )?;
+                    term.set_activity(self.activity.clone());
                     self.lifecycles.lock().push(term.clone());
                     self.terminal = Some(term);
                 }

@@ -632,6 +632,19 @@ fn file_tools_follow_the_terminal_cwd() {
     assert_eq!(v["exit_code"], 0, "{v}");
     let v = e.call("read_file", json!({"path": "here.txt"}));
     assert_eq!(v["content"], "1|inside proj", "{v}");
+    // a terminal call between reads resets the loop guard
+    assert_eq!(
+        e.call("read_file", json!({"path": "here.txt"}))["status"],
+        "unchanged"
+    );
+    e.call("terminal", json!({"command": "true"}));
+    assert_eq!(
+        e.call("read_file", json!({"path": "here.txt"}))["status"],
+        "unchanged"
+    );
+    e.call("terminal", json!({"command": "true"}));
+    let v = e.call("read_file", json!({"path": "here.txt"}));
+    assert_eq!(v["status"], "unchanged", "{v}");
 }
 
 #[test]
