@@ -254,3 +254,19 @@ fn scan_folder_reports_by_trust() {
     let r = hermes_builtins::skills::scan_folder(&skill, "builtin");
     assert_eq!(r["decision"], "allow");
 }
+
+#[test]
+fn disabled_skills_are_hidden() {
+    let e = env(&["skills"], json!({"skills": {"disabled": ["notes"]}}));
+    let plain = "---\nname: notes\ndescription: Take notes\n---\nWrite them down.\n";
+    write(&e.data().join("skills/notes/SKILL.md"), plain);
+    write(
+        &e.data().join("skills/other/SKILL.md"),
+        "---\nname: other\ndescription: Other\n---\nBody\n",
+    );
+    let v = e.call("skills_list", json!({}));
+    assert_eq!(v["count"], 1, "{v}");
+    assert_eq!(v["skills"][0]["name"], "other");
+    let v = e.call("skill_view", json!({"name": "notes"}));
+    assert_eq!(v["success"], false);
+}

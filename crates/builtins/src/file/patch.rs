@@ -165,7 +165,7 @@ fn v4a_patch(fc: &FileCtx, args: &Value, ctx: &RunCtx) -> (Value, bool) {
     };
     // Phase 1: simulate everything in memory.
     let mut errors: Vec<String> = Vec::new();
-    let mut state: HashMap<PathBuf, Option<String>> = HashMap::new(); // simulated content
+    let mut state: HashMap<PathBuf, Option<(String, bool)>> = HashMap::new(); // simulated content, CRLF
     let mut originals: HashMap<PathBuf, Option<(String, bool)>> = HashMap::new();
     let mut plan: Vec<(PathBuf, Change)> = Vec::new();
     let mut created: Vec<String> = Vec::new();
@@ -173,10 +173,10 @@ fn v4a_patch(fc: &FileCtx, args: &Value, ctx: &RunCtx) -> (Value, bool) {
     let mut diff = String::new();
     let mut current = |real: &PathBuf,
                        shown: &str,
-                       state: &mut HashMap<PathBuf, Option<String>>|
+                       state: &mut HashMap<PathBuf, Option<(String, bool)>>|
      -> Result<Option<(String, bool)>, String> {
         if let Some(s) = state.get(real) {
-            return Ok(s.clone().map(|c| (c, false)));
+            return Ok(s.clone());
         }
         let orig = if fc.fs.metadata(real).is_ok() {
             Some(read_text(fc, real, shown)?)
@@ -215,7 +215,7 @@ fn v4a_patch(fc: &FileCtx, args: &Value, ctx: &RunCtx) -> (Value, bool) {
                                     shown: shown.clone(),
                                 },
                             ));
-                            state.insert(treal.clone(), Some(new.clone()));
+                            state.insert(treal.clone(), Some((new.clone(), crlf)));
                             plan.push((
                                 treal,
                                 Change::Write {
@@ -228,7 +228,7 @@ fn v4a_patch(fc: &FileCtx, args: &Value, ctx: &RunCtx) -> (Value, bool) {
                             created.push(to.clone());
                         }
                         None => {
-                            state.insert(real.clone(), Some(new.clone()));
+                            state.insert(real.clone(), Some((new.clone(), crlf)));
                             plan.push((
                                 real,
                                 Change::Write {
@@ -249,7 +249,7 @@ fn v4a_patch(fc: &FileCtx, args: &Value, ctx: &RunCtx) -> (Value, bool) {
                         ));
                     }
                     diff.push_str(&unified_diff("", content, &shown));
-                    state.insert(real.clone(), Some(content.clone()));
+                    state.insert(real.clone(), Some((content.clone(), false)));
                     plan.push((
                         real,
                         Change::Write {
@@ -283,7 +283,7 @@ fn v4a_patch(fc: &FileCtx, args: &Value, ctx: &RunCtx) -> (Value, bool) {
                         return Err(format!("Move File {to}: the target already exists"));
                     }
                     state.insert(freal.clone(), None);
-                    state.insert(treal.clone(), Some(text.clone()));
+                    state.insert(treal.clone(), Some((text.clone(), crlf)));
                     plan.push((
                         freal,
                         Change::Delete {

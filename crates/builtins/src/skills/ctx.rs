@@ -21,6 +21,8 @@ pub struct SkillsConfig {
     pub guard_agent_created: bool,
     /// Substitute ${HERMES_SKILL_DIR} and ${HERMES_SESSION_ID} in skill_view.
     pub template_vars: bool,
+    /// Skills hidden from skills_list and skill_view (by name).
+    pub disabled: Vec<String>,
 }
 
 impl Default for SkillsConfig {
@@ -29,6 +31,7 @@ impl Default for SkillsConfig {
             external_dirs: Vec::new(),
             guard_agent_created: true,
             template_vars: true,
+            disabled: Vec::new(),
         }
     }
 }
@@ -68,7 +71,9 @@ impl SkillsCtx {
     }
 
     pub fn all(&self) -> Vec<Skill> {
-        store::discover(&self.roots())
+        let mut all = store::discover(&self.roots());
+        all.retain(|s| !self.cfg.disabled.contains(&s.name));
+        all
     }
 
     /// Skills named `name` (`skill`, `category/skill` or `category:skill`).
