@@ -17,14 +17,72 @@ fn fail(msg: impl Into<String>) -> (Value, bool) {
     (json!({"success": false, "error": msg.into()}), true)
 }
 
-/// A unified diff with git-style headers (`a/<path>`, `b/<path>`).
+/// A unified diff with git-style headers (`a/<path>`, `b/<path>`). Only
+/// the changed window (plus context) is diffed: the common head and tail
+/// are skipped in one byte scan, so a one-line edit of a large file costs
+/// little more than comparing it.
 pub fn unified_diff(old: &str, new: &str, path: &str) -> String {
     let p = path.trim_start_matches('/');
-    similar::TextDiff::from_lines(old, new)
+    let (ob, nb) = (old.as_bytes(), new.as_bytes());
+    let common = ob.iter().zip(nb).take_while(|(a, b)| a == b).count();
+    // start of the first differing line, then three lines of context back
+    let mut start = memchr::memrchr(b'\n', &ob[..common]).map_or(0, |i| i + 1);
+    let limit = ob.len().min(nb.len()) - start;
+    let suffix = ob
+        .iter()
+        .rev()
+        .zip(nb.iter().rev())
+        .take(limit)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let mut end = ob.len() - suffix;
+    if end > 0 && ob[end - 1] != b'\n' {
+        end = memchr::memchr(b'\n', &ob[end..]).map_or(ob.len(), |i| end + i + 1);
+    }
+    for _ in 0..3 {
+        if start == 0 {
+            break;
+        }
+        start = memchr::memrchr(b'\n', &ob[..start - 1]).map_or(0, |i| i + 1);
+    }
+    for _ in 0..3 {
+        if end >= ob.len() {
+            break;
+        }
+        end = memchr::memchr(b'\n', &ob[end..]).map_or(ob.len(), |i| end + i + 1);
+    }
+    let tail = ob.len() - end;
+    let new_end = nb.len() - tail;
+    let offset = memchr::memchr_iter(b'\n', &ob[..start]).count();
+    let text = similar::TextDiff::from_lines(&old[start..end], &new[start..new_end])
         .unified_diff()
         .context_radius(3)
         .header(&format!("a/{p}"), &format!("b/{p}"))
-        .to_string()
+        .to_string();
+    if offset == 0 {
+        return text;
+    }
+    // shift the hunk headers by the skipped lines
+    let mut out = String::with_capacity(text.len() + 16);
+    for line in text.split_inclusive('\n') {
+        match line.strip_prefix("@@ -").and_then(|r| r.split_once(" @@")) {
+            Some((ranges, rest)) => {
+                let shift = |r: &str| -> String {
+                    let (a, b) = r.split_once(',').map_or((r, None), |(a, b)| (a, Some(b)));
+                    let a: usize = a.parse().unwrap_or(0);
+                    let a = a + offset;
+                    match b {
+                        Some(b) => format!("{a},{b}"),
+                        None => a.to_string(),
+                    }
+                };
+                let (o, n) = ranges.split_once(" +").unwrap_or((ranges, ""));
+                out.push_str(&format!("@@ -{} +{} @@{rest}", shift(o), shift(n)));
+            }
+            None => out.push_str(line),
+        }
+    }
+    out
 }
 
 /// Read a text file for editing: (content without BOM, uses CRLF).
@@ -394,4 +452,38 @@ fn v4a_patch(fc: &FileCtx, args: &Value, ctx: &RunCtx) -> (Value, bool) {
         v["_warning"] = json!(warnings.join("\n"));
     }
     (v, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unified_diff;
+
+    fn full(old: &str, new: &str) -> String {
+        similar::TextDiff::from_lines(old, new)
+            .unified_diff()
+            .context_radius(3)
+            .header("a/f", "b/f")
+            .to_string()
+    }
+
+    #[test]
+    fn windowed_diff_equals_the_full_diff() {
+        let base: String = (0..200).map(|i| format!("line {i}\n")).collect();
+        let cases = [
+            base.replace("line 100\n", "line hundred\n"),
+            base.replace("line 0\n", "zero\n"),
+            base.replace("line 199\n", "last\n"),
+            base.replace("line 50\n", "")
+                .replace("line 150\n", "x\ny\n"),
+            format!("{base}appended\n"),
+            base.trim_end().to_string(),
+            String::new(),
+        ];
+        for new in cases {
+            assert_eq!(unified_diff(&base, &new, "/f"), full(&base, &new));
+            assert_eq!(unified_diff(&new, &base, "f"), full(&new, &base));
+        }
+        assert_eq!(unified_diff("", "a\n", "f"), full("", "a\n"));
+        assert_eq!(unified_diff("é\n", "è\n", "f"), full("é\n", "è\n"));
+    }
 }
