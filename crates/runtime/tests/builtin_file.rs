@@ -679,3 +679,41 @@ fn repeated_searches_and_failing_patches_get_nudged() {
         assert_eq!(hint.contains("failed in a row"), i == 3, "{hint}");
     }
 }
+
+struct Approver(std::sync::Mutex<Vec<String>>, &'static str);
+
+impl hermes_runtime::ApprovalSink for Approver {
+    fn ask(&self, request: &std::sync::Arc<str>, id: u64) {
+        self.0.lock().unwrap().push(request.to_string());
+        hermes_runtime::approvals::respond(id, self.1.to_string());
+    }
+}
+
+#[test]
+fn the_host_approval_handler_decides_sensitive_paths() {
+    let e = files();
+    write(&e.path(".env"), "A=1\n");
+    let yes = std::sync::Arc::new(Approver(Default::default(), "once"));
+    e.rt.set_approval_sink(false, Some(yes.clone())).unwrap();
+    let v = e.call("read_file", json!({"path": ".env"}));
+    assert_eq!(v["total_lines"], 1, "{v}");
+    let asked = yes.0.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1);
+    let req: serde_json::Value = serde_json::from_str(&asked[0]).unwrap();
+    assert_eq!(req["rules"], json!(["file_read_credentials"]), "{req}");
+    assert_eq!(
+        req["untrusted_command_text"],
+        format!("read_file {}", e.path(".env").display())
+    );
+    let no = std::sync::Arc::new(Approver(Default::default(), "deny"));
+    e.rt.set_approval_sink(false, Some(no)).unwrap();
+    let v = e.call(
+        "write_file",
+        json!({"path": e.data().join("auth.json"), "content": "{}"}),
+    );
+    assert!(
+        v["error"].as_str().unwrap().contains("Access denied"),
+        "{v}"
+    );
+    assert!(!e.data().join("auth.json").exists());
+}
