@@ -717,3 +717,55 @@ fn the_host_approval_handler_decides_sensitive_paths() {
     );
     assert!(!e.data().join("auth.json").exists());
 }
+
+#[test]
+fn more_refusals() {
+    let e = files();
+    write(&e.path("a.txt"), "it's here\n");
+    // a read_file status message is not content
+    let v = e.call(
+        "write_file",
+        json!({"path": "a.txt", "content": "{\"status\": \"unchanged\", \"dedup\": true, \"content_returned\": false}"}),
+    );
+    assert!(
+        v["error"].as_str().unwrap().contains("status message"),
+        "{v}"
+    );
+    // empty old_string
+    let v = e.call(
+        "patch",
+        json!({"mode": "replace", "path": "a.txt", "old_string": "", "new_string": "x"}),
+    );
+    assert!(v["error"].as_str().unwrap().contains("empty"), "{v}");
+    // double-escaped quotes that the file does not have
+    let v = e.call(
+        "patch",
+        json!({"mode": "replace", "path": "a.txt", "old_string": "it\\'s  here", "new_string": "it\\'s there"}),
+    );
+    assert_eq!(v["success"], false, "{v}");
+    assert_eq!(read(&e.path("a.txt")), "it's here\n");
+    // V4A: add an existing file, delete or update a missing one, move onto an existing one
+    write(&e.path("b.txt"), "b\n");
+    for (p, what) in [
+        ("*** Add File: a.txt\n+x\n", "already exists"),
+        ("*** Delete File: nope.txt\n", "not found"),
+        ("*** Update File: nope.txt\n-a\n+b\n", "not found"),
+        ("*** Move File: a.txt -> b.txt\n", "already exists"),
+        ("just text\n", "outside a file section"),
+        (
+            "*** Update File: a.txt\n-nothing like it at all\n+x\n",
+            "Could not find",
+        ),
+    ] {
+        let v = e.call("patch", json!({"mode": "patch", "patch": p}));
+        assert_eq!(v["success"], false, "{p}");
+        assert!(v["error"].as_str().unwrap().contains(what), "{p}: {v}");
+    }
+    assert_eq!(read(&e.path("a.txt")), "it's here\n");
+    assert_eq!(read(&e.path("b.txt")), "b\n");
+    let v = e.call("patch", json!({"mode": "patch"}));
+    assert!(
+        v["error"].as_str().unwrap().contains("patch is required"),
+        "{v}"
+    );
+}

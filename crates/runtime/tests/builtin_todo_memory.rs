@@ -230,3 +230,45 @@ fn memory_two_runtimes_share_the_folder_without_losing_writes() {
     let text = read(&dir.path().join("memories/MEMORY.md"));
     assert_eq!(text.split("\n§\n").count(), 50, "{text}");
 }
+
+#[test]
+fn memory_needs_old_text_and_content() {
+    let e = env(&["memory"], json!({}));
+    e.call(
+        "memory",
+        json!({"target": "memory", "action": "add", "content": "one"}),
+    );
+    let v = e.call(
+        "memory",
+        json!({"target": "memory", "action": "replace", "content": "two"}),
+    );
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap()
+            .contains("old_text is required"),
+        "{v}"
+    );
+    assert_eq!(v["current_entries"], json!(["one"]));
+    let v = e.call(
+        "memory",
+        json!({"target": "memory", "action": "replace", "old_text": "one"}),
+    );
+    assert!(
+        v["error"].as_str().unwrap().contains("content is required"),
+        "{v}"
+    );
+    let v = e.call(
+        "memory",
+        json!({"target": "memory", "action": "add", "content": "   "}),
+    );
+    assert!(
+        v["error"].as_str().unwrap().contains("content is required"),
+        "{v}"
+    );
+    let v = e.call("memory", json!({"target": "memory"}));
+    assert!(
+        v["error"].as_str().unwrap().contains("action is required"),
+        "{v}"
+    );
+}
