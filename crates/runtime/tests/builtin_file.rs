@@ -769,3 +769,19 @@ fn more_refusals() {
         "{v}"
     );
 }
+
+#[test]
+fn notebooks_are_read_as_cells() {
+    let e = files();
+    let nb = json!({"cells": [
+        {"cell_type": "markdown", "source": ["# Title\n", "Some text"]},
+        {"cell_type": "code", "source": "print(1)", "outputs": [{"output_type": "stream", "text": ["1\n"]}]}
+    ], "metadata": {}, "nbformat": 4, "nbformat_minor": 5});
+    write(&e.path("n.ipynb"), &nb.to_string());
+    let v = e.call("read_file", json!({"path": "n.ipynb"}));
+    assert_eq!(v["extracted_document"], true, "{v}");
+    assert_eq!(
+        v["content"],
+        "1|# %% [markdown]\n2|# Title\n3|Some text\n4|\n5|# %%\n6|print(1)\n7|# > 1"
+    );
+}

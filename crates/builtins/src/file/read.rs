@@ -176,7 +176,15 @@ pub fn run(fc: &FileCtx, args: &Value, ctx: &RunCtx) -> (Value, bool) {
             true,
         );
     }
-    let mut v = render(fc, &data, offset, limit);
+    let notebook = if ext == "ipynb" {
+        notebook_text(&data)
+    } else {
+        None
+    };
+    let mut v = render(fc, notebook.as_deref().unwrap_or(&data), offset, limit);
+    if notebook.is_some() {
+        v["extracted_document"] = json!(true);
+    }
     let truncated = v["truncated"].as_bool().unwrap_or(false);
     fc.mark_read(task, &real, meta.mtime_ns, offset > 1 || truncated);
     v["file_size"] = json!(meta.len);
@@ -186,6 +194,54 @@ pub fn run(fc: &FileCtx, args: &Value, ctx: &RunCtx) -> (Value, bool) {
         );
     }
     (v, false)
+}
+
+/// A Jupyter notebook as text: each cell's source under a `# %%` marker
+/// (`# %% [markdown]` for markdown cells), text outputs as comments.
+/// `None` when the JSON is not a notebook (then it is read as JSON text).
+fn notebook_text(data: &[u8]) -> Option<Vec<u8>> {
+    let nb: Value = serde_json::from_slice(data).ok()?;
+    let cells = nb.get("cells")?.as_array()?;
+    let join = |v: Option<&Value>| -> String {
+        match v {
+            Some(Value::Array(parts)) => parts.iter().filter_map(Value::as_str).collect(),
+            Some(Value::String(s)) => s.clone(),
+            _ => String::new(),
+        }
+    };
+    let mut out = String::new();
+    for cell in cells {
+        let kind = cell
+            .get("cell_type")
+            .and_then(Value::as_str)
+            .unwrap_or("code");
+        out.push_str(if kind == "code" {
+            "# %%\n"
+        } else {
+            "# %% [markdown]\n"
+        });
+        let src = join(cell.get("source"));
+        out.push_str(&src);
+        if !src.ends_with('\n') {
+            out.push('\n');
+        }
+        if let Some(Value::Array(outputs)) = cell.get("outputs") {
+            for o in outputs {
+                let text = join(o.get("text")).to_string()
+                    + &join(o.get("data").and_then(|d| d.get("text/plain")));
+                for line in text.lines() {
+                    out.push_str("# > ");
+                    out.push_str(line);
+                    out.push('\n');
+                }
+            }
+        }
+        out.push('\n');
+    }
+    while out.ends_with("\n\n") {
+        out.pop();
+    }
+    Some(out.into_bytes())
 }
 
 /// The page of `data` starting at line `offset` (1-based), numbered.
