@@ -192,6 +192,29 @@ impl Memory {
     ) -> std::result::Result<Value, Failure> {
         let mut entries = read_entries(path);
         let limit = self.limit(target);
+        // Drift guard: a file edited by hand (other separators, an entry
+        // bigger than the whole store) is not rewritten by edits that could
+        // lose its content; a backup is kept and the model told why.
+        if ops.len() > 1 || ops.iter().any(|o| o.action != "add") {
+            let raw = std::fs::read_to_string(path).unwrap_or_default();
+            let round_trips = raw.trim() == entries.join(SEPARATOR);
+            let oversized = entries.iter().any(|e| chars(e) > limit);
+            if !round_trips || oversized {
+                let ts = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs());
+                let backup = path.with_extension(format!("md.bak.{ts}"));
+                let _ = std::fs::write(&backup, raw.as_bytes());
+                return Err(json!({
+                    "success": false,
+                    "error": format!("{} was edited outside this tool ({}); replace, remove and batches are refused so nothing in it is lost.",
+                        path.display(),
+                        if oversized { "an entry is larger than the whole store's limit" } else { "its entries are not separated by the usual '§' lines" }),
+                    "drift_backup": backup.display().to_string(),
+                    "remediation": "Ask the user to tidy the file (entries separated by a line holding only §), or only add new entries.",
+                }));
+            }
+        }
         let mut messages = Vec::new();
         let batch = ops.len() > 1;
         for (i, op) in ops.iter().enumerate() {

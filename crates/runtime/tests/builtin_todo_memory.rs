@@ -272,3 +272,35 @@ fn memory_needs_old_text_and_content() {
         "{v}"
     );
 }
+
+#[test]
+fn memory_drift_guard_keeps_hand_edited_files() {
+    let e = env(&["memory"], json!({}));
+    let dir = e.data().join("memories");
+    std::fs::create_dir_all(&dir).unwrap();
+    write(
+        &dir.join("MEMORY.md"),
+        "one\n\n§\n\ntwo (hand edited)\n",
+    );
+    let v = e.call(
+        "memory",
+        json!({"target": "memory", "action": "remove", "old_text": "one"}),
+    );
+    assert_eq!(v["success"], false, "{v}");
+    let backup = v["drift_backup"].as_str().unwrap();
+    assert!(std::path::Path::new(backup).exists());
+    assert!(read(&dir.join("MEMORY.md")).contains("hand edited"));
+    // a file written by the tool round-trips
+    let e2 = env(&["memory"], json!({}));
+    for c in ["a", "b"] {
+        e2.call(
+            "memory",
+            json!({"target": "memory", "action": "add", "content": c}),
+        );
+    }
+    let v = e2.call(
+        "memory",
+        json!({"target": "memory", "action": "remove", "old_text": "a"}),
+    );
+    assert_eq!(v["success"], true, "{v}");
+}
