@@ -785,3 +785,28 @@ fn notebooks_are_read_as_cells() {
         "1|# %% [markdown]\n2|# Title\n3|Some text\n4|\n5|# %%\n6|print(1)\n7|# > 1"
     );
 }
+
+#[test]
+fn read_file_streams_large_files() {
+    let e = files();
+    let body: String = (1..=300_000).map(|i| format!("{i:06}\n")).collect();
+    write(&e.path("big.txt"), &body);
+    for (offset, limit) in [(1usize, 3usize), (123_457, 2), (299_999, 5)] {
+        let v = e.call(
+            "read_file",
+            json!({"path": "big.txt", "offset": offset, "limit": limit}),
+        );
+        assert_eq!(v["total_lines"], 300_000, "{v}");
+        let want: Vec<String> = (offset..(offset + limit).min(300_001))
+            .map(|i| format!("{i}|{i:06}"))
+            .collect();
+        assert_eq!(v["content"], want.join("\n"), "{offset}");
+    }
+    std::fs::write(e.path("tail.txt"), format!("{body}no newline")).unwrap();
+    let v = e.call("read_file", json!({"path": "tail.txt", "offset": 300_001}));
+    assert_eq!(v["total_lines"], 300_001);
+    assert_eq!(v["content"], "300001|no newline");
+    let v = e.call("read_file", json!({"path": "tail.txt", "offset": 400_000}));
+    assert_eq!(v["content"], "");
+    assert!(v["hint"].as_str().unwrap().contains("past the end"), "{v}");
+}

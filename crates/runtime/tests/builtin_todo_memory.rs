@@ -278,10 +278,7 @@ fn memory_drift_guard_keeps_hand_edited_files() {
     let e = env(&["memory"], json!({}));
     let dir = e.data().join("memories");
     std::fs::create_dir_all(&dir).unwrap();
-    write(
-        &dir.join("MEMORY.md"),
-        "one\n\n§\n\ntwo (hand edited)\n",
-    );
+    write(&dir.join("MEMORY.md"), "one\n\n§\n\ntwo (hand edited)\n");
     let v = e.call(
         "memory",
         json!({"target": "memory", "action": "remove", "old_text": "one"}),

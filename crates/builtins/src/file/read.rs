@@ -8,6 +8,7 @@
 //! no phantom empty line at the end.
 
 use serde_json::{Value, json};
+use std::io::BufRead;
 use std::path::Path;
 
 use super::paths;
@@ -165,26 +166,46 @@ pub fn run(fc: &FileCtx, args: &Value, ctx: &RunCtx) -> (Value, bool) {
             );
         }
     }
-    let data = match fc.fs.read(&real) {
+    let head = match fc.fs.read_head(&real, 1000) {
         Ok(d) => d,
         Err(e) => return (error(format!("Cannot read {shown}: {e}")), true),
     };
-    if looks_binary(&data) {
+    if looks_binary(&head) {
         return (
             json!({"is_binary": true, "file_size": meta.len,
                    "error": format!("Cannot read {shown}: it looks binary (control bytes in its first 1000 bytes). read_file shows text only.")}),
             true,
         );
     }
-    let notebook = if ext == "ipynb" {
-        notebook_text(&data)
+    let whole = |fc: &FileCtx| fc.fs.read(&real);
+    let rendered = if ext == "ipynb" {
+        match whole(fc) {
+            Ok(data) => match notebook_text(&data) {
+                Some(text) => render(fc, std::io::Cursor::new(text), offset, limit).map(|mut v| {
+                    v["extracted_document"] = json!(true);
+                    v
+                }),
+                None => render(fc, std::io::Cursor::new(data), offset, limit),
+            },
+            Err(e) => Err(e),
+        }
+    } else if fc.fs.host_paths() {
+        // the native fast path: stream the file, bounded memory
+        std::fs::File::open(&real).and_then(|f| {
+            render(
+                fc,
+                std::io::BufReader::with_capacity(256 * 1024, f),
+                offset,
+                limit,
+            )
+        })
     } else {
-        None
+        whole(fc).and_then(|d| render(fc, std::io::Cursor::new(d), offset, limit))
     };
-    let mut v = render(fc, notebook.as_deref().unwrap_or(&data), offset, limit);
-    if notebook.is_some() {
-        v["extracted_document"] = json!(true);
-    }
+    let mut v = match rendered {
+        Ok(v) => v,
+        Err(e) => return (error(format!("Cannot read {shown}: {e}")), true),
+    };
     let truncated = v["truncated"].as_bool().unwrap_or(false);
     fc.mark_read(task, &real, meta.mtime_ns, offset > 1 || truncated);
     v["file_size"] = json!(meta.len);
@@ -245,40 +266,68 @@ fn notebook_text(data: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// The page of `data` starting at line `offset` (1-based), numbered.
-fn render(fc: &FileCtx, data: &[u8], offset: usize, limit: usize) -> Value {
-    let mut data = data;
-    if offset == 1 && data.starts_with(b"\xEF\xBB\xBF") {
-        data = &data[3..];
-    }
-    let newlines = memchr::memchr_iter(b'\n', data).count();
-    let total = newlines + usize::from(!data.is_empty() && !data.ends_with(b"\n"));
-    // find the byte where line `offset` starts
-    let mut start = 0usize;
-    if offset > 1 {
-        match memchr::memchr_iter(b'\n', data).nth(offset - 2) {
-            Some(i) => start = i + 1,
-            None => start = data.len(),
+fn render<R: BufRead>(
+    fc: &FileCtx,
+    mut r: R,
+    offset: usize,
+    limit: usize,
+) -> std::io::Result<Value> {
+    // One streaming pass: count the lines before the page, render the page,
+    // count the rest; memory stays bounded by the page, whatever the size.
+    let mut newlines = 0usize;
+    let mut last_byte: Option<u8> = None;
+    let mut to_skip = offset - 1;
+    while to_skip > 0 {
+        let buf = r.fill_buf()?;
+        if buf.is_empty() {
+            break;
         }
+        let mut consumed = buf.len();
+        let mut nl = 0usize;
+        for i in memchr::memchr_iter(b'\n', buf) {
+            nl += 1;
+            if nl == to_skip {
+                consumed = i + 1;
+                break;
+            }
+        }
+        last_byte = Some(buf[consumed - 1]);
+        to_skip -= nl;
+        newlines += nl;
+        r.consume(consumed);
     }
     let budget = fc.cfg.max_read_chars;
     let max_len = fc.cfg.max_line_length;
     let mut content = String::new();
     let mut shown = 0usize;
     let mut cut_by_budget = false;
-    let mut rest = &data[start..];
-    while shown < limit && !rest.is_empty() {
-        let (line, next) = match memchr::memchr(b'\n', rest) {
-            Some(i) => (&rest[..i], &rest[i + 1..]),
-            None => (rest, &rest[rest.len()..]),
+    let mut raw: Vec<u8> = Vec::new();
+    while shown < limit && !cut_by_budget {
+        raw.clear();
+        let n = r.read_until(b'\n', &mut raw)?;
+        if n == 0 {
+            break;
+        }
+        last_byte = Some(raw[n - 1]);
+        if raw.ends_with(b"\n") {
+            newlines += 1;
+            raw.pop();
+        }
+        if raw.ends_with(b"\r") {
+            raw.pop();
+        }
+        let line: &[u8] = if offset == 1 && shown == 0 {
+            raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&raw)
+        } else {
+            &raw
         };
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
         let text = String::from_utf8_lossy(line);
-        let n = offset + shown;
+        let num = offset + shown;
         let mut rendered = if text.chars().count() > max_len {
             let cut: String = text.chars().take(max_len).collect();
-            format!("{n}|{cut}... [truncated]")
+            format!("{num}|{cut}... [truncated]")
         } else {
-            format!("{n}|{text}")
+            format!("{num}|{text}")
         };
         let extra = rendered.len() + usize::from(!content.is_empty());
         if content.len() + extra > budget {
@@ -301,8 +350,18 @@ fn render(fc: &FileCtx, data: &[u8], offset: usize, limit: usize) -> Value {
         }
         content.push_str(&rendered);
         shown += 1;
-        rest = next;
     }
+    loop {
+        let buf = r.fill_buf()?;
+        if buf.is_empty() {
+            break;
+        }
+        newlines += memchr::memchr_iter(b'\n', buf).count();
+        last_byte = buf.last().copied();
+        let len = buf.len();
+        r.consume(len);
+    }
+    let total = newlines + usize::from(last_byte.is_some_and(|b| b != b'\n'));
     if hermes_approval::redact::may_contain_secret(&content) {
         // like the terminal's output: secrets never reach the model
         content = hermes_approval::redact::redact_secrets(&content);
@@ -335,7 +394,7 @@ fn render(fc: &FileCtx, data: &[u8], offset: usize, limit: usize) -> Value {
             "offset {offset} is past the end of the file ({total} lines)"
         ));
     }
-    v
+    Ok(v)
 }
 
 /// Up to five paths near a missing one (same stem, prefix, substring, ...).
