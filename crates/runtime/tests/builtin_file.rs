@@ -810,3 +810,24 @@ fn read_file_streams_large_files() {
     assert_eq!(v["content"], "");
     assert!(v["hint"].as_str().unwrap().contains("past the end"), "{v}");
 }
+
+#[test]
+fn extreme_numbers_are_clamped_not_crashes() {
+    let e = files();
+    write(&e.path("a.txt"), "x\n");
+    let v = e.call(
+        "read_file",
+        json!({"path": "a.txt", "offset": i64::MAX, "limit": 2000}),
+    );
+    assert_eq!(v["content"], "", "{v}");
+    let v = e.call(
+        "search_files",
+        json!({"pattern": "x", "offset": i64::MAX, "limit": 1000, "context": 1000}),
+    );
+    assert_eq!(v["total_count"], 1, "{v}");
+    let v = e.call(
+        "search_files",
+        json!({"pattern": "x", "offset": -5, "limit": -1}),
+    );
+    assert_eq!(v["total_count"], 1, "{v}");
+}

@@ -73,7 +73,7 @@ pub fn run(fc: &FileCtx, args: &Value, ctx: &RunCtx) -> (Value, bool) {
     let Some(path) = args.get("path").and_then(Value::as_str) else {
         return (error("path is required"), true);
     };
-    let offset = int_arg(args, "offset").unwrap_or(1).max(1) as usize;
+    let offset = int_arg(args, "offset").unwrap_or(1).clamp(1, 1 << 40) as usize;
     let limit = int_arg(args, "limit")
         .unwrap_or(500)
         .clamp(1, fc.cfg.max_lines as i64) as usize;

@@ -139,7 +139,7 @@ pub fn run(fc: &FileCtx, args: &Value, ctx: &RunCtx) -> (Value, bool) {
         .filter(|s| !s.trim().is_empty())
         .unwrap_or(".");
     let limit = int_arg(args, "limit", 50).clamp(1, fc.cfg.max_search_limit as i64) as usize;
-    let offset = int_arg(args, "offset", 0).max(0) as usize;
+    let offset = int_arg(args, "offset", 0).clamp(0, 1 << 32) as usize;
     let context = int_arg(args, "context", 0).clamp(0, 20) as usize;
     let mode = match args
         .get("output_mode")
