@@ -299,6 +299,11 @@ fn line_windows(
     out
 }
 
+/// difflib's `SequenceMatcher.ratio` role: 2*matches / total characters.
+/// Bounded: when the lengths alone make a good ratio impossible the
+/// length bound is returned (every caller compares against a threshold of
+/// 0.3 or more), and the diff itself stops after a few milliseconds, so a
+/// minified one-line file cannot stall a patch.
 fn ratio(a: &str, b: &str) -> f32 {
     if a == b {
         return 1.0;
@@ -306,7 +311,15 @@ fn ratio(a: &str, b: &str) -> f32 {
     if a.is_empty() || b.is_empty() {
         return 0.0;
     }
-    TextDiff::from_chars(a, b).ratio()
+    let (la, lb) = (a.len() as f32, b.len() as f32);
+    let bound = 2.0 * la.min(lb) / (la + lb);
+    if bound < 0.3 {
+        return bound;
+    }
+    TextDiff::configure()
+        .timeout(std::time::Duration::from_millis(5))
+        .diff_chars(a, b)
+        .ratio()
 }
 
 /// A per-line normalisation of a line-based strategy.
@@ -449,11 +462,13 @@ pub fn find(content: &str, old: &str) -> (&'static str, Vec<Span>) {
             return ("block_anchor", spans);
         }
     }
-    // 9. context_aware: half the lines at least 80% similar
+    // 9. context_aware: half the lines at least 80% similar (time-boxed:
+    // the last resort must not stall on a huge file)
     if n >= 2 && n <= lines.len() {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
         let mut spans = Vec::new();
         let mut i = 0;
-        while i + n <= lines.len() {
+        while i + n <= lines.len() && std::time::Instant::now() < until {
             let good = (0..n)
                 .filter(|&k| {
                     let l = &content[lines[i + k].0..lines[i + k].1];
@@ -515,9 +530,12 @@ pub fn suggestions(content: &str, old: &str) -> String {
     if lines.len() > 50_000 {
         return String::new();
     }
+    // a suggestion is a courtesy: it gets a fixed time budget
+    let until = std::time::Instant::now() + std::time::Duration::from_millis(300);
     let mut scored: Vec<(f32, usize)> = lines
         .iter()
         .enumerate()
+        .take_while(|_| std::time::Instant::now() < until)
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| (ratio(l.trim(), probe), i))
         .filter(|(r, _)| *r > 0.3)
@@ -574,6 +592,16 @@ mod tests {
         );
         assert_eq!(out.strategy, "block_anchor");
         assert_eq!(out.content, "def g():\n    pass\n");
+    }
+
+    #[test]
+    fn huge_lines_do_not_stall() {
+        let line = "x".repeat(2_000_000);
+        let content = format!("{line}\n{line}\n");
+        let t = std::time::Instant::now();
+        let e = find_and_replace(&content, "yyy\nzzz", "q", false).unwrap_err();
+        assert!(e.message().contains("Could not find"));
+        assert!(t.elapsed() < std::time::Duration::from_secs(20));
     }
 
     #[test]
