@@ -23,6 +23,7 @@ build:
 
 release:
 	$(CARGO) build --release
+	$(CARGO) build --release -p hermes-tools-cli
 
 quickstart: build
 	mkdir -p $(BUILD_DIR)

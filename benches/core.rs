@@ -202,7 +202,7 @@ fn scale(n: usize) {
             .map(|_| {
                 k += 1;
                 let i = k % n;
-                register(&one, &specs[i], i % 2 == 0, i % 50 + 1);
+                register(&one, &specs[i], i.is_multiple_of(2), i % 50 + 1);
                 let t = Instant::now();
                 definitions_q(&one, &q);
                 t.elapsed().as_nanos() as f64
@@ -224,6 +224,22 @@ fn scale(n: usize) {
 
 fn main() {
     if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    // `cargo bench --bench core -- scale`: only the 10 000-tool figures (for profiling).
+    if std::env::args().any(|a| a == "register") {
+        let specs: Vec<String> = (0..10_000).map(spec_n).collect();
+        for _ in 0..10 {
+            let one = new_rt();
+            for (i, s) in specs.iter().enumerate() {
+                register(&one, s, i % 2 == 0, i % 50 + 1);
+            }
+            unsafe { ht_runtime_free(one.0) };
+        }
+        return;
+    }
+    if std::env::args().any(|a| a == "scale") {
+        scale(10_000);
         return;
     }
     let rt = new_rt();

@@ -4,6 +4,7 @@
 //! `cargo bench --bench terminal`; figures go to src/tools/terminal/BENCH.md.
 
 use hermes_tools::Runtime;
+use hermes_tools::core::ToolServices;
 use hermes_tools::dispatch::{CallContext, dispatch_sync};
 use std::time::{Duration, Instant};
 
@@ -40,7 +41,7 @@ fn main() {
         assert_eq!(out.stdout, b"hi\n");
     };
     let through = || {
-        let r = dispatch_sync(rt.shared(), "terminal", args, ctx.clone()).expect("dispatch");
+        let r = dispatch_sync(rt.core(), "terminal", args, ctx.clone()).expect("dispatch");
         assert!(r.contains("\"output\":\"hi\""), "{r}");
     };
     // warm up both (page cache, regexes, the task's state snapshot)
@@ -61,10 +62,10 @@ fn main() {
     }
     let (dm, tm) = (median(d.clone()), median(t.clone()));
     // the parts that are not the process itself
-    let cancel = hermes_tools::tools::CancelToken::default();
+    let cancel = hermes_tools::core::CancelToken::default();
     let s = Instant::now();
     for _ in 0..1000 {
-        let _ = rt.shared().approve_command("echo hi", &ctx, &cancel);
+        let _ = rt.services().approve_command("echo hi", &ctx, &cancel);
     }
     let approve = s.elapsed() / 1000;
     // a command that may change state: its cwd and exports are captured
@@ -72,7 +73,7 @@ fn main() {
     let mut c = Vec::with_capacity(n);
     for _ in 0..n {
         let s = Instant::now();
-        let r = dispatch_sync(rt.shared(), "terminal", cap_args, ctx.clone()).expect("dispatch");
+        let r = dispatch_sync(rt.core(), "terminal", cap_args, ctx.clone()).expect("dispatch");
         c.push(s.elapsed());
         assert!(r.contains("\"output\":\"hi\""), "{r}");
     }

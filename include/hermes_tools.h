@@ -222,6 +222,12 @@ const char *ht_features(void);
  * Create a runtime from a JSON config (`{}` or NULL/0 means defaults).
  * On success `*out_rt` owns a runtime to free with `ht_runtime_free`.
  * Unknown config keys are errors naming the key.
+ *
+ * # Safety
+ * - `config_json` is NULL with `config_len` 0, or points at `config_len` bytes that stay readable
+ *   and unchanged until this returns.
+ * - `out_rt`, `out_err` are each NULL or point at a writable, aligned variable of the pointee
+ *   type.
  */
 ht_status ht_runtime_new(const char *config_json,
                          size_t config_len,
@@ -235,6 +241,10 @@ ht_status ht_runtime_new(const char *config_json,
  * calls running in host code return. Must not be called twice, nor
  * concurrently with other calls on the same runtime. Called from the
  * callback thread it does not wait for that thread.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that was not freed before; no other thread
+ *   uses it during this call, and nobody uses it after.
  */
 void ht_runtime_free(struct ht_runtime *rt);
 
@@ -245,6 +255,16 @@ void ht_runtime_free(struct ht_runtime *rt);
  * replacement or runtime free, on the callback thread, after the last callback).
  * On failure `free_user_data` is never called. A name owned by another toolset
  * gives `HT_STATUS_CONFLICT` unless the spec says `"override": true`.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - `spec_json` is NULL with `spec_len` 0, or points at `spec_len` bytes that stay readable and
+ *   unchanged until this returns.
+ * - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
+ * - `handler`, `check`, `free_user_data` are each NULL or a function of the declared type that
+ *   does not unwind. They are called with `user_data` on library threads (see Thread safety at the
+ *   top of the header), so `user_data` must stay usable from any thread until `free_user_data` has
+ *   run.
  */
 ht_status ht_runtime_register_tool(struct ht_runtime *rt,
                                    const char *spec_json,
@@ -263,6 +283,17 @@ ht_status ht_runtime_register_tool(struct ht_runtime *rt,
  * of these tools is gone (deregistration, replacement or runtime free).
  * `*out_count` (NULL ok) receives the number registered. Registration cost is
  * O(log n) per tool: 10 000 specs in one call take a few milliseconds.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - `specs_json` is NULL with `specs_len` 0, or points at `specs_len` bytes that stay readable and
+ *   unchanged until this returns.
+ * - `out_count`, `out_err` are each NULL or point at a writable, aligned variable of the pointee
+ *   type.
+ * - `handler`, `check`, `free_user_data` are each NULL or a function of the declared type that
+ *   does not unwind. They are called with `user_data` on library threads (see Thread safety at the
+ *   top of the header), so `user_data` must stay usable from any thread until `free_user_data` has
+ *   run.
  */
 ht_status ht_runtime_register_tools(struct ht_runtime *rt,
                                     const char *specs_json,
@@ -276,6 +307,12 @@ ht_status ht_runtime_register_tools(struct ht_runtime *rt,
 
 /**
  * Remove a tool. `HT_STATUS_NOT_FOUND` when no such tool is registered.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - `name` is NULL with `name_len` 0, or points at `name_len` bytes that stay readable and
+ *   unchanged until this returns.
+ * - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
  */
 ht_status ht_runtime_deregister_tool(struct ht_runtime *rt,
                                      const char *name,
@@ -285,6 +322,12 @@ ht_status ht_runtime_deregister_tool(struct ht_runtime *rt,
 /**
  * Define (or replace) a host toolset: `{"name","description"?,"tools"?:[..],"includes"?:[..]}`.
  * Unknown includes and cycles are refused with a message naming them.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - `toolset_json` is NULL with `len` 0, or points at `len` bytes that stay readable and unchanged
+ *   until this returns.
+ * - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
  */
 ht_status ht_runtime_define_toolset(struct ht_runtime *rt,
                                     const char *toolset_json,
@@ -293,6 +336,12 @@ ht_status ht_runtime_define_toolset(struct ht_runtime *rt,
 
 /**
  * Make `alias` name the toolset `target` (e.g. an MCP server name for `mcp-<server>`).
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - Each of `alias`, `target` is NULL with its length 0, or points at that many bytes that stay
+ *   readable and unchanged until this returns.
+ * - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
  */
 ht_status ht_runtime_alias_toolset(struct ht_runtime *rt,
                                    const char *alias,
@@ -304,6 +353,11 @@ ht_status ht_runtime_alias_toolset(struct ht_runtime *rt,
 /**
  * Every toolset with its direct tools, includes, resolved tools and
  * availability, as a JSON array. `*out_json` is owned: free with `ht_string_free`.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - `out_json`, `out_len`, `out_err` are each NULL or point at a writable, aligned variable of the
+ *   pointee type.
  */
 ht_status ht_runtime_toolsets_json(struct ht_runtime *rt,
                                    char **out_json,
@@ -313,11 +367,17 @@ ht_status ht_runtime_toolsets_json(struct ht_runtime *rt,
 /**
  * The registry generation: changes on every registration, removal, toolset or alias change.
  * 0 for a NULL runtime.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
  */
 uint64_t ht_runtime_generation(struct ht_runtime *rt);
 
 /**
  * Forget cached availability-check results; the next definitions call probes again.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
  */
 ht_status ht_runtime_invalidate_availability(struct ht_runtime *rt);
 
@@ -328,6 +388,13 @@ ht_status ht_runtime_invalidate_availability(struct ht_runtime *rt);
  * `*out_json` is owned (read-only): free with `ht_string_free`. Availability
  * checks may run on library threads while this waits (bounded by the config's
  * `availability.check_timeout_ms`).
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - `query_json` is NULL with `query_len` 0, or points at `query_len` bytes that stay readable and
+ *   unchanged until this returns.
+ * - `out_json`, `out_len`, `out_err` are each NULL or point at a writable, aligned variable of the
+ *   pointee type.
  */
 ht_status ht_runtime_definitions_json(struct ht_runtime *rt,
                                       const char *query_json,
@@ -343,6 +410,13 @@ ht_status ht_runtime_definitions_json(struct ht_runtime *rt,
  * error results (unknown tool, bad arguments, handler failure, timeout):
  * those are JSON objects with an `"error"` key. `context_json` may be NULL/0.
  * `*out_result` is owned: free with `ht_string_free`.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - Each of `name`, `args_json`, `context_json` is NULL with its length 0, or points at that many
+ *   bytes that stay readable and unchanged until this returns.
+ * - `out_result`, `out_len`, `out_err` are each NULL or point at a writable, aligned variable of
+ *   the pointee type.
  */
 ht_status ht_runtime_dispatch(struct ht_runtime *rt,
                               const char *name,
@@ -362,6 +436,16 @@ ht_status ht_runtime_dispatch(struct ht_runtime *rt,
  * or `HT_STATUS_CANCELLED` (and an error result) after `ht_runtime_cancel`
  * or `ht_runtime_free`. Host handlers of async calls run on the callback thread.
  * `*out_call_id` (may be NULL) receives the id for `ht_runtime_cancel`.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - Each of `name`, `args_json`, `context_json` is NULL with its length 0, or points at that many
+ *   bytes that stay readable and unchanged until this returns.
+ * - `out_call_id`, `out_err` are each NULL or point at a writable, aligned variable of the pointee
+ *   type.
+ * - `on_done` is NULL or a function of the declared type that does not unwind. It is called with
+ *   `user_data` on library threads (see Thread safety at the top of the header), so `user_data`
+ *   must stay usable from any thread until `on_done` has run.
  */
 ht_status ht_runtime_dispatch_async(struct ht_runtime *rt,
                                     const char *name,
@@ -379,6 +463,10 @@ ht_status ht_runtime_dispatch_async(struct ht_runtime *rt,
  * Cancel an async call: its completion runs with `HT_STATUS_CANCELLED`
  * (a built-in tool's process is killed). `HT_STATUS_NOT_FOUND` when the call
  * already completed or never existed.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
  */
 ht_status ht_runtime_cancel(struct ht_runtime *rt,
                             uint64_t call_id,
@@ -390,6 +478,13 @@ ht_status ht_runtime_cancel(struct ht_runtime *rt,
  * others in order; results `[{"tool_call_id","name","content"}]` keep input
  * order and one failing call never loses the others. Blocks like `ht_runtime_dispatch`.
  * `*out_json` is owned: free with `ht_string_free`.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - Each of `tool_calls_json`, `context_json` is NULL with its length 0, or points at that many
+ *   bytes that stay readable and unchanged until this returns.
+ * - `out_json`, `out_len`, `out_err` are each NULL or point at a writable, aligned variable of the
+ *   pointee type.
  */
 ht_status ht_runtime_dispatch_batch(struct ht_runtime *rt,
                                     const char *tool_calls_json,
@@ -404,6 +499,10 @@ ht_status ht_runtime_dispatch_batch(struct ht_runtime *rt,
  * The call's arguments (JSON object text, repaired and validated). Borrowed:
  * valid until `ht_call_respond`. Not NUL-terminated: use `*out_len`. NULL for
  * a NULL, answered or unknown call.
+ *
+ * # Safety
+ * - `call` may be any value: it is an id, never dereferenced.
+ * - `out_len` is NULL or points at a writable, aligned variable of the pointee type.
  */
 const char *ht_call_args_json(const struct ht_call *call,
                               size_t *out_len);
@@ -411,12 +510,20 @@ const char *ht_call_args_json(const struct ht_call *call,
 /**
  * The dispatch context of the call (JSON object text, `{}` when none was given).
  * Borrowed: valid until `ht_call_respond`. Not NUL-terminated: use `*out_len`.
+ *
+ * # Safety
+ * - `call` may be any value: it is an id, never dereferenced.
+ * - `out_len` is NULL or points at a writable, aligned variable of the pointee type.
  */
 const char *ht_call_context_json(const struct ht_call *call,
                                  size_t *out_len);
 
 /**
  * The called tool's name. Borrowed: valid until `ht_call_respond`. Not NUL-terminated.
+ *
+ * # Safety
+ * - `call` may be any value: it is an id, never dereferenced.
+ * - `out_len` is NULL or points at a writable, aligned variable of the pointee type.
  */
 const char *ht_call_tool_name(const struct ht_call *call,
                               size_t *out_len);
@@ -428,6 +535,11 @@ const char *ht_call_tool_name(const struct ht_call *call,
  * delivered with replacement characters and reported as `HT_STATUS_INVALID_UTF8`.
  * A second answer gives `HT_STATUS_NOT_FOUND`; an answer after a timeout or
  * cancellation gives `HT_STATUS_TIMEOUT`. Both are harmless.
+ *
+ * # Safety
+ * - `call` may be any value: it is an id, never dereferenced.
+ * - `result` is NULL with `result_len` 0, or points at `result_len` bytes that stay readable and
+ *   unchanged until this returns.
  */
 ht_status ht_call_respond(struct ht_call *call,
                           bool is_error,
@@ -441,6 +553,15 @@ ht_status ht_call_respond(struct ht_call *call,
  * `{"result":"..."}` to replace the text, `{}` to keep it). Hooks run on the
  * dispatching thread (sync) or the callback thread (async), in the order added.
  * `free_user_data` runs exactly once at runtime free, only if this succeeded.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - `event` is NULL with `event_len` 0, or points at `event_len` bytes that stay readable and
+ *   unchanged until this returns.
+ * - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
+ * - `hook_fn`, `free_user_data` are each NULL or a function of the declared type that does not
+ *   unwind. They are called with `user_data` on library threads (see Thread safety at the top of
+ *   the header), so `user_data` must stay usable from any thread until `free_user_data` has run.
  */
 ht_status ht_runtime_add_hook(struct ht_runtime *rt,
                               const char *event,
@@ -457,6 +578,13 @@ ht_status ht_runtime_add_hook(struct ht_runtime *rt,
  * `ht_call`, without hooks. NULL removes it; without one such calls answer
  * `{"error": "<name> must be handled by the agent loop"}`. `free_user_data`
  * runs exactly once when replaced or at runtime free.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
+ * - `handler`, `free_user_data` are each NULL or a function of the declared type that does not
+ *   unwind. They are called with `user_data` on library threads (see Thread safety at the top of
+ *   the header), so `user_data` must stay usable from any thread until `free_user_data` has run.
  */
 ht_status ht_runtime_set_interceptor(struct ht_runtime *rt,
                                      ht_tool_handler_fn handler,
@@ -468,12 +596,21 @@ ht_status ht_runtime_set_interceptor(struct ht_runtime *rt,
  * The hook event (JSON object text: `event`, `tool_name`, `args`, ids, and for
  * result events `result`, `status`, `duration_ms`). Borrowed: valid until
  * `ht_hook_respond`. Not NUL-terminated.
+ *
+ * # Safety
+ * - `hook` may be any value: it is an id, never dereferenced.
+ * - `out_len` is NULL or points at a writable, aligned variable of the pointee type.
  */
 const char *ht_hook_event_json(const struct ht_hook *hook,
                                size_t *out_len);
 
 /**
  * Answer a hook exactly once (any thread); frees it. `decision_json` NULL/0 means `{}`.
+ *
+ * # Safety
+ * - `hook` may be any value: it is an id, never dereferenced.
+ * - `decision_json` is NULL with `len` 0, or points at `len` bytes that stay readable and
+ *   unchanged until this returns.
  */
 ht_status ht_hook_respond(struct ht_hook *hook,
                           const char *decision_json,
@@ -483,6 +620,13 @@ ht_status ht_hook_respond(struct ht_hook *hook,
  * Receive library events (background process completion, watch-pattern
  * matches, ...) as JSON on the callback thread. NULL `event_fn` removes the
  * handler. The previous handler's free function runs on the callback thread.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
+ * - `event_fn`, `free_user_data` are each NULL or a function of the declared type that does not
+ *   unwind. They are called with `user_data` on library threads (see Thread safety at the top of
+ *   the header), so `user_data` must stay usable from any thread until `free_user_data` has run.
  */
 ht_status ht_runtime_set_event_handler(struct ht_runtime *rt,
                                        ht_event_fn event_fn,
@@ -493,6 +637,12 @@ ht_status ht_runtime_set_event_handler(struct ht_runtime *rt,
 /**
  * Drop the state of a task (`task_id` from the dispatch context): its shell
  * state and its background processes (killed).
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - `task_id` is NULL with `task_id_len` 0, or points at `task_id_len` bytes that stay readable
+ *   and unchanged until this returns.
+ * - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
  */
 ht_status ht_runtime_cleanup_task(struct ht_runtime *rt,
                                   const char *task_id,
@@ -504,6 +654,14 @@ ht_status ht_runtime_cleanup_task(struct ht_runtime *rt,
  * "reasons":[{"rule","description","tier","command"}],"commands":[[argv...]],"normalized":[...]}`.
  * A NULL runtime uses the default rules. Secrets are redacted in the output.
  * `*out_json` is owned: free with `ht_string_free`.
+ *
+ * # Safety
+ * - `rt` is NULL (NULL selects the default rules) or a runtime from `ht_runtime_new` that no
+ *   thread frees before this returns.
+ * - `command` is NULL with `command_len` 0, or points at `command_len` bytes that stay readable
+ *   and unchanged until this returns.
+ * - `out_json`, `out_len`, `out_err` are each NULL or point at a writable, aligned variable of the
+ *   pointee type.
  */
 ht_status ht_command_check(struct ht_runtime *rt,
                            const char *command,
@@ -517,6 +675,11 @@ ht_status ht_command_check(struct ht_runtime *rt,
  * the most verbose level delivered (1 error .. 5 trace; 0 keeps the current).
  * Lines come from a library thread (`ht-log`), never while a library lock is
  * held. `free_user_data` of the previous handler runs after its last line.
+ *
+ * # Safety
+ * - `log_fn`, `free_user_data` are each NULL or a function of the declared type that does not
+ *   unwind. They are called with `user_data` on library threads (see Thread safety at the top of
+ *   the header), so `user_data` must stay usable from any thread until `free_user_data` has run.
  */
 ht_status ht_set_log_handler(ht_log_fn log_fn,
                              int32_t level,
@@ -526,22 +689,35 @@ ht_status ht_set_log_handler(ht_log_fn log_fn,
 /**
  * Free a string returned by the library (NULL is a no-op). Never pass
  * strings from elsewhere; never `free()` ours.
+ *
+ * # Safety
+ * - `s` is NULL or a string this library returned whose reference was not freed yet. Any other
+ *   pointer, or a second free, is undefined behaviour (it is detected only sometimes).
  */
 void ht_string_free(char *s);
 
 /**
  * The status of an error (`HT_STATUS_INVALID_ARGUMENT` for NULL).
+ *
+ * # Safety
+ * - `err` is NULL or an error from this library not yet freed with `ht_error_free`.
  */
 ht_status ht_error_code(const struct ht_error *err);
 
 /**
  * The error message (one line, NUL-terminated). Borrowed: valid until `ht_error_free`.
  * NULL for a NULL error.
+ *
+ * # Safety
+ * - `err` is NULL or an error from this library not yet freed with `ht_error_free`.
  */
 const char *ht_error_message(const struct ht_error *err);
 
 /**
  * Free an error (NULL is a no-op).
+ *
+ * # Safety
+ * - `err` is NULL or an error from this library not yet freed; it is not used afterwards.
  */
 void ht_error_free(struct ht_error *err);
 
@@ -553,6 +729,13 @@ void ht_error_free(struct ht_error *err);
  * handler, `ask` commands are denied unless `approvals.non_interactive` is
  * `"allow"`. `free_user_data` runs exactly once when the handler is replaced
  * or the runtime is freed.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
+ * - `approval_fn`, `free_user_data` are each NULL or a function of the declared type that does not
+ *   unwind. They are called with `user_data` on library threads (see Thread safety at the top of
+ *   the header), so `user_data` must stay usable from any thread until `free_user_data` has run.
  */
 ht_status ht_runtime_set_approval_handler(struct ht_runtime *rt,
                                           ht_approval_fn approval_fn,
@@ -566,6 +749,13 @@ ht_status ht_runtime_set_approval_handler(struct ht_runtime *rt,
  * data, and answers `{"decision":"approve"|"deny"|"escalate"}`; anything
  * unreadable escalates to the approval handler. It can never allow a
  * `block`-tier command. Same threading and lifetime rules as the handler.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
+ * - `reviewer_fn`, `free_user_data` are each NULL or a function of the declared type that does not
+ *   unwind. They are called with `user_data` on library threads (see Thread safety at the top of
+ *   the header), so `user_data` must stay usable from any thread until `free_user_data` has run.
  */
 ht_status ht_runtime_set_approval_reviewer(struct ht_runtime *rt,
                                            ht_approval_fn reviewer_fn,
@@ -579,6 +769,10 @@ ht_status ht_runtime_set_approval_reviewer(struct ht_runtime *rt,
  * redacted), `suggested_scope`, `choices`, `session_id`, `task_id`,
  * `tool_call_id`, `timeout_s`). Borrowed: valid until `ht_approval_respond`.
  * Not NUL-terminated: use `*out_len`. NULL for an answered or unknown request.
+ *
+ * # Safety
+ * - `approval` may be any value: it is an id, never dereferenced.
+ * - `out_len` is NULL or points at a writable, aligned variable of the pointee type.
  */
 const char *ht_approval_request_json(const struct ht_approval *approval,
                                      size_t *out_len);
@@ -588,6 +782,11 @@ const char *ht_approval_request_json(const struct ht_approval *approval,
  * unreadable answer is a deny (for the reviewer: escalate). A second answer
  * gives `HT_STATUS_NOT_FOUND`; an answer after the wait ended (timeout:
  * already denied) gives `HT_STATUS_TIMEOUT`.
+ *
+ * # Safety
+ * - `approval` may be any value: it is an id, never dereferenced.
+ * - `decision_json` is NULL with `len` 0, or points at `len` bytes that stay readable and
+ *   unchanged until this returns.
  */
 ht_status ht_approval_respond(struct ht_approval *approval,
                               const char *decision_json,
@@ -597,6 +796,11 @@ ht_status ht_approval_respond(struct ht_approval *approval,
  * The persistent allowlist (`always` answers) as a JSON array of
  * `{"rule","argv_prefix":[...],"exact","added_at","note"}`. `*out_json` is
  * owned: free with `ht_string_free`.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - `out_json`, `out_len`, `out_err` are each NULL or point at a writable, aligned variable of the
+ *   pointee type.
  */
 ht_status ht_runtime_allowlist_json(struct ht_runtime *rt,
                                     char **out_json,
@@ -608,6 +812,12 @@ ht_status ht_runtime_allowlist_json(struct ht_runtime *rt,
  * `ht_runtime_allowlist_json` (entries are validated: no bare shells,
  * interpreters or privilege wrappers) and save it atomically to
  * `approvals.allowlist_path` when one is configured.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - `allowlist_json` is NULL with `len` 0, or points at `len` bytes that stay readable and
+ *   unchanged until this returns.
+ * - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
  */
 ht_status ht_runtime_allowlist_set(struct ht_runtime *rt,
                                    const char *allowlist_json,
@@ -616,6 +826,12 @@ ht_status ht_runtime_allowlist_set(struct ht_runtime *rt,
 
 /**
  * Forget the `session` approvals given in `session_id`.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - `session_id` is NULL with `session_id_len` 0, or points at `session_id_len` bytes that stay
+ *   readable and unchanged until this returns.
+ * - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
  */
 ht_status ht_runtime_clear_session_approvals(struct ht_runtime *rt,
                                              const char *session_id,
@@ -627,6 +843,13 @@ ht_status ht_runtime_clear_session_approvals(struct ht_runtime *rt,
  * `todo` tool's answer). `task_id` may be NULL/0 for the default task.
  * Without the todo toolset `HT_STATUS_UNSUPPORTED`. `*out_json` is freed
  * with `ht_string_free`. Any thread.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - `task_id` is NULL with its length 0, or points at that many bytes that stay readable and
+ *   unchanged until this returns.
+ * - `out_json`, `out_len`, `out_err` are each NULL or point at a writable, aligned variable of
+ *   the pointee type (`out_json` must not be NULL).
  */
 ht_status ht_runtime_todo_json(struct ht_runtime *rt,
                                const char *task_id,
@@ -642,6 +865,12 @@ ht_status ht_runtime_todo_json(struct ht_runtime *rt,
  * `{"verdict": "safe"|"caution"|"dangerous", "trust", "decision":
  * "allow"|"block"|"ask", "findings": [{id, category, severity, file, line,
  * description, excerpt}]}`, freed with `ht_string_free`. Needs no runtime.
+ *
+ * # Safety
+ * - `dir` points at `dir_len` bytes, and `trust` is NULL with its length 0 or points at that
+ *   many bytes; both stay readable and unchanged until this returns.
+ * - `out_json`, `out_len`, `out_err` are each NULL or point at a writable, aligned variable of
+ *   the pointee type (`out_json` must not be NULL).
  */
 ht_status ht_skill_scan(const char *dir,
                         size_t dir_len,
@@ -663,6 +892,13 @@ ht_status ht_skill_scan(const char *dir,
  * `HT_STATUS_NOT_FOUND`; without the terminal toolset
  * `HT_STATUS_UNSUPPORTED`. `*out_written` (NULL ok) receives the bytes
  * written. Any thread; blocks at most 5 s when the command is not reading.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - Each of `id`, `data` is NULL with its length 0, or points at that many bytes that stay
+ *   readable and unchanged until this returns.
+ * - `out_written`, `out_err` are each NULL or point at a writable, aligned variable of the pointee
+ *   type.
  */
 ht_status ht_runtime_process_write(struct ht_runtime *rt,
                                    const char *id,
@@ -678,6 +914,12 @@ ht_status ht_runtime_process_write(struct ht_runtime *rt,
  * directory (`~` is expanded). The next command of the task starts there;
  * a `cd` in a later command moves it again as usual. Strings are borrowed
  * for the call. Without the terminal toolset `HT_STATUS_UNSUPPORTED`.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - Each of `task_id`, `cwd` is NULL with its length 0, or points at that many bytes that stay
+ *   readable and unchanged until this returns.
+ * - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
  */
 ht_status ht_runtime_set_task_cwd(struct ht_runtime *rt,
                                   const char *task_id,
@@ -692,6 +934,12 @@ ht_status ht_runtime_set_task_cwd(struct ht_runtime *rt,
  * `{"API_BASE":"http://localhost:8080","DEBUG":null}`. Overrides accumulate
  * across calls and win over what commands export. Strings are borrowed for
  * the call. Without the terminal toolset `HT_STATUS_UNSUPPORTED`.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - Each of `task_id`, `env_json` is NULL with its length 0, or points at that many bytes that
+ *   stay readable and unchanged until this returns.
+ * - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
  */
 ht_status ht_runtime_set_task_env(struct ht_runtime *rt,
                                   const char *task_id,

@@ -12,6 +12,9 @@
 //!
 //! Rust hosts use `hermes_runtime::Runtime` directly; everything here is re-exported.
 
+// `unsafe` lives only at the boundary (crates/ffi, crates/exec/src/sys.rs).
+#![deny(unsafe_code)]
+
 pub use hermes_approval as approval;
 pub use hermes_builtins as builtins;
 pub use hermes_core as core;

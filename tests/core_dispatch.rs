@@ -571,3 +571,28 @@ fn freeing_the_runtime_from_the_callback_thread_does_not_deadlock() {
         "handler returned and the free function ran once"
     );
 }
+
+/// A failing host tool that echoes a credential (an API key in an HTTP
+/// error) does not pass it on to the model.
+#[test]
+fn host_tool_errors_are_redacted() {
+    unsafe extern "C" fn leaky(_: *mut std::ffi::c_void, call: *mut hermes_tools::host::ht_call) {
+        respond(
+            call,
+            true,
+            "HTTP 401 from api.openai.com with key sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcd",
+        );
+    }
+    let rt = new_rt("{}");
+    add(
+        &rt,
+        &spec("leaky", "t", r#"{"type":"object","properties":{}}"#),
+        leaky,
+    );
+    let out = dispatch(&rt, "leaky", "{}");
+    assert!(out.contains("error"), "{out}");
+    assert!(
+        !out.contains("AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"),
+        "key leaked: {out}"
+    );
+}

@@ -559,3 +559,55 @@ fn null_and_bad_utf8_arguments_are_clean_errors() {
     assert_eq!(st, Status::InvalidJson);
     assert!(msg.contains("unknown_key"), "{msg}");
 }
+
+/// Filtered definitions patch a cached selection with the tools replaced in
+/// place since (the registry's change log); past the log's reach they
+/// rebuild. Either way every replaced description shows and nothing else moves.
+#[test]
+fn filtered_definitions_follow_in_place_replacements_and_log_overflow() {
+    let rt = new_rt("{}");
+    let with = |i: usize, word: &str| {
+        format!(
+            r#"{{"name":"t_{i:04}","toolset":"s_{}","schema":{{"description":"{word} {i}","parameters":{P0}}}}}"#,
+            i % 3
+        )
+    };
+    for i in 0..700 {
+        add(&rt, &with(i, "old"), echo);
+    }
+    let q = r#"{"enabled_toolsets":["s_0","s_1"]}"#;
+    let descriptions = |rt: &Rt| -> Vec<String> {
+        json(&definitions(rt, q).unwrap())
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["description"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let before = descriptions(&rt);
+    assert_eq!(before.len(), 467);
+    // A few replacements: the cached selection is patched.
+    add(&rt, &with(3, "new"), echo);
+    add(&rt, &with(2, "new"), echo); // s_2: not selected, must not appear
+    add(&rt, &with(4, "new"), echo);
+    let after = descriptions(&rt);
+    assert_eq!(after.len(), 467);
+    assert!(after.contains(&"new 3".to_string()) && after.contains(&"new 4".to_string()));
+    assert!(
+        !after
+            .iter()
+            .any(|d| d == "new 2" || d == "old 3" || d == "old 4")
+    );
+    assert_eq!(after.iter().filter(|d| d.starts_with("new")).count(), 2);
+    // More replacements than the change log holds: the selection is rebuilt.
+    for i in 0..700 {
+        add(&rt, &with(i, "newer"), echo);
+    }
+    let last = descriptions(&rt);
+    assert_eq!(last.len(), 467);
+    assert!(last.iter().all(|d| d.starts_with("newer ")), "{last:?}");
+    // And the unfiltered query sees all of them, sorted.
+    let all = def_names(&rt, "");
+    assert_eq!(all.len(), 700);
+    assert!(all.windows(2).all(|w| w[0] < w[1]));
+}

@@ -127,3 +127,50 @@ fn threads_are_reused_not_created_per_unit_of_work() {
     );
     rt.close();
 }
+
+/// Thread names of this process (from /proc).
+fn thread_names() -> Vec<String> {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("comm")).ok())
+        .map(|s| s.trim().to_string())
+        .collect()
+}
+
+/// Background processes are read by tasks on the engine: twenty of them
+/// start no reader thread (the old code started one per process).
+#[test]
+fn background_processes_have_no_thread_each() {
+    let rt =
+        Runtime::new(r#"{"builtin_toolsets":["terminal"],"approvals":{"mode":"off"}}"#).unwrap();
+    let call = |args: serde_json::Value| {
+        hermes_tools::dispatch::dispatch_sync(
+            rt.core(),
+            "terminal",
+            &args.to_string(),
+            CallContext::default(),
+        )
+        .expect("dispatch")
+    };
+    assert!(call(serde_json::json!({"command": "true"})).contains("exit_code"));
+    let before = threads();
+    for i in 0..20 {
+        let out = call(
+            serde_json::json!({"command": format!("echo start {i}; sleep 618.{i}"), "background": true}),
+        );
+        assert!(out.contains("session_id"), "{out}");
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let readers: Vec<String> = thread_names()
+        .into_iter()
+        .filter(|n| n.starts_with("ht-proc"))
+        .collect();
+    assert!(readers.is_empty(), "reader threads: {readers:?}");
+    let after = threads();
+    assert!(
+        after < before + 8,
+        "20 background processes grew the process from {before} to {after} threads"
+    );
+    rt.close();
+}

@@ -205,3 +205,67 @@ fn pty_mode_sees_a_tty() {
     let v = sh(&rt, "p", "pwd; echo $HT_P; echo $TERM");
     assert_eq!(v["output"], "/\n1\ndumb", "{v}");
 }
+
+/// The terminal recommends the file tools only when the model has them.
+#[test]
+fn terminal_description_names_only_tools_that_are_there() {
+    let rt = rt();
+    let description = |rt: &Runtime| -> String {
+        let defs: Value = serde_json::from_str(&rt.definitions("").unwrap()).unwrap();
+        defs.as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["function"]["name"] == "terminal")
+            .map(|d| d["function"]["description"].as_str().unwrap().to_string())
+            .unwrap()
+    };
+    assert!(
+        !description(&rt).contains("read_file"),
+        "{}",
+        description(&rt)
+    );
+    struct Nop;
+    impl hermes_tools::core::BlockingTool for Nop {
+        fn run(&self, _: Value, _: &hermes_tools::core::RunCtx) -> hermes_tools::core::ToolOutput {
+            hermes_tools::core::ToolOutput::ok("{}")
+        }
+    }
+    rt.register_tool(
+        r#"{"name":"read_file","toolset":"file","schema":{"description":"Read a file."}}"#,
+        std::sync::Arc::new(hermes_tools::core::Blocking(std::sync::Arc::new(Nop))),
+        None,
+    )
+    .unwrap();
+    assert!(
+        description(&rt).contains("Prefer read_file"),
+        "{}",
+        description(&rt)
+    );
+}
+
+/// A command the approval policy denies reaches post_tool_call hooks as
+/// `blocked` (with the reason code `approval_denied`), as the result says.
+#[test]
+fn denied_commands_are_blocked_for_post_hooks() {
+    use hermes_tools::core::hooks::{Hook, HookReply};
+    use std::sync::{Arc, Mutex};
+    struct Seen(Mutex<Vec<Value>>);
+    impl Hook for Seen {
+        fn call(&self, event: &Arc<str>, reply: HookReply) {
+            self.0
+                .lock()
+                .unwrap()
+                .push(serde_json::from_str(event).unwrap());
+            reply.send("{}".to_string());
+        }
+    }
+    // Approvals on, no handler: dangerous commands fail closed.
+    let rt = Runtime::new(r#"{"builtin_toolsets":["terminal"]}"#).unwrap();
+    let seen = Arc::new(Seen(Mutex::new(Vec::new())));
+    rt.add_hook("post_tool_call", seen.clone()).unwrap();
+    let v = run(&rt, "t", json!({"command": "rm -rf /"}));
+    assert_eq!(v["status"], "blocked", "{v}");
+    let events = seen.0.lock().unwrap();
+    let post = events.last().expect("a post_tool_call event");
+    assert_eq!(post["status"], "blocked", "{post}");
+}

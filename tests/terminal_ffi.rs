@@ -210,6 +210,17 @@ fn host_api_events_and_input() {
     .expect("completion");
     assert_eq!(done["exit_code"], 3);
     assert_eq!(done["output"], "bg-out");
+    // Its live output names the process the same way (session_id, not id).
+    let out = wait_event(
+        |e| e["type"] == "process.output" && e["session_id"] == id.as_str(),
+        5,
+    )
+    .expect("process.output event with session_id");
+    assert!(
+        out["data"].as_str().unwrap_or("").contains("bg-out"),
+        "{out}"
+    );
+    assert!(out.get("id").is_none(), "{out}");
 
     // watch pattern matches, rate limited
     let v = dispatch(

@@ -402,3 +402,61 @@ fn typing_a_dangerous_command_into_a_shell_is_blocked() {
     assert!(w["output"].as_str().unwrap().contains("typed-ok"), "{w}");
     assert!(!canary.exists());
 }
+
+/// Processes that leave the tree (a `setsid` child whose parent still runs,
+/// a double-forked daemon of a background command) end with the command:
+/// on a timeout, on kill, and when the runtime closes.
+#[test]
+fn setsid_and_double_forked_children_do_not_escape() {
+    let rt = rt_with("");
+    // Timeout of a foreground command whose child started its own session
+    // (python forks and the child calls setsid; the parent keeps running).
+    let script = "import os\nif os.fork() == 0:\n    os.setsid()\n    os.execvp('sleep', ['sleep', '617.1'])\nos.execvp('sleep', ['sleep', '617.2'])\n";
+    std::fs::write(std::env::temp_dir().join("ht-setsid-617.py"), script).unwrap();
+    let cmd = format!(
+        "python3 {}",
+        std::env::temp_dir().join("ht-setsid-617.py").display()
+    );
+    let v = tool_call(&rt, "terminal", "t", json!({"command": cmd, "timeout": 1}));
+    assert_eq!(v["exit_code"], 124, "{v}");
+    assert!(
+        wait_for(
+            || sleeps("617.1").is_empty() && sleeps("617.2").is_empty(),
+            5
+        ),
+        "escaped the timeout: {:?}",
+        pgrep("617.")
+    );
+    // A background command that double-forks a daemon and returns.
+    let id = start_in_background(
+        &rt,
+        json!({"command": "(setsid sleep 617.3 &) ; (sleep 617.4 &) ; echo started", "background": true}),
+    );
+    assert!(wait_for(|| sleeps("617.3").len() == 1, 5));
+    let v = tool_call(
+        &rt,
+        "process",
+        "t",
+        json!({"action": "kill", "session_id": id}),
+    );
+    assert!(
+        wait_for(
+            || sleeps("617.3").is_empty() && sleeps("617.4").is_empty(),
+            5
+        ),
+        "escaped kill: {v} {:?}",
+        pgrep("617.")
+    );
+    // And at close.
+    start_in_background(
+        &rt,
+        json!({"command": "(setsid sleep 617.5 &) ; echo started", "background": true}),
+    );
+    assert!(wait_for(|| sleeps("617.5").len() == 1, 5));
+    rt.close();
+    assert!(
+        wait_for(|| sleeps("617.5").is_empty(), 5),
+        "escaped close: {:?}",
+        pgrep("617.")
+    );
+}

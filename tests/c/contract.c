@@ -151,7 +151,7 @@ int main(void) {
   CHECK(strstr(ht_error_message(err), "timeoutt") != NULL);
   ht_error_free(err);
   err = NULL;
-  CHECK(ht_runtime_new(S("{\"dispatch\":{\"timeout\":1.5}}"), &rt, &err) == HT_STATUS_OK && err == NULL);
+  CHECK(ht_runtime_new(S("{\"dispatch\":{\"timeout\":4}}"), &rt, &err) == HT_STATUS_OK && err == NULL);
   g_rt = rt;
 
   /* Registration rules. */

@@ -45,6 +45,10 @@ echo "installed hermes-tools $version into $prefix (SONAME $soname)"
 [ -n "$soname" ] || fail "the installed library has no SONAME"
 [ "$(readlink "$prefix/lib/$soname")" = "libhermes_tools.so.$version" ] || fail "$soname does not point to libhermes_tools.so.$version"
 [ "$(readlink "$prefix/lib/libhermes_tools.so")" = "$soname" ] || fail "libhermes_tools.so does not point to $soname"
+# The command line is installed and runs (exit 4: the command is blocked).
+set +e; "$prefix/bin/hermes-tools" check "rm -rf /" >/dev/null; cli_status=$?; set -e
+[ "$cli_status" = 4 ] || fail "installed hermes-tools check: exit $cli_status, expected 4"
+echo "ok: $prefix/bin/hermes-tools"
 ok "layout: libhermes_tools.so -> $soname -> libhermes_tools.so.$version"
 
 # A program must record the SONAME, carry an rpath to the prefix and load the

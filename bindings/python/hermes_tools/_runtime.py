@@ -19,7 +19,7 @@ from typing import Any, Awaitable, Callable, Iterable, Optional, Union
 
 from . import _ffi
 from ._ffi import lib
-from ._schema import _is_call_param, _is_optional, function_schema
+from ._schema import CALL_TYPES, _is_call_param, _is_optional, function_schema
 
 # ---------------------------------------------------------------------------
 # Status codes and errors
@@ -273,6 +273,9 @@ class ToolCall:
 
     def __repr__(self) -> str:
         return f"ToolCall(name={self.name!r}, args={self.args_json})"
+
+
+CALL_TYPES.append(ToolCall)
 
 
 # ---------------------------------------------------------------------------

@@ -143,10 +143,14 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     return description, params
 
 
-def _is_call_param(param: inspect.Parameter, hints: dict) -> bool:
-    from ._runtime import ToolCall  # local import: avoid a cycle
+# Annotations that mark a handler's call parameter (not a tool argument).
+# The runtime module registers its ToolCall class here, so this module does
+# not import the runtime (which imports this one).
+CALL_TYPES: list = []
 
-    return param.name == "call" or hints.get(param.name) is ToolCall
+
+def _is_call_param(param: inspect.Parameter, hints: dict) -> bool:
+    return param.name == "call" or any(hints.get(param.name) is t for t in CALL_TYPES)
 
 
 def function_schema(fn: Callable, name: str | None = None, description: str | None = None) -> dict:

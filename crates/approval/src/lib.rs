@@ -93,6 +93,9 @@
 //! [`CheckResult::contained`] with the reason ([`sandbox`]);
 //! [`CheckResult::explain`] describes the whole decision.
 
+// `unsafe` lives only at the boundary (crates/ffi, crates/exec/src/sys.rs).
+#![deny(unsafe_code)]
+
 pub mod analyze;
 pub mod families;
 pub mod normalize;

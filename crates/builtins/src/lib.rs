@@ -5,6 +5,9 @@
 //! only through the services they are given (approval, events) and their
 //! execution environment's file system.
 
+// `unsafe` lives only at the boundary (crates/ffi, crates/exec/src/sys.rs).
+#![deny(unsafe_code)]
+
 pub mod activity;
 pub mod file;
 pub mod fuzzy;

@@ -17,10 +17,10 @@ use std::time::{Duration, Instant};
 
 use crate::availability::Availability;
 use crate::config::{AvailabilityConfig, DispatchConfig};
-use crate::definitions::DefsCache;
-use crate::dispatch::FlowCtl;
+use crate::defs_cache::DefsCache;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::flow::FlowCtl;
 use crate::hooks::{Hook, HookEntry, HookEvent, Hooks};
 use crate::registry::{Registry, SortedTools, ToolEntry, ToolMap, ToolsetDef};
 use crate::threads::CallbackThread;
@@ -35,6 +35,8 @@ pub struct Snapshot {
     pub hooks: Option<Arc<Hooks>>,
     /// Registry generation (definitions are cached on it).
     pub generation: u64,
+    /// Registry membership counter (toolset selections are cached on it).
+    pub membership: u64,
     /// Bumped by every change (tools, hooks, interceptor).
     version: u64,
 }
@@ -192,6 +194,7 @@ impl Core {
             tools: reg.tools.clone(),
             sorted: reg.sorted.clone(),
             generation: reg.generation,
+            membership: reg.membership,
             hooks: if hooks.is_empty() {
                 None
             } else {
@@ -265,11 +268,11 @@ impl Core {
     }
 
     pub fn define_toolset(&self, def: ToolsetDef) -> Result<()> {
-        self.with_registry(|reg| reg.define_toolset(def))
+        self.with_registry(|reg| crate::toolsets::define(reg, def))
     }
 
     pub fn alias_toolset(&self, alias: &str, target: &str) -> Result<()> {
-        self.with_registry(|reg| reg.alias_toolset(alias, target))
+        self.with_registry(|reg| crate::toolsets::alias(reg, alias, target))
     }
 
     pub fn generation(&self) -> u64 {

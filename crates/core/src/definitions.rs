@@ -7,21 +7,17 @@
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
 use crate::availability::Check;
 use crate::core::Core;
+pub use crate::defs_cache::Text;
+use crate::defs_cache::{Cached, Candidates, NameSet, Selection};
 use crate::error::{Error, Result};
 use crate::registry::{Format, ToolEntry};
 use crate::toolsets;
-
-/// Definitions text, shared without copying (the C ABI hands it out as is).
-pub type Text = Arc<str>;
-
-/// A resolved toolset selection: the names a query's toolsets select.
-type Selection = Arc<HashSet<Arc<str>>>;
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -32,29 +28,42 @@ struct Query {
     disabled_toolsets: Option<Vec<String>>,
     #[serde(default)]
     format: Option<String>,
+    /// A schema budget: load some tools, defer the rest to `tool_search`.
+    #[serde(default)]
+    defer: Option<Defer>,
 }
 
-struct Cached {
-    generation: u64,
-    epoch: u64,
-    valid_until: Instant,
-    text: Text,
+/// The `defer` part of a definitions query (hosts with thousands of tools).
+/// Tools of `always_loaded_toolsets` and those named in `loaded` are always
+/// returned; the others in name order while `max_tools` and `max_bytes`
+/// (of definition text) allow; the rest are deferred and `tool_search`'s
+/// description says how many, from which toolsets.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Defer {
+    #[serde(default)]
+    always_loaded_toolsets: Vec<String>,
+    #[serde(default)]
+    loaded: Vec<String>,
+    #[serde(default)]
+    max_tools: Option<usize>,
+    #[serde(default)]
+    max_bytes: Option<usize>,
 }
 
-/// Definitions cache keyed by the exact query text, plus the toolset
-/// selections of queries keyed by registry membership (a tool replaced in
-/// place does not change which names a toolset selects).
-#[derive(Default)]
-pub struct DefsCache {
-    map: HashMap<String, Cached>,
-    selections: HashMap<String, (u64, Option<Selection>)>,
-}
+/// The name of the built-in search tool (see `search.rs`).
+pub const TOOL_SEARCH: &str = "tool_search";
 
-impl DefsCache {
-    pub fn clear(&mut self) {
-        self.map.clear();
-        self.selections.clear();
-    }
+/// A query's text (empty: every tool, OpenAI format) and its format.
+fn parse_query(query_text: &str) -> Result<(Query, Format)> {
+    let q: Query = if query_text.trim().is_empty() {
+        Query::default()
+    } else {
+        serde_json::from_str(query_text)
+            .map_err(|e| Error::json(format!("definitions query: {e}")))?
+    };
+    let format = parse_format(q.format.as_deref())?;
+    Ok((q, format))
 }
 
 fn parse_format(f: Option<&str>) -> Result<Format> {
@@ -87,7 +96,7 @@ fn select(core: &Core, q: &Query, query_text: &str) -> Result<Option<Selection>>
     let sel = Some(Arc::new(
         sel.into_iter()
             .map(|s| Arc::<str>::from(s.as_str()))
-            .collect::<HashSet<_>>(),
+            .collect::<NameSet>(),
     ));
     let mut cache = core.defs_cache.lock();
     if cache.selections.len() >= 64 {
@@ -113,7 +122,7 @@ fn select_in(
         Some(list) => {
             let mut out = BTreeSet::new();
             for name in list {
-                toolsets::resolve_into(&reg, name, &mut Vec::new(), &mut out)?;
+                toolsets::resolve_into(reg, name, &mut Vec::new(), &mut out)?;
             }
             out
         }
@@ -123,7 +132,7 @@ fn select_in(
         .filter(|n| reg.tools.contains_key(n.as_str()))
         .count();
     for name in disabled {
-        let remove = toolsets::disabled_set(&reg, name)?;
+        let remove = toolsets::disabled_set(reg, name)?;
         selected.retain(|t| !remove.contains(t));
     }
     let registered_after = selected
@@ -185,6 +194,156 @@ fn conditional_extra(entry: &ToolEntry, names: &HashSet<&str>) -> String {
     extra
 }
 
+/// The entries `q` selects at the snapshot's generation: the cached list of
+/// an earlier generation patched with the tools replaced since, when the
+/// membership is unchanged and the change log reaches back; else a new
+/// selection. One tool changing costs one swap, not a walk of every tool.
+fn candidates(
+    core: &Core,
+    snap: &crate::core::Snapshot,
+    q: &Query,
+    query_text: &str,
+) -> Result<Arc<Vec<Arc<ToolEntry>>>> {
+    let taken = core.defs_cache.lock().candidates.remove(query_text);
+    let patched = taken.and_then(|mut c| {
+        if c.membership != snap.membership || c.generation > snap.generation {
+            return None;
+        }
+        if c.generation < snap.generation {
+            let names =
+                core.read_registry(|r| r.replaced_between(c.generation, snap.generation))?;
+            let list = Arc::make_mut(&mut c.list);
+            for name in names {
+                if let Ok(i) = list.binary_search_by(|e| e.name.as_str().cmp(&name))
+                    && let Some(e) = snap.tools.get(&*name)
+                {
+                    list[i] = e.clone();
+                }
+            }
+            c.generation = snap.generation;
+        }
+        Some(c)
+    });
+    let c = match patched {
+        Some(c) => c,
+        None => {
+            let selected = select(core, q, query_text)?;
+            let list: Vec<Arc<ToolEntry>> = match &selected {
+                None => snap.sorted.values().cloned().collect(),
+                Some(names) => snap
+                    .sorted
+                    .iter()
+                    .filter(|(k, _)| names.contains(*k))
+                    .map(|(_, e)| e.clone())
+                    .collect(),
+            };
+            Candidates {
+                generation: snap.generation,
+                membership: snap.membership,
+                list: Arc::new(list),
+            }
+        }
+    };
+    let list = c.list.clone();
+    let mut cache = core.defs_cache.lock();
+    if cache.candidates.len() >= 64 {
+        cache.candidates.clear();
+    }
+    cache.candidates.insert(query_text.to_string(), c);
+    Ok(list)
+}
+
+/// Keep what the budget allows, defer the rest; the note (for
+/// `tool_search`'s description) says what was deferred. The query is
+/// remembered so `tool_search` answers in its format and over its selection.
+fn apply_budget<'a>(
+    core: &Core,
+    d: &Defer,
+    avail: Vec<&'a Arc<ToolEntry>>,
+    format: Format,
+    query_text: &str,
+) -> Result<(Vec<&'a Arc<ToolEntry>>, Option<String>)> {
+    let mut pinned: HashSet<String> = d.loaded.iter().cloned().collect();
+    core.read_registry(|reg| -> Result<()> {
+        for ts in &d.always_loaded_toolsets {
+            pinned.extend(toolsets::resolve(reg, ts)?);
+        }
+        Ok(())
+    })?;
+    let is_pinned = |e: &ToolEntry| e.name == TOOL_SEARCH || pinned.contains(&e.name);
+    let mut keep: Vec<bool> = avail.iter().map(|e| is_pinned(e)).collect();
+    let mut count = keep.iter().filter(|k| **k).count();
+    let mut bytes: usize = avail
+        .iter()
+        .zip(&keep)
+        .filter(|(_, k)| **k)
+        .map(|(e, _)| e.rendered(format).len() + 1)
+        .sum();
+    let (max_tools, max_bytes) = (
+        d.max_tools.unwrap_or(usize::MAX),
+        d.max_bytes.unwrap_or(usize::MAX),
+    );
+    let mut deferred: std::collections::BTreeMap<&str, usize> = Default::default();
+    let mut total = 0usize;
+    for (e, k) in avail.iter().zip(keep.iter_mut()) {
+        if *k {
+            continue;
+        }
+        let len = e.rendered(format).len() + 1;
+        if count < max_tools && bytes.saturating_add(len) <= max_bytes {
+            *k = true;
+            count += 1;
+            bytes += len;
+        } else {
+            *deferred.entry(e.toolset.as_str()).or_default() += 1;
+            total += 1;
+        }
+    }
+    if total == 0 {
+        return Ok((avail, None));
+    }
+    if !avail.iter().any(|e| e.name == TOOL_SEARCH) {
+        tracing::warn!(
+            deferred = total,
+            "definitions deferred tools but tool_search is not registered: the model cannot reach them (add \"tool_search\" to builtin_toolsets)"
+        );
+    }
+    let mut sets: Vec<String> = deferred
+        .iter()
+        .take(24)
+        .map(|(t, n)| format!("{t} ({n})"))
+        .collect();
+    if deferred.len() > 24 {
+        sets.push(format!("and {} more", deferred.len() - 24));
+    }
+    let note = format!(
+        " {total} more tools are available but not loaded, from toolsets: {}. Call tool_search with keywords to get their definitions.",
+        sets.join(", ")
+    );
+    core.defs_cache.lock().last_deferral = Some((query_text.to_string(), format));
+    let kept = avail
+        .into_iter()
+        .zip(keep)
+        .filter(|(_, k)| *k)
+        .map(|(e, _)| e)
+        .collect();
+    Ok((kept, Some(note)))
+}
+
+/// The available entries of the query `query_text` selects, and its format
+/// (what `tool_search` searches: the selection a budget deferred from).
+pub(crate) fn selection_for(
+    core: &Core,
+    query_text: &str,
+) -> Result<(Vec<Arc<ToolEntry>>, Format)> {
+    let snap = core.snapshot_full();
+    let (q, format) = parse_query(query_text)?;
+    let list = candidates(core, &snap, &q, query_text)?;
+    let refs: Vec<&Arc<ToolEntry>> = list.iter().collect();
+    let (avail, _, _) = available(core, &refs);
+    Ok((avail.into_iter().cloned().collect(), format))
+}
+
 /// `ht_runtime_definitions_json`.
 pub fn definitions(core: &Arc<Core>, query_text: &str) -> Result<Text> {
     let _g = core.enter()?;
@@ -199,50 +358,58 @@ pub fn definitions(core: &Arc<Core>, query_text: &str) -> Result<Text> {
             return Ok(c.text.clone());
         }
     }
-    let q: Query = if query_text.trim().is_empty() {
-        Query::default()
-    } else {
-        serde_json::from_str(query_text)
-            .map_err(|e| Error::json(format!("definitions query: {e}")))?
-    };
-    let format = parse_format(q.format.as_deref())?;
-    let selected = select(core, &q, query_text)?;
-    let candidates: Vec<&Arc<ToolEntry>> = match &selected {
-        None => snap.sorted.values().collect(),
-        Some(names) => snap
-            .sorted
-            .iter()
-            .filter(|(k, _)| names.contains(*k))
-            .map(|(_, e)| e)
-            .collect(),
-    };
+    let (q, format) = parse_query(query_text)?;
+    let list = candidates(core, &snap, &q, query_text)?;
+    let candidates: Vec<&Arc<ToolEntry>> = list.iter().collect();
     let (avail, valid_until, epoch) = available(core, &candidates);
+    let (avail, note) = match &q.defer {
+        None => (avail, None),
+        Some(d) => apply_budget(core, d, avail, format, query_text)?,
+    };
     let has_conditional = avail.iter().any(|e| !e.conditional.is_empty());
     let names: HashSet<&str> = if has_conditional {
         avail.iter().map(|e| e.name.as_str()).collect()
     } else {
         HashSet::new()
     };
+    let custom =
+        |e: &ToolEntry| !e.conditional.is_empty() || (note.is_some() && e.name == TOOL_SEARCH);
     let owned: Vec<String> = avail
         .iter()
-        .filter(|e| !e.conditional.is_empty())
-        .map(|e| e.render(format, &conditional_extra(e, &names)))
+        .filter(|e| custom(e))
+        .map(|e| {
+            let mut extra = conditional_extra(e, &names);
+            if e.name == TOOL_SEARCH
+                && let Some(n) = &note
+            {
+                extra.push_str(n);
+            }
+            e.render(format, &extra)
+        })
         .collect();
     let mut owned_iter = owned.iter();
-    let mut pieces: Vec<&str> = Vec::with_capacity(avail.len() * 2 + 2);
-    pieces.push("[");
-    for (i, e) in avail.iter().enumerate() {
+    let pieces: Vec<&str> = avail
+        .iter()
+        .map(|e| {
+            if !custom(e) {
+                e.rendered(format)
+            } else {
+                owned_iter.next().map_or("", String::as_str)
+            }
+        })
+        .collect();
+    // One exact allocation, one copy of each definition.
+    let total = 2 + pieces.iter().map(|p| p.len() + 1).sum::<usize>();
+    let mut out = String::with_capacity(total);
+    out.push('[');
+    for (i, p) in pieces.iter().enumerate() {
         if i > 0 {
-            pieces.push(",");
+            out.push(',');
         }
-        if e.conditional.is_empty() {
-            pieces.push(e.rendered(format));
-        } else {
-            pieces.push(owned_iter.next().map_or("", String::as_str));
-        }
+        out.push_str(p);
     }
-    pieces.push("]");
-    let text: Text = Arc::from(pieces.concat());
+    out.push(']');
+    let text: Text = Arc::new(out);
     let mut cache = core.defs_cache.lock();
     if cache.map.len() >= 64 {
         cache.map.clear();

@@ -46,6 +46,7 @@ impl Engine {
                     .max_blocking_threads(64)
                     .thread_name("ht-engine")
                     .enable_time()
+                    .enable_io()
                     .build()
                     .map_err(|e| {
                         tracing::error!("could not start the tokio engine: {e}");

@@ -7,17 +7,25 @@
 //! assembles it with providers (built-in tools, host callbacks, MCP servers)
 //! and services (command approval, events).
 
+// `unsafe` lives only at the boundary (crates/ffi, crates/exec/src/sys.rs).
+#![deny(unsafe_code)]
+
 pub mod availability;
 pub mod config;
 pub mod context;
 pub mod core;
 pub mod definitions;
+pub mod defs_cache;
 pub mod dispatch;
 pub mod engine;
 pub mod error;
+pub mod flow;
 pub mod hooks;
 pub mod pending;
 pub mod registry;
+pub mod schema;
+pub mod search;
+pub mod suggest;
 pub mod threads;
 pub mod tool;
 pub mod toolsets;

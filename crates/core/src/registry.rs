@@ -3,14 +3,15 @@
 
 use once_cell::sync::OnceCell;
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::value::RawValue;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::availability::Check;
-use crate::dispatch::validate::Node;
 use crate::error::{Error, ErrorKind, Result};
+use crate::schema::Node;
 use crate::tool::Tool;
 
 /// FNV-1a: tool names are short and not attacker-chosen keys of a
@@ -66,7 +67,9 @@ pub struct ConditionalText {
 pub struct ToolSpec {
     pub name: String,
     pub toolset: String,
-    pub schema: Value,
+    /// The OpenAI function (or `{"type":"function","function":{..}}`),
+    /// kept as text: it is compiled, never turned into a `Value` tree.
+    pub schema: Box<RawValue>,
     #[serde(default)]
     pub description: Option<String>,
     #[serde(default)]
@@ -107,7 +110,8 @@ pub struct ToolEntry {
     pub parallel_safe: bool,
     pub timeout: Option<Duration>,
     pub agent_loop: bool,
-    pub parameters: Value,
+    /// The parameters schema as the host wrote it (spliced into definitions).
+    pub parameters: Box<RawValue>,
     pub params: Node,
     pub params_trivial: bool,
     pub conditional: Vec<ConditionalText>,
@@ -120,20 +124,21 @@ pub struct ToolEntry {
 impl ToolEntry {
     /// The definition JSON for `format`, with `extra` appended to the description.
     pub fn render(&self, format: Format, extra: &str) -> String {
-        let description = format!("{}{}", self.description, extra);
-        let value = match format {
-            Format::OpenAi => serde_json::json!({
-                "type": "function",
-                "function": {"name": self.name, "description": description, "parameters": self.parameters}
-            }),
-            Format::Anthropic => serde_json::json!({
-                "name": self.name, "description": description, "input_schema": self.parameters
-            }),
-            Format::Mcp => serde_json::json!({
-                "name": self.name, "description": description, "inputSchema": self.parameters
-            }),
-        };
-        value.to_string()
+        let name = serde_json::to_string(&self.name).unwrap_or_default();
+        let description =
+            serde_json::to_string(&format!("{}{}", self.description, extra)).unwrap_or_default();
+        let p = self.parameters.get();
+        match format {
+            Format::OpenAi => format!(
+                r#"{{"type":"function","function":{{"name":{name},"description":{description},"parameters":{p}}}}}"#
+            ),
+            Format::Anthropic => {
+                format!(r#"{{"name":{name},"description":{description},"input_schema":{p}}}"#)
+            }
+            Format::Mcp => {
+                format!(r#"{{"name":{name},"description":{description},"inputSchema":{p}}}"#)
+            }
+        }
     }
 
     /// Cached rendering without conditional text.
@@ -182,82 +187,111 @@ pub fn parse_specs(text: &str) -> Result<Vec<ToolSpec>> {
     Ok(specs)
 }
 
-/// Build an entry from a parsed spec (validates the schema).
+/// The keys of a JSON object, each with its raw value, in order.
+fn object_entries(text: &str) -> std::result::Result<Vec<(Cow<'_, str>, &RawValue)>, ()> {
+    let map: Vec<(Cow<'_, str>, &RawValue)> = serde_json::from_str::<EntriesOf>(text)
+        .map(|e| e.0)
+        .map_err(|_| ())?;
+    Ok(map)
+}
+
+/// Deserializes an object into its entries without building values.
+struct EntriesOf<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for EntriesOf<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for V<'a> {
+            type Value = EntriesOf<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some(k) = map.next_key::<Cow<'de, str>>()? {
+                    let v: &'de RawValue = map.next_value()?;
+                    out.push((k, v));
+                }
+                Ok(EntriesOf(out))
+            }
+        }
+        d.deserialize_map(V(std::marker::PhantomData))
+    }
+}
+
+/// Build an entry from a parsed spec (validates and compiles the schema).
 pub fn build_entry(
     spec: ToolSpec,
     tool: Arc<dyn Tool>,
     check: Option<Arc<dyn Check>>,
 ) -> Result<ToolEntry> {
-    let mut func: Map<String, Value> = match spec.schema {
-        Value::Object(mut o) => {
-            if o.get("type").and_then(Value::as_str) == Some("function")
-                && o.contains_key("function")
-            {
-                match o.remove("function") {
-                    Some(Value::Object(f)) => f,
-                    _ => {
-                        return Err(Error::invalid(
-                            "tool spec: schema.function: must be an object",
-                        ));
-                    }
-                }
-            } else {
-                o
-            }
-        }
-        _ => {
-            return Err(Error::invalid(
-                "tool spec: schema: must be an object (an OpenAI function)",
-            ));
-        }
+    let not_object = || Error::invalid("tool spec: schema: must be an object (an OpenAI function)");
+    let outer = object_entries(spec.schema.get()).map_err(|_| not_object())?;
+    let is_wrapper = outer
+        .iter()
+        .any(|(k, v)| k == "type" && v.get() == "\"function\"")
+        && outer.iter().any(|(k, _)| k == "function");
+    let inner;
+    let func: &[(Cow<'_, str>, &RawValue)] = if is_wrapper {
+        let f = outer.iter().find(|(k, _)| k == "function").map(|(_, v)| *v);
+        inner = f
+            .and_then(|f| object_entries(f.get()).ok())
+            .ok_or_else(|| Error::invalid("tool spec: schema.function: must be an object"))?;
+        &inner
+    } else {
+        &outer
     };
-    if let Some(n) = func.get("name") {
-        match n.as_str() {
-            Some(s) if s == spec.name => {}
-            Some(s) => {
+    let mut description = None;
+    let mut parameters: Option<&RawValue> = None;
+    for (key, v) in func {
+        match &**key {
+            "name" => match serde_json::from_str::<Cow<'_, str>>(v.get()) {
+                Ok(s) if s == spec.name => {}
+                Ok(s) => {
+                    return Err(Error::invalid(format!(
+                        "tool spec: schema.name '{s}' differs from name '{}'",
+                        spec.name
+                    )));
+                }
+                Err(_) => return Err(Error::invalid("tool spec: schema.name: must be a string")),
+            },
+            "description" => match serde_json::from_str::<Option<String>>(v.get()) {
+                Ok(d) => description = d,
+                Err(_) => {
+                    return Err(Error::invalid(
+                        "tool spec: schema.description: must be a string",
+                    ));
+                }
+            },
+            "parameters" => parameters = (v.get() != "null").then_some(*v),
+            "strict" => {}
+            other => {
                 return Err(Error::invalid(format!(
-                    "tool spec: schema.name '{s}' differs from name '{}'",
-                    spec.name
+                    "tool spec: schema.{other}: unknown field (expected name, description, parameters)"
                 )));
             }
-            None => return Err(Error::invalid("tool spec: schema.name: must be a string")),
         }
     }
-    let description = match func.remove("description") {
-        Some(Value::String(s)) => s,
-        None | Some(Value::Null) => spec.description.clone().unwrap_or_default(),
-        Some(_) => {
-            return Err(Error::invalid(
-                "tool spec: schema.description: must be a string",
-            ));
-        }
-    };
-    let parameters = match func.remove("parameters") {
-        None | Some(Value::Null) => serde_json::json!({"type": "object", "properties": {}}),
-        Some(p @ Value::Object(_)) => p,
+    let description = description.or(spec.description.clone()).unwrap_or_default();
+    let parameters: Box<RawValue> = match parameters {
+        None => RawValue::from_string(r#"{"type":"object","properties":{}}"#.to_string())
+            .map_err(|e| Error::invalid(e.to_string()))?,
+        Some(p) if p.get().starts_with('{') => p.to_owned(),
         Some(_) => {
             return Err(Error::invalid(
                 "tool spec: schema.parameters: must be a JSON Schema object",
             ));
         }
     };
-    match parameters.get("type") {
-        None => {}
-        Some(Value::String(t)) if t == "object" => {}
-        Some(_) => {
-            return Err(Error::invalid(
-                "tool spec: schema.parameters.type: tool parameters must be of type \"object\"",
-            ));
-        }
-    }
-    let params =
-        Node::compile(&parameters, "tool spec: schema.parameters").map_err(Error::invalid)?;
-    for key in func.keys() {
-        if !matches!(key.as_str(), "name" | "strict") {
-            return Err(Error::invalid(format!(
-                "tool spec: schema.{key}: unknown field (expected name, description, parameters)"
-            )));
-        }
+    let params = Node::compile_text(parameters.get(), "tool spec: schema.parameters")
+        .map_err(Error::invalid)?;
+    if !params.is_object_or_untyped() {
+        return Err(Error::invalid(
+            "tool spec: schema.parameters.type: tool parameters must be of type \"object\"",
+        ));
     }
     for var in &spec.requires_env {
         if var.is_empty() || var.contains('=') || var.contains('\0') {
@@ -331,7 +365,16 @@ pub struct Registry {
     /// Bumped when the set of names or toolsets changes (not when a tool is
     /// replaced in place): resolved toolset selections are cached on it.
     pub membership: u64,
+    /// Tools replaced in place, with the generation that replaced them (the
+    /// last [`CHANGE_LOG`] of them): definitions patch a cached selection
+    /// with these instead of rebuilding it.
+    changes: std::collections::VecDeque<(u64, Arc<str>)>,
+    /// Changes at or below this generation are no longer in `changes`.
+    changes_floor: u64,
 }
+
+/// How many in-place replacements the registry remembers.
+pub const CHANGE_LOG: usize = 512;
 
 impl Registry {
     fn check_collision(&self, entry: &ToolEntry, override_: bool) -> Result<()> {
@@ -356,7 +399,15 @@ impl Registry {
         let old = self.tools.insert(key.clone(), entry.clone());
         self.sorted.insert(key.clone(), entry.clone());
         match &old {
-            Some(o) if o.toolset == entry.toolset => {}
+            Some(o) if o.toolset == entry.toolset => {
+                if self.changes.len() >= CHANGE_LOG
+                    && let Some((g, _)) = self.changes.pop_front()
+                {
+                    self.changes_floor = g;
+                }
+                // `generation + 1`: the generation this change is published under.
+                self.changes.push_back((self.generation + 1, key));
+            }
             Some(o) => {
                 self.unlink(&o.toolset, &key);
                 self.members
@@ -427,6 +478,21 @@ impl Registry {
         Some(old)
     }
 
+    /// Names replaced in place after generation `since` up to `until`
+    /// (inclusive), or `None` when the log no longer reaches back that far.
+    pub fn replaced_between(&self, since: u64, until: u64) -> Option<Vec<Arc<str>>> {
+        if since < self.changes_floor {
+            return None;
+        }
+        Some(
+            self.changes
+                .iter()
+                .filter(|(g, _)| *g > since && *g <= until)
+                .map(|(_, n)| n.clone())
+                .collect(),
+        )
+    }
+
     /// Whether any registered tool belongs to `toolset`.
     pub fn has_toolset_tools(&self, toolset: &str) -> bool {
         self.members.contains_key(toolset)
@@ -435,49 +501,5 @@ impl Registry {
     /// Names of the registered tools of `toolset`.
     pub fn members_of(&self, toolset: &str) -> impl Iterator<Item = &Arc<str>> {
         self.members.get(toolset).into_iter().flatten()
-    }
-
-    /// Define (or redefine) a host toolset; refused when it would not resolve.
-    pub fn define_toolset(&mut self, def: ToolsetDef) -> Result<()> {
-        crate::toolsets::check_definition(self, &def)?;
-        let name = def.name.clone();
-        let previous = self.toolsets.insert(name.clone(), def);
-        if let Err(e) = crate::toolsets::resolve(self, &name) {
-            match previous {
-                Some(p) => self.toolsets.insert(name, p),
-                None => self.toolsets.remove(&name),
-            };
-            return Err(e);
-        }
-        self.generation += 1;
-        self.membership += 1;
-        Ok(())
-    }
-
-    /// Point `alias` at toolset `target`; refused for cycles and unknown targets.
-    pub fn alias_toolset(&mut self, alias: &str, target: &str) -> Result<()> {
-        check_name("alias", alias)?;
-        if crate::toolsets::alias_reaches(self, target, alias) {
-            return Err(Error::invalid(format!(
-                "toolset alias '{alias}' -> '{target}' would make an alias cycle"
-            )));
-        }
-        if crate::toolsets::view(self, target).is_none() {
-            return Err(Error::not_found(format!("unknown toolset '{target}'")));
-        }
-        let previous = self.aliases.insert(alias.to_string(), target.to_string());
-        if let Err(e) = crate::toolsets::resolve(self, alias) {
-            match previous {
-                Some(p) => self.aliases.insert(alias.to_string(), p),
-                None => self.aliases.remove(alias),
-            };
-            return Err(e);
-        }
-        if let Some(p) = previous.filter(|p| p != target) {
-            tracing::warn!(alias, from = %p, to = target, "toolset alias re-pointed");
-        }
-        self.generation += 1;
-        self.membership += 1;
-        Ok(())
     }
 }

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use crate::error::{Error, Result};
-use crate::registry::Registry;
+use crate::registry::{Registry, ToolsetDef, check_name};
 
 #[derive(Deserialize)]
 pub struct StaticDef {
@@ -215,7 +215,7 @@ fn unknown(reg: &Registry, name: &str) -> Error {
     let names = all_names(reg);
     let close: Vec<&String> = names
         .iter()
-        .filter(|n| crate::dispatch::similar(n, name))
+        .filter(|n| crate::suggest::similar(n, name))
         .take(3)
         .collect();
     let hint = if close.is_empty() {
@@ -265,5 +265,49 @@ pub fn check_definition(reg: &Registry, def: &crate::registry::ToolsetDef) -> Re
             return Err(unknown(reg, inc));
         }
     }
+    Ok(())
+}
+
+/// Define (or redefine) a host toolset; refused when it would not resolve.
+pub fn define(reg: &mut Registry, def: ToolsetDef) -> Result<()> {
+    check_definition(reg, &def)?;
+    let name = def.name.clone();
+    let previous = reg.toolsets.insert(name.clone(), def);
+    if let Err(e) = resolve(reg, &name) {
+        match previous {
+            Some(p) => reg.toolsets.insert(name, p),
+            None => reg.toolsets.remove(&name),
+        };
+        return Err(e);
+    }
+    reg.generation += 1;
+    reg.membership += 1;
+    Ok(())
+}
+
+/// Point `alias` at toolset `target`; refused for cycles and unknown targets.
+pub fn alias(reg: &mut Registry, alias: &str, target: &str) -> Result<()> {
+    check_name("alias", alias)?;
+    if alias_reaches(reg, target, alias) {
+        return Err(Error::invalid(format!(
+            "toolset alias '{alias}' -> '{target}' would make an alias cycle"
+        )));
+    }
+    if view(reg, target).is_none() {
+        return Err(Error::not_found(format!("unknown toolset '{target}'")));
+    }
+    let previous = reg.aliases.insert(alias.to_string(), target.to_string());
+    if let Err(e) = resolve(reg, alias) {
+        match previous {
+            Some(p) => reg.aliases.insert(alias.to_string(), p),
+            None => reg.aliases.remove(alias),
+        };
+        return Err(e);
+    }
+    if let Some(p) = previous.filter(|p| p != target) {
+        tracing::warn!(alias, from = %p, to = target, "toolset alias re-pointed");
+    }
+    reg.generation += 1;
+    reg.membership += 1;
     Ok(())
 }

@@ -4,8 +4,9 @@
 use std::io;
 use std::os::fd::AsRawFd;
 
+use crate::env::{Environment, Files};
+use crate::spawn::{Input, SpawnRequest, Spawned};
 use crate::sys::{dup_cloexec, posix_spawn_pipe, set_nonblocking, spawn_pipe_fork};
-use crate::{Environment, Input, SpawnRequest, Spawned};
 
 pub const BASH: &str = "/bin/bash";
 
@@ -22,13 +23,25 @@ impl Environment for Local {
     }
 }
 
-/// Start `argv` as described by `req` (pipe or PTY), in its own session.
+/// Start `argv` as described by `req` (pipe or PTY), in its own session,
+/// marked (`HERMES_TOOLS_TREE`) so its orphans can be found and killed.
 pub fn spawn_argv(argv: &[String], req: &SpawnRequest<'_>) -> io::Result<Spawned> {
-    if req.pty {
-        spawn_pty(argv, req)
+    let mark = crate::tree::new_mark();
+    let mut env: Vec<(String, String)> = req
+        .env
+        .iter()
+        .filter(|(k, _)| k != crate::tree::MARK_VAR)
+        .cloned()
+        .collect();
+    env.push((crate::tree::MARK_VAR.to_string(), mark.clone()));
+    let marked = SpawnRequest { env: &env, ..*req };
+    let sp = if req.pty {
+        spawn_pty(argv, &marked)
     } else {
-        spawn_pipe(argv, req)
-    }
+        spawn_pipe(argv, &marked)
+    }?;
+    crate::tree::remember_mark(sp.pid, mark);
+    Ok(sp)
 }
 
 fn spawn_pipe(argv: &[String], req: &SpawnRequest<'_>) -> io::Result<Spawned> {
@@ -83,3 +96,5 @@ fn spawn_pty(argv: &[String], req: &SpawnRequest<'_>) -> io::Result<Spawned> {
         pty: Some(master),
     })
 }
+
+impl Files for Local {}

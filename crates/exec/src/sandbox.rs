@@ -9,11 +9,22 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::env::{Environment, Files};
 use crate::local::{BASH, spawn_argv};
-use crate::{Environment, SpawnRequest, Spawned};
+use crate::spawn::{SpawnRequest, Spawned};
 
 const SYSTEM_DIRS: &[&str] = &[
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
+];
+
+/// Host files a sandboxed command never reads, even when the host runs as
+/// root (they are root's own: ownership alone would let it read them).
+const MASKED: &[&str] = &[
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/shadow-",
+    "/etc/gshadow-",
+    "/etc/sudoers",
 ];
 
 /// What a sandbox needs to know.
@@ -126,6 +137,27 @@ impl Sandbox {
         if !self.network {
             push(&["--unshare-net"]);
         }
+        if crate::sys::geteuid() == 0 {
+            // bwrap run by root keeps root's capabilities unless told
+            // otherwise: a command could remount the read-only binds, write
+            // /proc/sys or read the kernel log. Drop every capability, in
+            // a user namespace of its own; root-owned files root may read
+            // only because it owns them (the shadow files) are masked.
+            push(&[
+                "--unshare-user",
+                "--uid",
+                "0",
+                "--gid",
+                "0",
+                "--cap-drop",
+                "ALL",
+            ]);
+            for secret in MASKED {
+                if Path::new(secret).exists() {
+                    push(&["--ro-bind", "/dev/null", secret]);
+                }
+            }
+        }
         if !req.pty {
             // A PTY command needs its controlling terminal; a pipe one must not get any.
             push(&["--new-session"]);
@@ -149,3 +181,5 @@ impl Environment for Sandbox {
         spawn_argv(&argv, req)
     }
 }
+
+impl Files for Sandbox {}

@@ -8,7 +8,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::{Input, SpawnRequest, Spawned};
+use crate::spawn::{Input, SpawnRequest, Spawned};
 
 /// Poll one fd for `events`; returns the revents (0 on timeout).
 pub fn poll_one(fd: RawFd, events: i16, timeout_ms: i32) -> i16 {
@@ -17,11 +17,17 @@ pub fn poll_one(fd: RawFd, events: i16, timeout_ms: i32) -> i16 {
         events,
         revents: 0,
     };
+    // SAFETY: `p` is a live, exclusively borrowed pollfd and nfds is 1, so the
+    // kernel writes only `p.revents`. An fd that is not open is reported in
+    // revents (POLLNVAL), not undefined behaviour.
     let r = unsafe { libc::poll(&mut p, 1, timeout_ms) };
     if r > 0 { p.revents } else { 0 }
 }
 
 pub fn set_nonblocking(fd: RawFd) {
+    // SAFETY: F_GETFL/F_SETFL take and return plain integers and no memory is
+    // passed, so this is sound for any `fd` (a bad one gives -1, EBADF). The
+    // callers pass descriptors they own (a pipe end or PTY master they created).
     unsafe {
         let fl = libc::fcntl(fd, libc::F_GETFL);
         if fl >= 0 {
@@ -33,9 +39,12 @@ pub fn set_nonblocking(fd: RawFd) {
 /// A pipe with both ends close-on-exec.
 pub fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0 as RawFd; 2];
+    // SAFETY: `fds` is a writable array of exactly the two ints pipe2 fills.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
         return Err(io::Error::last_os_error());
     }
+    // SAFETY: pipe2 succeeded, so both are fresh open descriptors that nothing
+    // else in the process refers to: each OwnedFd becomes their sole owner.
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
@@ -48,8 +57,12 @@ pub struct ExitWatch {
 
 impl ExitWatch {
     pub fn new(pid: i32) -> ExitWatch {
+        // SAFETY: pidfd_open takes two integers and touches no memory of ours;
+        // an unknown pid (or an old kernel) just returns -1.
         let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
         let pidfd = if fd >= 0 {
+            // SAFETY: a non-negative result is a new descriptor the kernel just
+            // opened for us (it fits in an int); nothing else owns it.
             Some(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
         } else {
             None
@@ -59,7 +72,11 @@ impl ExitWatch {
 
     /// True once the child has exited (it stays a zombie until [`reap`]).
     pub fn exited(&self) -> bool {
+        // SAFETY: siginfo_t is a plain C struct (integers and a union of
+        // integers/pointers) for which all-zero bytes are a valid value.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `info` is a live, exclusively borrowed siginfo_t for waitid
+        // to fill. WNOWAIT leaves the child unreaped, so its pid stays ours.
         let r = unsafe {
             libc::waitid(
                 libc::P_PID,
@@ -72,6 +89,9 @@ impl ExitWatch {
             // ECHILD: already reaped (or not ours): treat as exited.
             return true;
         }
+        // SAFETY: waitid returned 0, so `info` holds either the SIGCHLD-style
+        // record of a state change (whose si_pid field is what si_pid() reads)
+        // or, under WNOHANG with no change, our zeroes (si_pid 0).
         unsafe { info.si_pid() != 0 }
     }
 
@@ -79,6 +99,8 @@ impl ExitWatch {
     pub fn reap(&self) -> i32 {
         let mut status = 0;
         loop {
+            // SAFETY: `status` is a live, exclusively borrowed int for waitpid to
+            // write. A pid that is not our child gives ECHILD, not UB.
             let r = unsafe { libc::waitpid(self.pid, &mut status, 0) };
             if r == -1 && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
                 continue;
@@ -108,6 +130,9 @@ impl Input {
         let total = data.len();
         let until = Instant::now() + Duration::from_secs(5);
         while !data.is_empty() {
+            // SAFETY: the pointer and length come from the live slice `data`,
+            // which write only reads; `self.fd` is owned by this Input and
+            // stays open for the call.
             let n = unsafe {
                 libc::write(
                     self.fd.as_raw_fd(),
@@ -139,7 +164,11 @@ impl Input {
 
     /// Send end-of-file (the tty's EOF character at a line start).
     pub fn send_eof(&self) -> io::Result<()> {
+        // SAFETY: termios is a plain C struct of integers and arrays of
+        // integers; all-zero bytes are a valid value.
         let mut t: libc::termios = unsafe { std::mem::zeroed() };
+        // SAFETY: `t` is a live, exclusively borrowed termios for tcgetattr to
+        // fill; `self.fd` is owned by this Input and open.
         let eof = if unsafe { libc::tcgetattr(self.fd.as_raw_fd(), &mut t) } == 0 {
             t.c_cc[libc::VEOF]
         } else {
@@ -181,7 +210,20 @@ pub fn posix_spawn_pipe(argv: &[String], req: &SpawnRequest<'_>) -> io::Result<S
             Err(io::Error::from_raw_os_error(rc))
         }
     };
-    unsafe {
+    // SAFETY:
+    // - `fa` and `at` are plain C structs zeroed, then initialised by their
+    //   `_init` functions before any other use; each is destroyed exactly once
+    //   (the early return destroys the one initialised so far).
+    // - Every pointer handed to libc lives across the calls: `c"/dev/null"`
+    //   and `cwd` are NUL-terminated CStrings; `argp`/`envp` are
+    //   NULL-terminated arrays of pointers into `args`/`envs`, which outlive
+    //   posix_spawn (the `*mut` casts only match the C prototype: posix_spawn
+    //   never writes through them). `args[0]` exists: `argv` is never empty,
+    //   and indexing would panic, not read out of bounds.
+    // - The sigsets are zeroed plain structs initialised by sigemptyset.
+    // - `w` (owned by this function, open until after posix_spawn) is only
+    //   named by fd number in dup2 actions that run in the child.
+    let pid = unsafe {
         let mut fa: libc::posix_spawn_file_actions_t = std::mem::zeroed();
         let mut at: libc::posix_spawnattr_t = std::mem::zeroed();
         check(libc::posix_spawn_file_actions_init(&mut fa))?;
@@ -250,16 +292,16 @@ pub fn posix_spawn_pipe(argv: &[String], req: &SpawnRequest<'_>) -> io::Result<S
         })();
         libc::posix_spawn_file_actions_destroy(&mut fa);
         libc::posix_spawnattr_destroy(&mut at);
-        let pid = result?;
-        drop(w);
-        set_nonblocking(r.as_raw_fd());
-        Ok(Spawned {
-            pid,
-            output: r,
-            input: None,
-            pty: None,
-        })
-    }
+        result
+    }?;
+    drop(w);
+    set_nonblocking(r.as_raw_fd());
+    Ok(Spawned {
+        pid,
+        output: r,
+        input: None,
+        pty: None,
+    })
 }
 
 pub fn spawn_pipe_fork(argv: &[String], req: &SpawnRequest<'_>) -> io::Result<Spawned> {
@@ -273,6 +315,14 @@ pub fn spawn_pipe_fork(argv: &[String], req: &SpawnRequest<'_>) -> io::Result<Sp
         .stdin(Stdio::null())
         .stdout(Stdio::from(w))
         .stderr(Stdio::from(w2));
+    // SAFETY: the hook runs in the forked child before exec, where another
+    // thread of the host may have held a lock (malloc's included) at fork
+    // time, so it must be async-signal-safe. It captures nothing, allocates
+    // nothing and calls only signal, sigemptyset, sigprocmask (in
+    // reset_signals) and setsid, all on POSIX's async-signal-safe list;
+    // `io::Error::last_os_error` only reads errno into an integer. Resetting
+    // signal dispositions is reset_signals' contract: this is a fresh child
+    // about to exec, not the host process.
     unsafe {
         cmd.pre_exec(|| {
             reset_signals();
@@ -294,7 +344,17 @@ pub fn spawn_pipe_fork(argv: &[String], req: &SpawnRequest<'_>) -> io::Result<Sp
 }
 
 /// Async-signal-safe: default dispositions and an empty mask, whatever the host set.
+///
+/// # Safety
+/// Call only in a forked child before exec (a `pre_exec` hook): it replaces
+/// process-wide signal dispositions and the thread's signal mask, which in the
+/// host process would silently undo handlers the host (or its runtime)
+/// installed and that other threads rely on.
 unsafe fn reset_signals() {
+    // SAFETY: signal() with SIG_DFL installs no handler code; `set` is a zeroed
+    // plain sigset_t that sigemptyset initialises, then lives across
+    // sigprocmask, which may be given NULL for the old mask. The caller
+    // guarantees we are in a child about to exec (see # Safety).
     unsafe {
         for s in [
             libc::SIGPIPE,
@@ -316,29 +376,41 @@ unsafe fn reset_signals() {
 }
 
 pub fn dup_cloexec(fd: i32) -> io::Result<OwnedFd> {
+    // SAFETY: F_DUPFD_CLOEXEC takes integers only; duplicating `fd` does not
+    // affect it (a bad fd gives -1/EBADF).
     let d = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
     if d < 0 {
         return Err(io::Error::last_os_error());
     }
+    // SAFETY: `d` is the new descriptor fcntl just created: open, and owned by
+    // nothing else, so the OwnedFd is its sole owner.
     Ok(unsafe { OwnedFd::from_raw_fd(d) })
 }
 
 /// `poll(2)` on a small set of descriptors; returns poll's result.
 pub fn poll_fds(fds: &mut [libc::pollfd], timeout_ms: i32) -> i32 {
-    // SAFETY: `fds` is a valid, exclusively borrowed array of `fds.len()` pollfd structs.
+    // SAFETY: `fds` is a live, exclusively borrowed slice of `fds.len()`
+    // pollfd structs, so poll reads and writes (revents) only inside it; a
+    // slice cannot be longer than isize::MAX elements, so the count fits nfds_t.
+    // Descriptors that are not open are reported as POLLNVAL.
     unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) }
 }
 
 /// `read(2)` into `buf`; returns read's result (bytes, 0 at EOF, -1 on error).
 pub fn read_fd(fd: RawFd, buf: &mut [u8]) -> isize {
-    // SAFETY: `buf` is a valid writable buffer of `buf.len()` bytes.
+    // SAFETY: `buf` is a live, exclusively borrowed buffer of `buf.len()`
+    // bytes and read writes at most that many. The only caller (pump) passes
+    // the output fd of a Spawned it owns, which stays open for the call.
     unsafe { libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) }
 }
 
 /// `kill(2)`: `pid` may be negative (a process group). Errors are ignored:
 /// the target may be gone already.
 pub fn kill(pid: i32, signal: i32) {
-    // SAFETY: kill has no memory-safety preconditions.
+    // SAFETY: kill takes two integers and touches no memory of ours, so it is
+    // sound for any arguments. (Which processes get signalled is the callers'
+    // concern: they keep a group leader unreaped until its group is killed, so
+    // `-pgid` cannot name a recycled group.)
     unsafe {
         libc::kill(pid, signal);
     }
@@ -346,6 +418,53 @@ pub fn kill(pid: i32, signal: i32) {
 
 /// The effective user id of this process.
 pub fn geteuid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
+    // SAFETY: geteuid takes no arguments, touches no memory and cannot fail.
     unsafe { libc::geteuid() }
+}
+
+/// A descriptor registered with the tokio reactor for readability, borrowed
+/// from its owner for `'a` (the registration cannot outlive the descriptor).
+pub struct ReadableFd<'a> {
+    inner: tokio::io::unix::AsyncFd<BorrowedRaw>,
+    _owner: std::marker::PhantomData<&'a OwnedFd>,
+}
+
+struct BorrowedRaw(RawFd);
+
+impl std::os::fd::AsRawFd for BorrowedRaw {
+    fn as_raw_fd(&self) -> RawFd {
+        self.0
+    }
+}
+
+impl ReadableFd<'_> {
+    /// Wait until the descriptor is readable; the guard's `clear_ready`
+    /// re-arms after a read that would block.
+    pub async fn readable(
+        &self,
+    ) -> io::Result<tokio::io::unix::AsyncFdReadyGuard<'_, impl std::os::fd::AsRawFd>> {
+        self.inner.readable().await
+    }
+}
+
+/// Register `fd` with the current tokio runtime's reactor (call inside a
+/// runtime with I/O enabled).
+pub fn register_readable(fd: &OwnedFd) -> io::Result<ReadableFd<'_>> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: tokio requires the raw descriptor to stay open and name the same
+    // file description for the registration's whole life. It is borrowed from
+    // `fd` for the returned value's lifetime, so the OwnedFd can neither be
+    // closed nor replaced before the registration is dropped (which
+    // deregisters it).
+    let inner = unsafe {
+        tokio::io::unix::AsyncFd::register_with_interest(
+            BorrowedRaw(fd.as_raw_fd()),
+            tokio::io::Interest::READABLE,
+        )
+    }
+    .map_err(io::Error::from)?;
+    Ok(ReadableFd {
+        inner,
+        _owner: std::marker::PhantomData,
+    })
 }

@@ -1,8 +1,6 @@
 //! Exported C functions. Doc comments here are the C documentation in
 //! `include/hermes_tools.h`: ownership, lifetime, thread and NULL behaviour.
 
-#![allow(clippy::missing_safety_doc)]
-
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
@@ -20,12 +18,12 @@ pub struct ht_runtime {
     rt: Runtime,
     /// Definitions texts handed out last, by the core's shared text: a cache
     /// hit hands the same block out again without copying.
-    defs: parking_lot::Mutex<Vec<(Arc<str>, Text)>>,
+    defs: parking_lot::Mutex<Vec<(Arc<String>, Text)>>,
 }
 
 impl ht_runtime {
     /// The definitions block for `shared` (the core's cached text).
-    fn defs_text(&self, shared: Arc<str>) -> Text {
+    fn defs_text(&self, shared: Arc<String>) -> Text {
         let mut defs = self.defs.lock();
         if let Some((_, t)) = defs.iter().find(|(a, _)| Arc::ptr_eq(a, &shared)) {
             return t.clone();
@@ -108,8 +106,17 @@ pub(crate) const ABI_VERSION: u32 = 1;
 static DEFAULT_ENGINE: once_cell::sync::Lazy<Arc<hermes_approval::Engine>> =
     once_cell::sync::Lazy::new(|| Arc::new(hermes_approval::Engine::default()));
 
+/// The Rust runtime behind a C handle, or an invalid-argument error for NULL.
+///
+/// # Safety
+/// `rt` must be NULL or a runtime from `ht_runtime_new` that is not freed
+/// (no `ht_runtime_free` starts) while the returned borrow `'a` lives; every
+/// caller is an export whose own `# Safety` demands this for the call.
 pub(crate) unsafe fn rt_ref<'a>(rt: *mut ht_runtime) -> Result<&'a Runtime, Error> {
     require(rt, "runtime")?;
+    // SAFETY: `rt` is non-NULL (checked above) and, by our caller's contract, a live `ht_runtime`
+    // from ht_runtime_new that is not freed during 'a; ht_runtime is Sync and only ever borrowed
+    // shared, so the shared reference aliases nothing mutable.
     Ok(unsafe { &(*rt).rt })
 }
 
@@ -135,6 +142,12 @@ pub extern "C" fn ht_features() -> *const c_char {
 /// Create a runtime from a JSON config (`{}` or NULL/0 means defaults).
 /// On success `*out_rt` owns a runtime to free with `ht_runtime_free`.
 /// Unknown config keys are errors naming the key.
+///
+/// # Safety
+/// - `config_json` is NULL with `config_len` 0, or points at `config_len` bytes that stay readable
+///   and unchanged until this returns.
+/// - `out_rt`, `out_err` are each NULL or point at a writable, aligned variable of the pointee
+///   type.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_runtime_new(
     config_json: *const c_char,
@@ -144,6 +157,9 @@ pub unsafe extern "C" fn ht_runtime_new(
 ) -> Status {
     status_boundary(out_err, || {
         require(out_rt, "out_rt")?;
+        // SAFETY: by this export's # Safety, `(config_json, config_len)` is NULL/0 or config_len
+        // bytes readable and unchanged until we return; the &str is not kept past the call (what is
+        // kept is copied).
         let cfg = unsafe { str_arg(config_json, config_len, "config_json") }?;
         let rt = Runtime::new(cfg)?;
         if let Some(level) = &rt.config().log_level {
@@ -153,6 +169,9 @@ pub unsafe extern "C" fn ht_runtime_new(
             rt,
             defs: parking_lot::Mutex::new(Vec::new()),
         });
+        // SAFETY: `out_rt` is non-NULL (required above) and, by this export's # Safety, points at a
+        // writable `ht_runtime *`. The Box's ownership passes to the host, who frees it once with
+        // ht_runtime_free.
         unsafe { *out_rt = Box::into_raw(b) };
         Ok(())
     })
@@ -164,12 +183,19 @@ pub unsafe extern "C" fn ht_runtime_new(
 /// calls running in host code return. Must not be called twice, nor
 /// concurrently with other calls on the same runtime. Called from the
 /// callback thread it does not wait for that thread.
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that was not freed before; no other thread
+///   uses it during this call, and nobody uses it after.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_runtime_free(rt: *mut ht_runtime) {
     boundary(|| {
         if rt.is_null() {
             return;
         }
+        // SAFETY: non-NULL (checked above), and by this export's # Safety a pointer from
+        // ht_runtime_new (Box::into_raw) that was not freed and that no other thread uses, so we
+        // own the Box exclusively and it is dropped once.
         let b = unsafe { Box::from_raw(rt) };
         b.rt.close();
         drop(b);
@@ -182,6 +208,16 @@ pub unsafe extern "C" fn ht_runtime_free(rt: *mut ht_runtime) {
 /// replacement or runtime free, on the callback thread, after the last callback).
 /// On failure `free_user_data` is never called. A name owned by another toolset
 /// gives `HT_STATUS_CONFLICT` unless the spec says `"override": true`.
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - `spec_json` is NULL with `spec_len` 0, or points at `spec_len` bytes that stay readable and
+///   unchanged until this returns.
+/// - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
+/// - `handler`, `check`, `free_user_data` are each NULL or a function of the declared type that
+///   does not unwind. They are called with `user_data` on library threads (see Thread safety at the
+///   top of the header), so `user_data` must stay usable from any thread until `free_user_data` has
+///   run.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_runtime_register_tool(
     rt: *mut ht_runtime,
@@ -194,7 +230,12 @@ pub unsafe extern "C" fn ht_runtime_register_tool(
     out_err: *mut *mut ht_error,
 ) -> Status {
     status_boundary(out_err, || {
+        // SAFETY: `rt` is NULL (rt_ref rejects it) or, by this export's # Safety, a live runtime
+        // that no thread frees before we return.
         let rt = unsafe { rt_ref(rt) }?;
+        // SAFETY: by this export's # Safety, `(spec_json, spec_len)` is NULL/0 or spec_len bytes
+        // readable and unchanged until we return; the &str is not kept past the call (what is kept
+        // is copied).
         let spec = unsafe { str_arg(spec_json, spec_len, "spec_json") }?;
         let handler = handler.ok_or_else(|| Error::invalid("handler is NULL"))?;
         let data = host_data(rt, user_data, free_user_data);
@@ -212,6 +253,17 @@ pub unsafe extern "C" fn ht_runtime_register_tool(
 /// of these tools is gone (deregistration, replacement or runtime free).
 /// `*out_count` (NULL ok) receives the number registered. Registration cost is
 /// O(log n) per tool: 10 000 specs in one call take a few milliseconds.
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - `specs_json` is NULL with `specs_len` 0, or points at `specs_len` bytes that stay readable and
+///   unchanged until this returns.
+/// - `out_count`, `out_err` are each NULL or point at a writable, aligned variable of the pointee
+///   type.
+/// - `handler`, `check`, `free_user_data` are each NULL or a function of the declared type that
+///   does not unwind. They are called with `user_data` on library threads (see Thread safety at the
+///   top of the header), so `user_data` must stay usable from any thread until `free_user_data` has
+///   run.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_runtime_register_tools(
     rt: *mut ht_runtime,
@@ -225,7 +277,12 @@ pub unsafe extern "C" fn ht_runtime_register_tools(
     out_err: *mut *mut ht_error,
 ) -> Status {
     status_boundary(out_err, || {
+        // SAFETY: `rt` is NULL (rt_ref rejects it) or, by this export's # Safety, a live runtime
+        // that no thread frees before we return.
         let rt = unsafe { rt_ref(rt) }?;
+        // SAFETY: by this export's # Safety, `(specs_json, specs_len)` is NULL/0 or specs_len bytes
+        // readable and unchanged until we return; the &str is not kept past the call (what is kept
+        // is copied).
         let specs = unsafe { str_arg(specs_json, specs_len, "specs_json") }?;
         let handler = handler.ok_or_else(|| Error::invalid("handler is NULL"))?;
         let data = host_data(rt, user_data, free_user_data);
@@ -233,6 +290,8 @@ pub unsafe extern "C" fn ht_runtime_register_tools(
         let n = rt.register_tools(specs, tool, check)?;
         data.arm();
         if !out_count.is_null() {
+            // SAFETY: non-NULL (checked above); by this export's # Safety it points at a writable
+            // size_t.
             unsafe { *out_count = n };
         }
         Ok(())
@@ -240,6 +299,12 @@ pub unsafe extern "C" fn ht_runtime_register_tools(
 }
 
 /// Remove a tool. `HT_STATUS_NOT_FOUND` when no such tool is registered.
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - `name` is NULL with `name_len` 0, or points at `name_len` bytes that stay readable and
+///   unchanged until this returns.
+/// - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_runtime_deregister_tool(
     rt: *mut ht_runtime,
@@ -248,7 +313,12 @@ pub unsafe extern "C" fn ht_runtime_deregister_tool(
     out_err: *mut *mut ht_error,
 ) -> Status {
     status_boundary(out_err, || {
+        // SAFETY: `rt` is NULL (rt_ref rejects it) or, by this export's # Safety, a live runtime
+        // that no thread frees before we return.
         let rt = unsafe { rt_ref(rt) }?;
+        // SAFETY: by this export's # Safety, `(name, name_len)` is NULL/0 or name_len bytes
+        // readable and unchanged until we return; the &str is not kept past the call (what is kept
+        // is copied).
         let name = unsafe { str_arg(name, name_len, "name") }?;
         rt.deregister_tool(name)
     })
@@ -256,6 +326,12 @@ pub unsafe extern "C" fn ht_runtime_deregister_tool(
 
 /// Define (or replace) a host toolset: `{"name","description"?,"tools"?:[..],"includes"?:[..]}`.
 /// Unknown includes and cycles are refused with a message naming them.
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - `toolset_json` is NULL with `len` 0, or points at `len` bytes that stay readable and unchanged
+///   until this returns.
+/// - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_runtime_define_toolset(
     rt: *mut ht_runtime,
@@ -264,13 +340,24 @@ pub unsafe extern "C" fn ht_runtime_define_toolset(
     out_err: *mut *mut ht_error,
 ) -> Status {
     status_boundary(out_err, || {
+        // SAFETY: `rt` is NULL (rt_ref rejects it) or, by this export's # Safety, a live runtime
+        // that no thread frees before we return.
         let rt = unsafe { rt_ref(rt) }?;
+        // SAFETY: by this export's # Safety, `(toolset_json, len)` is NULL/0 or len bytes readable
+        // and unchanged until we return; the &str is not kept past the call (what is kept is
+        // copied).
         let json = unsafe { str_arg(toolset_json, len, "toolset_json") }?;
         rt.define_toolset(json)
     })
 }
 
 /// Make `alias` name the toolset `target` (e.g. an MCP server name for `mcp-<server>`).
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - Each of `alias`, `target` is NULL with its length 0, or points at that many bytes that stay
+///   readable and unchanged until this returns.
+/// - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_runtime_alias_toolset(
     rt: *mut ht_runtime,
@@ -281,8 +368,16 @@ pub unsafe extern "C" fn ht_runtime_alias_toolset(
     out_err: *mut *mut ht_error,
 ) -> Status {
     status_boundary(out_err, || {
+        // SAFETY: `rt` is NULL (rt_ref rejects it) or, by this export's # Safety, a live runtime
+        // that no thread frees before we return.
         let rt = unsafe { rt_ref(rt) }?;
+        // SAFETY: by this export's # Safety, `(alias, alias_len)` is NULL/0 or alias_len bytes
+        // readable and unchanged until we return; the &str is not kept past the call (what is kept
+        // is copied).
         let alias = unsafe { str_arg(alias, alias_len, "alias") }?;
+        // SAFETY: by this export's # Safety, `(target, target_len)` is NULL/0 or target_len bytes
+        // readable and unchanged until we return; the &str is not kept past the call (what is kept
+        // is copied).
         let target = unsafe { str_arg(target, target_len, "target") }?;
         rt.alias_toolset(alias, target)
     })
@@ -290,6 +385,11 @@ pub unsafe extern "C" fn ht_runtime_alias_toolset(
 
 /// Every toolset with its direct tools, includes, resolved tools and
 /// availability, as a JSON array. `*out_json` is owned: free with `ht_string_free`.
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - `out_json`, `out_len`, `out_err` are each NULL or point at a writable, aligned variable of the
+///   pointee type.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_runtime_toolsets_json(
     rt: *mut ht_runtime,
@@ -298,6 +398,8 @@ pub unsafe extern "C" fn ht_runtime_toolsets_json(
     out_err: *mut *mut ht_error,
 ) -> Status {
     status_boundary(out_err, || {
+        // SAFETY: `rt` is NULL (rt_ref rejects it) or, by this export's # Safety, a live runtime
+        // that no thread frees before we return.
         let rt = unsafe { rt_ref(rt) }?;
         require(out_json, "out_json")?;
         let s = rt.toolsets_json()?;
@@ -308,8 +410,13 @@ pub unsafe extern "C" fn ht_runtime_toolsets_json(
 
 /// The registry generation: changes on every registration, removal, toolset or alias change.
 /// 0 for a NULL runtime.
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_runtime_generation(rt: *mut ht_runtime) -> u64 {
+    // SAFETY: `rt` is NULL (rt_ref rejects it) or, by this export's # Safety, a live runtime that
+    // no thread frees before we return.
     boundary(|| match unsafe { rt_ref(rt) } {
         Ok(rt) => rt.generation(),
         Err(_) => 0,
@@ -317,8 +424,13 @@ pub unsafe extern "C" fn ht_runtime_generation(rt: *mut ht_runtime) -> u64 {
 }
 
 /// Forget cached availability-check results; the next definitions call probes again.
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_runtime_invalidate_availability(rt: *mut ht_runtime) -> Status {
+    // SAFETY: `rt` is NULL (rt_ref rejects it) or, by this export's # Safety, a live runtime that
+    // no thread frees before we return.
     boundary(|| match unsafe { rt_ref(rt) } {
         Ok(rt) => {
             rt.core().availability.invalidate();
@@ -334,6 +446,13 @@ pub unsafe extern "C" fn ht_runtime_invalidate_availability(rt: *mut ht_runtime)
 /// `*out_json` is owned (read-only): free with `ht_string_free`. Availability
 /// checks may run on library threads while this waits (bounded by the config's
 /// `availability.check_timeout_ms`).
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - `query_json` is NULL with `query_len` 0, or points at `query_len` bytes that stay readable and
+///   unchanged until this returns.
+/// - `out_json`, `out_len`, `out_err` are each NULL or point at a writable, aligned variable of the
+///   pointee type.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_runtime_definitions_json(
     rt: *mut ht_runtime,
@@ -345,9 +464,14 @@ pub unsafe extern "C" fn ht_runtime_definitions_json(
 ) -> Status {
     status_boundary(out_err, || {
         require(rt, "runtime")?;
-        // SAFETY: checked non-NULL; the host keeps the runtime alive during the call.
+        // SAFETY: non-NULL (required above) and, by this export's # Safety, a live runtime no
+        // thread frees before we return; ht_runtime is Sync (a Mutex guards `defs`), so a shared
+        // borrow is fine while other threads use it.
         let handle = unsafe { &*rt };
         require(out_json, "out_json")?;
+        // SAFETY: by this export's # Safety, `(query_json, query_len)` is NULL/0 or query_len bytes
+        // readable and unchanged until we return; the &str is not kept past the call (what is kept
+        // is copied).
         let q = unsafe { str_arg(query_json, query_len, "query_json") }?;
         let shared = handle.rt.definitions(q)?;
         put_text(handle.defs_text(shared), out_json, out_len);
@@ -361,6 +485,13 @@ pub unsafe extern "C" fn ht_runtime_definitions_json(
 /// error results (unknown tool, bad arguments, handler failure, timeout):
 /// those are JSON objects with an `"error"` key. `context_json` may be NULL/0.
 /// `*out_result` is owned: free with `ht_string_free`.
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - Each of `name`, `args_json`, `context_json` is NULL with its length 0, or points at that many
+///   bytes that stay readable and unchanged until this returns.
+/// - `out_result`, `out_len`, `out_err` are each NULL or point at a writable, aligned variable of
+///   the pointee type.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_runtime_dispatch(
     rt: *mut ht_runtime,
@@ -375,10 +506,21 @@ pub unsafe extern "C" fn ht_runtime_dispatch(
     out_err: *mut *mut ht_error,
 ) -> Status {
     status_boundary(out_err, || {
+        // SAFETY: `rt` is NULL (rt_ref rejects it) or, by this export's # Safety, a live runtime
+        // that no thread frees before we return.
         let rt = unsafe { rt_ref(rt) }?;
         require(out_result, "out_result")?;
+        // SAFETY: by this export's # Safety, `(name, name_len)` is NULL/0 or name_len bytes
+        // readable and unchanged until we return; the &str is not kept past the call (what is kept
+        // is copied).
         let name = unsafe { str_arg(name, name_len, "name") }?;
+        // SAFETY: by this export's # Safety, `(args_json, args_len)` is NULL/0 or args_len bytes
+        // readable and unchanged until we return; the &str is not kept past the call (what is kept
+        // is copied).
         let args = unsafe { str_arg(args_json, args_len, "args_json") }?;
+        // SAFETY: by this export's # Safety, `(context_json, context_len)` is NULL/0 or context_len
+        // bytes readable and unchanged until we return; the &str is not kept past the call (what is
+        // kept is copied).
         let ctx =
             CallContext::parse(unsafe { opt_str_arg(context_json, context_len, "context_json") }?)?;
         let text = rt.dispatch(name, args, ctx)?;
@@ -393,6 +535,16 @@ pub unsafe extern "C" fn ht_runtime_dispatch(
 /// or `HT_STATUS_CANCELLED` (and an error result) after `ht_runtime_cancel`
 /// or `ht_runtime_free`. Host handlers of async calls run on the callback thread.
 /// `*out_call_id` (may be NULL) receives the id for `ht_runtime_cancel`.
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - Each of `name`, `args_json`, `context_json` is NULL with its length 0, or points at that many
+///   bytes that stay readable and unchanged until this returns.
+/// - `out_call_id`, `out_err` are each NULL or point at a writable, aligned variable of the pointee
+///   type.
+/// - `on_done` is NULL or a function of the declared type that does not unwind. It is called with
+///   `user_data` on library threads (see Thread safety at the top of the header), so `user_data`
+///   must stay usable from any thread until `on_done` has run.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_runtime_dispatch_async(
     rt: *mut ht_runtime,
@@ -408,10 +560,21 @@ pub unsafe extern "C" fn ht_runtime_dispatch_async(
     out_err: *mut *mut ht_error,
 ) -> Status {
     status_boundary(out_err, || {
+        // SAFETY: `rt` is NULL (rt_ref rejects it) or, by this export's # Safety, a live runtime
+        // that no thread frees before we return.
         let rt = unsafe { rt_ref(rt) }?;
         let on_done = on_done.ok_or_else(|| Error::invalid("on_done is NULL"))?;
+        // SAFETY: by this export's # Safety, `(name, name_len)` is NULL/0 or name_len bytes
+        // readable and unchanged until we return; the &str is not kept past the call (what is kept
+        // is copied).
         let name = unsafe { str_arg(name, name_len, "name") }?;
+        // SAFETY: by this export's # Safety, `(args_json, args_len)` is NULL/0 or args_len bytes
+        // readable and unchanged until we return; the &str is not kept past the call (what is kept
+        // is copied).
         let args = unsafe { str_arg(args_json, args_len, "args_json") }?;
+        // SAFETY: by this export's # Safety, `(context_json, context_len)` is NULL/0 or context_len
+        // bytes readable and unchanged until we return; the &str is not kept past the call (what is
+        // kept is copied).
         let ctx =
             CallContext::parse(unsafe { opt_str_arg(context_json, context_len, "context_json") }?)?;
         let ud = SendPtr(user_data);
@@ -422,12 +585,15 @@ pub unsafe extern "C" fn ht_runtime_dispatch_async(
             } else {
                 Status::Ok
             };
-            // SAFETY: the host's completion, called exactly once with its user_data;
-            // the text is borrowed for the call.
+            // SAFETY: `on_done` is the host's completion passed with this user_data (this export's
+            // # Safety); the core runs `done` at most once. `(ptr, len)` come from `c.text`, which
+            // lives across the call, matching "borrowed for this invocation only".
             unsafe { on_done(ud.0, status, c.text.as_ptr() as *const c_char, c.text.len()) };
         });
         let id = rt.dispatch_async(name, args, ctx, done)?;
         if !out_call_id.is_null() {
+            // SAFETY: non-NULL (checked above); by this export's # Safety it points at a writable
+            // uint64_t.
             unsafe { *out_call_id = id };
         }
         Ok(())
@@ -437,12 +603,18 @@ pub unsafe extern "C" fn ht_runtime_dispatch_async(
 /// Cancel an async call: its completion runs with `HT_STATUS_CANCELLED`
 /// (a built-in tool's process is killed). `HT_STATUS_NOT_FOUND` when the call
 /// already completed or never existed.
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_runtime_cancel(
     rt: *mut ht_runtime,
     call_id: u64,
     out_err: *mut *mut ht_error,
 ) -> Status {
+    // SAFETY: `rt` is NULL (rt_ref rejects it) or, by this export's # Safety, a live runtime that
+    // no thread frees before we return.
     status_boundary(out_err, || unsafe { rt_ref(rt) }?.cancel(call_id))
 }
 
@@ -451,6 +623,13 @@ pub unsafe extern "C" fn ht_runtime_cancel(
 /// others in order; results `[{"tool_call_id","name","content"}]` keep input
 /// order and one failing call never loses the others. Blocks like `ht_runtime_dispatch`.
 /// `*out_json` is owned: free with `ht_string_free`.
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - Each of `tool_calls_json`, `context_json` is NULL with its length 0, or points at that many
+///   bytes that stay readable and unchanged until this returns.
+/// - `out_json`, `out_len`, `out_err` are each NULL or point at a writable, aligned variable of the
+///   pointee type.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_runtime_dispatch_batch(
     rt: *mut ht_runtime,
@@ -463,9 +642,17 @@ pub unsafe extern "C" fn ht_runtime_dispatch_batch(
     out_err: *mut *mut ht_error,
 ) -> Status {
     status_boundary(out_err, || {
+        // SAFETY: `rt` is NULL (rt_ref rejects it) or, by this export's # Safety, a live runtime
+        // that no thread frees before we return.
         let rt = unsafe { rt_ref(rt) }?;
         require(out_json, "out_json")?;
+        // SAFETY: by this export's # Safety, `(tool_calls_json, len)` is NULL/0 or len bytes
+        // readable and unchanged until we return; the &str is not kept past the call (what is kept
+        // is copied).
         let calls = unsafe { str_arg(tool_calls_json, len, "tool_calls_json") }?;
+        // SAFETY: by this export's # Safety, `(context_json, context_len)` is NULL/0 or context_len
+        // bytes readable and unchanged until we return; the &str is not kept past the call (what is
+        // kept is copied).
         let ctx =
             CallContext::parse(unsafe { opt_str_arg(context_json, context_len, "context_json") }?)?;
         let s = rt.dispatch_batch(calls, &ctx)?;
@@ -475,6 +662,8 @@ pub unsafe extern "C" fn ht_runtime_dispatch_batch(
 }
 
 /// A borrowed text of a live host request, or NULL (and length 0).
+/// `out_len` must be NULL or valid for a `usize` write: every caller passes
+/// its export's `out_len`, which that export's `# Safety` guarantees.
 pub(crate) fn borrow_field(
     id: u64,
     kind: Kind,
@@ -484,12 +673,16 @@ pub(crate) fn borrow_field(
     match pending::borrow(id, kind, field) {
         Some((p, n)) => {
             if !out_len.is_null() {
+                // SAFETY: non-NULL (checked above); every caller passes its export's `out_len`,
+                // which that export's # Safety makes NULL or a writable size_t.
                 unsafe { *out_len = n };
             }
             p as *const c_char
         }
         None => {
             if !out_len.is_null() {
+                // SAFETY: as above: non-NULL, and the export's `out_len` is NULL or a writable
+                // size_t.
                 unsafe { *out_len = 0 };
             }
             std::ptr::null()
@@ -500,6 +693,10 @@ pub(crate) fn borrow_field(
 /// The call's arguments (JSON object text, repaired and validated). Borrowed:
 /// valid until `ht_call_respond`. Not NUL-terminated: use `*out_len`. NULL for
 /// a NULL, answered or unknown call.
+///
+/// # Safety
+/// - `call` may be any value: it is an id, never dereferenced.
+/// - `out_len` is NULL or points at a writable, aligned variable of the pointee type.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_call_args_json(
     call: *const ht_call,
@@ -510,6 +707,10 @@ pub unsafe extern "C" fn ht_call_args_json(
 
 /// The dispatch context of the call (JSON object text, `{}` when none was given).
 /// Borrowed: valid until `ht_call_respond`. Not NUL-terminated: use `*out_len`.
+///
+/// # Safety
+/// - `call` may be any value: it is an id, never dereferenced.
+/// - `out_len` is NULL or points at a writable, aligned variable of the pointee type.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_call_context_json(
     call: *const ht_call,
@@ -519,6 +720,10 @@ pub unsafe extern "C" fn ht_call_context_json(
 }
 
 /// The called tool's name. Borrowed: valid until `ht_call_respond`. Not NUL-terminated.
+///
+/// # Safety
+/// - `call` may be any value: it is an id, never dereferenced.
+/// - `out_len` is NULL or points at a writable, aligned variable of the pointee type.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_call_tool_name(
     call: *const ht_call,
@@ -542,6 +747,8 @@ fn outcome_status(outcome: RespondOutcome) -> Status {
 
 /// Answer a hook or approval with a JSON decision. Unreadable text still ends
 /// the wait (as an empty decision) and its problem is the returned status.
+/// `(decision_json, len)` must be NULL/0 or `len` readable bytes: every caller
+/// passes its export's input, which that export's `# Safety` guarantees.
 pub(crate) fn answer_decision(
     id: u64,
     kind: Kind,
@@ -551,6 +758,8 @@ pub(crate) fn answer_decision(
     if id == 0 {
         return Status::InvalidArgument;
     }
+    // SAFETY: by this export's # Safety, `(decision_json, len)` is NULL/0 or len bytes readable and
+    // unchanged until we return; the &str is not kept past the call (what is kept is copied).
     let (text, bad) = match unsafe { str_arg(decision_json, len, "decision_json") } {
         Ok(s) => (s.to_string(), None),
         Err(e) => (String::new(), Some(Status::from(e.kind))),
@@ -571,6 +780,11 @@ pub(crate) fn answer_decision(
 /// delivered with replacement characters and reported as `HT_STATUS_INVALID_UTF8`.
 /// A second answer gives `HT_STATUS_NOT_FOUND`; an answer after a timeout or
 /// cancellation gives `HT_STATUS_TIMEOUT`. Both are harmless.
+///
+/// # Safety
+/// - `call` may be any value: it is an id, never dereferenced.
+/// - `result` is NULL with `result_len` 0, or points at `result_len` bytes that stay readable and
+///   unchanged until this returns.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_call_respond(
     call: *mut ht_call,
@@ -585,6 +799,9 @@ pub unsafe extern "C" fn ht_call_respond(
         let bytes: &[u8] = if result.is_null() {
             &[]
         } else {
+            // SAFETY: `result` is non-NULL here and, by this export's # Safety, points at
+            // `result_len` bytes readable and unchanged until we return; u8 needs no alignment. The
+            // bytes are copied into `text` below before we return.
             unsafe { std::slice::from_raw_parts(result as *const u8, result_len) }
         };
         let (text, bad) = match std::str::from_utf8(bytes) {
@@ -610,6 +827,15 @@ pub unsafe extern "C" fn ht_call_respond(
 /// `{"result":"..."}` to replace the text, `{}` to keep it). Hooks run on the
 /// dispatching thread (sync) or the callback thread (async), in the order added.
 /// `free_user_data` runs exactly once at runtime free, only if this succeeded.
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - `event` is NULL with `event_len` 0, or points at `event_len` bytes that stay readable and
+///   unchanged until this returns.
+/// - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
+/// - `hook_fn`, `free_user_data` are each NULL or a function of the declared type that does not
+///   unwind. They are called with `user_data` on library threads (see Thread safety at the top of
+///   the header), so `user_data` must stay usable from any thread until `free_user_data` has run.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_runtime_add_hook(
     rt: *mut ht_runtime,
@@ -621,7 +847,12 @@ pub unsafe extern "C" fn ht_runtime_add_hook(
     out_err: *mut *mut ht_error,
 ) -> Status {
     status_boundary(out_err, || {
+        // SAFETY: `rt` is NULL (rt_ref rejects it) or, by this export's # Safety, a live runtime
+        // that no thread frees before we return.
         let rt = unsafe { rt_ref(rt) }?;
+        // SAFETY: by this export's # Safety, `(event, event_len)` is NULL/0 or event_len bytes
+        // readable and unchanged until we return; the &str is not kept past the call (what is kept
+        // is copied).
         let event = unsafe { str_arg(event, event_len, "event") }?;
         let f = hook_fn.ok_or_else(|| Error::invalid("hook_fn is NULL"))?;
         let data = host_data(rt, user_data, free_user_data);
@@ -641,6 +872,13 @@ pub unsafe extern "C" fn ht_runtime_add_hook(
 /// `ht_call`, without hooks. NULL removes it; without one such calls answer
 /// `{"error": "<name> must be handled by the agent loop"}`. `free_user_data`
 /// runs exactly once when replaced or at runtime free.
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
+/// - `handler`, `free_user_data` are each NULL or a function of the declared type that does not
+///   unwind. They are called with `user_data` on library threads (see Thread safety at the top of
+///   the header), so `user_data` must stay usable from any thread until `free_user_data` has run.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_runtime_set_interceptor(
     rt: *mut ht_runtime,
@@ -650,6 +888,8 @@ pub unsafe extern "C" fn ht_runtime_set_interceptor(
     out_err: *mut *mut ht_error,
 ) -> Status {
     status_boundary(out_err, || {
+        // SAFETY: `rt` is NULL (rt_ref rejects it) or, by this export's # Safety, a live runtime
+        // that no thread frees before we return.
         let rt = unsafe { rt_ref(rt) }?;
         let tool = match handler {
             Some(func) => {
@@ -666,6 +906,10 @@ pub unsafe extern "C" fn ht_runtime_set_interceptor(
 /// The hook event (JSON object text: `event`, `tool_name`, `args`, ids, and for
 /// result events `result`, `status`, `duration_ms`). Borrowed: valid until
 /// `ht_hook_respond`. Not NUL-terminated.
+///
+/// # Safety
+/// - `hook` may be any value: it is an id, never dereferenced.
+/// - `out_len` is NULL or points at a writable, aligned variable of the pointee type.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_hook_event_json(
     hook: *const ht_hook,
@@ -675,6 +919,11 @@ pub unsafe extern "C" fn ht_hook_event_json(
 }
 
 /// Answer a hook exactly once (any thread); frees it. `decision_json` NULL/0 means `{}`.
+///
+/// # Safety
+/// - `hook` may be any value: it is an id, never dereferenced.
+/// - `decision_json` is NULL with `len` 0, or points at `len` bytes that stay readable and
+///   unchanged until this returns.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_hook_respond(
     hook: *mut ht_hook,
@@ -687,6 +936,13 @@ pub unsafe extern "C" fn ht_hook_respond(
 /// Receive library events (background process completion, watch-pattern
 /// matches, ...) as JSON on the callback thread. NULL `event_fn` removes the
 /// handler. The previous handler's free function runs on the callback thread.
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
+/// - `event_fn`, `free_user_data` are each NULL or a function of the declared type that does not
+///   unwind. They are called with `user_data` on library threads (see Thread safety at the top of
+///   the header), so `user_data` must stay usable from any thread until `free_user_data` has run.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_runtime_set_event_handler(
     rt: *mut ht_runtime,
@@ -696,7 +952,12 @@ pub unsafe extern "C" fn ht_runtime_set_event_handler(
     out_err: *mut *mut ht_error,
 ) -> Status {
     status_boundary(out_err, || {
+        // SAFETY: `rt` is NULL (rt_ref rejects it) or, by this export's # Safety, a live runtime
+        // that no thread frees before we return.
         let rt = unsafe { rt_ref(rt) }?;
+        // SAFETY: the two fn pointer types differ only in `*const c_char` vs `*const u8`, which
+        // have the same size and ABI (c_char is i8 or u8), so calling through the transmuted
+        // pointer is calling the host's function with its declared signature.
         let f = event_fn.map(|f| unsafe {
             std::mem::transmute::<
                 unsafe extern "C" fn(*mut c_void, *const c_char, usize),
@@ -717,6 +978,12 @@ pub unsafe extern "C" fn ht_runtime_set_event_handler(
 
 /// Drop the state of a task (`task_id` from the dispatch context): its shell
 /// state and its background processes (killed).
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - `task_id` is NULL with `task_id_len` 0, or points at `task_id_len` bytes that stay readable
+///   and unchanged until this returns.
+/// - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_runtime_cleanup_task(
     rt: *mut ht_runtime,
@@ -725,7 +992,12 @@ pub unsafe extern "C" fn ht_runtime_cleanup_task(
     out_err: *mut *mut ht_error,
 ) -> Status {
     status_boundary(out_err, || {
+        // SAFETY: `rt` is NULL (rt_ref rejects it) or, by this export's # Safety, a live runtime
+        // that no thread frees before we return.
         let rt = unsafe { rt_ref(rt) }?;
+        // SAFETY: by this export's # Safety, `(task_id, task_id_len)` is NULL/0 or task_id_len
+        // bytes readable and unchanged until we return; the &str is not kept past the call (what is
+        // kept is copied).
         let task = unsafe { str_arg(task_id, task_id_len, "task_id") }?;
         rt.cleanup_task(task);
         Ok(())
@@ -736,6 +1008,14 @@ pub unsafe extern "C" fn ht_runtime_cleanup_task(
 /// "reasons":[{"rule","description","tier","command"}],"commands":[[argv...]],"normalized":[...]}`.
 /// A NULL runtime uses the default rules. Secrets are redacted in the output.
 /// `*out_json` is owned: free with `ht_string_free`.
+///
+/// # Safety
+/// - `rt` is NULL (NULL selects the default rules) or a runtime from `ht_runtime_new` that no
+///   thread frees before this returns.
+/// - `command` is NULL with `command_len` 0, or points at `command_len` bytes that stay readable
+///   and unchanged until this returns.
+/// - `out_json`, `out_len`, `out_err` are each NULL or point at a writable, aligned variable of the
+///   pointee type.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_command_check(
     rt: *mut ht_runtime,
@@ -747,10 +1027,15 @@ pub unsafe extern "C" fn ht_command_check(
 ) -> Status {
     status_boundary(out_err, || {
         require(out_json, "out_json")?;
+        // SAFETY: by this export's # Safety, `(command, command_len)` is NULL/0 or command_len
+        // bytes readable and unchanged until we return; the &str is not kept past the call (what is
+        // kept is copied).
         let cmd = unsafe { str_arg(command, command_len, "command") }?;
         let engine: Arc<hermes_approval::Engine> = if rt.is_null() {
             DEFAULT_ENGINE.clone()
         } else {
+            // SAFETY: `rt` is non-NULL here and, by this export's # Safety, a live runtime no
+            // thread frees before we return.
             unsafe { rt_ref(rt) }?.services().approval_engine.clone()
         };
         let result = engine.check(cmd);
@@ -765,6 +1050,11 @@ pub unsafe extern "C" fn ht_command_check(
 /// the most verbose level delivered (1 error .. 5 trace; 0 keeps the current).
 /// Lines come from a library thread (`ht-log`), never while a library lock is
 /// held. `free_user_data` of the previous handler runs after its last line.
+///
+/// # Safety
+/// - `log_fn`, `free_user_data` are each NULL or a function of the declared type that does not
+///   unwind. They are called with `user_data` on library threads (see Thread safety at the top of
+///   the header), so `user_data` must stay usable from any thread until `free_user_data` has run.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_set_log_handler(
     log_fn: ht_log_fn,
@@ -776,6 +1066,9 @@ pub unsafe extern "C" fn ht_set_log_handler(
         if !(0..=5).contains(&level) {
             return Status::InvalidArgument;
         }
+        // SAFETY: `ht_log_fn`'s function and `LogFn` differ only in `*const c_char` vs `*const u8`,
+        // which have the same size and ABI, so the transmuted pointer calls the host's function
+        // with its declared signature.
         let f = log_fn.map(|f| unsafe {
             std::mem::transmute::<
                 unsafe extern "C" fn(*mut c_void, i32, *const c_char, usize),
@@ -794,9 +1087,15 @@ pub unsafe extern "C" fn ht_set_log_handler(
 
 /// Free a string returned by the library (NULL is a no-op). Never pass
 /// strings from elsewhere; never `free()` ours.
+///
+/// # Safety
+/// - `s` is NULL or a string this library returned whose reference was not freed yet. Any other
+///   pointer, or a second free, is undefined behaviour (it is detected only sometimes).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_string_free(s: *mut c_char) {
     boundary(|| {
+        // SAFETY: free_raw's contract (NULL, or a live pointer from Text::into_raw) is exactly this
+        // export's # Safety: every string the library hands out comes from into_raw.
         if !unsafe { Text::free_raw(s) } {
             tracing::error!(
                 "ht_string_free: not a live string from this library; ignored (a double free is a host bug that cannot always be detected)"
@@ -806,12 +1105,17 @@ pub unsafe extern "C" fn ht_string_free(s: *mut c_char) {
 }
 
 /// The status of an error (`HT_STATUS_INVALID_ARGUMENT` for NULL).
+///
+/// # Safety
+/// - `err` is NULL or an error from this library not yet freed with `ht_error_free`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_error_code(err: *const ht_error) -> Status {
     boundary(|| {
         if err.is_null() {
             Status::InvalidArgument
         } else {
+            // SAFETY: non-NULL (checked above) and, by this export's # Safety, a live `ht_error`
+            // that set_err boxed; we only read a Copy field.
             unsafe { (*err).status }
         }
     })
@@ -819,22 +1123,33 @@ pub unsafe extern "C" fn ht_error_code(err: *const ht_error) -> Status {
 
 /// The error message (one line, NUL-terminated). Borrowed: valid until `ht_error_free`.
 /// NULL for a NULL error.
+///
+/// # Safety
+/// - `err` is NULL or an error from this library not yet freed with `ht_error_free`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_error_message(err: *const ht_error) -> *const c_char {
     boundary(|| {
         if err.is_null() {
             std::ptr::null()
         } else {
+            // SAFETY: non-NULL (checked above) and a live `ht_error` (this export's # Safety); the
+            // returned pointer is into its CString, valid until ht_error_free, as documented.
             unsafe { (*err).message.as_ptr() }
         }
     })
 }
 
 /// Free an error (NULL is a no-op).
+///
+/// # Safety
+/// - `err` is NULL or an error from this library not yet freed; it is not used afterwards.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_error_free(err: *mut ht_error) {
     boundary(|| {
         if !err.is_null() {
+            // SAFETY: non-NULL (checked above) and, by this export's # Safety, a pointer set_err
+            // made with Box::into_raw that was not freed yet and is not used afterwards, so the Box
+            // is rebuilt and dropped exactly once.
             drop(unsafe { Box::from_raw(err) });
         }
     })

@@ -1,8 +1,6 @@
 //! C functions for command approval: the host's approval handler and smart
 //! reviewer, the `ht_approval` object, and the persistent allowlist.
 
-#![allow(clippy::missing_safety_doc)]
-
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
@@ -27,6 +25,8 @@ enum Which {
     Reviewer,
 }
 
+/// Install or remove an approval sink. `rt` and `out_err` are the exports'
+/// parameters, under their `# Safety` (NULL or a live runtime; NULL or writable).
 fn set_sink(
     rt: *mut ht_runtime,
     which: Which,
@@ -36,6 +36,8 @@ fn set_sink(
     out_err: *mut *mut ht_error,
 ) -> Status {
     status_boundary(out_err, || {
+        // SAFETY: `rt` is NULL (rt_ref rejects it) or, by the calling export's # Safety, a live
+        // runtime that no thread frees before we return.
         let rt = unsafe { rt_ref(rt) }?;
         let sink = f.map(|func| {
             let data = HostData::new(user_data, free_user_data, rt.core().callbacks.clone());
@@ -53,6 +55,13 @@ fn set_sink(
 /// handler, `ask` commands are denied unless `approvals.non_interactive` is
 /// `"allow"`. `free_user_data` runs exactly once when the handler is replaced
 /// or the runtime is freed.
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
+/// - `approval_fn`, `free_user_data` are each NULL or a function of the declared type that does not
+///   unwind. They are called with `user_data` on library threads (see Thread safety at the top of
+///   the header), so `user_data` must stay usable from any thread until `free_user_data` has run.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_runtime_set_approval_handler(
     rt: *mut ht_runtime,
@@ -78,6 +87,13 @@ pub unsafe extern "C" fn ht_runtime_set_approval_handler(
 /// data, and answers `{"decision":"approve"|"deny"|"escalate"}`; anything
 /// unreadable escalates to the approval handler. It can never allow a
 /// `block`-tier command. Same threading and lifetime rules as the handler.
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
+/// - `reviewer_fn`, `free_user_data` are each NULL or a function of the declared type that does not
+///   unwind. They are called with `user_data` on library threads (see Thread safety at the top of
+///   the header), so `user_data` must stay usable from any thread until `free_user_data` has run.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_runtime_set_approval_reviewer(
     rt: *mut ht_runtime,
@@ -103,6 +119,10 @@ pub unsafe extern "C" fn ht_runtime_set_approval_reviewer(
 /// redacted), `suggested_scope`, `choices`, `session_id`, `task_id`,
 /// `tool_call_id`, `timeout_s`). Borrowed: valid until `ht_approval_respond`.
 /// Not NUL-terminated: use `*out_len`. NULL for an answered or unknown request.
+///
+/// # Safety
+/// - `approval` may be any value: it is an id, never dereferenced.
+/// - `out_len` is NULL or points at a writable, aligned variable of the pointee type.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_approval_request_json(
     approval: *const ht_approval,
@@ -115,6 +135,11 @@ pub unsafe extern "C" fn ht_approval_request_json(
 /// unreadable answer is a deny (for the reviewer: escalate). A second answer
 /// gives `HT_STATUS_NOT_FOUND`; an answer after the wait ended (timeout:
 /// already denied) gives `HT_STATUS_TIMEOUT`.
+///
+/// # Safety
+/// - `approval` may be any value: it is an id, never dereferenced.
+/// - `decision_json` is NULL with `len` 0, or points at `len` bytes that stay readable and
+///   unchanged until this returns.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_approval_respond(
     approval: *mut ht_approval,
@@ -127,6 +152,11 @@ pub unsafe extern "C" fn ht_approval_respond(
 /// The persistent allowlist (`always` answers) as a JSON array of
 /// `{"rule","argv_prefix":[...],"exact","added_at","note"}`. `*out_json` is
 /// owned: free with `ht_string_free`.
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - `out_json`, `out_len`, `out_err` are each NULL or point at a writable, aligned variable of the
+///   pointee type.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_runtime_allowlist_json(
     rt: *mut ht_runtime,
@@ -135,6 +165,8 @@ pub unsafe extern "C" fn ht_runtime_allowlist_json(
     out_err: *mut *mut ht_error,
 ) -> Status {
     status_boundary(out_err, || {
+        // SAFETY: `rt` is NULL (rt_ref rejects it) or, by this export's # Safety, a live runtime
+        // that no thread frees before we return.
         let rt = unsafe { rt_ref(rt) }?;
         require(out_json, "out_json")?;
         let list = rt.services().policy.allowlist();
@@ -149,6 +181,12 @@ pub unsafe extern "C" fn ht_runtime_allowlist_json(
 /// `ht_runtime_allowlist_json` (entries are validated: no bare shells,
 /// interpreters or privilege wrappers) and save it atomically to
 /// `approvals.allowlist_path` when one is configured.
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - `allowlist_json` is NULL with `len` 0, or points at `len` bytes that stay readable and
+///   unchanged until this returns.
+/// - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_runtime_allowlist_set(
     rt: *mut ht_runtime,
@@ -157,7 +195,12 @@ pub unsafe extern "C" fn ht_runtime_allowlist_set(
     out_err: *mut *mut ht_error,
 ) -> Status {
     status_boundary(out_err, || {
+        // SAFETY: `rt` is NULL (rt_ref rejects it) or, by this export's # Safety, a live runtime
+        // that no thread frees before we return.
         let rt = unsafe { rt_ref(rt) }?;
+        // SAFETY: by this export's # Safety, `(allowlist_json, len)` is NULL/0 or len bytes
+        // readable and unchanged until we return; the &str is not kept past the call (what is kept
+        // is copied).
         let text = unsafe { str_arg(allowlist_json, len, "allowlist_json") }?;
         let entries: Vec<AllowEntry> = hermes_core::error::parse_json("allowlist", text)?;
         rt.services()
@@ -168,6 +211,12 @@ pub unsafe extern "C" fn ht_runtime_allowlist_set(
 }
 
 /// Forget the `session` approvals given in `session_id`.
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - `session_id` is NULL with `session_id_len` 0, or points at `session_id_len` bytes that stay
+///   readable and unchanged until this returns.
+/// - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_runtime_clear_session_approvals(
     rt: *mut ht_runtime,
@@ -176,7 +225,12 @@ pub unsafe extern "C" fn ht_runtime_clear_session_approvals(
     out_err: *mut *mut ht_error,
 ) -> Status {
     status_boundary(out_err, || {
+        // SAFETY: `rt` is NULL (rt_ref rejects it) or, by this export's # Safety, a live runtime
+        // that no thread frees before we return.
         let rt = unsafe { rt_ref(rt) }?;
+        // SAFETY: by this export's # Safety, `(session_id, session_id_len)` is NULL/0 or
+        // session_id_len bytes readable and unchanged until we return; the &str is not kept past
+        // the call (what is kept is copied).
         let s = unsafe { str_arg(session_id, session_id_len, "session_id") }?;
         rt.services().policy.clear_session(s);
         Ok(())

@@ -2,8 +2,6 @@
 //! a task's todo list to show it, and scans a skill folder with the skills
 //! guard before installing it.
 
-#![allow(clippy::missing_safety_doc)]
-
 use std::ffi::c_char;
 
 use super::api::{ht_runtime, rt_ref};
@@ -16,6 +14,13 @@ use hermes_core::error::{Error, ErrorKind};
 /// `todo` tool's answer). `task_id` may be NULL/0 for the default task.
 /// Without the todo toolset `HT_STATUS_UNSUPPORTED`. `*out_json` is freed
 /// with `ht_string_free`. Any thread.
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - `task_id` is NULL with its length 0, or points at that many bytes that stay readable and
+///   unchanged until this returns.
+/// - `out_json`, `out_len`, `out_err` are each NULL or point at a writable, aligned variable of
+///   the pointee type (`out_json` must not be NULL).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_runtime_todo_json(
     rt: *mut ht_runtime,
@@ -27,7 +32,11 @@ pub unsafe extern "C" fn ht_runtime_todo_json(
 ) -> Status {
     status_boundary(out_err, || {
         require(out_json, "out_json")?;
+        // SAFETY: `rt` is NULL (rt_ref rejects it) or, by this export's # Safety, a live runtime
+        // that no thread frees before we return.
         let rt = unsafe { rt_ref(rt) }?;
+        // SAFETY: by this export's # Safety, `(task_id, task_id_len)` is NULL/0 or that many
+        // readable bytes, unchanged until we return; the &str is not kept past the call.
         let task = unsafe { opt_str_arg(task_id, task_id_len, "task_id") }?.unwrap_or("");
         if rt.is_closed() {
             return Err(Error::closed());
@@ -49,6 +58,12 @@ pub unsafe extern "C" fn ht_runtime_todo_json(
 /// `{"verdict": "safe"|"caution"|"dangerous", "trust", "decision":
 /// "allow"|"block"|"ask", "findings": [{id, category, severity, file, line,
 /// description, excerpt}]}`, freed with `ht_string_free`. Needs no runtime.
+///
+/// # Safety
+/// - `dir` points at `dir_len` bytes, and `trust` is NULL with its length 0 or points at that
+///   many bytes; both stay readable and unchanged until this returns.
+/// - `out_json`, `out_len`, `out_err` are each NULL or point at a writable, aligned variable of
+///   the pointee type (`out_json` must not be NULL).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_skill_scan(
     dir: *const c_char,
@@ -61,7 +76,10 @@ pub unsafe extern "C" fn ht_skill_scan(
 ) -> Status {
     status_boundary(out_err, || {
         require(out_json, "out_json")?;
+        // SAFETY: by this export's # Safety, `(dir, dir_len)` is readable and unchanged until we
+        // return; the &str is not kept past the call.
         let dir = unsafe { str_arg(dir, dir_len, "dir") }?;
+        // SAFETY: as for `dir`: NULL/0 or `trust_len` readable bytes, not kept past the call.
         let trust = unsafe { opt_str_arg(trust, trust_len, "trust") }?.unwrap_or("community");
         let path = std::path::Path::new(dir);
         if !path.is_dir() {

@@ -43,9 +43,15 @@ pub struct HostData {
     callbacks: Arc<CallbackThread>,
 }
 
-// SAFETY: the host promises user_data is usable from any thread (documented in the header).
+// SAFETY: the library never dereferences `user_data`; it only passes it back to
+// the host's callbacks and free function, which the header says run on library
+// threads (the callback thread, check workers, any dispatching thread), so
+// registering it is the host's promise that it may cross threads. `free` is a
+// plain fn pointer, and the other fields are Send.
 unsafe impl Send for HostData {}
-// SAFETY: as above; the library never dereferences user_data itself.
+// SAFETY: shared access only reads `user_data`/`free` (copied out, never
+// written after `new`) and the atomic `armed`; concurrent callbacks with the
+// same user_data are allowed by the header's thread-safety rules.
 unsafe impl Sync for HostData {}
 
 impl HostData {
@@ -76,7 +82,10 @@ impl Drop for HostData {
             let ud = SendPtr(self.user_data);
             self.callbacks.post(Box::new(move || {
                 let ud = ud;
-                // SAFETY: the host registered `free` for this user_data and it runs exactly once, here.
+                // SAFETY: `free` is the function the host registered for this
+                // user_data. It runs once: Drop runs once per HostData and only
+                // when armed (the registration succeeded), and it is queued
+                // after every callback sharing the data (they held this Arc).
                 unsafe { free(ud.0) }
             }));
         }
@@ -86,9 +95,11 @@ impl Drop for HostData {
 /// A raw pointer that we promise to move between threads (host user_data).
 #[derive(Clone, Copy)]
 pub struct SendPtr(pub *mut c_void);
-// SAFETY: host user_data pointers are promised thread-safe by the host (see the header).
+// SAFETY: only host user_data pointers are wrapped; the library never
+// dereferences them and hands them back to host callbacks that the header
+// says run on library threads, so the host has agreed they cross threads.
 unsafe impl Send for SendPtr {}
-// SAFETY: as above.
+// SAFETY: `&SendPtr` only allows copying the pointer value out; see Send.
 unsafe impl Sync for SendPtr {}
 
 /// A host tool handler: the call's id is its `ht_call*` handle.
@@ -100,8 +111,11 @@ pub struct HostTool {
 impl Tool for HostTool {
     fn call(&self, call: ToolCall<'_>) {
         let id = call.reply.id();
-        // SAFETY: `func` is the host's handler registered with this user_data;
-        // the handle is an id the host only passes back to us.
+        // SAFETY: `func` is the handler the host registered together with
+        // `user_data` (kept alive by `self.data`), called with exactly that
+        // pointer as the C contract allows. The `ht_call*` is the pending
+        // call's id, never a real address: the host only passes it back to
+        // ht_call_* functions, which treat it as an integer.
         unsafe { (self.func)(self.data.user_data, id as *mut ht_call) };
     }
     fn wants_value(&self) -> bool {
@@ -117,7 +131,9 @@ pub struct HostHook {
 
 impl Hook for HostHook {
     fn call(&self, _event: &Arc<str>, reply: HookReply) {
-        // SAFETY: `func` is the host's hook registered with this user_data.
+        // SAFETY: `func` is the hook the host registered together with
+        // `user_data` (kept alive by `self.data`); the `ht_hook*` is the
+        // pending event's id, only ever passed back to ht_hook_* functions.
         unsafe { (self.func)(self.data.user_data, reply.id() as *mut ht_hook) };
     }
 }
@@ -130,7 +146,8 @@ pub struct HostCheck {
 
 impl hermes_core::availability::Check for HostCheck {
     fn check(&self) -> bool {
-        // SAFETY: `func` is the host's check registered with this user_data.
+        // SAFETY: `func` is the check the host registered together with
+        // `user_data` (kept alive by `self.data`), called with that pointer.
         unsafe { (self.func)(self.data.user_data) }
     }
     fn key(&self) -> (usize, usize) {
@@ -148,7 +165,10 @@ pub struct HostApproval {
 
 impl ApprovalSink for HostApproval {
     fn ask(&self, _request: &Arc<str>, id: u64) {
-        // SAFETY: `func` is the host's approval handler registered with this user_data.
+        // SAFETY: `func` is the approval handler or reviewer the host set
+        // together with `user_data` (kept alive by `self.data`); the
+        // `ht_approval*` is the request's id, only passed back to
+        // ht_approval_* functions.
         unsafe { (self.func)(self.data.user_data, id as *mut ht_approval) };
     }
 }
@@ -163,7 +183,10 @@ pub struct HostEvents {
 
 impl EventSink for HostEvents {
     fn event(&self, json: &str) {
-        // SAFETY: `func` is the host's event handler; the text is borrowed for the call.
+        // SAFETY: `func` is the event handler the host set together with
+        // `user_data` (kept alive by `self.data`). `(ptr, len)` come from the
+        // live `json` borrow, which outlives the call, as the header promises
+        // ("borrowed for this invocation only").
         unsafe { (self.func)(self.data.user_data, json.as_ptr(), json.len()) };
     }
 }

@@ -3,6 +3,9 @@
 //! problems through a status plus an optional owned `ht_error`.
 
 #![allow(non_camel_case_types)]
+// Every `unsafe` block and `unsafe impl` says why it is sound; every public
+// `unsafe fn` (each export) says what its caller must guarantee.
+#![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
 pub mod api;
 pub mod approval;
@@ -23,7 +26,7 @@ pub use status::Status;
 pub const FEATURES_JSON: &str = concat!(
     r#"{"version":""#,
     env!("CARGO_PKG_VERSION"),
-    r#"","abi":1,"formats":["openai","anthropic","mcp"],"hooks":["pre_tool_call","post_tool_call","transform_tool_result"],"builtin_toolsets":["terminal","file","todo","memory","skills"],"pty":true,"sandbox":"bubblewrap","bulk_registration":true}"#,
+    r#"","abi":1,"formats":["openai","anthropic","mcp"],"hooks":["pre_tool_call","post_tool_call","transform_tool_result"],"builtin_toolsets":["terminal","file","todo","memory","skills","tool_search"],"pty":true,"sandbox":"bubblewrap","bulk_registration":true}"#,
     "\0"
 );
 
@@ -119,12 +122,19 @@ pub fn status_boundary(
     r
 }
 
+/// Set `*out_err` to NULL. `out_err` must be NULL or valid for a pointer
+/// write: every caller passes the `out_err` parameter of an export, which the
+/// C contract requires to be NULL or to point at an `ht_error *` variable.
 pub(crate) fn clear_err(out_err: *mut *mut ht_error) {
     if !out_err.is_null() {
+        // SAFETY: non-NULL, so by the export's contract (see above) it points
+        // at a writable, aligned `ht_error *`; we overwrite it without reading
+        // or freeing the old value, which the header says is ignored.
         unsafe { *out_err = std::ptr::null_mut() };
     }
 }
 
+/// Store an owned `ht_error` in `*out_err`. Same pointer contract as [`clear_err`].
 pub(crate) fn set_err(out_err: *mut *mut ht_error, e: Error) {
     if out_err.is_null() {
         return;
@@ -134,10 +144,18 @@ pub(crate) fn set_err(out_err: *mut *mut ht_error, e: Error) {
         status: Status::from(e.kind),
         message,
     });
+    // SAFETY: non-NULL (checked above), so by the export's contract it points
+    // at a writable, aligned `ht_error *`. The Box's ownership moves to the
+    // host, who frees it once with ht_error_free (Box::from_raw there).
     unsafe { *out_err = Box::into_raw(b) };
 }
 
 /// Borrow a `(ptr, len)` UTF-8 input. NULL is allowed only with `len == 0`.
+///
+/// # Safety
+/// If `ptr` is not NULL it must point at `len` initialised bytes that stay
+/// readable and unmodified for `'a` (in practice: the export's call, since
+/// every caller uses the borrow only before returning to the host).
 pub(crate) unsafe fn str_arg<'a>(
     ptr: *const c_char,
     len: usize,
@@ -151,6 +169,10 @@ pub(crate) unsafe fn str_arg<'a>(
             "{what} is NULL but its length is {len}"
         )));
     }
+    // SAFETY: `ptr` is non-NULL (checked above) and, by this function's
+    // contract, points at `len` readable bytes that live and stay unchanged
+    // for 'a; being one allocation they cannot exceed isize::MAX bytes, and
+    // u8 needs no alignment. UTF-8 is validated below before we hand out a str.
     let bytes = unsafe { std::slice::from_raw_parts(ptr as *const u8, len) };
     std::str::from_utf8(bytes).map_err(|e| {
         Error::new(
@@ -164,6 +186,9 @@ pub(crate) unsafe fn str_arg<'a>(
 }
 
 /// Like [`str_arg`] but NULL means "not given".
+///
+/// # Safety
+/// As for [`str_arg`].
 pub(crate) unsafe fn opt_str_arg<'a>(
     ptr: *const c_char,
     len: usize,
@@ -172,12 +197,21 @@ pub(crate) unsafe fn opt_str_arg<'a>(
     if ptr.is_null() && len == 0 {
         return Ok(None);
     }
+    // SAFETY: our caller gives the same guarantee about `(ptr, len)` that
+    // str_arg requires.
     unsafe { str_arg(ptr, len, what) }.map(Some)
 }
 
-/// Write a library string to `(out, out_len)`.
+/// Write a library string to `(out, out_len)`. `out` must be valid for a
+/// pointer write and `out_len` NULL or valid for a `usize` write: every caller
+/// passes its export's out-parameters after `require(out, ..)` rejected a NULL
+/// `out`, and the C contract makes non-NULL out-parameters writable.
 pub(crate) fn put_text(text: crate::text::Text, out: *mut *mut c_char, out_len: *mut usize) {
     let (p, n) = text.into_raw();
+    // SAFETY: `out` is non-NULL (the callers checked it with `require`) and
+    // `out_len` is written only when non-NULL; by the export's contract both
+    // point at writable, aligned variables of the host. The reference that
+    // `into_raw` released is now the host's, freed by ht_string_free.
     unsafe {
         *out = p;
         if !out_len.is_null() {

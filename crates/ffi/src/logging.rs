@@ -27,6 +27,10 @@ struct Sink {
 impl Drop for Sink {
     fn drop(&mut self) {
         if let Some(f) = self.free {
+            // SAFETY: `f` is the free function the host gave with this
+            // user_data. A Sink is shared only through Arc, so this runs once,
+            // after the last line delivered through it (the log thread holds
+            // a clone while it calls the handler).
             unsafe { f(self.user_data.0) }
         }
     }
@@ -133,6 +137,10 @@ fn logger() -> &'static Logger {
                             let current = s2.read().clone();
                             if let Some(s) = current {
                                 let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(
+                                    // SAFETY: `func` is the host's log handler set with
+                                    // this user_data; `current` keeps the Sink (and so the
+                                    // user_data, not yet freed) alive across the call, and
+                                    // `line` outlives it ("borrowed for this invocation").
                                     || unsafe {
                                         (s.func)(s.user_data.0, level, line.as_ptr(), line.len())
                                     },

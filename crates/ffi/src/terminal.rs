@@ -1,8 +1,6 @@
 //! C functions for the built-in `terminal` toolset: type into a running
 //! command, and per-task working directory and environment overrides.
 
-#![allow(clippy::missing_safety_doc)]
-
 use std::ffi::c_char;
 use std::sync::Arc;
 
@@ -36,6 +34,13 @@ fn terminal_of(rt: &Runtime) -> Result<Arc<Terminal>, Error> {
 /// `HT_STATUS_NOT_FOUND`; without the terminal toolset
 /// `HT_STATUS_UNSUPPORTED`. `*out_written` (NULL ok) receives the bytes
 /// written. Any thread; blocks at most 5 s when the command is not reading.
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - Each of `id`, `data` is NULL with its length 0, or points at that many bytes that stay
+///   readable and unchanged until this returns.
+/// - `out_written`, `out_err` are each NULL or point at a writable, aligned variable of the pointee
+///   type.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_runtime_process_write(
     rt: *mut ht_runtime,
@@ -47,7 +52,11 @@ pub unsafe extern "C" fn ht_runtime_process_write(
     out_err: *mut *mut ht_error,
 ) -> Status {
     status_boundary(out_err, || {
+        // SAFETY: `rt` is NULL (rt_ref rejects it) or, by this export's # Safety, a live runtime
+        // that no thread frees before we return.
         let rt = unsafe { rt_ref(rt) }?;
+        // SAFETY: by this export's # Safety, `(id, id_len)` is NULL/0 or id_len bytes readable and
+        // unchanged until we return; the &str is not kept past the call (what is kept is copied).
         let id = unsafe { str_arg(id, id_len, "id") }?;
         if data.is_null() && data_len != 0 {
             return Err(Error::invalid(format!(
@@ -57,10 +66,15 @@ pub unsafe extern "C" fn ht_runtime_process_write(
         let bytes: &[u8] = if data_len == 0 {
             &[]
         } else {
+            // SAFETY: `data_len` > 0 here, so `data` is non-NULL (checked above) and, by this
+            // export's # Safety, points at `data_len` bytes readable and unchanged until we return;
+            // u8 needs no alignment and write_input copies what it keeps.
             unsafe { std::slice::from_raw_parts(data as *const u8, data_len) }
         };
         let n = terminal_of(rt)?.write_input(id, bytes)?;
         if !out_written.is_null() {
+            // SAFETY: non-NULL (checked above); by this export's # Safety it points at a writable
+            // size_t.
             unsafe { *out_written = n };
         }
         Ok(())
@@ -72,6 +86,12 @@ pub unsafe extern "C" fn ht_runtime_process_write(
 /// directory (`~` is expanded). The next command of the task starts there;
 /// a `cd` in a later command moves it again as usual. Strings are borrowed
 /// for the call. Without the terminal toolset `HT_STATUS_UNSUPPORTED`.
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - Each of `task_id`, `cwd` is NULL with its length 0, or points at that many bytes that stay
+///   readable and unchanged until this returns.
+/// - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_runtime_set_task_cwd(
     rt: *mut ht_runtime,
@@ -82,8 +102,16 @@ pub unsafe extern "C" fn ht_runtime_set_task_cwd(
     out_err: *mut *mut ht_error,
 ) -> Status {
     status_boundary(out_err, || {
+        // SAFETY: `rt` is NULL (rt_ref rejects it) or, by this export's # Safety, a live runtime
+        // that no thread frees before we return.
         let rt = unsafe { rt_ref(rt) }?;
+        // SAFETY: by this export's # Safety, `(task_id, task_id_len)` is NULL/0 or task_id_len
+        // bytes readable and unchanged until we return; the &str is not kept past the call (what is
+        // kept is copied).
         let task = unsafe { str_arg(task_id, task_id_len, "task_id") }?;
+        // SAFETY: by this export's # Safety, `(cwd, cwd_len)` is NULL/0 or cwd_len bytes readable
+        // and unchanged until we return; the &str is not kept past the call (what is kept is
+        // copied).
         let cwd = unsafe { str_arg(cwd, cwd_len, "cwd") }?;
         terminal_of(rt)?.set_task_cwd(task, cwd)
     })
@@ -94,6 +122,12 @@ pub unsafe extern "C" fn ht_runtime_set_task_cwd(
 /// `{"API_BASE":"http://localhost:8080","DEBUG":null}`. Overrides accumulate
 /// across calls and win over what commands export. Strings are borrowed for
 /// the call. Without the terminal toolset `HT_STATUS_UNSUPPORTED`.
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - Each of `task_id`, `env_json` is NULL with its length 0, or points at that many bytes that
+///   stay readable and unchanged until this returns.
+/// - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ht_runtime_set_task_env(
     rt: *mut ht_runtime,
@@ -104,8 +138,16 @@ pub unsafe extern "C" fn ht_runtime_set_task_env(
     out_err: *mut *mut ht_error,
 ) -> Status {
     status_boundary(out_err, || {
+        // SAFETY: `rt` is NULL (rt_ref rejects it) or, by this export's # Safety, a live runtime
+        // that no thread frees before we return.
         let rt = unsafe { rt_ref(rt) }?;
+        // SAFETY: by this export's # Safety, `(task_id, task_id_len)` is NULL/0 or task_id_len
+        // bytes readable and unchanged until we return; the &str is not kept past the call (what is
+        // kept is copied).
         let task = unsafe { str_arg(task_id, task_id_len, "task_id") }?;
+        // SAFETY: by this export's # Safety, `(env_json, env_len)` is NULL/0 or env_len bytes
+        // readable and unchanged until we return; the &str is not kept past the call (what is kept
+        // is copied).
         let text = unsafe { str_arg(env_json, env_len, "env_json") }?;
         let v: serde_json::Value =
             serde_json::from_str(text).map_err(|e| Error::json(format!("env_json: {e}")))?;

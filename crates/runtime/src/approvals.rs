@@ -20,7 +20,9 @@ use hermes_core::dispatch::CallContext;
 use hermes_core::pending::{self, Kind, SyncSlot, Waiter};
 use hermes_core::{CancelToken, CommandDecision};
 
-use crate::Services;
+use hermes_core::engine::Engine;
+use hermes_core::threads::CallbackThread;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Where approval requests go: a host's approval handler or reviewer. It
 /// reads the request (JSON) and answers once with [`respond`] and `id`, from
@@ -66,28 +68,73 @@ pub struct Merged {
     ready: Condvar,
 }
 
-/// Prompts in flight, by fingerprint (session + exact command).
-#[derive(Default)]
+/// The approval broker of one runtime: the engine and policy that judge a
+/// command, the host's handler and reviewer, and the prompts in flight by
+/// fingerprint (session + exact command).
 pub struct Approvals {
+    pub approval_engine: Arc<hermes_approval::Engine>,
+    pub policy: Arc<hermes_approval::Policy>,
     pub handler: parking_lot::RwLock<Option<Arc<dyn ApprovalSink>>>,
     pub reviewer: parking_lot::RwLock<Option<Arc<dyn ApprovalSink>>>,
     inflight: Mutex<HashMap<String, Arc<Merged>>>,
+    callbacks: Arc<CallbackThread>,
+    engine: Engine,
+    core_id: u64,
+    closed: AtomicBool,
+    /// Where commands run: the sandbox's guarantees (effects it contains do
+    /// not need approval), or on the host.
+    check_options: hermes_approval::CheckOptions,
+}
+
+impl Approvals {
+    pub fn new(
+        approval_engine: Arc<hermes_approval::Engine>,
+        policy: Arc<hermes_approval::Policy>,
+        callbacks: Arc<CallbackThread>,
+        engine: Engine,
+        core_id: u64,
+        check_options: hermes_approval::CheckOptions,
+    ) -> Approvals {
+        Approvals {
+            approval_engine,
+            policy,
+            handler: Default::default(),
+            reviewer: Default::default(),
+            inflight: Default::default(),
+            callbacks,
+            engine,
+            core_id,
+            closed: AtomicBool::new(false),
+            check_options,
+        }
+    }
+
+    /// Close: waiting prompts give up and new ones are denied.
+    pub fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
 }
 
 pub fn decide(
-    shared: &Services,
+    shared: &Approvals,
     command: &str,
     ctx: &CallContext,
     cancel: &CancelToken,
 ) -> CommandDecision {
-    let check = shared.approval_engine.check(command);
+    let check = shared
+        .approval_engine
+        .check_with(command, &shared.check_options);
     decide_check(shared, check, command, ctx, cancel)
 }
 
 /// The policy's decision for an analysis made elsewhere (a built-in tool's
 /// own findings about a file path), asking the host when it must.
 pub fn decide_check(
-    shared: &Services,
+    shared: &Approvals,
     check: hermes_approval::CheckResult,
     command: &str,
     ctx: &CallContext,
@@ -96,8 +143,8 @@ pub fn decide_check(
     let actx = ApprovalContext {
         session_id: ctx.session_id.clone(),
         interactive: ctx.interactive.unwrap_or(true),
-        has_handler: shared.approvals.handler.read().is_some(),
-        has_reviewer: shared.approvals.reviewer.read().is_some(),
+        has_handler: shared.handler.read().is_some(),
+        has_reviewer: shared.reviewer.read().is_some(),
     };
     let mut decision = shared.policy.decide(&check, command, &actx);
     // Bounded: review can escalate once, record ends in Allow or Deny.
@@ -115,7 +162,7 @@ pub fn decide_check(
             }
             Decision::AskHost(req) => {
                 if req.smart {
-                    let sink = shared.approvals.reviewer.read().clone();
+                    let sink = shared.reviewer.read().clone();
                     let answer = match sink {
                         Some(sink) => match ask(shared, &sink, "review", &req, ctx, cancel) {
                             HostReply::Text(t) => parse_review(&t),
@@ -128,7 +175,7 @@ pub fn decide_check(
                     };
                     decision = shared.policy.review(&req, answer, &actx);
                 } else {
-                    let Some(sink) = shared.approvals.handler.read().clone() else {
+                    let Some(sink) = shared.handler.read().clone() else {
                         return deny(
                             check,
                             "BLOCKED: this command needs approval and no approval handler is set."
@@ -200,7 +247,7 @@ fn parse_review(text: &str) -> ReviewAnswer {
 /// Removes a prompt from the in-flight map and wakes its followers, however
 /// the leader leaves (answer, cancellation or unwinding).
 struct Leading<'a> {
-    shared: &'a Services,
+    shared: &'a Approvals,
     key: String,
     merged: Arc<Merged>,
 }
@@ -208,7 +255,7 @@ struct Leading<'a> {
 impl Drop for Leading<'_> {
     fn drop(&mut self) {
         {
-            let mut map = self.shared.approvals.inflight.lock();
+            let mut map = self.shared.inflight.lock();
             if map
                 .get(&self.key)
                 .is_some_and(|m| Arc::ptr_eq(m, &self.merged))
@@ -229,7 +276,7 @@ impl Drop for Leading<'_> {
 /// the same answer. A leader that is cancelled does not answer for the others:
 /// they ask again.
 fn ask(
-    shared: &Services,
+    shared: &Approvals,
     sink: &Arc<dyn ApprovalSink>,
     kind: &str,
     req: &ApprovalRequest,
@@ -246,7 +293,7 @@ fn ask(
     let deadline = Instant::now() + shared.policy.timeout() + Duration::from_secs(5);
     loop {
         let (merged, leader) = {
-            let mut map = shared.approvals.inflight.lock();
+            let mut map = shared.inflight.lock();
             match map.get(&key) {
                 Some(m) => (m.clone(), false),
                 None => {
@@ -295,7 +342,7 @@ fn ask(
 
 /// Hand the host one `ht_approval` and wait (bounded) for its answer.
 fn prompt(
-    shared: &Services,
+    shared: &Approvals,
     sink: &Arc<dyn ApprovalSink>,
     kind: &str,
     req: &ApprovalRequest,

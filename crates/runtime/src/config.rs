@@ -17,7 +17,8 @@ pub const LOG_LEVELS: &[&str] = &["error", "warn", "info", "debug", "trace"];
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
-    /// Built-in toolsets to switch on: "terminal", "file", "todo", "memory", "skills".
+    /// Built-in toolsets to switch on: "terminal", "file", "todo", "memory",
+    /// "skills", and "tool_search" (loads definitions a schema budget deferred).
     pub builtin_toolsets: Vec<String>,
     pub terminal: TerminalConfig,
     /// The file toolset's limits.
@@ -44,7 +45,14 @@ pub struct Config {
 /// timeout, deny rules, extra engine rules and exemptions.
 pub type ApprovalsConfig = hermes_approval::PolicyConfig;
 
-pub const BUILTIN_TOOLSETS: &[&str] = &["terminal", "file", "todo", "memory", "skills"];
+pub const BUILTIN_TOOLSETS: &[&str] = &[
+    "terminal",
+    "file",
+    "todo",
+    "memory",
+    "skills",
+    "tool_search",
+];
 
 impl Config {
     pub fn parse(text: &str) -> Result<Config> {

@@ -4,13 +4,15 @@
 //! a fixed order. The C ABI, the CLI and the MCP server are front ends over
 //! this API.
 
+// `unsafe` lives only at the boundary (crates/ffi, crates/exec/src/sys.rs).
+#![deny(unsafe_code)]
+
 pub mod approvals;
 pub mod config;
 
 use parking_lot::{Mutex, RwLock};
 use serde_json::Value;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use hermes_builtins::activity::Activity;
@@ -21,7 +23,6 @@ use hermes_builtins::terminal::Terminal;
 use hermes_builtins::todo::Todos;
 use hermes_core::availability::Check;
 use hermes_core::dispatch::{self, CallContext, OnDone};
-use hermes_core::engine::Engine;
 use hermes_core::error::{Error, Result};
 use hermes_core::hooks::{Hook, HookEvent};
 use hermes_core::registry::{self, ToolsetDef};
@@ -45,15 +46,6 @@ pub struct Services {
     pub approvals: approvals::Approvals,
     pub events: RwLock<Option<Arc<dyn EventSink>>>,
     pub(crate) callbacks: Arc<CallbackThread>,
-    pub(crate) engine: Engine,
-    pub(crate) core_id: u64,
-    closed: AtomicBool,
-}
-
-impl Services {
-    fn is_closed(&self) -> bool {
-        self.closed.load(Ordering::Acquire)
-    }
 }
 
 impl ToolServices for Services {
@@ -63,7 +55,7 @@ impl ToolServices for Services {
         ctx: &CallContext,
         cancel: &CancelToken,
     ) -> CommandDecision {
-        approvals::decide(self, command, ctx, cancel)
+        approvals::decide(&self.approvals, command, ctx, cancel)
     }
 
     fn approve_check(
@@ -73,7 +65,7 @@ impl ToolServices for Services {
         ctx: &CallContext,
         cancel: &CancelToken,
     ) -> CommandDecision {
-        approvals::decide_check(self, check, subject, ctx, cancel)
+        approvals::decide_check(&self.approvals, check, subject, ctx, cancel)
     }
 
     fn emit_event(&self, event: Value) {
@@ -86,6 +78,21 @@ impl ToolServices for Services {
 
     fn has_event_handler(&self) -> bool {
         self.events.read().is_some()
+    }
+}
+
+/// Where the terminal's commands run, for the approval engine: in the
+/// bubblewrap sandbox (its workspace and network), or on the host.
+fn check_options(config: &Config) -> hermes_approval::CheckOptions {
+    let sandboxed = config.builtin_toolsets.iter().any(|t| t == "terminal")
+        && config.terminal.backend == "sandbox";
+    hermes_approval::CheckOptions {
+        sandbox: sandboxed.then(|| hermes_approval::SandboxFacts {
+            workspace: hermes_builtins::terminal::default_cwd(&config.terminal)
+                .display()
+                .to_string(),
+            network: config.terminal.network,
+        }),
     }
 }
 
@@ -113,15 +120,21 @@ impl Runtime {
         let policy = hermes_approval::Policy::new(config.approvals.clone())
             .map_err(|e| Error::invalid(format!("runtime config: approvals: {e}")))?;
         let core = Core::new(config.dispatch.clone(), &config.availability)?;
+        let (approval_engine, policy) = (Arc::new(approval_engine), Arc::new(policy));
+        let approvals = approvals::Approvals::new(
+            approval_engine.clone(),
+            policy.clone(),
+            core.callbacks.clone(),
+            core.engine.clone(),
+            core.id,
+            check_options(&config),
+        );
         let services = Arc::new(Services {
-            approval_engine: Arc::new(approval_engine),
-            policy: Arc::new(policy),
-            approvals: Default::default(),
+            approval_engine,
+            policy,
+            approvals,
             events: RwLock::new(None),
             callbacks: core.callbacks.clone(),
-            engine: core.engine.clone(),
-            core_id: core.id,
-            closed: AtomicBool::new(false),
         });
         let mut rt = Runtime {
             core,
@@ -162,6 +175,7 @@ impl Runtime {
                     self.lifecycles.lock().push(term.clone());
                     self.terminal = Some(term);
                 }
+                "tool_search" => hermes_core::search::install(&self.core)?,
                 "file" => {
                     let files = hermes_builtins::file::install(self.file_ctx()?, &self.core)?;
                     self.lifecycles.lock().push(files.clone());
@@ -406,7 +420,7 @@ impl Runtime {
     }
 
     /// Definitions for the model (JSON text, shared: cheap to clone).
-    pub fn definitions(&self, query_json: &str) -> Result<Arc<str>> {
+    pub fn definitions(&self, query_json: &str) -> Result<hermes_core::definitions::Text> {
         hermes_core::definitions::definitions(&self.core, query_json)
     }
 
@@ -438,7 +452,7 @@ impl Runtime {
         if !core.begin_close() {
             return;
         }
-        self.services.closed.store(true, Ordering::Release);
+        self.services.approvals.close();
         let on_callback_thread = core.callbacks.is_current();
         let lifecycles = std::mem::take(&mut *self.lifecycles.lock());
         for l in &lifecycles {

@@ -15,6 +15,7 @@
 
 pub mod config;
 pub mod guard;
+pub mod ids;
 pub mod output;
 pub mod process;
 pub mod tool;
@@ -30,11 +31,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 pub use config::TerminalConfig;
-use hermes_core::core::Core;
 use hermes_core::error::{Error, ErrorKind, Result};
-use hermes_core::registry::{build_entry, parse_spec};
-use hermes_core::{Blocking, Lifecycle, ToolServices};
+use hermes_core::{Lifecycle, ToolServices};
 use hermes_exec::{Environment, Input};
+use ids::{task_key, unique_suffix};
+pub use tool::install;
 
 /// The terminal toolset's state, one per runtime.
 pub struct Terminal {
@@ -47,6 +48,8 @@ pub struct Terminal {
     tasks: Mutex<HashMap<String, TaskState>>,
     next_task: AtomicU64,
     pub procs: process::Registry,
+    /// The runtime's engine: background readers run on it as tasks.
+    engine: Option<hermes_core::engine::Engine>,
     live: Mutex<HashMap<String, LiveFg>>,
     closed: AtomicBool,
     /// Told of every call, so the file tools' read guards reset.
@@ -97,24 +100,6 @@ pub const NONINTERACTIVE_ENV: &[(&str, &str)] = &[
     ("GIT_SSH_COMMAND", "ssh -o BatchMode=yes"),
     ("SUDO_ASKPASS", "/bin/false"),
 ];
-
-static UNIQUE: AtomicU64 = AtomicU64::new(1);
-
-/// A short unique hex string (process-wide counter mixed with time and pid).
-pub(crate) fn unique_suffix() -> String {
-    let n = UNIQUE.fetch_add(1, Ordering::Relaxed);
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    let mut x = n.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        ^ t.rotate_left(17)
-        ^ (u64::from(std::process::id()) << 40);
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    x ^= x >> 33;
-    format!("{:012x}", x & 0xffff_ffff_ffff)
-}
 
 /// Single-quote for bash.
 pub fn sq(s: &str) -> String {
@@ -190,75 +175,59 @@ fn environment(cfg: &TerminalConfig) -> Result<Box<dyn Environment>> {
     }
 }
 
-/// Register the terminal toolset (`terminal`, `process`) into `core`. The
-/// returned terminal is the runtime's to keep (C functions reach it) and its
-/// lifecycle (cleanup and shutdown) the runtime's to drive.
-pub fn install(
-    cfg: TerminalConfig,
-    services: Arc<dyn ToolServices>,
-    core: &Core,
-) -> Result<Arc<Terminal>> {
-    let backend = environment(&cfg)?;
-    let default_cwd = default_cwd(&cfg);
-    if !default_cwd.is_dir() {
-        return Err(Error::invalid(format!(
-            "runtime config: terminal.cwd: '{}' is not a directory",
-            default_cwd.display()
-        )));
-    }
-    sweep_stale_state_dirs();
-    let state_dir = std::env::temp_dir().join(format!(
-        "hermes-tools-{}-{}-{}",
-        std::process::id(),
-        core.id,
-        unique_suffix()
-    ));
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        std::fs::DirBuilder::new()
-            .mode(0o700)
-            .recursive(true)
-            .create(&state_dir)
-            .map_err(|e| {
-                internal_err(format!(
-                    "terminal: cannot create state dir {}: {e}",
-                    state_dir.display()
-                ))
-            })?;
-    }
-    let term = Arc::new(Terminal {
-        services,
-        base_env: base_env(&cfg),
-        procs: process::Registry::new(&cfg),
-        cfg,
-        backend,
-        default_cwd,
-        state_dir,
-        tasks: Mutex::new(HashMap::new()),
-        next_task: AtomicU64::new(1),
-        live: Mutex::new(HashMap::new()),
-        closed: AtomicBool::new(false),
-        activity: once_cell::sync::OnceCell::new(),
-    });
-    let terminal = build_entry(
-        parse_spec(&tool::terminal_spec())?,
-        Arc::new(Blocking(Arc::new(tool::TerminalTool(term.clone())))),
-        None,
-    )?;
-    let process = build_entry(
-        parse_spec(&tool::process_spec())?,
-        Arc::new(Blocking(Arc::new(tool::ProcessTool(term.clone())))),
-        None,
-    )?;
-    core.register_many(vec![terminal, process], false)?;
-    Ok(term)
-}
-
-fn task_key(task_id: &str) -> &str {
-    if task_id.is_empty() {
-        "default"
-    } else {
-        task_id
+impl Terminal {
+    /// The terminal's state for runtime `core_id`: its environment (local or
+    /// sandbox), base environment, default directory and private state dir.
+    pub fn new(
+        cfg: TerminalConfig,
+        services: Arc<dyn ToolServices>,
+        core_id: u64,
+        engine: Option<hermes_core::engine::Engine>,
+    ) -> Result<Arc<Terminal>> {
+        let backend = environment(&cfg)?;
+        let default_cwd = default_cwd(&cfg);
+        if !default_cwd.is_dir() {
+            return Err(Error::invalid(format!(
+                "runtime config: terminal.cwd: '{}' is not a directory",
+                default_cwd.display()
+            )));
+        }
+        sweep_stale_state_dirs();
+        let state_dir = std::env::temp_dir().join(format!(
+            "hermes-tools-{}-{}-{}",
+            std::process::id(),
+            core_id,
+            unique_suffix()
+        ));
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new()
+                .mode(0o700)
+                .recursive(true)
+                .create(&state_dir)
+                .map_err(|e| {
+                    internal_err(format!(
+                        "terminal: cannot create state dir {}: {e}",
+                        state_dir.display()
+                    ))
+                })?;
+        }
+        let term = Arc::new(Terminal {
+            services,
+            base_env: base_env(&cfg),
+            procs: process::Registry::new(&cfg),
+            engine,
+            cfg,
+            backend,
+            default_cwd,
+            state_dir,
+            tasks: Mutex::new(HashMap::new()),
+            next_task: AtomicU64::new(1),
+            live: Mutex::new(HashMap::new()),
+            closed: AtomicBool::new(false),
+            activity: once_cell::sync::OnceCell::new(),
+        });
+        Ok(term)
     }
 }
 
@@ -426,9 +395,9 @@ builtin exit $__ht_ec
         let Some(path) = &prepared.capture else {
             return;
         };
-        let text = std::fs::read(path);
+        let text = read_capture(path);
         let _ = std::fs::remove_file(path);
-        let Ok(text) = text else { return };
+        let Some(text) = text else { return };
         let text = String::from_utf8_lossy(&text);
         let Some((first, rest)) = text.split_once('\n') else {
             return;
@@ -496,13 +465,13 @@ builtin exit $__ht_ec
     }
 
     /// Emit an event to the host (no-op without a handler or after close).
-    pub(crate) fn emit(&self, event: Value) {
+    pub fn emit(&self, event: Value) {
         if !self.closed.load(Ordering::Acquire) {
             self.services.emit_event(event);
         }
     }
 
-    pub(crate) fn has_event_handler(&self) -> bool {
+    pub fn has_event_handler(&self) -> bool {
         self.services.has_event_handler()
     }
 
@@ -516,7 +485,7 @@ builtin exit $__ht_ec
         self.services.approve_command(command, ctx, cancel)
     }
 
-    fn grace(&self) -> Duration {
+    pub fn grace(&self) -> Duration {
         Duration::from_secs_f64(self.cfg.kill_grace.clamp(0.0, 60.0))
     }
 
@@ -572,6 +541,32 @@ impl Drop for Terminal {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.state_dir);
     }
+}
+
+/// Largest state capture read back (directory + `export -p`).
+const CAPTURE_MAX: u64 = 4 * 1024 * 1024;
+
+/// Read the state a command captured. The file lies in a directory the
+/// command can write (a sandboxed one too), so it is untrusted: a symlink
+/// (to `/dev/zero`, a FIFO, a host secret) is refused without following it,
+/// a non-regular file is refused without blocking on it, and at most
+/// [`CAPTURE_MAX`] bytes are read.
+fn read_capture(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.file_type().is_file() {
+        tracing::warn!(path = %path.display(), "terminal: state capture is not a regular file; ignored");
+        return None;
+    }
+    let mut out = Vec::new();
+    file.take(CAPTURE_MAX).read_to_end(&mut out).ok()?;
+    Some(out)
 }
 
 fn internal_err(msg: String) -> Error {
@@ -728,8 +723,64 @@ fn sweep_stale_state_dirs() {
     }
 }
 
+impl process::Owner for Terminal {
+    fn backend(&self) -> &dyn Environment {
+        &*self.backend
+    }
+    fn engine(&self) -> Option<&hermes_core::engine::Engine> {
+        self.engine.as_ref()
+    }
+    fn cfg(&self) -> &TerminalConfig {
+        &self.cfg
+    }
+    fn procs(&self) -> &process::Registry {
+        &self.procs
+    }
+    fn grace(&self) -> Duration {
+        Terminal::grace(self)
+    }
+    fn has_event_handler(&self) -> bool {
+        Terminal::has_event_handler(self)
+    }
+    fn emit(&self, event: Value) {
+        Terminal::emit(self, event)
+    }
+}
+
 #[cfg(test)]
 mod tests {
+
+    /// The capture file lies where commands write: a symlink or FIFO put in
+    /// its place must not make the host read a device, a secret or block.
+    #[test]
+    fn capture_read_refuses_symlinks_fifos_and_caps_size() {
+        let dir = std::env::temp_dir().join(format!("ht-cap-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let link = dir.join("cap.link");
+        std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+        assert!(read_capture(&link).is_none());
+        let fifo = dir.join("cap.fifo");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        let t = std::time::Instant::now();
+        assert!(read_capture(&fifo).is_none());
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(5),
+            "never blocks"
+        );
+        let big = dir.join("cap.big");
+        std::fs::write(&big, vec![b'x'; (CAPTURE_MAX + 10) as usize]).unwrap();
+        assert_eq!(read_capture(&big).unwrap().len() as u64, CAPTURE_MAX);
+        let ok = dir.join("cap.ok");
+        std::fs::write(&ok, b"# /tmp\n").unwrap();
+        assert_eq!(read_capture(&ok).unwrap(), b"# /tmp\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
     use super::*;
 
     #[test]

@@ -7,6 +7,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use hermes_approval::redact_secrets;
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
 
 /// Captures a command's output within a fixed memory budget: everything up
 /// to `head_cap + tail_cap` bytes, then the first `head_cap` bytes and a
@@ -92,7 +94,7 @@ impl Capture {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_millis())
                 .unwrap_or(0),
-            super::unique_suffix()
+            super::ids::unique_suffix()
         );
         let path = dir.join(name);
         let mut opts = std::fs::OpenOptions::new();
@@ -328,6 +330,61 @@ pub fn exit_code_meaning(command: &str, code: i32) -> Option<&'static str> {
         (_, 143) => "Terminated (SIGTERM)",
         _ => return None,
     })
+}
+
+/// Coalesces live output into host events (at most one per 100 ms).
+pub struct Streamer {
+    enabled: bool,
+    kind: &'static str,
+    id: String,
+    task_id: String,
+    buf: String,
+    last: Instant,
+}
+
+impl Streamer {
+    pub fn new(enabled: bool, kind: &'static str, id: &str, task_id: &str) -> Streamer {
+        Streamer {
+            enabled,
+            kind,
+            id: id.to_string(),
+            task_id: task_id.to_string(),
+            buf: String::new(),
+            last: Instant::now(),
+        }
+    }
+
+    pub fn push(&mut self, text: &str, emit: &dyn Fn(Value)) {
+        if !self.enabled || text.is_empty() {
+            return;
+        }
+        self.buf.push_str(text);
+        if self.last.elapsed() >= Duration::from_millis(100) || self.buf.len() > 16 * 1024 {
+            self.flush(emit);
+        }
+    }
+
+    fn flush(&mut self, emit: &dyn Fn(Value)) {
+        if self.buf.is_empty() {
+            return;
+        }
+        let data = hermes_approval::redact_secrets(&std::mem::take(&mut self.buf));
+        // Process events name their process `session_id` (as process.completed
+        // and the process tool do); terminal events name the call `id`.
+        let key = if self.kind.starts_with("process.") {
+            "session_id"
+        } else {
+            "id"
+        };
+        emit(json!({"type": self.kind, key: self.id, "task_id": self.task_id, "data": data}));
+        self.last = Instant::now();
+    }
+
+    pub fn finish(&mut self, emit: &dyn Fn(Value)) {
+        if self.enabled {
+            self.flush(emit);
+        }
+    }
 }
 
 #[cfg(test)]

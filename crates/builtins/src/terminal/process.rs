@@ -11,9 +11,23 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
-use super::Terminal;
-use super::TerminalConfig;
-use super::output::strip_ansi;
+use super::config::TerminalConfig;
+use super::ids::{task_key, unique_suffix};
+use super::output::{Streamer, strip_ansi};
+
+/// What background processes need from the terminal that owns them: where
+/// they run, their settings, and the host's event channel. The terminal
+/// implements it; this module never names the terminal itself.
+pub trait Owner: Send + Sync + 'static {
+    fn backend(&self) -> &dyn hermes_exec::Environment;
+    /// Where reader tasks run (`None`: the engine is gone; use a thread).
+    fn engine(&self) -> Option<&hermes_core::engine::Engine>;
+    fn cfg(&self) -> &TerminalConfig;
+    fn procs(&self) -> &Registry;
+    fn grace(&self) -> Duration;
+    fn has_event_handler(&self) -> bool;
+    fn emit(&self, event: Value);
+}
 use hermes_approval::redact_secrets;
 use hermes_exec::{Ended, PumpOpts, pump};
 use hermes_exec::{Input, Spawned};
@@ -171,7 +185,7 @@ impl Registry {
     #[allow(clippy::too_many_arguments)]
     pub fn start(
         &self,
-        term: &Arc<Terminal>,
+        term: Arc<dyn Owner>,
         sp: Spawned,
         command: &str,
         task_id: &str,
@@ -181,15 +195,15 @@ impl Registry {
         watch: Vec<String>,
     ) -> Result<Arc<Proc>, String> {
         if let Err(e) = self.make_room() {
-            hermes_exec::terminate_tree(&*term.backend, sp.pid, Duration::from_millis(200));
+            hermes_exec::terminate_tree(term.backend(), sp.pid, Duration::from_millis(200));
             hermes_exec::ExitWatch::new(sp.pid).reap();
             return Err(e);
         }
-        let id = format!("proc_{}", super::unique_suffix());
+        let id = format!("proc_{}", unique_suffix());
         let proc_ = Arc::new(Proc {
             id,
             command: command.to_string(),
-            task_id: super::task_key(task_id).to_string(),
+            task_id: task_key(task_id).to_string(),
             session_id: session_id.to_string(),
             cwd: cwd.to_string(),
             pid: sp.pid,
@@ -223,13 +237,8 @@ impl Registry {
             thread: Mutex::new(None),
         });
         self.procs.lock().push(proc_.clone());
-        let p = proc_.clone();
-        let t = term.clone();
-        let handle = std::thread::Builder::new()
-            .name(format!("ht-{}", proc_.id))
-            .spawn(move || reader(t, p, sp.output, sp.pty))
-            .map_err(|e| format!("cannot start the reader thread: {e}"))?;
-        *proc_.thread.lock() = Some(handle);
+        let handle = start_reader(term, proc_.clone(), sp.output, sp.pty)?;
+        *proc_.thread.lock() = handle;
         Ok(proc_)
     }
 
@@ -238,7 +247,7 @@ impl Registry {
         self.procs
             .lock()
             .retain(|p| p.state.lock().finished_at.is_none_or(|f| f.elapsed() < ttl));
-        let key = super::task_key(task_id);
+        let key = task_key(task_id);
         self.procs
             .lock()
             .iter()
@@ -249,7 +258,7 @@ impl Registry {
 
     /// A process the calling task may see.
     pub fn lookup(&self, id: &str, task_id: &str, session_id: &str) -> Option<Arc<Proc>> {
-        let key = super::task_key(task_id);
+        let key = task_key(task_id);
         self.get(id)
             .filter(|p| p.task_id == key || (!session_id.is_empty() && p.session_id == session_id))
     }
@@ -271,7 +280,7 @@ impl Registry {
         p.write(data)
     }
 
-    fn kill_many(&self, term: &Terminal, victims: Vec<Arc<Proc>>, source: &'static str) {
+    fn kill_many(&self, term: &dyn Owner, victims: Vec<Arc<Proc>>, source: &'static str) {
         let running: Vec<Arc<Proc>> = victims
             .into_iter()
             .filter(|p| {
@@ -285,7 +294,7 @@ impl Registry {
             })
             .collect();
         for p in &running {
-            term.backend.kill(p.pid, libc::SIGTERM);
+            term.backend().kill(p.pid, libc::SIGTERM);
         }
         let until = Instant::now() + term.grace();
         for p in &running {
@@ -296,13 +305,13 @@ impl Registry {
         }
         for p in &running {
             if p.state.lock().exit.is_none() {
-                term.backend.kill(p.pid, libc::SIGKILL);
+                term.backend().kill(p.pid, libc::SIGKILL);
             }
         }
     }
 
     /// Kill and forget every process of a task.
-    pub fn kill_task(&self, term: &Terminal, task_key: &str) {
+    pub fn kill_task(&self, term: &dyn Owner, task_key: &str) {
         let victims: Vec<Arc<Proc>> = self
             .procs
             .lock()
@@ -318,7 +327,7 @@ impl Registry {
     }
 
     /// Kill every process (runtime close).
-    pub fn kill_all(&self, term: &Terminal) {
+    pub fn kill_all(&self, term: &dyn Owner) {
         let victims: Vec<Arc<Proc>> = self.procs.lock().clone();
         self.kill_many(term, victims, "shutdown");
     }
@@ -538,7 +547,7 @@ impl Proc {
     }
 
     /// Kill the whole tree (TERM, KILL after the grace) and wait for the end.
-    pub fn kill(&self, term: &Terminal) -> Value {
+    pub fn kill(&self, term: &dyn Owner) -> Value {
         {
             let mut s = self.state.lock();
             if s.exit.is_some() {
@@ -553,7 +562,7 @@ impl Proc {
             }
             s.kill_source = Some("process.kill");
         }
-        hermes_exec::terminate_tree(&*term.backend, self.pid, term.grace());
+        hermes_exec::terminate_tree(term.backend(), self.pid, term.grace());
         {
             let until = Instant::now() + Duration::from_secs(3);
             let mut s = self.state.lock();
@@ -644,37 +653,114 @@ impl Proc {
     }
 }
 
-/// The reader thread: pump output into the buffer, scan watch patterns,
-/// stream live output, then record the exit and notify.
-fn reader(
-    term: Arc<Terminal>,
+/// What a reader does with output, shared by its two drivers: buffer it
+/// (UTF-8 safe, ANSI stripped), stream it, scan watch patterns.
+struct Feed {
+    term: Arc<dyn Owner>,
+    p: Arc<Proc>,
+    streamer: Streamer,
+    carry: Vec<u8>,
+    cap: usize,
+}
+
+impl Feed {
+    fn new(term: Arc<dyn Owner>, p: Arc<Proc>) -> Feed {
+        let stream = term.cfg().stream_output && term.has_event_handler();
+        Feed {
+            streamer: Streamer::new(stream, "process.output", &p.id, &p.task_id),
+            carry: Vec::new(),
+            cap: term.procs().buf_cap,
+            term,
+            p,
+        }
+    }
+
+    fn opts(&self) -> PumpOpts<'static> {
+        let cfg = self.term.cfg();
+        PumpOpts {
+            timeout: (cfg.background_timeout > 0)
+                .then(|| Duration::from_secs(cfg.background_timeout)),
+            grace: self.term.grace(),
+            follow_group: true,
+            ..PumpOpts::default()
+        }
+    }
+
+    fn data(&mut self, chunk: &[u8]) {
+        self.carry.extend_from_slice(chunk);
+        let end = utf8_split(&self.carry);
+        let text = strip_ansi(&String::from_utf8_lossy(&self.carry[..end]));
+        self.carry.drain(..end);
+        let term = &self.term;
+        self.streamer.push(&text, &|e| term.emit(e));
+        let lines = self.p.append(&text, self.cap);
+        if !lines.is_empty() {
+            scan_watch(&**term, &self.p, &lines);
+        }
+    }
+}
+
+/// The reader of a background process as a task on the runtime's engine
+/// (no thread of its own): pump output, then record the exit and notify.
+/// Without an engine (it could not start) it falls back to a thread.
+fn start_reader(
+    term: Arc<dyn Owner>,
     p: Arc<Proc>,
     output: std::os::fd::OwnedFd,
     pty: Option<Box<dyn hermes_exec::MasterPty + Send>>,
-) {
-    let stream = term.cfg.stream_output && term.has_event_handler();
-    let mut streamer = super::tool::Streamer::new(stream, "process.output", &p.id, &p.task_id);
-    let mut carry: Vec<u8> = Vec::new();
-    let cap = term.procs.buf_cap;
-    let opts = PumpOpts {
-        timeout: (term.cfg.background_timeout > 0)
-            .then(|| Duration::from_secs(term.cfg.background_timeout)),
-        grace: term.grace(),
-        follow_group: true,
-        ..PumpOpts::default()
-    };
-    let (code, ended) = pump(p.pid, &output, &*term.backend, &opts, &mut |chunk| {
-        carry.extend_from_slice(chunk);
-        let end = utf8_split(&carry);
-        let text = strip_ansi(&String::from_utf8_lossy(&carry[..end]));
-        carry.drain(..end);
-        streamer.push(&text, &term);
-        let lines = p.append(&text, cap);
-        if !lines.is_empty() {
-            scan_watch(&term, &p, &lines);
+) -> Result<Option<JoinHandle<()>>, String> {
+    if let Some(engine) = term.engine() {
+        let (t, q) = (term.clone(), p.clone());
+        let (output, pty) = (Arc::new(output), Arc::new(parking_lot::Mutex::new(pty)));
+        let (o2, pty2) = (output.clone(), pty.clone());
+        let spawned = engine.spawn(async move {
+            let mut feed = Feed::new(t.clone(), q.clone());
+            let opts = feed.opts();
+            let (code, ended) =
+                hermes_exec::pump_async(q.pid, &o2, t.backend(), &opts, &mut |c| feed.data(c))
+                    .await;
+            let pty = pty2.lock().take();
+            finish(feed, code, ended, o2, pty);
+        });
+        if spawned.is_some() {
+            return Ok(None);
         }
-    });
-    streamer.finish(&term);
+        // The engine shut down between the check and the spawn: use a thread.
+        let output = Arc::try_unwrap(output).map_err(|_| "reader: output still shared")?;
+        let pty = pty.lock().take();
+        return start_thread(term, p, output, pty).map(Some);
+    }
+    start_thread(term, p, output, pty).map(Some)
+}
+
+fn start_thread(
+    term: Arc<dyn Owner>,
+    p: Arc<Proc>,
+    output: std::os::fd::OwnedFd,
+    pty: Option<Box<dyn hermes_exec::MasterPty + Send>>,
+) -> Result<JoinHandle<()>, String> {
+    std::thread::Builder::new()
+        .name(format!("ht-{}", p.id))
+        .spawn(move || {
+            let mut feed = Feed::new(term.clone(), p.clone());
+            let opts = feed.opts();
+            let (code, ended) = pump(p.pid, &output, term.backend(), &opts, &mut |c| feed.data(c));
+            finish(feed, code, ended, Arc::new(output), pty);
+        })
+        .map_err(|e| format!("cannot start the reader thread: {e}"))
+}
+
+/// Record how the process ended, wake waiters, send `process.completed`.
+fn finish(
+    mut feed: Feed,
+    code: i32,
+    ended: Ended,
+    output: Arc<std::os::fd::OwnedFd>,
+    pty: Option<Box<dyn hermes_exec::MasterPty + Send>>,
+) {
+    let term = feed.term.clone();
+    feed.streamer.finish(&|e| term.emit(e));
+    let p = feed.p.clone();
     drop(pty);
     drop(output);
     let info = {
@@ -713,9 +799,9 @@ fn reader(
     }
 }
 
-fn scan_watch(term: &Terminal, p: &Proc, lines: &[String]) {
+fn scan_watch(term: &dyn Owner, p: &Proc, lines: &[String]) {
     let mut s = p.state.lock();
-    let interval = term.procs.watch_interval;
+    let interval = term.procs().watch_interval;
     let Some(w) = s.watch.as_mut() else { return };
     if w.disabled {
         return;
@@ -737,7 +823,7 @@ fn scan_watch(term: &Terminal, p: &Proc, lines: &[String]) {
     let window_open = w
         .last_emit
         .is_none_or(|t| now.duration_since(t) >= interval);
-    if !window_open || !term.procs.global_allow() {
+    if !window_open || !term.procs().global_allow() {
         w.suppressed += 1;
         if !w.window_dropped {
             w.window_dropped = true;

@@ -10,15 +10,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::Terminal;
-use super::output::{Capture, exit_code_meaning};
-use hermes_core::{BlockingTool, CommandDecision, RunCtx, ToolOutput};
+use super::output::{Capture, Streamer, exit_code_meaning};
+use hermes_core::{Blocking, BlockingTool, CommandDecision, RunCtx, ToolOutput};
 use hermes_exec::SpawnRequest;
 use hermes_exec::{Ended, PumpOpts, pump};
 
 const TERMINAL_DESCRIPTION: &str = "Execute a shell command (bash) and return its output. \
 Each call is a fresh process, but the working directory and exported variables persist between \
-calls of the same task. Prefer read_file, search_files and patch (when available) over cat, grep \
-and sed. Foreground commands must finish: stdin is closed (no prompts), and a timeout kills the \
+calls of the same task. Foreground commands must finish: stdin is closed (no prompts), and a timeout kills the \
 whole process tree (exit code 124, output so far kept). For servers, watchers and anything long \
 running use background=true (with notify_on_complete=true or watch_patterns), then the process \
 tool to poll, read logs, wait, type input (pty=true) or kill. Output is capped (head and tail \
@@ -37,6 +36,11 @@ pub fn terminal_spec() -> String {
         "emoji": "💻",
         "max_result_size_chars": 100_000,
         "timeout": 3600,
+        // Recommend the file tools only when the model has them.
+        "conditional_description": [{
+            "when_any_available": ["read_file", "search_files", "patch"],
+            "text": " Prefer read_file, search_files and patch over cat, grep and sed."
+        }],
         "schema": {
             "name": "terminal",
             "description": TERMINAL_DESCRIPTION,
@@ -88,54 +92,6 @@ pub fn process_spec() -> String {
         }
     })
     .to_string()
-}
-
-/// Coalesces live output into host events (at most one per 100 ms).
-pub struct Streamer {
-    enabled: bool,
-    kind: &'static str,
-    id: String,
-    task_id: String,
-    buf: String,
-    last: Instant,
-}
-
-impl Streamer {
-    pub fn new(enabled: bool, kind: &'static str, id: &str, task_id: &str) -> Streamer {
-        Streamer {
-            enabled,
-            kind,
-            id: id.to_string(),
-            task_id: task_id.to_string(),
-            buf: String::new(),
-            last: Instant::now(),
-        }
-    }
-
-    pub fn push(&mut self, text: &str, term: &Terminal) {
-        if !self.enabled || text.is_empty() {
-            return;
-        }
-        self.buf.push_str(text);
-        if self.last.elapsed() >= Duration::from_millis(100) || self.buf.len() > 16 * 1024 {
-            self.flush(term);
-        }
-    }
-
-    fn flush(&mut self, term: &Terminal) {
-        if self.buf.is_empty() {
-            return;
-        }
-        let data = hermes_approval::redact_secrets(&std::mem::take(&mut self.buf));
-        term.emit(json!({"type": self.kind, "id": self.id, "task_id": self.task_id, "data": data}));
-        self.last = Instant::now();
-    }
-
-    pub fn finish(&mut self, term: &Terminal) {
-        if self.enabled {
-            self.flush(term);
-        }
-    }
 }
 
 fn err_result(message: &str, status: &str) -> ToolOutput {
@@ -284,7 +240,7 @@ fn run_foreground(
         }
     };
     let live_key = if ctx.context.tool_call_id.is_empty() {
-        format!("call_{}", super::unique_suffix())
+        format!("call_{}", super::ids::unique_suffix())
     } else {
         ctx.context.tool_call_id.clone()
     };
@@ -319,10 +275,10 @@ fn run_foreground(
             let end = super::process::utf8_split(&carry);
             let text = super::output::strip_ansi(&String::from_utf8_lossy(&carry[..end]));
             carry.drain(..end);
-            streamer.push(&text, term);
+            streamer.push(&text, &|e| term.emit(e));
         }
     });
-    streamer.finish(term);
+    streamer.finish(&|e| term.emit(e));
     term.live_remove(&live_key);
     drop(sp.pty);
     if ended == Ended::Exited {
@@ -402,7 +358,7 @@ fn run_background(
         (watch, false)
     };
     let p = match term.procs.start(
-        term,
+        term.clone(),
         sp,
         command,
         task_id,
@@ -510,7 +466,7 @@ impl BlockingTool for ProcessTool {
                 }
                 ToolOutput::json(&v)
             }
-            "kill" => ToolOutput::json(&p.kill(term)),
+            "kill" => ToolOutput::json(&p.kill(&**term)),
             // Typing into a running shell or REPL runs commands too: the text
             // goes through the same approval gate before it is sent.
             "write" | "submit" if !data.trim().is_empty() => {
@@ -540,4 +496,28 @@ impl BlockingTool for ProcessTool {
             _ => unreachable!("actions checked above"),
         }
     }
+}
+
+/// Register the terminal toolset (`terminal`, `process`) into `core`. The
+/// returned terminal is the runtime's to keep (C functions reach it) and its
+/// lifecycle (cleanup and shutdown) the runtime's to drive.
+pub fn install(
+    cfg: super::TerminalConfig,
+    services: Arc<dyn hermes_core::ToolServices>,
+    core: &hermes_core::core::Core,
+) -> hermes_core::Result<Arc<Terminal>> {
+    use hermes_core::registry::{build_entry, parse_spec};
+    let term = Terminal::new(cfg, services, core.id, Some(core.engine.clone()))?;
+    let terminal = build_entry(
+        parse_spec(&terminal_spec())?,
+        Arc::new(Blocking(Arc::new(TerminalTool(term.clone())))),
+        None,
+    )?;
+    let process = build_entry(
+        parse_spec(&process_spec())?,
+        Arc::new(Blocking(Arc::new(ProcessTool(term.clone())))),
+        None,
+    )?;
+    core.register_many(vec![terminal, process], false)?;
+    Ok(term)
 }

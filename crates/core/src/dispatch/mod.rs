@@ -9,46 +9,23 @@
 
 pub mod batch;
 pub mod limit;
-pub mod validate;
 
 use serde_json::{Map, Value, json};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use crate::core::{Core, OwnedActive};
 use crate::error::Result;
+use crate::flow::FlowCtl;
 use crate::hooks::{HookEntry, HookReply, Hooks};
 use crate::pending::{self, Answer, Kind, SyncSlot, Waiter};
 use crate::registry::ToolEntry;
+use crate::suggest::similar;
 use crate::tool::{CancelToken, Mode, Reply, Tool, ToolCall};
 
 pub use crate::context::CallContext;
-
-/// Control block of an async flow (cancellation).
-#[derive(Default)]
-pub struct FlowCtl {
-    cancelled: AtomicBool,
-    waiting: AtomicU64,
-    pub token: CancelToken,
-}
-
-impl FlowCtl {
-    /// SeqCst pairs with the flow's `waiting` store then `cancelled` load, so
-    /// at least one side sees the other: a cancel is never lost.
-    pub fn cancel(&self) {
-        self.cancelled.store(true, Ordering::SeqCst);
-        self.token.cancel();
-        let w = self.waiting.load(Ordering::SeqCst);
-        if w != 0 {
-            pending::abandon(w, Answer::Cancelled);
-        }
-    }
-    fn is_cancelled(&self) -> bool {
-        self.cancelled.load(Ordering::SeqCst)
-    }
-}
 
 /// How a call ended, before it becomes text.
 #[derive(Debug)]
@@ -62,6 +39,9 @@ enum Outcome {
     Cancelled,
     /// A ready-made error result (bad arguments, unknown tool).
     Invalid(String),
+    /// The tool refused to act because its approval was denied (its error
+    /// result says `"status": "blocked"`): hooks see `blocked`, not `error`.
+    Denied,
 }
 
 impl Outcome {
@@ -75,6 +55,7 @@ impl Outcome {
             Outcome::TimedOut(_) => ("timeout", Some("timeout")),
             Outcome::Cancelled => ("cancelled", Some("cancelled")),
             Outcome::Invalid(_) => ("error", Some("invalid_arguments")),
+            Outcome::Denied => ("blocked", Some("approval_denied")),
         }
     }
 }
@@ -148,32 +129,6 @@ pub struct Flow<'a> {
     max_chars: usize,
     /// The host's agent-loop handler, when this is an agent-loop tool.
     intercept: Option<Arc<dyn Tool>>,
-}
-
-/// Words a model might have meant: same prefix or a small edit distance.
-pub fn similar(candidate: &str, wanted: &str) -> bool {
-    if candidate == wanted {
-        return false;
-    }
-    let (a, b) = (candidate.to_ascii_lowercase(), wanted.to_ascii_lowercase());
-    if a.len() >= 4 && b.len() >= 4 && (a.starts_with(&b) || b.starts_with(&a)) {
-        return true;
-    }
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    if a.len().abs_diff(b.len()) > 2 {
-        return false;
-    }
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()] <= 2
 }
 
 fn unknown_tool(core: &Core, name: &str) -> String {
@@ -268,11 +223,23 @@ fn kind_name(v: &Value) -> &'static str {
     }
 }
 
+/// Whether a tool's error result says it was blocked (an approval denied).
+fn says_blocked(text: &str) -> bool {
+    text.contains("\"blocked\"")
+        && serde_json::from_str::<Value>(text)
+            .ok()
+            .is_some_and(|v| v.get("status").and_then(Value::as_str) == Some("blocked"))
+}
+
 /// An error result from a tool, made safe for the model (inner wrapping
 /// level). A JSON object with an `error` the tool shaped itself keeps its
 /// shape (framing stripped); any other failure text becomes
-/// `{"error": "[TOOL_ERROR] ..."}`.
+/// `{"error": "[TOOL_ERROR] ..."}`. Credentials a failing tool echoes (an
+/// API key in an HTTP error, a token in a stack trace) are redacted: error
+/// text goes to the model and usually to logs.
 fn wrap_tool_error(text: &str) -> String {
+    let redacted = hermes_approval::redact_secrets(text);
+    let text = redacted.as_str();
     if let Ok(Value::Object(mut map)) = serde_json::from_str::<Value>(text)
         && let Some(Value::String(e)) = map.get("error")
     {
@@ -455,8 +422,16 @@ impl<'a> Flow<'a> {
         });
         let (result, kind) = match outcome {
             Outcome::Text { text, is_error } => {
+                let kind = if is_error && says_blocked(&text) {
+                    Outcome::Denied
+                } else {
+                    Outcome::Text {
+                        text: String::new(),
+                        is_error,
+                    }
+                };
                 let r = if is_error { wrap_tool_error(&text) } else { text };
-                (r, Outcome::Text { text: String::new(), is_error })
+                (r, kind)
             }
             Outcome::Blocked(m) => (limit::error_json(&m), Outcome::Blocked(String::new())),
             Outcome::TimedOut(s) => (
@@ -472,6 +447,8 @@ impl<'a> Flow<'a> {
                 Outcome::Cancelled,
             ),
             Outcome::Invalid(r) => (r, Outcome::Invalid(String::new())),
+            // Only made here, from a tool's text; never an input.
+            Outcome::Denied => (String::new(), Outcome::Denied),
         };
         self.result = result;
         self.outcome = Some(kind);
@@ -920,16 +897,4 @@ pub fn is_parallel_safe(core: &Core, name: &str) -> bool {
         .tools
         .get(name)
         .is_some_and(|e| e.parallel_safe)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn similar_names() {
-        assert!(similar("read_file", "read_fil"));
-        assert!(similar("terminal", "termnal"));
-        assert!(!similar("terminal", "web_search"));
-    }
 }

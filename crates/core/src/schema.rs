@@ -8,7 +8,9 @@
 //! would cost a second walk and give messages written for people, not models.
 
 use regex::Regex;
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
+use std::borrow::Cow;
 
 const T_NULL: u8 = 1;
 const T_BOOL: u8 = 2;
@@ -89,7 +91,9 @@ enum Additional {
     Schema(Box<Node>),
 }
 
-/// One compiled schema node.
+/// One compiled schema node. What most schemas use is inline; the rest
+/// (bounds, enums, patterns, composition) is boxed, so a node is small:
+/// a registry of 10 000 tools holds tens of thousands of them.
 #[derive(Debug, Default)]
 pub struct Node {
     types: u8,
@@ -97,6 +101,12 @@ pub struct Node {
     required: Vec<String>,
     additional: Additional,
     items: Option<Box<Node>>,
+    rare: Option<Box<Rare>>,
+}
+
+/// The keywords few schemas use.
+#[derive(Debug, Default)]
+struct Rare {
     enum_values: Option<Vec<Value>>,
     const_value: Option<Value>,
     minimum: Option<Number>,
@@ -113,16 +123,33 @@ pub struct Node {
     all_of: Vec<Node>,
 }
 
-fn as_count(v: &Value, path: &str) -> Result<usize, String> {
+static NO_RARE: Rare = Rare {
+    enum_values: None,
+    const_value: None,
+    minimum: None,
+    maximum: None,
+    exclusive_minimum: None,
+    exclusive_maximum: None,
+    min_length: None,
+    max_length: None,
+    min_items: None,
+    max_items: None,
+    pattern: None,
+    any_of: Vec::new(),
+    one_of: Vec::new(),
+    all_of: Vec::new(),
+};
+
+fn as_count(v: &Value, path: &str, key: &str) -> Result<usize, String> {
     v.as_u64()
         .map(|n| n as usize)
-        .ok_or_else(|| format!("{path}: must be a non-negative integer"))
+        .ok_or_else(|| format!("{path}.{key}: must be a non-negative integer"))
 }
 
-fn as_num(v: &Value, path: &str) -> Result<Number, String> {
+fn as_num(v: &Value, path: &str, key: &str) -> Result<Number, String> {
     match v {
         Value::Number(n) => Ok(n.clone()),
-        _ => Err(format!("{path}: must be a number")),
+        _ => Err(format!("{path}.{key}: must be a number")),
     }
 }
 
@@ -168,17 +195,37 @@ fn json_eq(a: &Value, b: &Value) -> bool {
 
 impl Node {
     /// Compile a schema; `path` names where it sits in the tool spec.
+    /// Compile a schema value (tests and callers that hold a `Value`).
     pub fn compile(schema: &Value, path: &str) -> Result<Node, String> {
-        let obj = match schema {
-            Value::Object(o) => o,
-            Value::Bool(true) => return Ok(Node::default()),
-            _ => return Err(format!("{path}: a schema must be a JSON object")),
-        };
-        let mut n = Node::default();
-        if let Some(t) = obj.get("type") {
-            match t {
+        Node::compile_text(&schema.to_string(), path)
+    }
+
+    /// Compile a schema from its JSON text in one pass, without building a
+    /// `Value` tree: keywords the validator does not use (descriptions,
+    /// titles, defaults, examples) are skipped unread. Registering 10 000
+    /// tools compiles 10 000 schemas, so this is the registration hot path.
+    /// Errors name the keyword's path, e.g. `parameters.properties.n.type`.
+    pub fn compile_text(text: &str, path: &str) -> Result<Node, String> {
+        let mut buf = String::with_capacity(path.len() + 32);
+        buf.push_str(path);
+        let mut de = serde_json::Deserializer::from_str(text);
+        let out = NodeSeed(&mut buf)
+            .deserialize(&mut de)
+            .and_then(|n| de.end().map(|()| n));
+        match out {
+            Ok(Parsed::Node(n)) => Ok(n),
+            Ok(Parsed::Bool(true)) => Ok(Node::default()),
+            Ok(Parsed::Bool(false)) => Err(format!("{path}: a schema must be a JSON object")),
+            Err(e) => Err(strip_position(e.to_string())),
+        }
+    }
+
+    /// One keyword whose value the validator keeps (scalars and lists).
+    fn keyword(&mut self, key: &str, v: Value, path: &str, st: &mut Pending) -> Result<(), String> {
+        match key {
+            "type" => match &v {
                 Value::String(s) => {
-                    n.types =
+                    self.types =
                         type_bit(s).ok_or_else(|| format!("{path}.type: unknown type '{s}'"))?
                 }
                 Value::Array(list) => {
@@ -186,7 +233,7 @@ impl Node {
                         let s = item
                             .as_str()
                             .ok_or_else(|| format!("{path}.type: entries must be strings"))?;
-                        n.types |= type_bit(s)
+                        self.types |= type_bit(s)
                             .ok_or_else(|| format!("{path}.type: unknown type '{s}'"))?;
                     }
                 }
@@ -195,121 +242,97 @@ impl Node {
                         "{path}.type: must be a string or an array of strings"
                     ));
                 }
-            }
-        }
-        if obj.get("nullable") == Some(&Value::Bool(true)) && n.types != 0 {
-            n.types |= T_NULL;
-        }
-        if let Some(p) = obj.get("properties") {
-            let props = p
-                .as_object()
-                .ok_or_else(|| format!("{path}.properties: must be an object"))?;
-            for (k, v) in props {
-                n.properties.push((
-                    k.clone(),
-                    Node::compile(v, &format!("{path}.properties.{k}"))?,
-                ));
-            }
-        }
-        if let Some(r) = obj.get("required") {
-            let list = r
-                .as_array()
-                .ok_or_else(|| format!("{path}.required: must be an array of strings"))?;
-            for item in list {
-                let s = item
-                    .as_str()
-                    .ok_or_else(|| format!("{path}.required: must be an array of strings"))?;
-                n.required.push(s.to_string());
-            }
-        }
-        match obj.get("additionalProperties") {
-            None | Some(Value::Bool(true)) => {}
-            Some(Value::Bool(false)) => n.additional = Additional::Deny,
-            Some(v @ Value::Object(_)) => {
-                n.additional = Additional::Schema(Box::new(Node::compile(
-                    v,
-                    &format!("{path}.additionalProperties"),
-                )?))
-            }
-            Some(_) => {
-                return Err(format!(
-                    "{path}.additionalProperties: must be a boolean or a schema"
-                ));
-            }
-        }
-        if let Some(items) = obj.get("items") {
-            if items.is_object() || items.is_boolean() {
-                n.items = Some(Box::new(Node::compile(items, &format!("{path}.items"))?));
-            } else {
-                return Err(format!("{path}.items: must be a schema object"));
-            }
-        }
-        if let Some(e) = obj.get("enum") {
-            let list = e
-                .as_array()
-                .ok_or_else(|| format!("{path}.enum: must be an array"))?;
-            if list.is_empty() {
-                return Err(format!("{path}.enum: must not be empty"));
-            }
-            n.enum_values = Some(list.clone());
-        }
-        n.const_value = obj.get("const").cloned();
-        let num = |k: &str| {
-            obj.get(k)
-                .map(|v| as_num(v, &format!("{path}.{k}")))
-                .transpose()
-        };
-        n.minimum = num("minimum")?;
-        n.maximum = num("maximum")?;
-        // Draft 6+: a number. Draft 4 / OpenAPI 3.0: a boolean that makes
-        // minimum / maximum exclusive.
-        n.exclusive_minimum = match obj.get("exclusiveMinimum") {
-            None | Some(Value::Bool(false)) => None,
-            Some(Value::Bool(true)) => n.minimum.take(),
-            Some(v) => Some(as_num(v, &format!("{path}.exclusiveMinimum"))?),
-        };
-        n.exclusive_maximum = match obj.get("exclusiveMaximum") {
-            None | Some(Value::Bool(false)) => None,
-            Some(Value::Bool(true)) => n.maximum.take(),
-            Some(v) => Some(as_num(v, &format!("{path}.exclusiveMaximum"))?),
-        };
-        let cnt = |k: &str| {
-            obj.get(k)
-                .map(|v| as_count(v, &format!("{path}.{k}")))
-                .transpose()
-        };
-        n.min_length = cnt("minLength")?;
-        n.max_length = cnt("maxLength")?;
-        n.min_items = cnt("minItems")?;
-        n.max_items = cnt("maxItems")?;
-        if let Some(p) = obj.get("pattern") {
-            let s = p
-                .as_str()
-                .ok_or_else(|| format!("{path}.pattern: must be a string"))?;
-            n.pattern =
-                Some(Regex::new(s).map_err(|e| format!("{path}.pattern: invalid regex: {e}"))?);
-        }
-        for (key, dest) in [
-            ("anyOf", &mut n.any_of),
-            ("oneOf", &mut n.one_of),
-            ("allOf", &mut n.all_of),
-        ] {
-            if let Some(v) = obj.get(key) {
+            },
+            "nullable" => st.nullable = v == Value::Bool(true),
+            "required" => {
                 let list = v
                     .as_array()
-                    .ok_or_else(|| format!("{path}.{key}: must be an array of schemas"))?;
-                for (i, s) in list.iter().enumerate() {
-                    dest.push(Node::compile(s, &format!("{path}.{key}[{i}]"))?);
+                    .ok_or_else(|| format!("{path}.required: must be an array of strings"))?;
+                for item in list {
+                    let s = item
+                        .as_str()
+                        .ok_or_else(|| format!("{path}.required: must be an array of strings"))?;
+                    self.required.push(s.to_string());
                 }
             }
+            "enum" => {
+                let list = match v {
+                    Value::Array(list) => list,
+                    _ => return Err(format!("{path}.enum: must be an array")),
+                };
+                if list.is_empty() {
+                    return Err(format!("{path}.enum: must not be empty"));
+                }
+                self.rare_mut().enum_values = Some(list);
+            }
+            "const" => self.rare_mut().const_value = Some(v),
+            "minimum" => self.rare_mut().minimum = Some(as_num(&v, path, key)?),
+            "maximum" => self.rare_mut().maximum = Some(as_num(&v, path, key)?),
+            // Draft 6+: a number. Draft 4 / OpenAPI 3.0: a boolean that
+            // makes minimum / maximum exclusive.
+            "exclusiveMinimum" => st.excl_min = Some(v),
+            "exclusiveMaximum" => st.excl_max = Some(v),
+            "minLength" => self.rare_mut().min_length = Some(as_count(&v, path, key)?),
+            "maxLength" => self.rare_mut().max_length = Some(as_count(&v, path, key)?),
+            "minItems" => self.rare_mut().min_items = Some(as_count(&v, path, key)?),
+            "maxItems" => self.rare_mut().max_items = Some(as_count(&v, path, key)?),
+            "pattern" => {
+                let s = v
+                    .as_str()
+                    .ok_or_else(|| format!("{path}.pattern: must be a string"))?;
+                self.rare_mut().pattern =
+                    Some(Regex::new(s).map_err(|e| format!("{path}.pattern: invalid regex: {e}"))?);
+            }
+            _ => {}
         }
-        Ok(n)
+        Ok(())
+    }
+
+    /// What needs every keyword seen first (`nullable`, boolean exclusive bounds).
+    fn finish(mut self, path: &str, st: Pending) -> Result<Node, String> {
+        if st.nullable && self.types != 0 {
+            self.types |= T_NULL;
+        }
+        match st.excl_min {
+            None | Some(Value::Bool(false)) => {}
+            Some(Value::Bool(true)) => {
+                let r = self.rare_mut();
+                r.exclusive_minimum = r.minimum.take();
+            }
+            Some(v) => {
+                self.rare_mut().exclusive_minimum = Some(as_num(&v, path, "exclusiveMinimum")?)
+            }
+        }
+        match st.excl_max {
+            None | Some(Value::Bool(false)) => {}
+            Some(Value::Bool(true)) => {
+                let r = self.rare_mut();
+                r.exclusive_maximum = r.maximum.take();
+            }
+            Some(v) => {
+                self.rare_mut().exclusive_maximum = Some(as_num(&v, path, "exclusiveMaximum")?)
+            }
+        }
+        Ok(self)
+    }
+
+    fn rare(&self) -> &Rare {
+        self.rare.as_deref().unwrap_or(&NO_RARE)
+    }
+
+    fn rare_mut(&mut self) -> &mut Rare {
+        self.rare.get_or_insert_with(Default::default)
+    }
+
+    /// `type` is `"object"` or absent (what tool parameters may be).
+    pub fn is_object_or_untyped(&self) -> bool {
+        self.types == 0 || self.types == T_OBJ
     }
 
     fn allows_null(&self) -> bool {
         self.types & T_NULL != 0
-            || self.any_of.iter().any(|s| s.allows_null())
-            || self.one_of.iter().any(|s| s.allows_null())
+            || self.rare().any_of.iter().any(|s| s.allows_null())
+            || self.rare().one_of.iter().any(|s| s.allows_null())
     }
 
     fn property(&self, name: &str) -> Option<&Node> {
@@ -335,10 +358,10 @@ impl Node {
     /// so the walk allocates nothing unless it has something to report.
     fn coerce_at(&self, v: &mut Value, path: &mut String, notes: &mut Vec<String>) {
         // A union: if the value fails every branch, coerce it towards the first branch it then fits.
-        let branches = if !self.any_of.is_empty() {
-            &self.any_of
+        let branches = if !self.rare().any_of.is_empty() {
+            &self.rare().any_of
         } else {
-            &self.one_of
+            &self.rare().one_of
         };
         if !branches.is_empty() && !branches.iter().any(|b| b.is_valid(v)) {
             for b in branches {
@@ -485,7 +508,7 @@ impl Node {
             ));
             return;
         }
-        if let Some(list) = &self.enum_values
+        if let Some(list) = &self.rare().enum_values
             && !list.iter().any(|e| json_eq(e, v))
         {
             errs.push(format!(
@@ -495,7 +518,7 @@ impl Node {
                 short(v)
             ));
         }
-        if let Some(c) = &self.const_value
+        if let Some(c) = &self.rare().const_value
             && !json_eq(c, v)
         {
             errs.push(format!("{}: must be {c}, got {}", at(path), short(v)));
@@ -503,13 +526,24 @@ impl Node {
         match v {
             Value::Number(n) => {
                 use std::cmp::Ordering::{Greater, Less};
-                if let Some(m) = self.minimum.as_ref().filter(|m| cmp_num(n, m) == Less) {
+                if let Some(m) = self
+                    .rare()
+                    .minimum
+                    .as_ref()
+                    .filter(|m| cmp_num(n, m) == Less)
+                {
                     errs.push(format!("{}: must be >= {m}, got {n}", at(path)));
                 }
-                if let Some(m) = self.maximum.as_ref().filter(|m| cmp_num(n, m) == Greater) {
+                if let Some(m) = self
+                    .rare()
+                    .maximum
+                    .as_ref()
+                    .filter(|m| cmp_num(n, m) == Greater)
+                {
                     errs.push(format!("{}: must be <= {m}, got {n}", at(path)));
                 }
                 if let Some(m) = self
+                    .rare()
                     .exclusive_minimum
                     .as_ref()
                     .filter(|m| cmp_num(n, m) != Greater)
@@ -517,6 +551,7 @@ impl Node {
                     errs.push(format!("{}: must be > {m}, got {n}", at(path)));
                 }
                 if let Some(m) = self
+                    .rare()
                     .exclusive_maximum
                     .as_ref()
                     .filter(|m| cmp_num(n, m) != Less)
@@ -525,21 +560,22 @@ impl Node {
                 }
             }
             Value::String(s) => {
-                let needs_len = self.min_length.is_some() || self.max_length.is_some();
+                let needs_len =
+                    self.rare().min_length.is_some() || self.rare().max_length.is_some();
                 let len = if needs_len { s.chars().count() } else { 0 };
-                if let Some(m) = self.min_length.filter(|m| len < *m) {
+                if let Some(m) = self.rare().min_length.filter(|m| len < *m) {
                     errs.push(format!(
                         "{}: must be at least {m} characters long",
                         at(path)
                     ));
                 }
-                if let Some(m) = self.max_length.filter(|m| len > *m) {
+                if let Some(m) = self.rare().max_length.filter(|m| len > *m) {
                     errs.push(format!(
                         "{}: must be at most {m} characters long, got {len}",
                         at(path)
                     ));
                 }
-                if let Some(re) = &self.pattern
+                if let Some(re) = &self.rare().pattern
                     && !re.is_match(s)
                 {
                     errs.push(format!(
@@ -550,14 +586,14 @@ impl Node {
                 }
             }
             Value::Array(items) => {
-                if let Some(m) = self.min_items.filter(|m| items.len() < *m) {
+                if let Some(m) = self.rare().min_items.filter(|m| items.len() < *m) {
                     errs.push(format!(
                         "{}: must have at least {m} items, got {}",
                         at(path),
                         items.len()
                     ));
                 }
-                if let Some(m) = self.max_items.filter(|m| items.len() > *m) {
+                if let Some(m) = self.rare().max_items.filter(|m| items.len() > *m) {
                     errs.push(format!(
                         "{}: must have at most {m} items, got {}",
                         at(path),
@@ -576,17 +612,17 @@ impl Node {
             Value::Object(map) => self.validate_object(map, path, errs, limit),
             _ => {}
         }
-        for s in &self.all_of {
+        for s in &self.rare().all_of {
             s.validate_at(v, path, errs, limit);
         }
-        if !self.any_of.is_empty() && !self.any_of.iter().any(|s| s.is_valid(v)) {
+        if !self.rare().any_of.is_empty() && !self.rare().any_of.iter().any(|s| s.is_valid(v)) {
             errs.push(format!(
                 "{}: does not match any of the allowed forms",
                 at(path)
             ));
         }
-        if !self.one_of.is_empty() {
-            let n = self.one_of.iter().filter(|s| s.is_valid(v)).count();
+        if !self.rare().one_of.is_empty() {
+            let n = self.rare().one_of.iter().filter(|s| s.is_valid(v)).count();
             if n != 1 {
                 errs.push(format!(
                     "{}: must match exactly one of the allowed forms, matches {n}",
@@ -641,11 +677,11 @@ impl Node {
             && self.properties.is_empty()
             && self.required.is_empty()
             && matches!(self.additional, Additional::Any)
-            && self.any_of.is_empty()
-            && self.one_of.is_empty()
-            && self.all_of.is_empty()
-            && self.enum_values.is_none()
-            && self.const_value.is_none()
+            && self.rare().any_of.is_empty()
+            && self.rare().one_of.is_empty()
+            && self.rare().all_of.is_empty()
+            && self.rare().enum_values.is_none()
+            && self.rare().const_value.is_none()
     }
 
     /// Whether the schema allows null anywhere at the top (used by repair of "null").
@@ -665,6 +701,200 @@ fn short(v: &Value) -> String {
         format!("{cut}...")
     } else {
         s
+    }
+}
+
+/// Keywords that wait for the whole object ([`Node::finish`]).
+#[derive(Default)]
+struct Pending {
+    nullable: bool,
+    excl_min: Option<Value>,
+    excl_max: Option<Value>,
+}
+
+/// A schema position: an object compiles to a node; `true`/`false` are the
+/// boolean schemas (`additionalProperties: false`, `items: true`).
+/// Returned once per position and moved into its parent: boxing the node
+/// would cost an allocation per schema for nothing.
+#[allow(clippy::large_enum_variant)]
+enum Parsed {
+    Node(Node),
+    Bool(bool),
+}
+
+/// serde_json appends " at line L column C" to errors raised by a visitor,
+/// and words a wrong type as "invalid type: X, expected <our message>"; ours
+/// already name the schema path, so only that part is kept.
+fn strip_position(mut msg: String) -> String {
+    if let Some(i) = msg.rfind(" at line ") {
+        msg.truncate(i);
+    }
+    if msg.starts_with("invalid type: ")
+        && let Some(i) = msg.find(", expected ")
+    {
+        msg.drain(..i + ", expected ".len());
+    }
+    msg
+}
+
+/// Compiles the schema at one position; `.0` is its path (grown and cut
+/// back as the walk goes down, so no path text is built unless an error is).
+struct NodeSeed<'p>(&'p mut String);
+
+impl<'de> DeserializeSeed<'de> for NodeSeed<'_> {
+    type Value = Parsed;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Parsed, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for NodeSeed<'_> {
+    type Value = Parsed;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        let path = &*self.0;
+        if path.ends_with(".items") {
+            write!(f, "{path}: must be a schema object")
+        } else if path.ends_with(".additionalProperties") {
+            write!(f, "{path}: must be a boolean or a schema")
+        } else {
+            write!(f, "{path}: a schema must be a JSON object")
+        }
+    }
+
+    fn visit_bool<E: de::Error>(self, b: bool) -> Result<Parsed, E> {
+        Ok(Parsed::Bool(b))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Parsed, A::Error> {
+        let path = self.0;
+        let mut n = Node::default();
+        let mut st = Pending::default();
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            let mark = path.len();
+            match &*key {
+                "properties" => {
+                    path.push_str(".properties");
+                    n.properties = map.next_value_seed(PropsSeed(path))?;
+                }
+                "additionalProperties" => {
+                    path.push_str(".additionalProperties");
+                    n.additional = match map.next_value_seed(NodeSeed(path))? {
+                        Parsed::Bool(true) => Additional::Any,
+                        Parsed::Bool(false) => Additional::Deny,
+                        Parsed::Node(c) => Additional::Schema(Box::new(c)),
+                    };
+                }
+                "items" => {
+                    path.push_str(".items");
+                    n.items = Some(Box::new(match map.next_value_seed(NodeSeed(path))? {
+                        Parsed::Node(c) => c,
+                        Parsed::Bool(_) => Node::default(),
+                    }));
+                }
+                k @ ("anyOf" | "oneOf" | "allOf") => {
+                    path.push('.');
+                    path.push_str(k);
+                    let nodes = map.next_value_seed(ListSeed(path))?;
+                    match k {
+                        "anyOf" => n.rare_mut().any_of = nodes,
+                        "oneOf" => n.rare_mut().one_of = nodes,
+                        _ => n.rare_mut().all_of = nodes,
+                    }
+                }
+                k @ ("type" | "nullable" | "required" | "enum" | "const" | "minimum"
+                | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" | "minLength"
+                | "maxLength" | "minItems" | "maxItems" | "pattern") => {
+                    let v: Value = map.next_value()?;
+                    n.keyword(k, v, path, &mut st).map_err(de::Error::custom)?;
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            path.truncate(mark);
+        }
+        n.finish(path, st)
+            .map(Parsed::Node)
+            .map_err(de::Error::custom)
+    }
+}
+
+/// `properties`: an object of schemas, kept in the order given.
+struct PropsSeed<'p>(&'p mut String);
+
+impl<'de> DeserializeSeed<'de> for PropsSeed<'_> {
+    type Value = Vec<(String, Node)>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for PropsSeed<'_> {
+    type Value = Vec<(String, Node)>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "{}: must be an object", self.0)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let path = self.0;
+        let mut out = Vec::with_capacity(map.size_hint().unwrap_or(4));
+        while let Some(key) = map.next_key::<String>()? {
+            let mark = path.len();
+            path.push('.');
+            path.push_str(&key);
+            let node = match map.next_value_seed(NodeSeed(path))? {
+                Parsed::Node(c) => c,
+                Parsed::Bool(true) => Node::default(),
+                Parsed::Bool(false) => {
+                    return Err(de::Error::custom(format!(
+                        "{path}: a schema must be a JSON object"
+                    )));
+                }
+            };
+            path.truncate(mark);
+            out.push((key, node));
+        }
+        Ok(out)
+    }
+}
+
+/// `anyOf` / `oneOf` / `allOf`: an array of schemas.
+struct ListSeed<'p>(&'p mut String);
+
+impl<'de> DeserializeSeed<'de> for ListSeed<'_> {
+    type Value = Vec<Node>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ListSeed<'_> {
+    type Value = Vec<Node>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "{}: must be an array of schemas", self.0)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        use std::fmt::Write;
+        let path = self.0;
+        let mut out = Vec::new();
+        loop {
+            let mark = path.len();
+            let _ = write!(path, "[{}]", out.len());
+            let Some(p) = seq.next_element_seed(NodeSeed(path))? else {
+                path.truncate(mark);
+                break;
+            };
+            path.truncate(mark);
+            out.push(match p {
+                Parsed::Node(c) => c,
+                Parsed::Bool(_) => Node::default(),
+            });
+        }
+        Ok(out)
     }
 }
 
@@ -754,6 +984,16 @@ mod tests {
     }
 
     #[test]
+    fn nodes_stay_small() {
+        // Tens of thousands live in a big registry; the rare keywords are boxed.
+        assert!(
+            std::mem::size_of::<Node>() <= 128,
+            "{}",
+            std::mem::size_of::<Node>()
+        );
+    }
+
+    #[test]
     fn bad_schemas_name_the_field() {
         let e = Node::compile(
             &json!({"type":"object","properties":{"x":{"type":"strng"}}}),
@@ -768,6 +1008,26 @@ mod tests {
         assert_eq!(e, "p.required: must be an array of strings");
         let e = Node::compile(&json!({"pattern":"("}), "p").unwrap_err();
         assert!(e.starts_with("p.pattern: invalid regex"), "{e}");
+        // Wrong JSON types at structural keywords, deep in the tree.
+        let cases = [
+            (json!({"properties": []}), "p.properties: must be an object"),
+            (json!({"items": 3}), "p.items: must be a schema object"),
+            (json!({"anyOf": {}}), "p.anyOf: must be an array of schemas"),
+            (
+                json!({"additionalProperties": "no"}),
+                "p.additionalProperties: must be a boolean or a schema",
+            ),
+            (
+                json!({"properties": {"a": {"items": {"oneOf": [5]}}}}),
+                "p.properties.a.items.oneOf[0]: a schema must be a JSON object",
+            ),
+            (json!(7), "p: a schema must be a JSON object"),
+        ];
+        for (schema, want) in cases {
+            assert_eq!(Node::compile(&schema, "p").unwrap_err(), want, "{schema}");
+        }
+        // Keywords the validator does not use are skipped, whatever they hold.
+        assert!(Node::compile(&json!({"description": {"x": [1]}, "examples": [[]]}), "p").is_ok());
     }
 
     #[test]

@@ -1,0 +1,147 @@
+//! `hermes-tools definitions` and `hermes-tools call`: a runtime built from a
+//! config file, queried or called the way a host would.
+
+use serde_json::{Value, json};
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::Path;
+use std::sync::Arc;
+
+use hermes_core::dispatch::CallContext;
+use hermes_runtime::{ApprovalSink, EventSink, Runtime};
+
+/// The runtime a config file describes (no file: defaults, nothing built in).
+pub fn runtime(config: Option<&Path>) -> Result<Runtime, String> {
+    let text = match config {
+        Some(p) => std::fs::read_to_string(p)
+            .map_err(|e| format!("cannot read config {}: {e}", p.display()))?,
+        None => "{}".to_string(),
+    };
+    Runtime::new(&text).map_err(|e| match config {
+        Some(p) => format!("{}: {}", p.display(), e.message),
+        None => e.message,
+    })
+}
+
+pub fn definitions(
+    config: Option<&Path>,
+    format: &str,
+    enabled: &[String],
+    disabled: &[String],
+) -> u8 {
+    let rt = match runtime(config) {
+        Ok(rt) => rt,
+        Err(e) => return crate::out::fail(e),
+    };
+    let mut q = json!({ "format": format });
+    if !enabled.is_empty() {
+        q["enabled_toolsets"] = json!(enabled);
+    }
+    if !disabled.is_empty() {
+        q["disabled_toolsets"] = json!(disabled);
+    }
+    let out = match rt.definitions(&q.to_string()) {
+        Ok(text) => {
+            // Pretty for people, compact JSON is one line away (`jq -c`).
+            let v: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+            println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+            0
+        }
+        Err(e) => crate::out::fail(format!("definitions: {}", e.message)),
+    };
+    rt.close();
+    out
+}
+
+/// Asks on the terminal; answers deny when nothing can be read.
+struct TerminalPrompt;
+
+impl ApprovalSink for TerminalPrompt {
+    fn ask(&self, request: &Arc<str>, id: u64) {
+        let req: Value = serde_json::from_str(request).unwrap_or(Value::Null);
+        let command = req["untrusted_command_text"].as_str().unwrap_or("?");
+        eprintln!("\napproval needed to run: {command}");
+        for r in req["reasons"].as_array().into_iter().flatten() {
+            eprintln!(
+                "  {} ({}): {}",
+                r["rule"].as_str().unwrap_or(""),
+                r["tier"].as_str().unwrap_or(""),
+                r["description"].as_str().unwrap_or("")
+            );
+        }
+        eprint!("run it? [o]nce, [s]ession, [d]eny (default deny): ");
+        let _ = std::io::stderr().flush();
+        let mut line = String::new();
+        let _ = std::io::stdin().lock().read_line(&mut line);
+        let choice = match line.trim().to_ascii_lowercase().as_str() {
+            "o" | "once" | "y" | "yes" => "once",
+            "s" | "session" => "session",
+            _ => "deny",
+        };
+        hermes_runtime::approvals::respond(id, json!({ "choice": choice }).to_string());
+    }
+}
+
+/// Live output of the command on standard error (progress for people).
+struct Progress;
+
+impl EventSink for Progress {
+    fn event(&self, json: &str) {
+        let Ok(v) = serde_json::from_str::<Value>(json) else {
+            return;
+        };
+        if let Some(data) = v["data"].as_str() {
+            eprint!("{data}");
+            if !data.ends_with('\n') {
+                eprintln!();
+            }
+        }
+    }
+}
+
+pub fn call(config: Option<&Path>, as_json: bool, tool: &str, args: &str) -> u8 {
+    if !serde_json::from_str::<Value>(args).is_ok_and(|v| v.is_object()) {
+        return crate::out::fail(format!("call: ARGS_JSON must be a JSON object, got {args}"));
+    }
+    let rt = match runtime(config) {
+        Ok(rt) => rt,
+        Err(e) => return crate::out::fail(e),
+    };
+    // Approval: a person at a terminal is asked; anything else fails closed.
+    if std::io::stdin().is_terminal() {
+        let _ = rt.set_approval_sink(false, Some(Arc::new(TerminalPrompt)));
+    }
+    if std::io::stderr().is_terminal() {
+        let _ = rt.set_event_sink(Some(Arc::new(Progress)));
+    }
+    let ctx = CallContext {
+        task_id: "cli".into(),
+        session_id: "cli".into(),
+        interactive: Some(std::io::stdin().is_terminal()),
+        ..CallContext::default()
+    };
+    let result = rt.dispatch(tool, args, ctx);
+    rt.close();
+    let text = match result {
+        Ok(t) => t,
+        Err(e) => return crate::out::fail(format!("call {tool}: {}", e.message)),
+    };
+    let parsed: Value = serde_json::from_str(&text).unwrap_or(Value::String(text.clone()));
+    let failed = parsed.get("error").is_some_and(|e| !e.is_null())
+        || parsed
+            .get("status")
+            .and_then(Value::as_str)
+            .is_some_and(|s| s != "ok" && s != "success");
+    if as_json {
+        let status = if failed { "error" } else { "ok" };
+        println!(
+            "{}",
+            json!({ "tool": tool, "status": status, "result": parsed })
+        );
+    } else {
+        match &parsed {
+            Value::String(s) => println!("{s}"),
+            v => println!("{}", serde_json::to_string_pretty(v).unwrap_or(text)),
+        }
+    }
+    u8::from(failed)
+}

@@ -1,0 +1,137 @@
+//! `hermes-tools doctor`: check what a config needs on this machine and say
+//! what to fix, one line per check.
+
+use serde_json::Value;
+use std::path::Path;
+
+use crate::out::{GREEN, RED, paint};
+
+struct Report {
+    failed: usize,
+}
+
+impl Report {
+    fn ok(&mut self, what: &str) {
+        println!("{}  {what}", paint("ok", GREEN));
+    }
+    fn fail(&mut self, what: &str, fix: &str) {
+        self.failed += 1;
+        println!("{}  {what}; fix: {fix}", paint("FAIL", RED));
+    }
+}
+
+/// A directory the runtime writes to: present (or creatable) and writable.
+fn writable_dir(r: &mut Report, key: &str, dir: &str) {
+    let p = Path::new(dir);
+    if !p.is_dir() {
+        r.fail(
+            &format!("{key}: '{dir}' is not a directory"),
+            &format!("create it (mkdir -p {dir}) or change {key}"),
+        );
+        return;
+    }
+    let probe = p.join(format!(".hermes-tools-doctor-{}", std::process::id()));
+    match std::fs::write(&probe, b"") {
+        Ok(()) => {
+            let _ = std::fs::remove_file(&probe);
+            r.ok(&format!("{key}: '{dir}' is writable"));
+        }
+        Err(e) => r.fail(
+            &format!("{key}: '{dir}' is not writable ({e})"),
+            "give this user write access or choose another directory",
+        ),
+    }
+}
+
+fn sandbox_works(r: &mut Report) {
+    let bwrap = ["/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap"]
+        .into_iter()
+        .find(|p| Path::new(p).is_file());
+    let Some(bwrap) = bwrap else {
+        r.fail(
+            "terminal.backend is 'sandbox' but bubblewrap (bwrap) is not installed",
+            "apt-get install bubblewrap",
+        );
+        return;
+    };
+    let out = std::process::Command::new(bwrap)
+        .args([
+            "--ro-bind",
+            "/",
+            "/",
+            "--unshare-user",
+            "--unshare-pid",
+            "--proc",
+            "/proc",
+            "true",
+        ])
+        .output();
+    match out {
+        Ok(o) if o.status.success() => r.ok("sandbox: bubblewrap runs with user and PID namespaces"),
+        Ok(o) => r.fail(
+            &format!(
+                "sandbox: bubblewrap cannot create namespaces ({})",
+                String::from_utf8_lossy(&o.stderr).trim()
+            ),
+            "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1) or run in a container that permits them",
+        ),
+        Err(e) => r.fail(&format!("sandbox: cannot run {bwrap}: {e}"), "reinstall bubblewrap"),
+    }
+}
+
+pub fn run(config: Option<&Path>) -> u8 {
+    let mut r = Report { failed: 0 };
+    let text = match config {
+        Some(p) => match std::fs::read_to_string(p) {
+            Ok(t) => t,
+            Err(e) => {
+                r.fail(
+                    &format!("config {}: cannot read it ({e})", p.display()),
+                    "pass an existing JSON file with --config",
+                );
+                return 1;
+            }
+        },
+        None => "{}".into(),
+    };
+    let cfg: Value = match serde_json::from_str(&text) {
+        Ok(v) => v,
+        Err(e) => {
+            r.fail(&format!("config is not JSON ({e})"), "fix the JSON syntax");
+            return 1;
+        }
+    };
+    match crate::call::runtime(config) {
+        Ok(rt) => {
+            let tools: Vec<Value> = rt
+                .definitions("")
+                .ok()
+                .and_then(|d| serde_json::from_str(&d).ok())
+                .unwrap_or_default();
+            r.ok(&format!("config builds a runtime ({} tools)", tools.len()));
+            rt.close();
+        }
+        Err(e) => r.fail(
+            &format!("config: {e}"),
+            "correct the key it names (docs/json-shapes.md)",
+        ),
+    }
+    let term = &cfg["terminal"];
+    if term["backend"] == "sandbox" {
+        sandbox_works(&mut r);
+    }
+    if let Some(cwd) = term["cwd"].as_str() {
+        writable_dir(&mut r, "terminal.cwd", cwd);
+    }
+    for key in ["data_dir", "skills_dir", "workspace_root"] {
+        if let Some(dir) = cfg[key].as_str() {
+            writable_dir(&mut r, key, dir);
+        }
+    }
+    if r.failed > 0 {
+        println!("{} problem(s) found", r.failed);
+        1
+    } else {
+        0
+    }
+}

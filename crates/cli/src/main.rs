@@ -1,0 +1,102 @@
+//! `hermes-tools`: the runtime from a shell. Judge commands the way the
+//! approval engine does (for git hooks and CI), print the definitions a
+//! model would get, call a tool through the full dispatch pipeline, and
+//! check what a config needs. It uses the Rust API, not the C ABI.
+//!
+//! Exit status: 0 success (`check`: every command allowed), 1 failure (an
+//! error result, a failed doctor check, a bad config), 2 usage error,
+//! 3 `check`: some command needs approval, 4 `check`: some command is blocked.
+
+mod call;
+mod check;
+mod doctor;
+mod out;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "hermes-tools",
+    version,
+    about = "The hermes-tools runtime from a shell: judge commands, list and call tools, check a config",
+    after_help = "Exit status: 0 ok, 1 failure, 2 usage, 3 check: needs approval, 4 check: blocked."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Judge shell commands: allow, ask (needs approval) or block, with the
+    /// rules that decided and why. One command per argument, or per line of
+    /// standard input when none is given.
+    Check {
+        /// Print the full analysis as JSON (one object per line).
+        #[arg(long)]
+        json: bool,
+        /// The commands to judge.
+        commands: Vec<String>,
+    },
+    /// Print the tool definitions a model would get from a config.
+    Definitions {
+        /// The runtime config (JSON); none: no built-in tools.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// openai, anthropic or mcp.
+        #[arg(long, default_value = "openai")]
+        format: String,
+        /// Toolsets to enable (repeat); none: every registered tool.
+        #[arg(long = "enabled")]
+        enabled: Vec<String>,
+        /// Toolsets to disable (repeat).
+        #[arg(long = "disabled")]
+        disabled: Vec<String>,
+    },
+    /// Call one tool through the full pipeline (repair, validation, approval,
+    /// timeouts, limits). Approval asks on the terminal when standard input is
+    /// one, and fails closed otherwise.
+    Call {
+        /// The runtime config (JSON); none: no built-in tools.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Print `{"tool", "status", "result"}` as JSON.
+        #[arg(long)]
+        json: bool,
+        /// The tool's name.
+        tool: String,
+        /// Its arguments as a JSON object.
+        #[arg(default_value = "{}")]
+        args: String,
+    },
+    /// Check what a config needs (sandbox, directories, toolsets) and say
+    /// what to fix.
+    Doctor {
+        /// The runtime config (JSON).
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let code = match cli.command {
+        Command::Check { json, commands } => check::run(json, commands),
+        Command::Definitions {
+            config,
+            format,
+            enabled,
+            disabled,
+        } => call::definitions(config.as_deref(), &format, &enabled, &disabled),
+        Command::Call {
+            config,
+            json,
+            tool,
+            args,
+        } => call::call(config.as_deref(), json, &tool, &args),
+        Command::Doctor { config } => doctor::run(config.as_deref()),
+    };
+    ExitCode::from(code)
+}

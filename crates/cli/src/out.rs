@@ -1,0 +1,24 @@
+//! What the CLI prints: colour for a terminal, plain text for pipes and
+//! files, and errors on one line.
+
+use std::io::IsTerminal;
+
+/// Wrap `text` in an ANSI colour when standard output is a terminal.
+pub fn paint(text: &str, colour: u8) -> String {
+    if std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none() {
+        format!("\x1b[{colour}m{text}\x1b[0m")
+    } else {
+        text.to_string()
+    }
+}
+
+pub const GREEN: u8 = 32;
+pub const YELLOW: u8 = 33;
+pub const RED: u8 = 31;
+
+/// Print an error on one line, with what to do about it, and return 1.
+pub fn fail(message: impl std::fmt::Display) -> u8 {
+    let one_line = message.to_string().replace(['\n', '\r'], " ");
+    eprintln!("hermes-tools: {one_line}");
+    1
+}

@@ -1,0 +1,36 @@
+//! What an [`Environment`](crate::env::Environment) is asked to start and
+//! what it hands back: plain data shared by every backend and the syscall layer.
+
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+
+/// What to start.
+pub struct SpawnRequest<'a> {
+    /// The bash script (run as `bash -c script`).
+    pub script: &'a str,
+    /// Starting directory (the script `cd`s itself too).
+    pub cwd: &'a std::path::Path,
+    /// The complete environment of the process.
+    pub env: &'a [(String, String)],
+    /// Run on a pseudo-terminal (stdin, stdout and stderr are the tty).
+    pub pty: bool,
+    /// Directories that must be writable inside a sandbox (state files).
+    pub extra_rw: &'a [PathBuf],
+}
+
+/// A started process.
+pub struct Spawned {
+    /// Process id; also the process group and session id.
+    pub pid: i32,
+    /// Merged stdout+stderr (or the PTY master), non-blocking.
+    pub output: OwnedFd,
+    /// The process's stdin (PTY mode only; pipe mode uses /dev/null).
+    pub input: Option<Input>,
+    /// Keeps the PTY alive (resize and so on).
+    pub pty: Option<Box<dyn portable_pty::MasterPty + Send>>,
+}
+
+/// A writer into a PTY master that copes with a non-blocking descriptor.
+pub struct Input {
+    pub(crate) fd: OwnedFd,
+}
