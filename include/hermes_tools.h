@@ -11,7 +11,9 @@
  *   length, must not be modified, and are freed with ht_string_free.
  * - Callbacks take user_data first. A registration's free function runs exactly
  *   once, only if the registration succeeded, on the callback thread, after the
- *   last callback that shares the user_data, and before ht_runtime_free returns.
+ *   last callback that shares the user_data, and before ht_runtime_free returns
+ *   (unless host code using it was still running when free gave up waiting for
+ *   it: see ht_runtime_free's bound; then it runs when that code returns).
  * - Callbacks must not unwind (no C++ exceptions, longjmp, Go panics).
  *
  * Thread safety
@@ -20,7 +22,8 @@
  *   host code runs). Only ht_runtime_free must not race other calls on it.
  * - ht_call / ht_hook handles belong to whoever holds them; answer each exactly
  *   once, from any thread, now or later. Their borrowed accessors stay valid
- *   until that answer. A second answer returns HT_STATUS_NOT_FOUND (harmless).
+ *   until that answer (after a timeout or ht_runtime_free, for at most 60 s).
+ *   A second answer returns HT_STATUS_NOT_FOUND (harmless).
  * - Completions of async calls, async handler invocations, events and free
  *   functions come from one library thread ("ht-callbacks"), in order, never
  *   from inside the call that started the work.
@@ -237,10 +240,19 @@ ht_status ht_runtime_new(const char *config_json,
 /**
  * Free a runtime (NULL is a no-op). Rejects new work, completes pending
  * async calls with `HT_STATUS_CANCELLED`, kills built-in processes, runs
- * every free function, joins library threads, then returns. Blocks until
- * calls running in host code return. Must not be called twice, nor
- * concurrently with other calls on the same runtime. Called from the
- * callback thread it does not wait for that thread.
+ * every free function, joins library threads, then returns. Events still
+ * queued for the event handler are dropped, not delivered.
+ *
+ * Bound: it returns within about one second plus the terminal's
+ * `kill_grace`, whatever host callbacks are doing. Host code that has not
+ * returned by then (a handler or hook blocking the callback thread, a hung
+ * availability check) is not waited for: that is logged, its thread is left
+ * to finish on its own, and the `free_user_data` of its registration (and
+ * any completion still queued behind it) runs when that code returns.
+ * Requests the host still holds stay readable and answerable (see
+ * `ht_call_respond`). Must not be called twice, nor concurrently with other
+ * calls on the same runtime. Called from the callback thread it does not
+ * wait for that thread.
  *
  * # Safety
  * - `rt` is NULL or a runtime from `ht_runtime_new` that was not freed before; no other thread
@@ -436,6 +448,8 @@ ht_status ht_runtime_dispatch(struct ht_runtime *rt,
  * or `HT_STATUS_CANCELLED` (and an error result) after `ht_runtime_cancel`
  * or `ht_runtime_free`. Host handlers of async calls run on the callback thread.
  * `*out_call_id` (may be NULL) receives the id for `ht_runtime_cancel`.
+ * With `limits.max_calls_in_flight` async calls already in flight it fails
+ * with `HT_STATUS_UNSUPPORTED` (retry when some complete).
  *
  * # Safety
  * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
@@ -497,8 +511,9 @@ ht_status ht_runtime_dispatch_batch(struct ht_runtime *rt,
 
 /**
  * The call's arguments (JSON object text, repaired and validated). Borrowed:
- * valid until `ht_call_respond`. Not NUL-terminated: use `*out_len`. NULL for
- * a NULL, answered or unknown call.
+ * valid until `ht_call_respond`, even after the call timed out or its
+ * runtime was freed (then for at most 60 s). Not NUL-terminated: use
+ * `*out_len`. NULL for a NULL, answered or unknown call.
  *
  * # Safety
  * - `call` may be any value: it is an id, never dereferenced.
@@ -509,7 +524,8 @@ const char *ht_call_args_json(const struct ht_call *call,
 
 /**
  * The dispatch context of the call (JSON object text, `{}` when none was given).
- * Borrowed: valid until `ht_call_respond`. Not NUL-terminated: use `*out_len`.
+ * Borrowed: valid until `ht_call_respond`, even after the call timed out or
+ * its runtime was freed (then for at most 60 s). Not NUL-terminated: use `*out_len`.
  *
  * # Safety
  * - `call` may be any value: it is an id, never dereferenced.
@@ -519,7 +535,9 @@ const char *ht_call_context_json(const struct ht_call *call,
                                  size_t *out_len);
 
 /**
- * The called tool's name. Borrowed: valid until `ht_call_respond`. Not NUL-terminated.
+ * The called tool's name. Borrowed: valid until `ht_call_respond`, even after
+ * the call timed out or its runtime was freed (then for at most 60 s).
+ * Not NUL-terminated.
  *
  * # Safety
  * - `call` may be any value: it is an id, never dereferenced.
@@ -533,8 +551,9 @@ const char *ht_call_tool_name(const struct ht_call *call,
  * the call. `result` (copied) is the tool's text for the model; with
  * `is_error` it is wrapped as a sanitised `{"error": ...}`. Invalid UTF-8 is
  * delivered with replacement characters and reported as `HT_STATUS_INVALID_UTF8`.
- * A second answer gives `HT_STATUS_NOT_FOUND`; an answer after a timeout or
- * cancellation gives `HT_STATUS_TIMEOUT`. Both are harmless.
+ * A second answer gives `HT_STATUS_NOT_FOUND`; an answer after a timeout,
+ * a cancellation or `ht_runtime_free` gives `HT_STATUS_TIMEOUT` (within 60 s
+ * of the wait ending; later, `HT_STATUS_NOT_FOUND`). All are harmless.
  *
  * # Safety
  * - `call` may be any value: it is an id, never dereferenced.
@@ -595,7 +614,8 @@ ht_status ht_runtime_set_interceptor(struct ht_runtime *rt,
 /**
  * The hook event (JSON object text: `event`, `tool_name`, `args`, ids, and for
  * result events `result`, `status`, `duration_ms`). Borrowed: valid until
- * `ht_hook_respond`. Not NUL-terminated.
+ * `ht_hook_respond`, even after the wait timed out or the runtime was freed
+ * (then for at most 60 s). Not NUL-terminated.
  *
  * # Safety
  * - `hook` may be any value: it is an id, never dereferenced.
@@ -620,6 +640,9 @@ ht_status ht_hook_respond(struct ht_hook *hook,
  * Receive library events (background process completion, watch-pattern
  * matches, ...) as JSON on the callback thread. NULL `event_fn` removes the
  * handler. The previous handler's free function runs on the callback thread.
+ * At most `limits.max_queued_events` events wait for a slow handler; newer
+ * ones are dropped and counted, reported by an `{"type":"events_dropped",
+ * "count":n}` event before the next one delivered.
  *
  * # Safety
  * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.

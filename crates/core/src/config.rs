@@ -47,3 +47,35 @@ impl Default for AvailabilityConfig {
         }
     }
 }
+
+/// Caps on hostile or runaway sizes. Each one, when exceeded, gives a clear
+/// error naming the limit (`limits.<key>`) instead of unbounded memory or time.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LimitsConfig {
+    /// Most calls in one batch (`ht_runtime_dispatch_batch`).
+    pub max_batch_calls: usize,
+    /// Most bytes of one batch's JSON text.
+    pub max_batch_bytes: usize,
+    /// Most bytes of one tool spec (its schema included) at registration.
+    pub max_schema_bytes: usize,
+    /// Most regular expressions (`pattern`, `patternProperties` keys) in one tool's schema.
+    pub max_schema_patterns: usize,
+    /// Most events queued for the host's event handler; more are dropped and counted.
+    pub max_queued_events: usize,
+    /// Most async calls in flight (started, not yet completed) per runtime.
+    pub max_calls_in_flight: usize,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        LimitsConfig {
+            max_batch_calls: 256,
+            max_batch_bytes: 16 * 1024 * 1024,
+            max_schema_bytes: 1024 * 1024,
+            max_schema_patterns: 1000,
+            max_queued_events: 1024,
+            max_calls_in_flight: 65_536,
+        }
+    }
+}

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::availability::Availability;
-use crate::config::{AvailabilityConfig, DispatchConfig};
+use crate::config::{AvailabilityConfig, DispatchConfig, LimitsConfig};
 use crate::defs_cache::DefsCache;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
@@ -57,6 +57,7 @@ static NEXT_CORE_ID: AtomicU64 = AtomicU64::new(1);
 pub struct Core {
     pub id: u64,
     pub dispatch_config: DispatchConfig,
+    pub limits: LimitsConfig,
     registry: Mutex<Registry>,
     snapshot: ArcSwap<Snapshot>,
     version: AtomicU64,
@@ -99,13 +100,18 @@ impl Drop for OwnedActive {
 }
 
 impl Core {
-    pub fn new(dispatch: DispatchConfig, availability: &AvailabilityConfig) -> Result<Arc<Core>> {
+    pub fn new(
+        dispatch: DispatchConfig,
+        availability: &AvailabilityConfig,
+        limits: LimitsConfig,
+    ) -> Result<Arc<Core>> {
         let callbacks = Arc::new(CallbackThread::start("ht-callbacks")?);
         let engine = Engine::new(2);
         Ok(Arc::new(Core {
             id: NEXT_CORE_ID.fetch_add(1, Ordering::Relaxed),
             availability: Availability::new(availability, engine.clone()),
             dispatch_config: dispatch,
+            limits,
             registry: Mutex::new(Registry::default()),
             snapshot: ArcSwap::from_pointee(Snapshot::default()),
             version: AtomicU64::new(0),
@@ -153,7 +159,7 @@ impl Core {
         }
     }
 
-    fn active_count(&self) -> isize {
+    pub(crate) fn active_count(&self) -> isize {
         self.active
             .iter()
             .map(|s| s.0.load(Ordering::Acquire))
@@ -365,6 +371,11 @@ impl Core {
                 Duration::from_millis(50).min(until - Instant::now()),
             );
         }
+    }
+
+    /// Calls in flight and availability checks running host code (close logs them).
+    pub fn busy(&self) -> (isize, usize) {
+        (self.active_count().max(0), self.availability.running())
     }
 
     /// Second half of close: drop every tool, hook and handler (their free

@@ -41,16 +41,31 @@ impl Engine {
         self.0
             .handle
             .get_or_try_init(|| {
-                let rt = tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(self.0.workers)
-                    .max_blocking_threads(64)
-                    .thread_name("ht-engine")
-                    .enable_time()
-                    .enable_io()
-                    .build()
-                    .map_err(|e| {
+                // tokio panics (rather than erring) when the OS refuses a
+                // worker thread: that is an error here, quietly, and the next
+                // use tries again.
+                let built = crate::threads::quietly(|| {
+                    tokio::runtime::Builder::new_multi_thread()
+                        .worker_threads(self.0.workers)
+                        .max_blocking_threads(64)
+                        .thread_name("ht-engine")
+                        .enable_time()
+                        .enable_io()
+                        .build()
+                });
+                let rt = match built {
+                    Ok(Ok(rt)) => rt,
+                    Ok(Err(e)) => {
                         tracing::error!("could not start the tokio engine: {e}");
-                    })?;
+                        return Err(());
+                    }
+                    Err(_) => {
+                        tracing::error!(
+                            "could not start the tokio engine: the system cannot create threads"
+                        );
+                        return Err(());
+                    }
+                };
                 let h = rt.handle().clone();
                 *self.0.rt.lock() = Some(rt);
                 Ok::<_, ()>(h)
@@ -68,7 +83,24 @@ impl Engine {
     pub fn spawn_blocking(&self, f: impl FnOnce() + Send + 'static) {
         match self.handle() {
             Some(h) => {
-                h.spawn_blocking(f);
+                // tokio panics when it has no thread and cannot create one:
+                // the work then runs here, so it is never lost.
+                let slot = Arc::new(Mutex::new(Some(f)));
+                let theirs = slot.clone();
+                let spawned = crate::threads::quietly(|| {
+                    h.spawn_blocking(move || {
+                        if let Some(f) = theirs.lock().take() {
+                            f();
+                        }
+                    });
+                });
+                if spawned.is_err() {
+                    tracing::warn!("no thread for blocking work; running it on the caller");
+                    let f = slot.lock().take();
+                    if let Some(f) = f {
+                        f();
+                    }
+                }
             }
             None => f(),
         }
@@ -79,7 +111,10 @@ impl Engine {
     where
         F: Future<Output = ()> + Send + 'static,
     {
-        self.handle().map(|h| h.spawn(fut).abort_handle())
+        let h = self.handle()?;
+        // A task spawn allocates no thread, but stay on the safe side: a
+        // panic here would lose the caller's continuation.
+        crate::threads::quietly(|| h.spawn(fut).abort_handle()).ok()
     }
 
     /// Run `job` at `at` (a timer that wakes, no polling thread). Returns a

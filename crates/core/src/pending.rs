@@ -9,11 +9,11 @@
 
 use parking_lot::{Condvar, Mutex};
 use std::cell::Cell;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// What kind of object a handle names; accessors check it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,8 +119,10 @@ struct Entry {
     extra: Option<Arc<str>>,
     /// The object's name (a tool name or an event name). Its own heap block,
     /// so borrowed pointers survive the shard's table growing.
-    name: Box<str>,
+    name: Arc<str>,
     waiter: Option<Waiter>,
+    /// When an unanswered request nobody waits on is abandoned (observe hooks).
+    expires: Option<Instant>,
 }
 
 #[derive(Default)]
@@ -181,6 +183,33 @@ pub fn insert(
     extra: Option<Arc<str>>,
     waiter: Waiter,
 ) -> u64 {
+    insert_entry(kind, runtime_id, name, payload, extra, waiter, None)
+}
+
+/// File a request nobody waits on (an observe-only hook): if the host has not
+/// answered by `expires`, it is abandoned like a timed-out wait (swept
+/// lazily, as the table grows), so a host that never answers costs bounded
+/// memory.
+pub fn insert_expiring(
+    kind: Kind,
+    runtime_id: u64,
+    name: &str,
+    payload: Arc<str>,
+    waiter: Waiter,
+    expires: Instant,
+) -> u64 {
+    insert_entry(kind, runtime_id, name, payload, None, waiter, Some(expires))
+}
+
+fn insert_entry(
+    kind: Kind,
+    runtime_id: u64,
+    name: &str,
+    payload: Arc<str>,
+    extra: Option<Arc<str>>,
+    waiter: Waiter,
+    expires: Option<Instant>,
+) -> u64 {
     let id = next_id();
     let entry = Entry {
         kind,
@@ -189,9 +218,33 @@ pub fn insert(
         extra,
         name: name.into(),
         waiter: Some(waiter),
+        expires,
     };
-    shard(id).lock().insert(id, entry);
+    let sweep = {
+        let mut guard = shard(id).lock();
+        guard.insert(id, entry);
+        guard.len().is_multiple_of(SWEEP_EVERY)
+    };
+    if sweep {
+        sweep_expired(shard(id));
+    }
     id
+}
+
+/// A shard is swept for expired entries each time it reaches a multiple of this size.
+const SWEEP_EVERY: usize = 256;
+
+fn sweep_expired(s: &Shard) {
+    let now = Instant::now();
+    let expired: Vec<u64> = s
+        .lock()
+        .iter()
+        .filter(|(_, e)| e.expires.is_some_and(|x| x <= now))
+        .map(|(id, _)| *id)
+        .collect();
+    for id in expired {
+        abandon(id, Answer::TimedOut);
+    }
 }
 
 /// Which text of an entry an accessor wants.
@@ -203,19 +256,36 @@ pub enum Field {
 }
 
 /// Borrow a text of a live entry. The pointer stays valid until the entry is
-/// answered (the entry's boxes never move while it is in the table).
+/// answered (the entry's texts never move while it is in the table, and an
+/// abandoned entry's texts move to the late store by `Arc`, not by copy).
 pub fn borrow(id: u64, kind: Kind, field: Field) -> Option<(*const u8, usize)> {
-    let guard = shard(id).lock();
-    let e = guard.get(&id)?;
-    if e.kind != kind {
-        return None;
+    fn pick(
+        k: Kind,
+        kind: Kind,
+        payload: &Arc<str>,
+        extra: &Option<Arc<str>>,
+        name: &Arc<str>,
+        field: Field,
+    ) -> Option<(*const u8, usize)> {
+        if k != kind {
+            return None;
+        }
+        let s: &str = match field {
+            Field::Payload => payload,
+            Field::Extra => extra.as_deref().unwrap_or("{}"),
+            Field::Name => name,
+        };
+        Some((s.as_ptr(), s.len()))
     }
-    let s: &str = match field {
-        Field::Payload => &e.payload,
-        Field::Extra => e.extra.as_deref().unwrap_or("{}"),
-        Field::Name => &e.name,
-    };
-    Some((s.as_ptr(), s.len()))
+    {
+        let guard = shard(id).lock();
+        if let Some(e) = guard.get(&id) {
+            return pick(e.kind, kind, &e.payload, &e.extra, &e.name, field);
+        }
+    }
+    let late = LATE.lock();
+    let e = late.map.get(&id)?;
+    pick(e.kind, kind, &e.payload, &e.extra, &e.name, field)
 }
 
 /// Outcome of a host's respond.
@@ -236,10 +306,27 @@ pub fn respond(id: u64, kind: Kind, answer: Answer) -> RespondOutcome {
     let entry = {
         let mut guard = shard(id).lock();
         match guard.get(&id) {
-            None => return RespondOutcome::Unknown,
+            None => None,
             Some(e) if e.kind != kind => return RespondOutcome::WrongKind,
-            Some(_) => guard.remove(&id).expect("present"),
+            Some(_) => {
+                let e = guard.remove(&id).expect("present");
+                shrink(&mut guard);
+                Some(e)
+            }
         }
+    };
+    let Some(entry) = entry else {
+        // Not waiting any more: an abandoned request answered late, or unknown.
+        let mut late = LATE.lock();
+        return match late.map.get(&id) {
+            Some(e) if e.kind != kind => RespondOutcome::WrongKind,
+            Some(_) => {
+                late.map.remove(&id);
+                late.shrink();
+                RespondOutcome::Late
+            }
+            None => RespondOutcome::Unknown,
+        };
     };
     match entry.waiter {
         Some(w) => {
@@ -250,13 +337,109 @@ pub fn respond(id: u64, kind: Kind, answer: Answer) -> RespondOutcome {
     }
 }
 
-/// End a wait without an answer (timeout, cancellation). The entry stays so
-/// the host's later respond is recognised and its borrowed texts stay valid.
+/// A hash map that emptied out gives its memory back (a burst of calls must
+/// not pin the table at its peak size).
+fn shrink<V>(map: &mut HashMap<u64, V, BuildHasherDefault<IdHasher>>) {
+    if map.capacity() > 64 && map.len() * 4 < map.capacity() {
+        map.shrink_to(map.len() * 2);
+    }
+}
+
+/// How long the texts of a request stay readable after its wait ended
+/// unanswered (timeout, cancellation, runtime free): the host's handler may
+/// still be reading them. Then the request is forgotten (a respond gives
+/// `Unknown`).
+pub const LATE_GRACE: Duration = Duration::from_secs(60);
+/// At most this many abandoned requests are remembered process-wide; beyond
+/// it the oldest are forgotten first.
+pub const MAX_LATE: usize = 65_536;
+
+/// An abandoned request: only what the host can still read or answer.
+struct LateEntry {
+    kind: Kind,
+    payload: Arc<str>,
+    extra: Option<Arc<str>>,
+    name: Arc<str>,
+}
+
+/// Abandoned requests, off the hot table: a host that never answers a
+/// timed-out call costs a bounded amount of memory for a bounded time.
+#[derive(Default)]
+struct LateStore {
+    map: HashMap<u64, LateEntry, BuildHasherDefault<IdHasher>>,
+    /// Ids in the order they were abandoned, with when they expire.
+    order: VecDeque<(Instant, u64)>,
+}
+
+impl LateStore {
+    fn add(&mut self, id: u64, e: Entry, now: Instant) {
+        self.expire(now);
+        while self.map.len() >= MAX_LATE {
+            match self.order.pop_front() {
+                Some((_, old)) => {
+                    self.map.remove(&old);
+                }
+                None => break,
+            }
+        }
+        self.map.insert(
+            id,
+            LateEntry {
+                kind: e.kind,
+                payload: e.payload,
+                extra: e.extra,
+                name: e.name,
+            },
+        );
+        self.order.push_back((now + LATE_GRACE, id));
+    }
+    fn expire(&mut self, now: Instant) {
+        // The front is the oldest; ids answered since are stale and skipped.
+        while let Some(&(at, id)) = self.order.front() {
+            let live = self.map.contains_key(&id);
+            if live && at > now {
+                break;
+            }
+            self.order.pop_front();
+            if live {
+                self.map.remove(&id);
+            }
+        }
+        // Stale ids behind a live front: compact now and then.
+        if self.order.len() > 4 * MAX_LATE {
+            let map = &self.map;
+            self.order.retain(|(_, id)| map.contains_key(id));
+        }
+        self.shrink();
+    }
+    fn shrink(&mut self) {
+        shrink(&mut self.map);
+        if self.order.capacity() > 64 && self.order.len() * 4 < self.order.capacity() {
+            self.order.shrink_to(self.order.len() * 2);
+        }
+    }
+}
+
+static LATE: once_cell::sync::Lazy<Mutex<LateStore>> =
+    once_cell::sync::Lazy::new(|| Mutex::new(LateStore::default()));
+
+/// End a wait without an answer (timeout, cancellation). The entry leaves the
+/// table for the late store, so the host's later respond is recognised and
+/// its borrowed texts stay valid (for [`LATE_GRACE`]).
 /// Returns false when the answer already arrived.
 pub fn abandon(id: u64, answer: Answer) -> bool {
     let waiter = {
         let mut guard = shard(id).lock();
-        guard.get_mut(&id).and_then(|e| e.waiter.take())
+        let Some(mut entry) = guard.remove(&id) else {
+            return false;
+        };
+        shrink(&mut guard);
+        let waiter = entry.waiter.take();
+        // Moved while the shard is still locked: a respond or an accessor
+        // finds the request in one place or the other, never in neither.
+        // (Lock order: shard, then the late store.)
+        LATE.lock().add(id, entry, Instant::now());
+        waiter
     };
     match waiter {
         Some(w) => {
@@ -267,28 +450,44 @@ pub fn abandon(id: u64, answer: Answer) -> bool {
     }
 }
 
-/// Runtime shutdown: every wait of this runtime ends with `Cancelled` and its
-/// entries are dropped (a later respond answers `Unknown`, harmlessly).
+/// Runtime shutdown: every wait of this runtime ends with `Cancelled`. Its
+/// entries move to the late store: a handler still holding a request may
+/// read its texts and answer (harmlessly, `Late`) after the runtime is gone.
 pub fn cancel_runtime(runtime_id: u64) -> usize {
     let mut waiters = Vec::new();
+    let now = Instant::now();
     for s in TABLE.iter() {
         let mut guard = s.lock();
-        guard.retain(|_, e| {
-            if e.runtime_id == runtime_id {
+        let ids: Vec<u64> = guard
+            .iter()
+            .filter(|(_, e)| e.runtime_id == runtime_id)
+            .map(|(id, _)| *id)
+            .collect();
+        if ids.is_empty() {
+            continue;
+        }
+        let mut late = LATE.lock();
+        for id in ids {
+            if let Some(mut e) = guard.remove(&id) {
                 if let Some(w) = e.waiter.take() {
                     waiters.push(w);
                 }
-                false
-            } else {
-                true
+                late.add(id, e, now);
             }
-        });
+        }
+        drop(late);
+        shrink(&mut guard);
     }
     let n = waiters.len();
     for w in waiters {
         w.deliver(Answer::Cancelled);
     }
     n
+}
+
+/// Abandoned requests still remembered, process-wide (tests, diagnostics).
+pub fn late_count() -> usize {
+    LATE.lock().map.len()
 }
 
 /// Number of live entries of a runtime (for tests and diagnostics).

@@ -12,6 +12,37 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use serde_json::{Map, Number, Value};
 use std::borrow::Cow;
 
+/// Most schema-node visits one argument repair makes (see `Node::coerce`).
+pub const REPAIR_BUDGET: usize = 100_000;
+
+thread_local! {
+    /// Patterns the schema compiling on this thread may still use, with the limit.
+    static PATTERNS_LEFT: std::cell::Cell<Option<(usize, usize)>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// Compile schemas inside `f` with at most `max` regular expressions in all
+/// (`limits.max_schema_patterns`): each one costs time and memory to build.
+pub fn with_pattern_limit<T>(max: usize, f: impl FnOnce() -> T) -> T {
+    let before = PATTERNS_LEFT.with(|c| c.replace(Some((max, max))));
+    let out = f();
+    PATTERNS_LEFT.with(|c| c.set(before));
+    out
+}
+
+fn take_pattern(path: &str) -> Result<(), String> {
+    PATTERNS_LEFT.with(|c| match c.get() {
+        None => Ok(()),
+        Some((0, max)) => Err(format!(
+            "{path}: the schema has more than {max} patterns (limits.max_schema_patterns)"
+        )),
+        Some((n, max)) => {
+            c.set(Some((n - 1, max)));
+            Ok(())
+        }
+    })
+}
+
 const T_NULL: u8 = 1;
 const T_BOOL: u8 = 2;
 const T_INT: u8 = 4;
@@ -280,6 +311,7 @@ impl Node {
                 let s = v
                     .as_str()
                     .ok_or_else(|| format!("{path}.pattern: must be a string"))?;
+                take_pattern(path)?;
                 self.rare_mut().pattern =
                     Some(Regex::new(s).map_err(|e| format!("{path}.pattern: invalid regex: {e}"))?);
             }
@@ -348,15 +380,30 @@ impl Node {
     }
 
     /// Repair `v` in place where the schema makes the intent unambiguous.
-    /// Returns a description of each repair made.
+    /// Returns a description of each repair made. The walk visits each value
+    /// once per schema branch it tries, never once per path through nested
+    /// probes, and stops repairing after [`REPAIR_BUDGET`] node visits, so a
+    /// deep or branchy schema costs bounded time (the validator then reports
+    /// what is still wrong).
     pub fn coerce(&self, v: &mut Value, path: &str, notes: &mut Vec<String>) {
         let mut p = String::from(path);
-        self.coerce_at(v, &mut p, notes);
+        let mut budget = REPAIR_BUDGET;
+        self.coerce_at(v, &mut p, notes, &mut budget);
     }
 
     /// `path` is a reusable buffer: children push onto it and truncate back,
     /// so the walk allocates nothing unless it has something to report.
-    fn coerce_at(&self, v: &mut Value, path: &mut String, notes: &mut Vec<String>) {
+    fn coerce_at(
+        &self,
+        v: &mut Value,
+        path: &mut String,
+        notes: &mut Vec<String>,
+        budget: &mut usize,
+    ) {
+        if *budget == 0 {
+            return;
+        }
+        *budget -= 1;
         // A union: if the value fails every branch, coerce it towards the first branch it then fits.
         let branches = if !self.rare().any_of.is_empty() {
             &self.rare().any_of
@@ -367,7 +414,7 @@ impl Node {
             for b in branches {
                 let mut candidate = v.clone();
                 let mut n = Vec::new();
-                b.coerce_at(&mut candidate, path, &mut n);
+                b.coerce_at(&mut candidate, path, &mut n, budget);
                 if b.is_valid(&candidate) {
                     *v = candidate;
                     notes.extend(n);
@@ -378,16 +425,19 @@ impl Node {
         let float_for_int = self.types & T_INT != 0
             && self.types & T_NUM == 0
             && matches!(v, Value::Number(n) if n.is_f64());
-        if self.types != 0
-            && (float_for_int || !matches_type(self.types, v))
-            && let Some(new) = self.coerce_scalar(v)
-        {
-            notes.push(format!(
-                "{path}: converted {} to {}",
-                value_kind(v),
-                value_kind(&new)
-            ));
-            *v = new;
+        if self.types != 0 && (float_for_int || !matches_type(self.types, v)) {
+            if let Some(new) = self.coerce_scalar(v) {
+                notes.push(format!(
+                    "{path}: converted {} to {}",
+                    value_kind(v),
+                    value_kind(&new)
+                ));
+                *v = new;
+            } else if let Some(item) = self.wrap_bare(v, path, notes, budget) {
+                // Its item is repaired already: no second walk below.
+                *v = Value::Array(vec![item]);
+                return;
+            }
         }
         match v {
             Value::Object(map) => {
@@ -402,7 +452,7 @@ impl Node {
                         path.push('.');
                     }
                     path.push_str(k);
-                    node.coerce_at(child, path, notes);
+                    node.coerce_at(child, path, notes, budget);
                     path.truncate(len);
                 }
             }
@@ -411,13 +461,41 @@ impl Node {
                     for (i, child) in items.iter_mut().enumerate() {
                         let len = path.len();
                         let _ = std::fmt::Write::write_fmt(path, format_args!("[{i}]"));
-                        node.coerce_at(child, path, notes);
+                        node.coerce_at(child, path, notes, budget);
                         path.truncate(len);
                     }
                 }
             }
             _ => {}
         }
+    }
+
+    /// A bare value where a list is expected: the repaired item of a one-item
+    /// list, if the item then fits. The item is repaired once, here.
+    fn wrap_bare(
+        &self,
+        v: &Value,
+        path: &mut String,
+        notes: &mut Vec<String>,
+        budget: &mut usize,
+    ) -> Option<Value> {
+        if self.types & T_ARR == 0 || v.is_null() || v.is_array() {
+            return None;
+        }
+        let mut item = v.clone();
+        let mut n = Vec::new();
+        if let Some(it) = &self.items {
+            let len = path.len();
+            path.push_str("[0]");
+            it.coerce_at(&mut item, path, &mut n, budget);
+            path.truncate(len);
+            if !it.is_valid(&item) {
+                return None;
+            }
+        }
+        notes.push(format!("{path}: converted {} to array", value_kind(v)));
+        notes.extend(n);
+        Some(item)
     }
 
     fn coerce_scalar(&self, v: &Value) -> Option<Value> {
@@ -465,17 +543,6 @@ impl Node {
                 && f.abs() < 9.0e15
             {
                 return Some(Value::from(f as i64));
-            }
-        }
-        // A bare value where a list is expected: a one-item list, if the item fits.
-        if t & T_ARR != 0 && !v.is_null() && !v.is_array() {
-            let ok = self.items.as_ref().is_none_or(|it| {
-                let mut probe = v.clone();
-                it.coerce(&mut probe, "", &mut Vec::new());
-                it.is_valid(&probe)
-            });
-            if ok {
-                return Some(Value::Array(vec![v.clone()]));
             }
         }
         None

@@ -89,7 +89,22 @@ impl Sandbox {
                 push(&["--ro-bind", d, d]);
             }
         }
-        for p in &self.ro_binds {
+        // A private home unless the home lies inside the writable root.
+        let home = req
+            .env
+            .iter()
+            .find(|(k, _)| k == "HOME")
+            .map(|(_, v)| PathBuf::from(v))
+            .filter(|h| !h.starts_with(&self.root) && h.is_absolute() && h != Path::new("/"));
+        // Mounts are stacked in argv order: a read-only bind under a fresh
+        // tmpfs (/tmp, /run, the private home) goes after that tmpfs, or the
+        // tmpfs would hide it.
+        let under_tmpfs = |p: &Path| {
+            p.starts_with("/tmp")
+                || p.starts_with("/run")
+                || home.as_ref().is_some_and(|h| p.starts_with(h))
+        };
+        for p in self.ro_binds.iter().filter(|p| !under_tmpfs(p)) {
             if p.exists() {
                 let s = p.display().to_string();
                 push(&["--ro-bind", &s, &s]);
@@ -98,19 +113,15 @@ impl Sandbox {
         push(&[
             "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run",
         ]);
-        // A private home unless the home lies inside the writable root.
-        let home = req
-            .env
-            .iter()
-            .find(|(k, _)| k == "HOME")
-            .map(|(_, v)| PathBuf::from(v));
-        if let Some(h) = &home
-            && !h.starts_with(&self.root)
-            && h.is_absolute()
-            && h != Path::new("/")
-        {
+        if let Some(h) = &home {
             let s = h.display().to_string();
             push(&["--tmpfs", &s]);
+        }
+        for p in self.ro_binds.iter().filter(|p| under_tmpfs(p)) {
+            if p.exists() {
+                let s = p.display().to_string();
+                push(&["--ro-bind", &s, &s]);
+            }
         }
         let root = self.root.display().to_string();
         push(&["--bind", &root, &root]);

@@ -179,10 +179,19 @@ pub unsafe extern "C" fn ht_runtime_new(
 
 /// Free a runtime (NULL is a no-op). Rejects new work, completes pending
 /// async calls with `HT_STATUS_CANCELLED`, kills built-in processes, runs
-/// every free function, joins library threads, then returns. Blocks until
-/// calls running in host code return. Must not be called twice, nor
-/// concurrently with other calls on the same runtime. Called from the
-/// callback thread it does not wait for that thread.
+/// every free function, joins library threads, then returns. Events still
+/// queued for the event handler are dropped, not delivered.
+///
+/// Bound: it returns within about one second plus the terminal's
+/// `kill_grace`, whatever host callbacks are doing. Host code that has not
+/// returned by then (a handler or hook blocking the callback thread, a hung
+/// availability check) is not waited for: that is logged, its thread is left
+/// to finish on its own, and the `free_user_data` of its registration (and
+/// any completion still queued behind it) runs when that code returns.
+/// Requests the host still holds stay readable and answerable (see
+/// `ht_call_respond`). Must not be called twice, nor concurrently with other
+/// calls on the same runtime. Called from the callback thread it does not
+/// wait for that thread.
 ///
 /// # Safety
 /// - `rt` is NULL or a runtime from `ht_runtime_new` that was not freed before; no other thread
@@ -535,6 +544,8 @@ pub unsafe extern "C" fn ht_runtime_dispatch(
 /// or `HT_STATUS_CANCELLED` (and an error result) after `ht_runtime_cancel`
 /// or `ht_runtime_free`. Host handlers of async calls run on the callback thread.
 /// `*out_call_id` (may be NULL) receives the id for `ht_runtime_cancel`.
+/// With `limits.max_calls_in_flight` async calls already in flight it fails
+/// with `HT_STATUS_UNSUPPORTED` (retry when some complete).
 ///
 /// # Safety
 /// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
@@ -691,8 +702,9 @@ pub(crate) fn borrow_field(
 }
 
 /// The call's arguments (JSON object text, repaired and validated). Borrowed:
-/// valid until `ht_call_respond`. Not NUL-terminated: use `*out_len`. NULL for
-/// a NULL, answered or unknown call.
+/// valid until `ht_call_respond`, even after the call timed out or its
+/// runtime was freed (then for at most 60 s). Not NUL-terminated: use
+/// `*out_len`. NULL for a NULL, answered or unknown call.
 ///
 /// # Safety
 /// - `call` may be any value: it is an id, never dereferenced.
@@ -706,7 +718,8 @@ pub unsafe extern "C" fn ht_call_args_json(
 }
 
 /// The dispatch context of the call (JSON object text, `{}` when none was given).
-/// Borrowed: valid until `ht_call_respond`. Not NUL-terminated: use `*out_len`.
+/// Borrowed: valid until `ht_call_respond`, even after the call timed out or
+/// its runtime was freed (then for at most 60 s). Not NUL-terminated: use `*out_len`.
 ///
 /// # Safety
 /// - `call` may be any value: it is an id, never dereferenced.
@@ -719,7 +732,9 @@ pub unsafe extern "C" fn ht_call_context_json(
     boundary(|| borrow_field(call as u64, Kind::Call, Field::Extra, out_len))
 }
 
-/// The called tool's name. Borrowed: valid until `ht_call_respond`. Not NUL-terminated.
+/// The called tool's name. Borrowed: valid until `ht_call_respond`, even after
+/// the call timed out or its runtime was freed (then for at most 60 s).
+/// Not NUL-terminated.
 ///
 /// # Safety
 /// - `call` may be any value: it is an id, never dereferenced.
@@ -778,8 +793,9 @@ pub(crate) fn answer_decision(
 /// the call. `result` (copied) is the tool's text for the model; with
 /// `is_error` it is wrapped as a sanitised `{"error": ...}`. Invalid UTF-8 is
 /// delivered with replacement characters and reported as `HT_STATUS_INVALID_UTF8`.
-/// A second answer gives `HT_STATUS_NOT_FOUND`; an answer after a timeout or
-/// cancellation gives `HT_STATUS_TIMEOUT`. Both are harmless.
+/// A second answer gives `HT_STATUS_NOT_FOUND`; an answer after a timeout,
+/// a cancellation or `ht_runtime_free` gives `HT_STATUS_TIMEOUT` (within 60 s
+/// of the wait ending; later, `HT_STATUS_NOT_FOUND`). All are harmless.
 ///
 /// # Safety
 /// - `call` may be any value: it is an id, never dereferenced.
@@ -905,7 +921,8 @@ pub unsafe extern "C" fn ht_runtime_set_interceptor(
 
 /// The hook event (JSON object text: `event`, `tool_name`, `args`, ids, and for
 /// result events `result`, `status`, `duration_ms`). Borrowed: valid until
-/// `ht_hook_respond`. Not NUL-terminated.
+/// `ht_hook_respond`, even after the wait timed out or the runtime was freed
+/// (then for at most 60 s). Not NUL-terminated.
 ///
 /// # Safety
 /// - `hook` may be any value: it is an id, never dereferenced.
@@ -936,6 +953,9 @@ pub unsafe extern "C" fn ht_hook_respond(
 /// Receive library events (background process completion, watch-pattern
 /// matches, ...) as JSON on the callback thread. NULL `event_fn` removes the
 /// handler. The previous handler's free function runs on the callback thread.
+/// At most `limits.max_queued_events` events wait for a slow handler; newer
+/// ones are dropped and counted, reported by an `{"type":"events_dropped",
+/// "count":n}` event before the next one delivered.
 ///
 /// # Safety
 /// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.

@@ -8,7 +8,7 @@ pub use hermes_builtins::file::FileConfig;
 pub use hermes_builtins::memory::MemoryConfig;
 pub use hermes_builtins::skills::SkillsConfig;
 pub use hermes_builtins::terminal::TerminalConfig;
-pub use hermes_core::config::{AvailabilityConfig, DispatchConfig};
+pub use hermes_core::config::{AvailabilityConfig, DispatchConfig, LimitsConfig};
 use hermes_core::error::{Error, Result};
 
 /// Log levels a config may name.
@@ -30,6 +30,8 @@ pub struct Config {
     pub approvals: ApprovalsConfig,
     pub dispatch: DispatchConfig,
     pub availability: AvailabilityConfig,
+    /// Caps on what a host or a model can make the library hold.
+    pub limits: LimitsConfig,
     /// The runtime's data folder (memories, default skills folder);
     /// default `$HERMES_HOME`, else `~/.hermes`, as the original.
     pub data_dir: Option<String>,

@@ -13,7 +13,8 @@ pub mod config;
 use parking_lot::{Mutex, RwLock};
 use serde_json::Value;
 use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use hermes_builtins::activity::Activity;
 use hermes_builtins::file::FileCtx;
@@ -46,6 +47,30 @@ pub struct Services {
     pub approvals: approvals::Approvals,
     pub events: RwLock<Option<Arc<dyn EventSink>>>,
     pub(crate) callbacks: Arc<CallbackThread>,
+    gate: Arc<EventGate>,
+}
+
+/// The bound on events queued for the host's handler: beyond
+/// `limits.max_queued_events` new events are dropped and counted, and the
+/// next event delivered is preceded by `{"type":"events_dropped","count":n}`.
+/// After close, queued events are dropped unseen.
+struct EventGate {
+    max: usize,
+    queued: AtomicUsize,
+    dropped: AtomicU64,
+    closed: AtomicBool,
+}
+
+impl Services {
+    /// Drop queued events from now on (close).
+    fn close_events(&self) {
+        self.gate.closed.store(true, Ordering::Release);
+    }
+
+    /// Events dropped because the queue was full, not yet reported to the host.
+    pub fn events_dropped(&self) -> u64 {
+        self.gate.dropped.load(Ordering::Acquire)
+    }
 }
 
 impl ToolServices for Services {
@@ -70,10 +95,31 @@ impl ToolServices for Services {
 
     fn emit_event(&self, event: Value) {
         let sink = self.events.read().clone();
-        if let Some(sink) = sink {
-            let text = event.to_string();
-            self.callbacks.post(Box::new(move || sink.event(&text)));
+        let Some(sink) = sink else {
+            return;
+        };
+        let gate = &self.gate;
+        if gate.closed.load(Ordering::Acquire) {
+            return;
         }
+        if gate.queued.fetch_add(1, Ordering::AcqRel) >= gate.max {
+            gate.queued.fetch_sub(1, Ordering::AcqRel);
+            gate.dropped.fetch_add(1, Ordering::AcqRel);
+            return;
+        }
+        let text = event.to_string();
+        let gate = gate.clone();
+        self.callbacks.post(Box::new(move || {
+            gate.queued.fetch_sub(1, Ordering::AcqRel);
+            if gate.closed.load(Ordering::Acquire) {
+                return;
+            }
+            let dropped = gate.dropped.swap(0, Ordering::AcqRel);
+            if dropped > 0 {
+                sink.event(&format!(r#"{{"type":"events_dropped","count":{dropped}}}"#));
+            }
+            sink.event(&text);
+        }));
     }
 
     fn has_event_handler(&self) -> bool {
@@ -119,7 +165,11 @@ impl Runtime {
                 .map_err(|e| Error::invalid(format!("runtime config: approvals: {e}")))?;
         let policy = hermes_approval::Policy::new(config.approvals.clone())
             .map_err(|e| Error::invalid(format!("runtime config: approvals: {e}")))?;
-        let core = Core::new(config.dispatch.clone(), &config.availability)?;
+        let core = Core::new(
+            config.dispatch.clone(),
+            &config.availability,
+            config.limits.clone(),
+        )?;
         let (approval_engine, policy) = (Arc::new(approval_engine), Arc::new(policy));
         let approvals = approvals::Approvals::new(
             approval_engine.clone(),
@@ -135,6 +185,12 @@ impl Runtime {
             approvals,
             events: RwLock::new(None),
             callbacks: core.callbacks.clone(),
+            gate: Arc::new(EventGate {
+                max: config.limits.max_queued_events.max(1),
+                queued: AtomicUsize::new(0),
+                dropped: AtomicU64::new(0),
+                closed: AtomicBool::new(false),
+            }),
         });
         let mut rt = Runtime {
             core,
@@ -308,8 +364,9 @@ impl Runtime {
     ) -> Result<()> {
         let _g = self.core.enter()?;
         let spec = registry::parse_spec(spec_json)?;
+        self.check_schema_size("tool spec", &spec)?;
         let override_ = spec.override_;
-        let entry = registry::build_entry(spec, tool, check)?;
+        let entry = self.build_entry(spec, tool, check)?;
         self.core.register(entry, override_)
     }
 
@@ -329,11 +386,35 @@ impl Runtime {
             .into_iter()
             .enumerate()
             .map(|(i, spec)| {
-                registry::build_entry(spec, tool.clone(), check.clone())
+                self.check_schema_size(&format!("tool specs[{i}]"), &spec)?;
+                self.build_entry(spec, tool.clone(), check.clone())
                     .map_err(|e| Error::new(e.kind, format!("tool specs[{i}]: {}", e.message)))
             })
             .collect::<Result<Vec<_>>>()?;
         self.core.register_many(entries, override_)
+    }
+
+    /// `limits.max_schema_bytes`: checked before the schema is compiled.
+    fn check_schema_size(&self, what: &str, spec: &registry::ToolSpec) -> Result<()> {
+        let (n, max) = (spec.schema.get().len(), self.config.limits.max_schema_bytes);
+        if n > max {
+            return Err(Error::invalid(format!(
+                "{what}: the schema is {n} bytes, over limits.max_schema_bytes ({max})"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Build a registry entry with `limits.max_schema_patterns` in force.
+    fn build_entry(
+        &self,
+        spec: registry::ToolSpec,
+        tool: Arc<dyn Tool>,
+        check: Option<Arc<dyn Check>>,
+    ) -> Result<registry::ToolEntry> {
+        hermes_core::schema::with_pattern_limit(self.config.limits.max_schema_patterns, || {
+            registry::build_entry(spec, tool, check)
+        })
     }
 
     pub fn deregister_tool(&self, name: &str) -> Result<()> {
@@ -445,37 +526,51 @@ impl Runtime {
     /// Close: reject new work, cancel pending calls (their completions run
     /// cancelled), stop built-in tools, drop every tool and handler, stop
     /// the engine and the callbacks thread. Everything has happened when this
-    /// returns, unless called from the callbacks thread itself (which cannot
-    /// wait for itself).
+    /// returns, unless host code does not return: close waits at most
+    /// [`CLOSE_HOST_WAIT`] (after the built-in tools' kill grace) for calls and
+    /// availability checks running in host code and for the callbacks thread,
+    /// then logs what is left and returns. What is left keeps only what it
+    /// owns (its tool's user_data is freed when that code returns). Called
+    /// from the callbacks thread, close does not wait for that thread.
     pub fn close(&self) {
         let core = &self.core;
         if !core.begin_close() {
             return;
         }
         self.services.approvals.close();
+        // Queued events are dropped from here on: close never waits for a
+        // slow event handler.
+        self.services.close_events();
         let on_callback_thread = core.callbacks.is_current();
         let lifecycles = std::mem::take(&mut *self.lifecycles.lock());
         for l in &lifecycles {
             l.shutdown();
         }
         drop(lifecycles);
-        if !on_callback_thread {
+        let until = Instant::now() + CLOSE_HOST_WAIT;
+        if !on_callback_thread && !core.wait_idle(CLOSE_HOST_WAIT) {
             // Host code still running holds its tool's user_data: never free
-            // it under its feet. Wait, and say why we wait.
-            while !core.wait_idle(Duration::from_secs(5)) {
-                tracing::warn!(
-                    "runtime close is waiting for calls or availability checks still running in host code"
-                );
-            }
+            // it under its feet, and never wait for it forever either.
+            let (calls, checks) = core.busy();
+            tracing::warn!(
+                "runtime free: {calls} call(s) and {checks} availability check(s) still in host code after {CLOSE_HOST_WAIT:?}; not waiting for them (their free functions run when they return)"
+            );
         }
         core.finish_close();
         *self.services.events.write() = None;
         *self.services.approvals.handler.write() = None;
         *self.services.approvals.reviewer.write() = None;
-        core.callbacks.shutdown();
+        let left = until
+            .saturating_duration_since(Instant::now())
+            .max(Duration::from_millis(100));
+        core.callbacks.shutdown_within(Some(left));
         tracing::debug!(runtime = core.id, "runtime closed");
     }
 }
+
+/// How long close waits for host code (calls, checks, the callbacks thread)
+/// that does not return, after the built-in tools' kill grace.
+pub const CLOSE_HOST_WAIT: Duration = Duration::from_secs(1);
 
 impl Drop for Runtime {
     fn drop(&mut self) {

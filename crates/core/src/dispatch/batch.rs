@@ -128,6 +128,14 @@ fn run_parallel(
 /// `ht_runtime_dispatch_batch`.
 pub fn dispatch_batch(core: &Arc<Core>, calls_json: &str, ctx: &CallContext) -> Result<String> {
     let _g = core.enter()?;
+    let limits = &core.limits;
+    if calls_json.len() > limits.max_batch_bytes {
+        return Err(Error::invalid(format!(
+            "tool_calls: the batch is {} bytes, over limits.max_batch_bytes ({})",
+            calls_json.len(),
+            limits.max_batch_bytes
+        )));
+    }
     let v: Value =
         serde_json::from_str(calls_json).map_err(|e| Error::json(format!("tool_calls: {e}")))?;
     let Value::Array(list) = v else {
@@ -135,6 +143,13 @@ pub fn dispatch_batch(core: &Arc<Core>, calls_json: &str, ctx: &CallContext) -> 
             "tool_calls: must be a JSON array of tool calls",
         ));
     };
+    if list.len() > limits.max_batch_calls {
+        return Err(Error::invalid(format!(
+            "tool_calls: the batch has {} calls, over limits.max_batch_calls ({})",
+            list.len(),
+            limits.max_batch_calls
+        )));
+    }
     let items: Arc<Vec<Item>> = Arc::new(
         list.iter()
             .enumerate()

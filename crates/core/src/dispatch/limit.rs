@@ -115,3 +115,42 @@ mod tests {
         assert_eq!(long.chars().count(), "[TOOL_ERROR] ".len() + 2000);
     }
 }
+
+#[cfg(test)]
+mod count_tests {
+    use super::*;
+
+    /// The note counts exactly what it left out, at every digit boundary.
+    #[test]
+    fn truncation_note_counts_what_it_omitted() {
+        for max in [200usize, 999, 1000, 1001, 10_000] {
+            for total in [
+                max + 1,
+                max + 9,
+                max + 10,
+                max + 99,
+                max + 100,
+                9_999,
+                10_000,
+                10_001,
+                100_000,
+                1_000_000,
+            ] {
+                if total <= max {
+                    continue;
+                }
+                let text = "x".repeat(total);
+                let out = truncate_middle(&text, max);
+                let kept = out.chars().filter(|c| *c == 'x').count();
+                let note = out.split("TRUNCATED - ").nth(1).unwrap();
+                let omitted: usize = note.split(' ').next().unwrap().parse().unwrap();
+                assert_eq!(omitted, total - kept, "max {max} total {total}");
+                assert!(
+                    out.chars().count() <= max,
+                    "max {max} total {total}: {}",
+                    out.chars().count()
+                );
+            }
+        }
+    }
+}

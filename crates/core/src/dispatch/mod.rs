@@ -590,13 +590,17 @@ impl<'a> Flow<'a> {
 
 /// Fire an observe-only hook: the hook answers to free the event; nobody waits.
 fn observe(core: &Core, hook: &HookEntry, event: Arc<str>) {
-    let id = pending::insert(
+    // Nobody waits, but the host should still answer within hook_timeout;
+    // after it the event is abandoned (its texts readable for a grace).
+    let expires = Instant::now()
+        + Duration::from_secs_f64(core.dispatch_config.hook_timeout.clamp(0.0, 86_400.0));
+    let id = pending::insert_expiring(
         Kind::Hook,
         core.id,
         "post_tool_call",
         event.clone(),
-        None,
         Waiter::Async(Box::new(|_| {})),
+        expires,
     );
     hook.hook.call(&event, HookReply::new(id));
 }
@@ -786,6 +790,15 @@ pub fn dispatch_async(
     on_done: OnDone,
 ) -> Result<u64> {
     let active = core.enter_owned()?;
+    let max = core.limits.max_calls_in_flight;
+    if core.active_count() > max as isize {
+        return Err(crate::error::Error::new(
+            crate::error::ErrorKind::Unsupported,
+            format!(
+                "too many calls in flight, over limits.max_calls_in_flight ({max}); retry when some complete"
+            ),
+        ));
+    }
     let call_id = pending::next_id();
     let snap = core.snapshot();
     let Some(entry) = snap.tools.get(name).cloned() else {
@@ -864,6 +877,13 @@ fn drive_async(mut af: Box<AsyncFlow>, input: Option<Answer>) {
                 af.timer = core.engine.at(deadline, move || {
                     pending::abandon(id, Answer::TimedOut);
                 });
+                if af.timer.is_none() && !core.is_closed() {
+                    // The engine cannot start (no threads): the call goes on
+                    // without its deadline rather than being lost.
+                    tracing::warn!(
+                        "could not arm the timeout of an async call (no engine thread); it waits for its answer or the runtime's free"
+                    );
+                }
             }
             let token = ctl.as_ref().map(|c| c.token.clone()).unwrap_or_default();
             // The flow is parked before its target starts (an answer may come
