@@ -80,6 +80,7 @@ bench:
 	@test -x $(BUILD_DIR)/href/bin/python || (python3 -m venv $(BUILD_DIR)/href && \
 	  $(BUILD_DIR)/href/bin/pip install -q hermes-agent==0.19.0)
 	$(BUILD_DIR)/href/bin/python benches/reference/hermes_original.py
+	HT_ORIGINAL_PYTHON=$(CURDIR)/$(BUILD_DIR)/href/bin/python $(CARGO) bench -p hermes-runtime --bench files
 
 clean:
 	$(CARGO) clean

@@ -862,6 +862,48 @@ ht_status ht_runtime_clear_session_approvals(struct ht_runtime *rt,
                                              struct ht_error **out_err);
 
 /**
+ * A task's todo list as JSON (`{"todos": [...], "summary": {...}}`, the
+ * `todo` tool's answer). `task_id` may be NULL/0 for the default task.
+ * Without the todo toolset `HT_STATUS_UNSUPPORTED`. `*out_json` is freed
+ * with `ht_string_free`. Any thread.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - `task_id` is NULL with its length 0, or points at that many bytes that stay readable and
+ *   unchanged until this returns.
+ * - `out_json`, `out_len`, `out_err` are each NULL or point at a writable, aligned variable of
+ *   the pointee type (`out_json` must not be NULL).
+ */
+ht_status ht_runtime_todo_json(struct ht_runtime *rt,
+                               const char *task_id,
+                               size_t task_id_len,
+                               char **out_json,
+                               size_t *out_len,
+                               struct ht_error **out_err);
+
+/**
+ * Scan a skill folder with the skills guard before installing it. `trust`
+ * is `builtin`, `trusted`, `community` or `agent-created` (NULL/0 or
+ * anything else: `community`). `*out_json` receives the report
+ * `{"verdict": "safe"|"caution"|"dangerous", "trust", "decision":
+ * "allow"|"block"|"ask", "findings": [{id, category, severity, file, line,
+ * description, excerpt}]}`, freed with `ht_string_free`. Needs no runtime.
+ *
+ * # Safety
+ * - `dir` points at `dir_len` bytes, and `trust` is NULL with its length 0 or points at that
+ *   many bytes; both stay readable and unchanged until this returns.
+ * - `out_json`, `out_len`, `out_err` are each NULL or point at a writable, aligned variable of
+ *   the pointee type (`out_json` must not be NULL).
+ */
+ht_status ht_skill_scan(const char *dir,
+                        size_t dir_len,
+                        const char *trust,
+                        size_t trust_len,
+                        char **out_json,
+                        size_t *out_len,
+                        struct ht_error **out_err);
+
+/**
  * Type into a running command: `id` is a background process id
  * (`"proc_..."` from `terminal(background=true)`) or the `tool_call_id` of a
  * foreground command that runs with `pty=true` (the `id` of its

@@ -31,6 +31,7 @@ APT_CORE=(
   cc:build-essential make:build-essential c++:g++
   pkg-config:pkg-config cmake:cmake
   valgrind:valgrind bwrap:bubblewrap
+  rg:ripgrep
   go:golang-go
   node:nodejs npm:npm
   python3:python3

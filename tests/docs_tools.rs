@@ -28,7 +28,10 @@ fn cell(s: &str) -> String {
 }
 
 fn render() -> String {
-    let cfg = serde_json::json!({ "builtin_toolsets": ["terminal", "tool_search"] });
+    let cfg = serde_json::json!({
+        "builtin_toolsets": ["terminal", "file", "todo", "memory", "skills", "tool_search"],
+        "data_dir": std::env::temp_dir().join("hermes-tools-docs-never-written"),
+    });
     let rt = Runtime::new(&cfg.to_string()).expect("a runtime with every built-in toolset");
     let defs: Value = serde_json::from_str(&rt.definitions("").expect("definitions")).unwrap();
     let toolsets: Value = serde_json::from_str(&rt.toolsets_json().unwrap()).unwrap();
@@ -64,7 +67,10 @@ fn render() -> String {
             .collect::<Vec<_>>()
             .join(", "),
     );
-    out.push_str(".\n");
+    out.push_str(
+        ".\nHow the file, todo, memory and skills tools behave (paths, approvals, limits,\n\
+         what differs from the original): `docs/builtins.md`.\n",
+    );
     rt.close();
     for d in defs.as_array().unwrap() {
         let f = &d["function"];

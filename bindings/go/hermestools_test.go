@@ -844,3 +844,24 @@ func TestInterceptor(t *testing.T) {
 	waitFor(t, "removed interceptor handle", func() bool { return atomic.LoadInt64(&liveHandles) == base })
 	contains(t, mustDispatch(t, rt, "todo_list", `{"n":1}`, ""), "must be handled by the agent loop")
 }
+
+// The built-in file toolset (when this build has it): write a file and read
+// it back as numbered lines, with the original's argument JSON.
+func TestBuiltinFileTools(t *testing.T) {
+	dir := t.TempDir()
+	cfg, _ := json.Marshal(map[string]any{
+		"builtin_toolsets": []string{"file"},
+		"terminal":         map[string]any{"cwd": dir},
+		"data_dir":         dir + "/data",
+	})
+	rt, err := New(string(cfg))
+	if errors.Is(err, ErrUnsupported) || (err != nil && strings.Contains(err.Error(), "unknown toolset")) {
+		t.Skip("built-in file toolset not in this build:", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	contains(t, mustDispatch(t, rt, "write_file", `{"path":"go.txt","content":"hello\ngo\n"}`, ""), `"bytes_written":9`)
+	contains(t, mustDispatch(t, rt, "read_file", `{"path":"go.txt","offset":2}`, ""), `"content":"2|go"`)
+}

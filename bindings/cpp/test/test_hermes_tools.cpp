@@ -4,6 +4,8 @@
 #include "hermes_tools.hpp"
 
 #include <atomic>
+#include <cstdlib>
+#include <unistd.h>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -464,6 +466,28 @@ TEST(builtin_terminal_and_events) {
   rt->cleanup_task("cpp-test");
 }
 
+// The built-in file toolset (when this build has it): write a file in a
+// temporary folder and read it back as numbered lines.
+TEST(builtin_file_tools) {
+  char tmpl[] = "/tmp/ht-cpp-file-XXXXXX";
+  const char *dir = mkdtemp(tmpl);
+  CHECK(dir != nullptr);
+  std::string d(dir);
+  std::unique_ptr<ht::Runtime> rt;
+  try {
+    rt = std::make_unique<ht::Runtime>("{\"builtin_toolsets\":[\"file\"],\"terminal\":{\"cwd\":\"" + d +
+                                       "\"},\"data_dir\":\"" + d + "/data\"}");
+  } catch (const ht::Error &e) {
+    if (e.status() != ht::Status::Unsupported && e.status() != ht::Status::InvalidArgument) throw;
+    std::printf("# skip: built-in file toolset not in this build\n");
+    return;
+  }
+  CONTAINS(rt->dispatch("write_file", R"({"path":"cpp.txt","content":"hello\ncpp\n"})"), "\"bytes_written\":10");
+  CONTAINS(rt->dispatch("read_file", R"({"path":"cpp.txt"})"), "\"content\":\"1|hello\\n2|cpp\"");
+  std::remove((d + "/cpp.txt").c_str());
+  rmdir(dir);
+}
+
 // Approvals with the built-in terminal: an async handler answering from its
 // own thread approves one command and denies another; block-tier commands
 // never reach it; the handler's closure is released exactly once.
@@ -627,6 +651,7 @@ int main() {
   RUN(concurrent_dispatch);
   RUN(log_handler);
   RUN(builtin_terminal_and_events);
+  RUN(builtin_file_tools);
   RUN(approval_handler);
   RUN(terminal_process_write_cwd_env);
   RUN(interceptor);

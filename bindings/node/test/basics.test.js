@@ -308,3 +308,22 @@ test('interceptor handles agent-loop tools', () =>
     rt.setInterceptor(null);
     assert.match(await rt.dispatch('todo', {}), /agent loop/);
   }));
+
+test('built-in file tools write and read a file', {
+  skip: (ht.features().builtin_toolsets || []).includes('file') ? false : 'library without the built-in file toolset',
+}, async () => {
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const path = require('node:path');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ht-node-file-'));
+  const rt = new Runtime({ builtin_toolsets: ['file'], terminal: { cwd: dir }, data_dir: path.join(dir, 'data') });
+  try {
+    const w = JSON.parse(await rt.dispatch('write_file', { path: 'node.txt', content: 'hello\nnode\n' }));
+    assert.equal(w.bytes_written, 11);
+    const r = JSON.parse(await rt.dispatch('read_file', { path: 'node.txt' }));
+    assert.equal(r.content, '1|hello\n2|node');
+  } finally {
+    await rt.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

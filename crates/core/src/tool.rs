@@ -186,6 +186,24 @@ pub trait ToolServices: Send + Sync {
         ctx: &CallContext,
         cancel: &CancelToken,
     ) -> CommandDecision;
+    /// Decide whether an action that is not a shell command may proceed
+    /// (a file tool reading a credential file or writing a shell profile):
+    /// `check` carries its reasons, `subject` is what a human is shown
+    /// (and what an approval is bound to). Same policy, handler and
+    /// timeouts as commands; without an approval service it is denied.
+    fn approve_check(
+        &self,
+        check: hermes_approval::CheckResult,
+        subject: &str,
+        ctx: &CallContext,
+        cancel: &CancelToken,
+    ) -> CommandDecision {
+        let _ = (subject, ctx, cancel);
+        CommandDecision::Deny {
+            message: "no approval service: the action is not allowed".into(),
+            check: Box::new(check),
+        }
+    }
     /// Send an event (a JSON object) to the host's event handler.
     fn emit_event(&self, event: Value);
     /// Whether anyone listens to events (saves building them).

@@ -18,6 +18,7 @@
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
 pub mod env;
+pub mod fs;
 pub mod local;
 pub mod pump;
 pub mod sandbox;

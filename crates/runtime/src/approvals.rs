@@ -128,6 +128,18 @@ pub fn decide(
     let check = shared
         .approval_engine
         .check_with(command, &shared.check_options);
+    decide_check(shared, check, command, ctx, cancel)
+}
+
+/// The policy's decision for an analysis made elsewhere (a built-in tool's
+/// own findings about a file path), asking the host when it must.
+pub fn decide_check(
+    shared: &Approvals,
+    check: hermes_approval::CheckResult,
+    command: &str,
+    ctx: &CallContext,
+    cancel: &CancelToken,
+) -> CommandDecision {
     let actx = ApprovalContext {
         session_id: ctx.session_id.clone(),
         interactive: ctx.interactive.unwrap_or(true),

@@ -4,6 +4,9 @@
 
 use serde::Deserialize;
 
+pub use hermes_builtins::file::FileConfig;
+pub use hermes_builtins::memory::MemoryConfig;
+pub use hermes_builtins::skills::SkillsConfig;
 pub use hermes_builtins::terminal::TerminalConfig;
 pub use hermes_core::config::{AvailabilityConfig, DispatchConfig, LimitsConfig};
 use hermes_core::error::{Error, Result};
@@ -18,13 +21,23 @@ pub struct Config {
     /// "skills", and "tool_search" (loads definitions a schema budget deferred).
     pub builtin_toolsets: Vec<String>,
     pub terminal: TerminalConfig,
+    /// The file toolset's limits.
+    pub file: FileConfig,
+    /// The memory toolset's store folder and limits.
+    pub memory: MemoryConfig,
+    /// The skills toolset's extra folders and guard.
+    pub skills: SkillsConfig,
     pub approvals: ApprovalsConfig,
     pub dispatch: DispatchConfig,
     pub availability: AvailabilityConfig,
     /// Caps on what a host or a model can make the library hold.
     pub limits: LimitsConfig,
+    /// The runtime's data folder (memories, default skills folder);
+    /// default `$HERMES_HOME`, else `~/.hermes`, as the original.
     pub data_dir: Option<String>,
+    /// Where skills live and skill_manage writes (default `<data_dir>/skills`).
     pub skills_dir: Option<String>,
+    /// File tools refuse paths outside this folder (symlinks resolved).
     pub workspace_root: Option<String>,
     /// Minimum level forwarded to the host log handler: error|warn|info|debug|trace.
     pub log_level: Option<String>,
@@ -117,6 +130,21 @@ impl Config {
         ] {
             seconds(&format!("{c}: {key}"), v, true)?;
         }
+        if cfg.file.max_lines == 0
+            || cfg.file.max_read_chars < 1000
+            || cfg.file.max_line_length == 0
+        {
+            return Err(Error::invalid(
+                "runtime config: file: max_lines and max_line_length must be positive, max_read_chars >= 1000",
+            ));
+        }
+        if let Some(root) = &cfg.workspace_root
+            && !std::path::Path::new(&expand_home(root)).is_dir()
+        {
+            return Err(Error::invalid(format!(
+                "runtime config: workspace_root: '{root}' is not a directory"
+            )));
+        }
         if cfg.dispatch.max_result_size_chars < 1000 {
             return Err(Error::invalid(
                 "runtime config: dispatch.max_result_size_chars must be >= 1000",
@@ -130,5 +158,44 @@ impl Config {
             )));
         }
         Ok(cfg)
+    }
+}
+
+/// `~` and `~/...` against `$HOME`.
+pub fn expand_home(p: &str) -> String {
+    if (p == "~" || p.starts_with("~/"))
+        && let Some(home) = std::env::var_os("HOME")
+    {
+        return format!("{}{}", home.to_string_lossy(), &p[1..]);
+    }
+    p.to_string()
+}
+
+impl Config {
+    /// The data folder: `data_dir`, else `$HERMES_HOME`, else `~/.hermes`.
+    pub fn data_dir(&self) -> std::path::PathBuf {
+        if let Some(d) = &self.data_dir {
+            return expand_home(d).into();
+        }
+        if let Some(h) = std::env::var_os("HERMES_HOME").filter(|h| !h.is_empty()) {
+            return h.into();
+        }
+        std::path::PathBuf::from(expand_home("~/.hermes"))
+    }
+
+    /// The skills folder: `skills_dir`, else `<data_dir>/skills`.
+    pub fn skills_dir(&self) -> std::path::PathBuf {
+        match &self.skills_dir {
+            Some(d) => expand_home(d).into(),
+            None => self.data_dir().join("skills"),
+        }
+    }
+
+    /// The memories folder: `memory.dir`, else `<data_dir>/memories`.
+    pub fn memory_dir(&self) -> std::path::PathBuf {
+        match &self.memory.dir {
+            Some(d) => expand_home(d).into(),
+            None => self.data_dir().join("memories"),
+        }
     }
 }

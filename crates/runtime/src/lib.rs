@@ -16,7 +16,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use hermes_builtins::activity::Activity;
+use hermes_builtins::file::FileCtx;
+use hermes_builtins::memory::Memory;
+use hermes_builtins::skills::SkillsCtx;
 use hermes_builtins::terminal::Terminal;
+use hermes_builtins::todo::Todos;
 use hermes_core::availability::Check;
 use hermes_core::dispatch::{self, CallContext, OnDone};
 use hermes_core::error::{Error, Result};
@@ -78,6 +83,16 @@ impl ToolServices for Services {
         approvals::decide(&self.approvals, command, ctx, cancel)
     }
 
+    fn approve_check(
+        &self,
+        check: hermes_approval::CheckResult,
+        subject: &str,
+        ctx: &CallContext,
+        cancel: &CancelToken,
+    ) -> CommandDecision {
+        approvals::decide_check(&self.approvals, check, subject, ctx, cancel)
+    }
+
     fn emit_event(&self, event: Value) {
         let sink = self.events.read().clone();
         let Some(sink) = sink else {
@@ -133,6 +148,11 @@ pub struct Runtime {
     services: Arc<Services>,
     config: Config,
     terminal: Option<Arc<Terminal>>,
+    files: Option<Arc<FileCtx>>,
+    todos: Option<Arc<Todos>>,
+    memory: Option<Arc<Memory>>,
+    skills: Option<Arc<SkillsCtx>>,
+    activity: Arc<Activity>,
     lifecycles: Mutex<Vec<Arc<dyn Lifecycle>>>,
 }
 
@@ -177,6 +197,11 @@ impl Runtime {
             services,
             config,
             terminal: None,
+            files: None,
+            todos: None,
+            memory: None,
+            skills: None,
+            activity: Arc::new(Activity::default()),
             lifecycles: Mutex::new(Vec::new()),
         };
         if let Err(e) = rt.install_builtins() {
@@ -187,9 +212,13 @@ impl Runtime {
         Ok(rt)
     }
 
-    /// Install the built-in toolsets named in the config.
+    /// Install the built-in toolsets named in the config. The terminal goes
+    /// first, so the file tools can follow its per-task working directory.
     fn install_builtins(&mut self) -> Result<()> {
-        for name in self.config.builtin_toolsets.clone() {
+        let mut names = self.config.builtin_toolsets.clone();
+        names.sort_by_key(|n| n != "terminal");
+        names.dedup();
+        for name in names {
             match name.as_str() {
                 "terminal" => {
                     let services: Arc<dyn ToolServices> = self.services.clone();
@@ -198,10 +227,37 @@ impl Runtime {
                         services,
                         &self.core,
                     )?;
+                    term.set_activity(self.activity.clone());
                     self.lifecycles.lock().push(term.clone());
                     self.terminal = Some(term);
                 }
                 "tool_search" => hermes_core::search::install(&self.core)?,
+                "file" => {
+                    let files = hermes_builtins::file::install(self.file_ctx()?, &self.core)?;
+                    self.lifecycles.lock().push(files.clone());
+                    self.files = Some(files);
+                }
+                "todo" => {
+                    let todos = hermes_builtins::todo::install(self.activity.clone(), &self.core)?;
+                    self.lifecycles.lock().push(todos.clone());
+                    self.todos = Some(todos);
+                }
+                "memory" => {
+                    let memory = Memory::new(
+                        self.config.memory_dir(),
+                        &self.config.memory,
+                        self.activity.clone(),
+                    );
+                    self.memory = Some(hermes_builtins::memory::install(memory, &self.core)?);
+                }
+                "skills" => {
+                    let ctx = SkillsCtx::new(
+                        self.config.skills_dir(),
+                        self.config.skills.clone(),
+                        self.activity.clone(),
+                    );
+                    self.skills = Some(hermes_builtins::skills::install(ctx, &self.core)?);
+                }
                 _ => {
                     return Err(Error::new(
                         hermes_core::ErrorKind::Unsupported,
@@ -213,6 +269,73 @@ impl Runtime {
             }
         }
         Ok(())
+    }
+
+    /// The file toolset's state: the terminal backend's file system, the
+    /// task's working directory (the terminal's, which follows `cd`).
+    fn file_ctx(&self) -> Result<FileCtx> {
+        use hermes_builtins::terminal::default_cwd;
+        use hermes_exec::fs::{FileSystem, HostFs};
+        let tcfg = &self.config.terminal;
+        let base = default_cwd(tcfg);
+        let fs: Arc<dyn FileSystem> = match tcfg.backend.as_str() {
+            "sandbox" => Arc::new(HostFs::sandboxed(&hermes_exec::sandbox::SandboxConfig {
+                root: base.clone(),
+                network: tcfg.network,
+                ro_binds: tcfg.sandbox_ro_binds.iter().map(Into::into).collect(),
+                rw_binds: tcfg.sandbox_rw_binds.iter().map(Into::into).collect(),
+            })),
+            _ => Arc::new(HostFs::local()),
+        };
+        let cwd: hermes_builtins::file::CwdFn = match &self.terminal {
+            Some(term) => {
+                let term = Arc::downgrade(term);
+                let base = base.clone();
+                Arc::new(move |task: &str| {
+                    term.upgrade()
+                        .map(|t| t.task(task).cwd)
+                        .unwrap_or_else(|| base.clone())
+                })
+            }
+            None => Arc::new(move |_task: &str| base.clone()),
+        };
+        let home = std::env::var_os("HOME")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| "/".into());
+        let mut protected = Vec::new();
+        if let Some(p) = &self.config.approvals.allowlist_path {
+            protected.push(p.clone());
+        }
+        let services: Arc<dyn ToolServices> = self.services.clone();
+        Ok(FileCtx::new(
+            fs,
+            self.config.file.clone(),
+            cwd,
+            home,
+            self.config.data_dir(),
+            self.config
+                .workspace_root
+                .as_deref()
+                .map(|r| config::expand_home(r).into()),
+            protected,
+            services,
+            self.activity.clone(),
+        ))
+    }
+
+    /// A task's todo list and summary (`None` when the todo toolset is off).
+    pub fn todo_list(&self, task_id: &str) -> Option<Value> {
+        self.todos.as_ref().map(|t| t.list(task_id))
+    }
+
+    /// The memory toolset, when it is switched on.
+    pub fn memory(&self) -> Option<&Arc<Memory>> {
+        self.memory.as_ref()
+    }
+
+    /// The skills toolset, when it is switched on.
+    pub fn skills(&self) -> Option<&Arc<SkillsCtx>> {
+        self.skills.as_ref()
     }
 
     pub fn core(&self) -> &Arc<Core> {
@@ -397,6 +520,7 @@ impl Runtime {
         for l in lifecycles {
             l.cleanup_task(task_id);
         }
+        self.activity.forget(task_id);
     }
 
     /// Close: reject new work, cancel pending calls (their completions run

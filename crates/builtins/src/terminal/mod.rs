@@ -52,6 +52,8 @@ pub struct Terminal {
     engine: Option<hermes_core::engine::Engine>,
     live: Mutex<HashMap<String, LiveFg>>,
     closed: AtomicBool,
+    /// Told of every call, so the file tools' read guards reset.
+    activity: once_cell::sync::OnceCell<Arc<crate::activity::Activity>>,
 }
 
 /// Per-task state.
@@ -223,6 +225,7 @@ impl Terminal {
             next_task: AtomicU64::new(1),
             live: Mutex::new(HashMap::new()),
             closed: AtomicBool::new(false),
+            activity: once_cell::sync::OnceCell::new(),
         });
         Ok(term)
     }
@@ -243,6 +246,17 @@ pub struct Prepared {
 impl Terminal {
     pub fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)
+    }
+
+    /// Share the runtime's record of calls (set once, by the runtime).
+    pub fn set_activity(&self, activity: Arc<crate::activity::Activity>) {
+        let _ = self.activity.set(activity);
+    }
+
+    pub(crate) fn note_activity(&self, task_id: &str) {
+        if let Some(a) = self.activity.get() {
+            a.bump(task_id);
+        }
     }
 
     /// A copy of the task's state (created on first use).

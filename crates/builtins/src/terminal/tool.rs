@@ -108,6 +108,7 @@ pub struct TerminalTool(pub Arc<Terminal>);
 impl BlockingTool for TerminalTool {
     fn run(&self, args: Value, ctx: &RunCtx) -> ToolOutput {
         let term = &self.0;
+        term.note_activity(&ctx.context.task_id);
         let Some(command) = args.get("command").and_then(Value::as_str) else {
             let got = args.get("command").map_or("nothing", json_type);
             return err_result(
@@ -412,6 +413,7 @@ pub struct ProcessTool(pub Arc<Terminal>);
 impl BlockingTool for ProcessTool {
     fn run(&self, args: Value, ctx: &RunCtx) -> ToolOutput {
         let term = &self.0;
+        term.note_activity(&ctx.context.task_id);
         let action = args.get("action").and_then(Value::as_str).unwrap_or("");
         let task = ctx.context.task_id.as_str();
         let session = ctx.context.session_id.as_str();

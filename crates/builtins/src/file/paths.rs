@@ -1,0 +1,217 @@
+//! Where a path the model names really points, and whether touching it
+//! needs a human: `~` and relative paths resolved against the task's
+//! working directory, symlinks and `..` resolved before any check, the
+//! optional workspace root, and the original's read and write deny lists
+//! (the floor: these paths go through the approval policy).
+
+use std::path::{Component, Path, PathBuf};
+
+/// Expand `~` and make `p` absolute against `cwd` (lexically normalised).
+pub fn absolute(p: &str, cwd: &Path, home: &Path) -> PathBuf {
+    let p = p.trim();
+    let raw = if p == "~" {
+        home.to_path_buf()
+    } else if let Some(rest) = p.strip_prefix("~/") {
+        home.join(rest)
+    } else {
+        let pb = PathBuf::from(p);
+        if pb.is_absolute() { pb } else { cwd.join(pb) }
+    };
+    normalize(&raw)
+}
+
+/// Remove `.` and resolve `..` lexically.
+pub fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// The real location: symlinks resolved as far as the path exists.
+pub fn real(p: &Path) -> PathBuf {
+    hermes_exec::fs::resolve_existing_prefix(p)
+}
+
+/// Whether `p` (real) lies inside `root` (real).
+pub fn inside(p: &Path, root: &Path) -> bool {
+    p.starts_with(root)
+}
+
+const ENV_FILES: &[&str] = &[
+    ".env",
+    ".env.local",
+    ".env.development",
+    ".env.production",
+    ".env.test",
+    ".env.staging",
+    ".envrc",
+];
+
+/// Why reading `p` (real) needs approval: credential files of the runtime's
+/// data directory and project environment files (the original's read deny
+/// list), plus the usual credential stores of the user.
+pub fn read_sensitive(p: &Path, home: &Path, data_dir: &Path) -> Option<String> {
+    let name = p.file_name()?.to_string_lossy();
+    if ENV_FILES.contains(&name.as_ref()) {
+        return Some(format!(
+            "reads an environment file ({name}) that usually holds secrets"
+        ));
+    }
+    if p.starts_with(data_dir) {
+        let rel = p.strip_prefix(data_dir).ok()?;
+        let first = rel.components().next()?.as_os_str().to_string_lossy();
+        if ["auth.json", ".anthropic_oauth.json", "mcp-tokens"].contains(&first.as_ref())
+            || rel.starts_with("skills/.hub")
+        {
+            return Some(format!(
+                "reads the runtime's credential file {}",
+                p.display()
+            ));
+        }
+    }
+    for dir in [".ssh", ".aws", ".gnupg", ".kube", ".docker", ".azure"] {
+        if p.starts_with(home.join(dir)) && !name.ends_with(".pub") && name != "known_hosts" {
+            return Some(format!("reads a credential file under ~/{dir}"));
+        }
+    }
+    for f in [".netrc", ".pgpass", ".git-credentials", ".npmrc", ".pypirc"] {
+        if p == home.join(f) {
+            return Some(format!("reads the credential file ~/{f}"));
+        }
+    }
+    if p == Path::new("/etc/shadow") || p == Path::new("/etc/gshadow") {
+        return Some("reads the system password database".into());
+    }
+    None
+}
+
+/// Why writing `p` (real) needs approval: the original's write deny list
+/// (credentials, system configuration), shell profiles, and the runtime's
+/// own config and allowlist (`protected`).
+pub fn write_sensitive(
+    p: &Path,
+    home: &Path,
+    data_dir: &Path,
+    protected: &[PathBuf],
+) -> Option<String> {
+    for q in protected {
+        if p == q || p.starts_with(q) && q.is_dir() {
+            return Some(format!(
+                "writes the runtime's own configuration or allowlist ({})",
+                q.display()
+            ));
+        }
+    }
+    for dir in [
+        ".ssh",
+        ".aws",
+        ".gnupg",
+        ".kube",
+        ".docker",
+        ".azure",
+        ".config/gh",
+        ".config/gcloud",
+    ] {
+        if p.starts_with(home.join(dir)) {
+            return Some(format!("writes credentials or keys under ~/{dir}"));
+        }
+    }
+    for f in [
+        ".netrc",
+        ".pgpass",
+        ".npmrc",
+        ".pypirc",
+        ".git-credentials",
+        ".bashrc",
+        ".bash_profile",
+        ".bash_login",
+        ".profile",
+        ".zshrc",
+        ".zprofile",
+        ".zshenv",
+        ".zlogin",
+        ".config/fish/config.fish",
+    ] {
+        if p == home.join(f) {
+            return Some(format!(
+                "writes ~/{f} (credentials or a shell profile that runs at every login)"
+            ));
+        }
+    }
+    for sys in [
+        "/etc/sudoers",
+        "/etc/sudoers.d",
+        "/etc/systemd",
+        "/etc/passwd",
+        "/etc/shadow",
+        "/etc/group",
+        "/etc/crontab",
+        "/etc/cron.d",
+        "/etc/profile",
+        "/etc/profile.d",
+        "/etc/ld.so.preload",
+        "/etc/hosts",
+        "/boot",
+    ] {
+        if p.starts_with(sys) {
+            return Some(format!("writes system configuration ({sys})"));
+        }
+    }
+    if p.starts_with(data_dir) {
+        let rel = p.strip_prefix(data_dir).ok()?;
+        let first = rel.components().next()?.as_os_str().to_string_lossy();
+        if [
+            ".env",
+            "state.db",
+            "sessions",
+            "mcp-tokens",
+            "pairing",
+            "auth.json",
+            "config.yaml",
+        ]
+        .contains(&first.as_ref())
+        {
+            return Some(format!("writes the runtime's own data ({})", p.display()));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolve() {
+        let home = Path::new("/home/u");
+        let cwd = Path::new("/w/p");
+        assert_eq!(absolute("a/../b", cwd, home), PathBuf::from("/w/p/b"));
+        assert_eq!(absolute("~/x", cwd, home), PathBuf::from("/home/u/x"));
+        assert_eq!(
+            absolute("/etc/./hosts", cwd, home),
+            PathBuf::from("/etc/hosts")
+        );
+    }
+
+    #[test]
+    fn deny_lists() {
+        let home = Path::new("/home/u");
+        let data = Path::new("/home/u/.hermes");
+        assert!(read_sensitive(Path::new("/w/.env"), home, data).is_some());
+        assert!(read_sensitive(Path::new("/home/u/.ssh/id_rsa"), home, data).is_some());
+        assert!(read_sensitive(Path::new("/home/u/.ssh/id_rsa.pub"), home, data).is_none());
+        assert!(read_sensitive(Path::new("/home/u/.hermes/auth.json"), home, data).is_some());
+        assert!(read_sensitive(Path::new("/w/main.rs"), home, data).is_none());
+        assert!(write_sensitive(Path::new("/home/u/.bashrc"), home, data, &[]).is_some());
+        assert!(write_sensitive(Path::new("/etc/sudoers.d/x"), home, data, &[]).is_some());
+        assert!(write_sensitive(Path::new("/w/x"), home, data, &[]).is_none());
+    }
+}

@@ -1,0 +1,505 @@
+//! `search_files`: content search (regex, ripgrep's matcher and searcher)
+//! and file-name search (globs), in process over a parallel gitignore-aware
+//! walk (ripgrep's `ignore` crate): no spawned `rg`/`grep`/`find`. Kept
+//! from the original: parameters, `content` / `files_only` / `count`
+//! output, context lines, the dense `matches_text` form from five matches
+//! on, credential files dropped. Done better: `total_count` is the true
+//! total (the original stops counting at its page), results are sorted by
+//! path (stable pages, where `rg`'s order changes run to run), bare file
+//! names match as substrings, and the truncation hint is inside the JSON.
+
+use grep_regex::RegexMatcherBuilder;
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
+use ignore::{WalkBuilder, WalkState};
+use parking_lot::Mutex;
+use serde_json::{Map, Value, json};
+use std::path::{Path, PathBuf};
+
+use super::paths;
+use super::state::FileCtx;
+use hermes_core::RunCtx;
+
+const MAX_MATCH_CHARS: usize = 500;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum OutMode {
+    Content,
+    FilesOnly,
+    Count,
+}
+
+/// One line of output: a match or a context line.
+struct Line {
+    line: u64,
+    text: String,
+    is_match: bool,
+}
+
+/// What one file gave.
+struct FileHits {
+    path: PathBuf,
+    count: u64,
+    lines: Vec<Line>,
+}
+
+struct Collect {
+    mode: OutMode,
+    keep: usize,
+    count: u64,
+    lines: Vec<Line>,
+}
+
+fn clip(bytes: &[u8]) -> String {
+    let b = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    let b = b.strip_suffix(b"\r").unwrap_or(b);
+    let s = String::from_utf8_lossy(b);
+    if s.chars().count() > MAX_MATCH_CHARS {
+        let mut t: String = s.chars().take(MAX_MATCH_CHARS).collect();
+        t.push_str("...");
+        t
+    } else {
+        s.into_owned()
+    }
+}
+
+impl Sink for Collect {
+    type Error = std::io::Error;
+    fn matched(&mut self, _s: &Searcher, m: &SinkMatch<'_>) -> Result<bool, Self::Error> {
+        self.count += 1;
+        if self.mode == OutMode::FilesOnly {
+            return Ok(false);
+        }
+        if self.mode == OutMode::Content && self.lines.len() < self.keep {
+            self.lines.push(Line {
+                line: m.line_number().unwrap_or(0),
+                text: clip(m.bytes()),
+                is_match: true,
+            });
+        }
+        Ok(true)
+    }
+    fn context(&mut self, _s: &Searcher, c: &SinkContext<'_>) -> Result<bool, Self::Error> {
+        if self.mode == OutMode::Content && self.lines.len() < self.keep {
+            self.lines.push(Line {
+                line: c.line_number().unwrap_or(0),
+                text: clip(c.bytes()),
+                is_match: false,
+            });
+        }
+        Ok(true)
+    }
+}
+
+fn int_arg(args: &Value, key: &str, default: i64) -> i64 {
+    match args.get(key) {
+        Some(Value::Number(n)) => n.as_i64().unwrap_or(default),
+        Some(Value::String(s)) => s.trim().parse().unwrap_or(default),
+        _ => default,
+    }
+}
+
+/// How a path is shown: under the path as the model gave it (like rg).
+fn display(given: &str, root: &Path, p: &Path) -> String {
+    match p.strip_prefix(root) {
+        Ok(rel) if rel.as_os_str().is_empty() => given.to_string(),
+        Ok(rel) => {
+            let g = given.trim_end_matches('/');
+            if g.is_empty() {
+                format!("/{}", rel.display())
+            } else {
+                format!("{g}/{}", rel.display())
+            }
+        }
+        Err(_) => p.display().to_string(),
+    }
+}
+
+pub fn run(fc: &FileCtx, args: &Value, ctx: &RunCtx) -> (Value, bool) {
+    let task = ctx.context.task_id.as_str();
+    let Some(pattern) = args.get("pattern").and_then(Value::as_str) else {
+        return (json!({"error": "pattern is required"}), true);
+    };
+    let target = match args
+        .get("target")
+        .and_then(Value::as_str)
+        .unwrap_or("content")
+    {
+        "content" | "grep" => "content",
+        "files" | "find" => "files",
+        other => {
+            return (
+                json!({"error": format!("unknown target '{other}': use 'content' or 'files'")}),
+                true,
+            );
+        }
+    };
+    let given = args
+        .get("path")
+        .and_then(Value::as_str)
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or(".");
+    let limit = int_arg(args, "limit", 50).clamp(1, fc.cfg.max_search_limit as i64) as usize;
+    let offset = int_arg(args, "offset", 0).clamp(0, 1 << 32) as usize;
+    let context = int_arg(args, "context", 0).clamp(0, 20) as usize;
+    let mode = match args
+        .get("output_mode")
+        .and_then(Value::as_str)
+        .unwrap_or("content")
+    {
+        "content" => OutMode::Content,
+        "files_only" | "files_with_matches" => OutMode::FilesOnly,
+        "count" => OutMode::Count,
+        other => {
+            return (
+                json!({"error": format!("unknown output_mode '{other}': use content, files_only or count")}),
+                true,
+            );
+        }
+    };
+    let (_abs, root) = match fc.resolve(task, given) {
+        Ok(p) => p,
+        Err(e) => return (json!({"total_count": 0, "error": e}), true),
+    };
+    if !fc.fs.host_paths() {
+        return (
+            json!({"error": format!("search_files is not available on the '{}' backend yet", fc.fs.name())}),
+            true,
+        );
+    }
+    if let Err(e) = fc.fs.check_read(&root) {
+        return (json!({"total_count": 0, "error": e.to_string()}), true);
+    }
+    if !root.exists() {
+        return (
+            json!({"total_count": 0, "error": format!("Path not found: {given}")}),
+            true,
+        );
+    }
+    let repeat = fc.search_repeat(task, args.to_string());
+    if repeat >= 4 {
+        return (
+            json!({"error": format!("BLOCKED: this exact search ran {repeat} times in a row with nothing else in between; the results have not changed. Use the results you already have, or change the pattern or path.")}),
+            true,
+        );
+    }
+    let glob = args
+        .get("file_glob")
+        .and_then(Value::as_str)
+        .filter(|s| !s.trim().is_empty());
+    let (mut v, is_error) = if target == "files" {
+        files(fc, pattern, given, &root, limit, offset)
+    } else {
+        content(
+            fc, pattern, given, &root, glob, limit, offset, context, mode,
+        )
+    };
+    if repeat == 3 && !is_error {
+        v["_warning"] = json!(
+            "You ran this exact search three times in a row: the results are the same. Move on, or search for something else."
+        );
+    }
+    (v, is_error)
+}
+
+fn walker(root: &Path, glob: Option<&str>) -> Result<WalkBuilder, String> {
+    let mut wb = WalkBuilder::new(root);
+    wb.threads(
+        std::thread::available_parallelism()
+            .map_or(2, |n| n.get())
+            .min(8),
+    );
+    if let Some(g) = glob {
+        let mut ob = ignore::overrides::OverrideBuilder::new(root);
+        ob.add(g)
+            .map_err(|e| format!("invalid file_glob '{g}': {e}"))?;
+        wb.overrides(
+            ob.build()
+                .map_err(|e| format!("invalid file_glob '{g}': {e}"))?,
+        );
+    }
+    Ok(wb)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn content(
+    fc: &FileCtx,
+    pattern: &str,
+    given: &str,
+    root: &Path,
+    glob: Option<&str>,
+    limit: usize,
+    offset: usize,
+    context: usize,
+    mode: OutMode,
+) -> (Value, bool) {
+    let matcher = match RegexMatcherBuilder::new()
+        .line_terminator(Some(b'\n'))
+        .build(pattern)
+    {
+        Ok(m) => m,
+        Err(e) => {
+            let msg = e.to_string();
+            if pattern.contains("\\n") || pattern.contains('\n') {
+                return (
+                    json!({"total_count": 0, "matches": [],
+                           "warning": "search_files is line oriented: a pattern cannot match across a newline. Search for one line of the text instead."}),
+                    false,
+                );
+            }
+            return (
+                json!({"error": format!("Search failed: regex parse error: {msg}")}),
+                true,
+            );
+        }
+    };
+    let wb = match walker(root, glob) {
+        Ok(w) => w,
+        Err(e) => return (json!({"error": e}), true),
+    };
+    let keep = (offset + limit) * (1 + 2 * context);
+    let hits: Mutex<Vec<FileHits>> = Mutex::new(Vec::new());
+    let omitted = Mutex::new(0usize);
+    let home = fc.home.clone();
+    let data_dir = fc.data_dir.clone();
+    wb.build_parallel().run(|| {
+        let matcher = matcher.clone();
+        let mut searcher = SearcherBuilder::new()
+            .line_number(true)
+            .binary_detection(BinaryDetection::quit(0))
+            .before_context(context)
+            .after_context(context)
+            .build();
+        let hits = &hits;
+        let omitted = &omitted;
+        let home = home.clone();
+        let data_dir = data_dir.clone();
+        Box::new(move |entry| {
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            let mut sink = Collect {
+                mode,
+                keep,
+                count: 0,
+                lines: Vec::new(),
+            };
+            if searcher
+                .search_path(&matcher, entry.path(), &mut sink)
+                .is_err()
+            {
+                return WalkState::Continue;
+            }
+            if sink.count > 0 {
+                if paths::read_sensitive(entry.path(), &home, &data_dir).is_some() {
+                    *omitted.lock() += 1;
+                    return WalkState::Continue;
+                }
+                hits.lock().push(FileHits {
+                    path: entry.into_path(),
+                    count: sink.count,
+                    lines: sink.lines,
+                });
+            }
+            WalkState::Continue
+        })
+    });
+    let mut hits = hits.into_inner();
+    hits.sort_by(|a, b| a.path.cmp(&b.path));
+    let omitted = omitted.into_inner();
+    let mut v = match mode {
+        OutMode::FilesOnly => {
+            let total = hits.len();
+            let files: Vec<String> = hits
+                .iter()
+                .skip(offset)
+                .take(limit)
+                .map(|h| display(given, root, &h.path))
+                .collect();
+            let mut v = json!({"total_count": total, "files": files});
+            if total > offset + limit {
+                v["truncated"] = json!(true);
+                v["hint"] = json!(format!(
+                    "Results truncated. Use offset={} to see more.",
+                    offset + limit
+                ));
+            }
+            v
+        }
+        OutMode::Count => {
+            let total: u64 = hits.iter().map(|h| h.count).sum();
+            let mut counts = Map::new();
+            for h in hits.iter().skip(offset).take(limit) {
+                counts.insert(display(given, root, &h.path), json!(h.count));
+            }
+            let mut v = json!({"total_count": total, "counts": counts});
+            if hits.len() > offset + limit {
+                v["truncated"] = json!(true);
+                v["hint"] = json!(format!(
+                    "{} files matched; use offset={} to see more.",
+                    hits.len(),
+                    offset + limit
+                ));
+            }
+            v
+        }
+        OutMode::Content => {
+            let total: u64 = hits.iter().map(|h| h.count).sum();
+            // page over matches; context lines travel with their match
+            let mut page: Vec<(String, &Line)> = Vec::new();
+            let mut seen = 0usize;
+            'outer: for h in &hits {
+                let shown = display(given, root, &h.path);
+                for l in &h.lines {
+                    if l.is_match {
+                        seen += 1;
+                        if seen > offset + limit {
+                            break 'outer;
+                        }
+                        if seen > offset {
+                            page.push((shown.clone(), l));
+                        }
+                    } else if seen >= offset {
+                        page.push((shown.clone(), l));
+                    }
+                }
+            }
+            let n_matches = page.iter().filter(|(_, l)| l.is_match).count();
+            let mut v = json!({"total_count": total});
+            if n_matches >= 5 || context > 0 {
+                let mut text = String::new();
+                let mut last: Option<&str> = None;
+                for (p, l) in &page {
+                    if last != Some(p.as_str()) {
+                        if !text.is_empty() {
+                            text.push('\n');
+                        }
+                        text.push_str(p);
+                        text.push('\n');
+                        last = Some(p.as_str());
+                    }
+                    let sep = if l.is_match { ':' } else { '-' };
+                    text.push_str(&format!("  {}{sep} {}\n", l.line, l.text));
+                }
+                v["matches_format"] = json!(
+                    "path, then '  <line>: <content>' for each match ('  <line>- <content>' for context lines)"
+                );
+                v["matches_text"] = json!(text.trim_end());
+            } else {
+                let matches: Vec<Value> = page
+                    .iter()
+                    .filter(|(_, l)| l.is_match)
+                    .map(|(p, l)| json!({"path": p, "line": l.line, "content": l.text}))
+                    .collect();
+                v["matches"] = json!(matches);
+            }
+            if total as usize > offset + limit {
+                v["truncated"] = json!(true);
+                v["limit_reason"] = json!(format!(
+                    "showing matches {}-{} of {}",
+                    offset + 1,
+                    offset + n_matches,
+                    total
+                ));
+                v["hint"] = json!(format!(
+                    "Results truncated. Use offset={} to see more.",
+                    offset + limit
+                ));
+            }
+            v
+        }
+    };
+    if omitted > 0 {
+        v["_omitted"] = json!(format!(
+            "{omitted} credential or environment file(s) matched and were left out (read them with read_file, which asks for approval)"
+        ));
+    }
+    (v, false)
+}
+
+fn files(
+    fc: &FileCtx,
+    pattern: &str,
+    given: &str,
+    root: &Path,
+    limit: usize,
+    offset: usize,
+) -> (Value, bool) {
+    let has_meta = pattern.contains(['*', '?', '[', '{']);
+    let glob_text = if has_meta {
+        pattern.to_string()
+    } else {
+        format!("*{pattern}*")
+    };
+    let by_path = glob_text.contains('/');
+    let glob = match globset::GlobBuilder::new(&glob_text)
+        .literal_separator(false)
+        .build()
+    {
+        Ok(g) => g.compile_matcher(),
+        Err(e) => {
+            return (
+                json!({"error": format!("invalid glob '{pattern}': {e}")}),
+                true,
+            );
+        }
+    };
+    let wb = match walker(root, None) {
+        Ok(w) => w,
+        Err(e) => return (json!({"error": e}), true),
+    };
+    let found: Mutex<Vec<(i128, PathBuf)>> = Mutex::new(Vec::new());
+    let home = fc.home.clone();
+    let data_dir = fc.data_dir.clone();
+    wb.build_parallel().run(|| {
+        let glob = glob.clone();
+        let found = &found;
+        let home = home.clone();
+        let data_dir = data_dir.clone();
+        Box::new(move |entry| {
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            let p = entry.path();
+            let ok = if by_path {
+                p.strip_prefix(root).is_ok_and(|r| glob.is_match(r))
+            } else {
+                p.file_name().is_some_and(|n| glob.is_match(n))
+            };
+            if ok && paths::read_sensitive(p, &home, &data_dir).is_none() {
+                let mtime = entry
+                    .metadata()
+                    .ok()
+                    .and_then(|m| m.modified().ok())
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or(0, |d| d.as_nanos() as i128);
+                found.lock().push((mtime, entry.into_path()));
+            }
+            WalkState::Continue
+        })
+    });
+    let mut found = found.into_inner();
+    // newest first (like rg --sortr=modified), then by path
+    found.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let total = found.len();
+    let files: Vec<String> = found
+        .iter()
+        .skip(offset)
+        .take(limit)
+        .map(|(_, p)| display(given, root, p))
+        .collect();
+    let mut v = json!({"total_count": total, "files": files});
+    if total > offset + limit {
+        v["truncated"] = json!(true);
+        v["hint"] = json!(format!(
+            "Results truncated. Use offset={} to see more, or a narrower pattern.",
+            offset + limit
+        ));
+    }
+    (v, false)
+}

@@ -1,0 +1,281 @@
+//! File access where the commands run, for the built-in file, memory and
+//! skills tools. It lives beside [`Environment`](crate::Environment) so each
+//! backend serves files the way it serves processes: the local backend
+//! reads and writes this machine's files directly; the sandbox backend the
+//! same files but only what bubblewrap would let a command see (system
+//! folders read-only, the working root and writable binds read-write);
+//! remote backends (ssh, docker) implement [`FileSystem`] over their
+//! connection and answer `false` to [`FileSystem::host_paths`], which turns
+//! off the in-process fast paths (directory walks for search).
+//!
+//! Kept in its own module, additive to the rest of the crate.
+
+use std::io::{self, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// What the tools need to know about a path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Meta {
+    pub len: u64,
+    /// Modification time in nanoseconds since the epoch.
+    pub mtime_ns: i128,
+    /// Permission bits (`0o644`).
+    pub mode: u32,
+    pub is_dir: bool,
+    pub is_file: bool,
+}
+
+/// One directory entry.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub name: String,
+    pub is_dir: bool,
+}
+
+/// Files as the task's environment sees them.
+pub trait FileSystem: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// Whether paths are this machine's paths, so a tool may walk and read
+    /// them with its own code (after [`FileSystem::check_read`]).
+    fn host_paths(&self) -> bool;
+    /// Fail unless the environment can see `path`.
+    fn check_read(&self, path: &Path) -> io::Result<()>;
+    /// Fail unless the environment may write `path`.
+    fn check_write(&self, path: &Path) -> io::Result<()>;
+    fn metadata(&self, path: &Path) -> io::Result<Meta>;
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>>;
+    /// At most `n` bytes from the start.
+    fn read_head(&self, path: &Path, n: usize) -> io::Result<Vec<u8>>;
+    /// Replace `path` atomically: a temporary file in the same folder, then
+    /// rename. `mode` sets the permission bits (else 0o644 less the umask
+    /// for a new file, the old file's bits for an existing one).
+    fn write_atomic(&self, path: &Path, data: &[u8], mode: Option<u32>) -> io::Result<()>;
+    /// `mkdir -p`; true when something was created.
+    fn create_dir_all(&self, path: &Path) -> io::Result<bool>;
+    fn remove_file(&self, path: &Path) -> io::Result<()>;
+    /// Remove an empty directory.
+    fn remove_dir(&self, path: &Path) -> io::Result<()>;
+    /// Remove a directory and everything below it.
+    fn remove_dir_all(&self, path: &Path) -> io::Result<()>;
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
+    fn read_dir(&self, path: &Path) -> io::Result<Vec<Entry>>;
+    /// The path with symlinks and `..` resolved (the path must exist).
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf>;
+}
+
+/// This machine's files, optionally restricted to what a sandbox sees.
+#[derive(Clone, Debug, Default)]
+pub struct HostFs {
+    /// `None`: everything is visible.
+    visible: Option<Vec<PathBuf>>,
+    /// `None`: everything is writable (as far as the OS allows).
+    writable: Option<Vec<PathBuf>>,
+    sandboxed: bool,
+}
+
+impl HostFs {
+    /// The local backend: no restriction beyond the OS's.
+    pub fn local() -> HostFs {
+        HostFs::default()
+    }
+
+    /// What the sandbox backend's commands see (see `sandbox.rs`): the
+    /// system folders and read-only binds for reading, the working root and
+    /// writable binds for both.
+    pub fn sandboxed(cfg: &crate::sandbox::SandboxConfig) -> HostFs {
+        let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let mut writable: Vec<PathBuf> = vec![canon(&cfg.root)];
+        writable.extend(cfg.rw_binds.iter().map(|p| canon(p)));
+        let mut visible = writable.clone();
+        visible.extend(cfg.ro_binds.iter().map(|p| canon(p)));
+        for d in [
+            "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
+        ] {
+            visible.push(canon(Path::new(d)));
+        }
+        HostFs {
+            visible: Some(visible),
+            writable: Some(writable),
+            sandboxed: true,
+        }
+    }
+
+    fn inside(list: &Option<Vec<PathBuf>>, path: &Path) -> bool {
+        match list {
+            None => true,
+            Some(roots) => {
+                // Judge the real location: resolve the longest existing prefix.
+                let real = resolve_existing_prefix(path);
+                roots.iter().any(|r| real.starts_with(r))
+            }
+        }
+    }
+}
+
+/// `path` with its longest existing ancestor canonicalized and the rest appended.
+pub fn resolve_existing_prefix(path: &Path) -> PathBuf {
+    let mut base = path.to_path_buf();
+    let mut rest: Vec<std::ffi::OsString> = Vec::new();
+    loop {
+        if let Ok(c) = std::fs::canonicalize(&base) {
+            let mut out = c;
+            for r in rest.iter().rev() {
+                if r == ".." {
+                    out.pop();
+                } else if r != "." {
+                    out.push(r);
+                }
+            }
+            return out;
+        }
+        match (base.parent(), base.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                base = parent.to_path_buf();
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
+static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+fn tmp_name(target: &Path) -> PathBuf {
+    let dir = target.parent().unwrap_or(Path::new("."));
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    dir.join(format!(".{name}.ht-tmp.{}.{n}.{t:x}", std::process::id()))
+}
+
+fn denied(what: &str, path: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::PermissionDenied,
+        format!("{} is outside what the sandbox {what}", path.display()),
+    )
+}
+
+impl FileSystem for HostFs {
+    fn name(&self) -> &'static str {
+        if self.sandboxed { "sandbox" } else { "local" }
+    }
+    fn host_paths(&self) -> bool {
+        true
+    }
+    fn check_read(&self, path: &Path) -> io::Result<()> {
+        if HostFs::inside(&self.visible, path) {
+            Ok(())
+        } else {
+            Err(denied("can see", path))
+        }
+    }
+    fn check_write(&self, path: &Path) -> io::Result<()> {
+        if HostFs::inside(&self.writable, path) {
+            Ok(())
+        } else {
+            Err(denied("may write", path))
+        }
+    }
+    fn metadata(&self, path: &Path) -> io::Result<Meta> {
+        self.check_read(path)?;
+        let m = std::fs::metadata(path)?;
+        Ok(Meta {
+            len: m.len(),
+            mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
+            mode: m.permissions().mode() & 0o7777,
+            is_dir: m.is_dir(),
+            is_file: m.is_file(),
+        })
+    }
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        self.check_read(path)?;
+        std::fs::read(path)
+    }
+    fn read_head(&self, path: &Path, n: usize) -> io::Result<Vec<u8>> {
+        use std::io::Read;
+        self.check_read(path)?;
+        let f = std::fs::File::open(path)?;
+        let mut buf = Vec::with_capacity(n.min(1 << 20));
+        f.take(n as u64).read_to_end(&mut buf)?;
+        Ok(buf)
+    }
+    fn write_atomic(&self, path: &Path, data: &[u8], mode: Option<u32>) -> io::Result<()> {
+        self.check_write(path)?;
+        let mode = match mode {
+            Some(m) => Some(m),
+            None => std::fs::metadata(path)
+                .ok()
+                .map(|m| m.permissions().mode() & 0o7777),
+        };
+        let tmp = tmp_name(path);
+        let result = (|| {
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o644)
+                .open(&tmp)?;
+            f.write_all(data)?;
+            if let Some(m) = mode {
+                f.set_permissions(std::fs::Permissions::from_mode(m))?;
+            }
+            f.sync_data()?;
+            drop(f);
+            std::fs::rename(&tmp, path)
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        result
+    }
+    fn create_dir_all(&self, path: &Path) -> io::Result<bool> {
+        if path.is_dir() {
+            return Ok(false);
+        }
+        self.check_write(path)?;
+        std::fs::create_dir_all(path)?;
+        Ok(true)
+    }
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        self.check_write(path)?;
+        std::fs::remove_file(path)
+    }
+    fn remove_dir(&self, path: &Path) -> io::Result<()> {
+        self.check_write(path)?;
+        std::fs::remove_dir(path)
+    }
+    fn remove_dir_all(&self, path: &Path) -> io::Result<()> {
+        self.check_write(path)?;
+        std::fs::remove_dir_all(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.check_write(from)?;
+        self.check_write(to)?;
+        std::fs::rename(from, to)
+    }
+    fn read_dir(&self, path: &Path) -> io::Result<Vec<Entry>> {
+        self.check_read(path)?;
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(path)? {
+            let e = e?;
+            let is_dir = e.file_type().map(|t| t.is_dir()).unwrap_or(false)
+                || (e.file_type().map(|t| t.is_symlink()).unwrap_or(false) && e.path().is_dir());
+            out.push(Entry {
+                name: e.file_name().to_string_lossy().into_owned(),
+                is_dir,
+            });
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(out)
+    }
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        std::fs::canonicalize(path)
+    }
+}
