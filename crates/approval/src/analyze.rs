@@ -607,7 +607,7 @@ impl Analyzer {
             "HISTSIZE" | "HISTFILESIZE" | "SAVEHIST" if value == "0" => {
                 self.finding("history-wipe", None, format!("{name}={value}"));
             }
-            _ if crate::families::package_env_risky(name, value) => {
+            _ if crate::sources::package_env_risky(name, value) => {
                 self.finding("untrusted-package-source", None, format!("{name}={value}"));
             }
             "PROMPT_COMMAND" | "GIT_SSH_COMMAND" | "GIT_PAGER" | "PAGER" | "EDITOR" | "VISUAL"

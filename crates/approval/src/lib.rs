@@ -103,6 +103,8 @@ pub mod policy;
 pub mod redact;
 pub mod rules;
 pub mod sandbox;
+pub mod sources;
+pub mod types;
 pub mod winshell;
 pub mod words;
 
@@ -118,18 +120,10 @@ pub use policy::{
 pub use redact::redact_secrets;
 pub use rules::{Matcher, Rule};
 pub use sandbox::{CheckOptions, SandboxFacts};
+pub use types::{RuleConfig, Verdict};
 
 /// Inputs longer than this are not parsed (only the regex floor runs).
 pub const MAX_INPUT: usize = 256 * 1024;
-
-/// The engine's decision for one command line. Ordered: `Allow < Ask < Block`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    Allow,
-    Ask,
-    Block,
-}
 
 /// One rule that matched, with the simple command it matched on.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
@@ -220,22 +214,6 @@ impl CheckResult {
         }
         s
     }
-}
-
-/// Host rule in the engine config.
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct RuleConfig {
-    pub key: String,
-    /// One line saying what the matched command does (required in packs).
-    #[serde(default)]
-    pub description: String,
-    /// `ask` or `block`.
-    pub tier: Verdict,
-    #[serde(default)]
-    pub argv_prefix: Option<Vec<String>>,
-    #[serde(default)]
-    pub pattern: Option<String>,
 }
 
 /// The shell the agent's commands are run by.

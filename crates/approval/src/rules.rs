@@ -13,9 +13,9 @@
 use once_cell::sync::Lazy;
 use regex::Regex;
 
-use super::Verdict;
 use super::analyze::{Analysis, DYN, Exec, cmd_name, is_interpreter, is_shell};
 use super::parse::RedirOp;
+use crate::types::Verdict;
 use crate::words::{display_argv, norm_path};
 
 pub type ExecMatcher = fn(&RuleCtx, usize, &Exec) -> bool;
@@ -27,7 +27,7 @@ pub enum Matcher {
     Exec(ExecMatcher),
     /// Built-in family check that also explains what the program does
     /// (see [`crate::families`]).
-    Explain(crate::families::ExplainMatcher),
+    Explain(ExplainMatcher),
     /// Raised by the analyser itself (fork bomb, dynamic payload, parse error).
     Finding,
     /// The argv starts with these words (first word compared by basename).
@@ -48,6 +48,10 @@ pub struct Rule {
     /// `"host"` or a host pack's name).
     pub pack: String,
 }
+
+/// A family matcher (see [`crate::families`]): `Some(explanation)` when
+/// the program does what the rule is about.
+pub type ExplainMatcher = fn(&RuleCtx, usize, &Exec) -> Option<&'static str>;
 
 /// What matchers can look at besides the program itself.
 pub struct RuleCtx<'a> {

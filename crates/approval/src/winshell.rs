@@ -24,7 +24,7 @@
 //! position), and for the payload of `powershell`/`pwsh`/`cmd` programs
 //! found by the POSIX analyser.
 
-use crate::Verdict;
+use crate::types::Verdict;
 
 /// Which Windows language a text is in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
