@@ -503,6 +503,7 @@ impl Engine {
                 && !acc.secrets.contains(value)
             {
                 acc.secrets.push(value.clone());
+                acc.redacted.clear();
             }
         }
         if primary {
@@ -619,10 +620,21 @@ fn truncate(s: &str, n: usize) -> &str {
     }
 }
 
-/// Redact an argv (one quick check for the whole argv first).
+/// Redact an argv (one quick check for the whole argv first, word by word:
+/// the same as the quick check of the joined argv without building it).
 fn redact_argv(argv: &[String]) -> Vec<String> {
     let dynamic = argv.iter().any(|w| w.contains(analyze::DYN));
-    if !dynamic && !redact::may_contain_secret(&argv.join(" ")) {
+    let n = argv.len();
+    let may = || {
+        argv.iter().enumerate().any(|(i, w)| {
+            redact::may_contain_secret(w)
+                // ` -pX` and ` -u ` span the word boundary in the joined text
+                || (i > 0
+                    && ((w.len() > 2 && (w.starts_with("-p") || w.starts_with("-P")))
+                        || ((w == "-u" || w == "-U") && i + 1 < n)))
+        })
+    };
+    if !dynamic && !may() {
         return argv.to_vec();
     }
     let words: Vec<String> = argv.iter().map(|w| w.replace(analyze::DYN, "$?")).collect();
@@ -633,6 +645,9 @@ fn redact_argv(argv: &[String]) -> Vec<String> {
 struct Acc {
     /// Secret values assigned in the command, scrubbed from the output.
     secrets: Vec<String>,
+    /// Redactions already computed in this check (`command` -> redacted):
+    /// several rules matching one program redact the same text once.
+    redacted: Vec<(String, String)>,
     seen: HashSet<Vec<String>>,
     reasons: Vec<Reason>,
     contained: Vec<Reason>,
@@ -658,6 +673,24 @@ impl Acc {
         argv.into_iter().map(|w| self.scrub(w)).collect()
     }
 
+    /// `command` with markers shown as `$?`, secrets redacted and assigned
+    /// secret values scrubbed (memoised within one check).
+    fn redact_command(&mut self, command: &str) -> String {
+        if let Some((_, r)) = self.redacted.iter().find(|(c, _)| c == command) {
+            return r.clone();
+        }
+        let shown = if command.contains(analyze::DYN) {
+            std::borrow::Cow::Owned(command.replace(analyze::DYN, "$?"))
+        } else {
+            std::borrow::Cow::Borrowed(command)
+        };
+        let r = self.scrub(redact_secrets(&shown));
+        if self.redacted.len() < 32 {
+            self.redacted.push((command.to_string(), r.clone()));
+        }
+        r
+    }
+
     fn push(&mut self, rule: Option<&Rule>, command: &str, argv: &[String]) {
         self.push_why(rule, None, command, argv, None)
     }
@@ -673,15 +706,22 @@ impl Acc {
         sandbox: Option<String>,
     ) {
         let Some(r) = rule else { return };
+        if (if sandbox.is_some() {
+            &self.contained
+        } else {
+            &self.reasons
+        })
+        .len()
+            >= 64
+        {
+            return;
+        }
+        let command = self.redact_command(command);
         let list = if sandbox.is_some() {
             &self.contained
         } else {
             &self.reasons
         };
-        if list.len() >= 64 {
-            return;
-        }
-        let command = self.scrub(redact_secrets(&command.replace(analyze::DYN, "$?")));
         if list.iter().any(|x| x.rule == r.key && x.command == command) {
             return;
         }
