@@ -1813,6 +1813,86 @@ fn unwrap(name: &str, argv: &[String]) -> Unwrap {
             let i = skip_opts(argv, 1, &[]);
             Unwrap::Argv(i + 1, false)
         }
+        // GTFOBins "shell" wrappers: one operand (architecture, time,
+        // group), then the command
+        "setarch" | "linux32" | "linux64" | "faketime" => {
+            let i = if name == "setarch" || name == "faketime" {
+                skip_opts(argv, skip_opts(argv, 1, &["-f"]) + 1, &[])
+            } else {
+                skip_opts(argv, 1, &[])
+            };
+            Unwrap::Argv(i, false)
+        }
+        "cpulimit" => Unwrap::Argv(
+            skip_opts(
+                argv,
+                1,
+                &["-l", "-p", "-e", "-m", "--limit", "--pid", "--exe"],
+            ),
+            false,
+        ),
+        "rlwrap" | "multitime" | "screen" | "entr" | "perf" => {
+            let vals: &[&str] = match name {
+                "rlwrap" => &["-f", "-H", "-l", "-P", "-S", "-z"],
+                "multitime" => &["-n", "-s", "-i", "-o"],
+                "screen" => &["-S", "-c", "-t", "-p", "-X", "-r", "-x"],
+                _ => &[],
+            };
+            let mut i = skip_opts(argv, 1, vals);
+            if name == "perf" {
+                // perf stat|record|trace [options] command
+                if i < n && matches!(argv[i].as_str(), "stat" | "record" | "trace") {
+                    i = skip_opts(argv, i + 1, &["-e", "-o", "-p", "-t", "-r", "-g", "-F"]);
+                } else {
+                    return Unwrap::None;
+                }
+            }
+            if name == "entr"
+                && argv[1..i]
+                    .iter()
+                    .any(|a| a.starts_with('-') && a.contains('s'))
+                && i < n
+            {
+                return Unwrap::Script(argv[i].clone());
+            }
+            Unwrap::Argv(i, false)
+        }
+        "capsh" => match argv.iter().position(|a| a == "--") {
+            // `capsh ... -- ARGS`: ARGS go to bash
+            Some(k) if argv.get(k + 1).is_some_and(|a| a == "-c") => argv
+                .get(k + 2)
+                .map_or(Unwrap::None, |c| Unwrap::Script(c.clone())),
+            _ => Unwrap::None,
+        },
+        "hyperfine" => {
+            let i = skip_opts(
+                argv,
+                1,
+                &[
+                    "-w",
+                    "-r",
+                    "-m",
+                    "-M",
+                    "-p",
+                    "-c",
+                    "-P",
+                    "-L",
+                    "-S",
+                    "-n",
+                    "--warmup",
+                    "--runs",
+                    "--prepare",
+                    "--cleanup",
+                    "--shell",
+                    "--export-json",
+                ],
+            );
+            if i < n {
+                Unwrap::Script(argv[i..].join("\n"))
+            } else {
+                Unwrap::None
+            }
+        }
         "cgexec" => Unwrap::Argv(skip_opts(argv, 1, &["-g"]), false),
         "strace" | "ltrace" => Unwrap::Argv(
             skip_opts(
@@ -2377,6 +2457,82 @@ fn option_payloads(name: &str, argv: &[String]) -> Vec<String> {
             "man" => {
                 if let Some(v) = val(k, "-P").or_else(|| val(k, "--pager")) {
                     out.push(v);
+                }
+            }
+            // GTFOBins: debugger, editor and client commands that run a shell
+            "gdb" | "cgdb" => {
+                if let Some(v) = val(k, "-ex").or_else(|| val(k, "--eval-command")) {
+                    let t = v.trim_start();
+                    if let Some(c) = t.strip_prefix('!').or_else(|| t.strip_prefix("shell ")) {
+                        out.push(c.to_string());
+                    }
+                }
+            }
+            "sed" | "gsed" => {
+                let script = val(k, "-e")
+                    .or_else(|| val(k, "--expression"))
+                    .or_else(|| (k == 1 && !a.starts_with('-')).then(|| a.to_string()))
+                    .or_else(|| {
+                        (k >= 2
+                            && !a.starts_with('-')
+                            && argv[1..k]
+                                .iter()
+                                .all(|w| w.starts_with('-') && !matches!(w.as_str(), "-e" | "-f")))
+                        .then(|| a.to_string())
+                    });
+                if let Some(sc) = script {
+                    for cmd in sc.split(['\n', ';']) {
+                        let t = cmd.trim_start_matches(|c: char| {
+                            c.is_ascii_digit() || c == '$' || c == ',' || c == ' '
+                        });
+                        if let Some(c) = t.strip_prefix("e ") {
+                            out.push(c.to_string());
+                        }
+                    }
+                }
+            }
+            "mysql" | "mariadb" | "psql" => {
+                if let Some(v) = val(k, "-e")
+                    .or_else(|| val(k, "-c"))
+                    .or_else(|| val(k, "--execute"))
+                    .or_else(|| val(k, "--command"))
+                {
+                    let t = v.trim_start();
+                    if let Some(c) = t.strip_prefix("\\!").or_else(|| t.strip_prefix("system ")) {
+                        out.push(c.to_string());
+                    }
+                }
+            }
+            "sqlite3" => {
+                let t = a.trim_start();
+                if k >= 2
+                    && let Some(c) = t
+                        .strip_prefix(".shell ")
+                        .or_else(|| t.strip_prefix(".system "))
+                {
+                    out.push(c.to_string());
+                }
+            }
+            "tmux" => {
+                if matches!(
+                    a,
+                    "new"
+                        | "new-session"
+                        | "new-window"
+                        | "neww"
+                        | "split-window"
+                        | "splitw"
+                        | "run-shell"
+                        | "run"
+                ) {
+                    let rest = skip_opts(
+                        argv,
+                        k + 1,
+                        &["-s", "-n", "-t", "-c", "-x", "-y", "-e", "-F", "-l"],
+                    );
+                    if rest < argv.len() {
+                        out.push(argv[rest..].join(" "));
+                    }
                 }
             }
             "vim" | "vi" | "nvim" | "ex" | "view" => {
