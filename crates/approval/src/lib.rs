@@ -94,6 +94,7 @@
 //! [`CheckResult::explain`] describes the whole decision.
 
 pub mod analyze;
+pub mod catalog;
 pub mod families;
 pub mod normalize;
 pub mod options;
@@ -351,6 +352,11 @@ impl Engine {
                     .map(|(key, tier, desc, f)| builtin(key, tier, desc, Matcher::Explain(f))),
             )
             .chain(
+                catalog::catalog_rows()
+                    .into_iter()
+                    .map(|(key, tier, desc, f)| builtin(key, tier, desc, Matcher::Describe(f))),
+            )
+            .chain(
                 winshell_rows()
                     .into_iter()
                     .map(|(key, tier, desc)| builtin(key, tier, desc, Matcher::Finding)),
@@ -540,7 +546,12 @@ impl Engine {
             let mut pattern_text: Option<String> = None;
             for r in &self.rules {
                 let mut why: Option<&'static str> = None;
+                let mut described: Option<String> = None;
                 let hit = match &r.matcher {
+                    Matcher::Describe(f) => {
+                        described = f(&ctx, i, e);
+                        described.is_some()
+                    }
                     Matcher::Exec(f) => f(&ctx, i, e),
                     Matcher::Explain(f) => {
                         why = f(&ctx, i, e);
@@ -558,6 +569,7 @@ impl Engine {
                     let contained = sandbox.and_then(|s| {
                         sandbox::contained(s, &r.key, r.tier, e, &ctx.targets[i], &a.execs)
                     });
+                    let why = described.as_deref().or(why);
                     acc.push_why(Some(r), why, d, &e.argv, contained);
                 }
             }

@@ -28,6 +28,9 @@ pub enum Matcher {
     /// Built-in family check that also explains what the program does
     /// (see [`crate::families`]).
     Explain(ExplainMatcher),
+    /// Built-in catalog check whose explanation names the account, scope
+    /// or object affected (see [`crate::catalog`]).
+    Describe(DescribeMatcher),
     /// Raised by the analyser itself (fork bomb, dynamic payload, parse error).
     Finding,
     /// The argv starts with these words (first word compared by basename).
@@ -52,6 +55,9 @@ pub struct Rule {
 /// A family matcher (see [`crate::families`]): `Some(explanation)` when
 /// the program does what the rule is about.
 pub type ExplainMatcher = fn(&RuleCtx, usize, &Exec) -> Option<&'static str>;
+
+/// A catalog matcher: `Some(explanation naming what is affected)`.
+pub type DescribeMatcher = fn(&RuleCtx, usize, &Exec) -> Option<String>;
 
 /// What matchers can look at besides the program itself.
 pub struct RuleCtx<'a> {
