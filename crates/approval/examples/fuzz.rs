@@ -10,7 +10,9 @@
 //! `fuzz/fuzz_targets/approval_check.rs`): no panic; an input the parser
 //! rejects (and the Windows reader does not claim) is never `allow`; `true && X` never lowers a verdict to `allow`;
 //! a sandboxed check never raises the verdict; JSON serialisation works.
-//! Exits non-zero with the failing input on stdout at the first violation.
+//! Exits non-zero with the failing input on stdout at the first violation;
+//! with `FUZZ_TRACE=FILE` each input is written to FILE before it is checked
+//! (for crashes that abort the process).
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
@@ -268,6 +270,7 @@ fn main() {
         }),
     };
     let mut rng = Rng(seed | 1);
+    let trace = std::env::var_os("FUZZ_TRACE");
     let start = std::time::Instant::now();
     let mut prev = String::new();
     let mut slowest = (0.0f64, String::new());
@@ -278,6 +281,10 @@ fn main() {
             prev.clone()
         };
         let input = mutate(&mut rng, &seeds, &base);
+        if let Some(p) = &trace {
+            // the input under test, for crashes that abort (stack overflow)
+            let _ = std::fs::write(p, &input);
+        }
         let t = std::time::Instant::now();
         let res = catch_unwind(AssertUnwindSafe(|| check_one(&engine, &sandboxed, &input)));
         let dt = t.elapsed().as_secs_f64();

@@ -138,10 +138,10 @@ pub fn catalog_rows() -> Vec<CatalogRow> {
             c_win_cred,
         ),
         (
-            "windows-account-change",
+            "account-change",
             Ask,
-            "create a Windows account or add one to a privileged group",
-            c_win_account,
+            "create, delete or lock an account, or add one to a privileged group",
+            c_account,
         ),
     ]
 }
@@ -240,6 +240,20 @@ fn c_kernel_module(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
                 Some(format!("loads kernel module {}", show(&m)))
             }
         }
+        "kexec" => (has_any(
+            e,
+            &[
+                "-l",
+                "--load",
+                "-s",
+                "--kexec-file-syscall",
+                "-e",
+                "--exec",
+                "-p",
+                "--load-panic",
+            ],
+        ))
+        .then(|| "loads or boots into another kernel (kexec)".into()),
         "kmod" => match first_words(e, 2).as_slice() {
             [s, m] if s == "insmod" || s == "rmmod" => {
                 Some(format!("{s}: kernel module {}", show(m)))
@@ -1397,7 +1411,7 @@ fn c_win_cred(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
     }
 }
 
-fn c_win_account(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
+fn c_account(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
     let a = lc_args(e);
     let add = a.iter().any(|x| x == "/add" || x == "-add");
     match e.name.as_str() {
@@ -1422,6 +1436,35 @@ fn c_win_account(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
                     .any(|x| x.contains("/users/") || x.contains("/groups/admin")) =>
         {
             Some("creates or changes a macOS account or the admin group".into())
+        }
+        "useradd" | "adduser" | "userdel" | "deluser" | "groupadd" | "addgroup" => {
+            let user = operands(
+                &e.argv,
+                &[
+                    "-s",
+                    "--shell",
+                    "-d",
+                    "--home",
+                    "-g",
+                    "--gid",
+                    "-G",
+                    "--groups",
+                    "-c",
+                    "--comment",
+                    "-u",
+                    "--uid",
+                    "-k",
+                    "-e",
+                    "-f",
+                    "-p",
+                    "--password",
+                    "-K",
+                ],
+            )
+            .last()
+            .map(|u| show(u))
+            .unwrap_or_else(|| "?".into());
+            Some(format!("{}: account {user}", e.name))
         }
         "sysadminctl" if a.iter().any(|x| x == "-adduser" || x == "-admin") => {
             Some("creates a macOS (admin) account".into())
