@@ -2514,6 +2514,9 @@ fn option_payloads(name: &str, argv: &[String]) -> Vec<String> {
                 }
             }
             "tmux" => {
+                // only the subcommand itself (the first operand), once
+                let k = skip_opts(argv, 1, &["-L", "-S", "-f", "-c", "-T"]);
+                let a = argv.get(k).map_or("", String::as_str);
                 if matches!(
                     a,
                     "new"
@@ -2534,6 +2537,7 @@ fn option_payloads(name: &str, argv: &[String]) -> Vec<String> {
                         out.push(argv[rest..].join(" "));
                     }
                 }
+                return out;
             }
             "vim" | "vi" | "nvim" | "ex" | "view" => {
                 let cmd = if a == "-c" || a == "--cmd" {

@@ -198,6 +198,21 @@ fn show(s: &str) -> String {
 // ---------------------------------------------------------------- block
 
 fn c_kernel_module(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
+    if !matches!(
+        e.name.as_str(),
+        "insmod"
+            | "rmmod"
+            | "modprobe"
+            | "kexec"
+            | "kmod"
+            | "kldload"
+            | "kldunload"
+            | "kextload"
+            | "kextunload"
+            | "kmutil"
+    ) {
+        return None;
+    }
     let n = e.name.as_str();
     let target = |skip: usize| {
         words(
@@ -271,6 +286,19 @@ fn c_kernel_module(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
 }
 
 fn c_firmware(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
+    if !matches!(
+        e.name.as_str(),
+        "flashrom"
+            | "fwupdmgr"
+            | "fwupdtool"
+            | "flash_erase"
+            | "flash_eraseall"
+            | "flashcp"
+            | "nandwrite"
+            | "mtd_debug"
+    ) {
+        return None;
+    }
     match e.name.as_str() {
         "flashrom" => {
             let w = has_any(e, &["-w", "--write", "-E", "--erase"]) || has_prefix(e, "--write=");
@@ -309,6 +337,24 @@ fn c_firmware(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
 }
 
 fn c_volume(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
+    if !matches!(
+        e.name.as_str(),
+        "lvremove"
+            | "vgremove"
+            | "pvremove"
+            | "zpool"
+            | "zfs"
+            | "btrfs"
+            | "mdadm"
+            | "cryptsetup"
+            | "hdparm"
+            | "nvme"
+            | "sg_format"
+            | "sg_sanitize"
+            | "dmsetup"
+    ) {
+        return None;
+    }
     if dry_run(e) {
         return None;
     }
@@ -640,6 +686,9 @@ fn gcloud_member(e: &Exec) -> String {
 }
 
 fn c_cloud_iam(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
+    if !matches!(e.name.as_str(), "gcloud" | "aws" | "az") {
+        return None;
+    }
     let w = words(
         e,
         &[
@@ -860,6 +909,9 @@ fn c_kube_rbac(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
 }
 
 fn c_repo_perms(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
+    if !matches!(e.name.as_str(), "gh" | "glab") {
+        return None;
+    }
     let w = words(
         e,
         &[
@@ -990,6 +1042,9 @@ fn c_repo_perms(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
 }
 
 fn c_secret_store(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
+    if !matches!(e.name.as_str(), "aws" | "gcloud" | "az" | "vault" | "bao") {
+        return None;
+    }
     let w = words(
         e,
         &[
@@ -1101,6 +1156,9 @@ fn c_secret_store(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
 }
 
 fn c_audit_off(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
+    if !matches!(e.name.as_str(), "aws" | "gcloud" | "az") {
+        return None;
+    }
     let w = words(
         e,
         &[
@@ -1180,6 +1238,12 @@ fn c_audit_off(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
 }
 
 fn c_token_print(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
+    if !matches!(
+        e.name.as_str(),
+        "gh" | "glab" | "gcloud" | "aws" | "az" | "doctl" | "heroku" | "npm" | "vault"
+    ) {
+        return None;
+    }
     let w = words(
         e,
         &[
@@ -1219,6 +1283,19 @@ fn c_token_print(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
 }
 
 fn c_persistence(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
+    if !matches!(
+        e.name.as_str(),
+        "systemctl"
+            | "launchctl"
+            | "update-rc.d"
+            | "chkconfig"
+            | "rc-update"
+            | "schtasks"
+            | "sc"
+            | "sc.exe"
+    ) {
+        return None;
+    }
     let w = words(e, &["--user", "-M", "--machine", "-H", "--host", "--root"]);
     let s = |k: usize| w.get(k).map(String::as_str).unwrap_or("");
     match e.name.as_str() {
@@ -1277,6 +1354,35 @@ fn url_in(a: &[String]) -> Option<&String> {
 }
 
 fn c_lolbas(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
+    if !matches!(
+        e.name.as_str(),
+        "certutil"
+            | "bitsadmin"
+            | "mshta"
+            | "regsvr32"
+            | "rundll32"
+            | "msiexec"
+            | "cmstp"
+            | "installutil"
+            | "regasm"
+            | "regsvcs"
+            | "odbcconf"
+            | "pcalua"
+            | "msxsl"
+            | "ieexec"
+            | "presentationhost"
+            | "xwizard"
+            | "msdt"
+            | "forfiles"
+            | "wmic"
+            | "hh"
+            | "esentutl"
+            | "expand"
+            | "extrac32"
+            | "replace"
+    ) {
+        return None;
+    }
     let a = lc_args(e);
     let any = |ws: &[&str]| {
         a.iter()
@@ -1363,6 +1469,23 @@ fn c_lolbas(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
 }
 
 fn c_win_cred(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
+    if !matches!(
+        e.name.as_str(),
+        "rundll32"
+            | "procdump"
+            | "procdump64"
+            | "reg"
+            | "ntdsutil"
+            | "esentutl"
+            | "vssadmin"
+            | "mimikatz"
+            | "secretsdump.py"
+            | "secretsdump"
+            | "pypykatz"
+            | "lazagne"
+    ) {
+        return None;
+    }
     let a = lc_args(e);
     let j = a.join(" ");
     match e.name.as_str() {
@@ -1412,6 +1535,21 @@ fn c_win_cred(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
 }
 
 fn c_account(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
+    if !matches!(
+        e.name.as_str(),
+        "net"
+            | "net1"
+            | "dscl"
+            | "sysadminctl"
+            | "useradd"
+            | "adduser"
+            | "userdel"
+            | "deluser"
+            | "groupadd"
+            | "addgroup"
+    ) {
+        return None;
+    }
     let a = lc_args(e);
     let add = a.iter().any(|x| x == "/add" || x == "-add");
     match e.name.as_str() {
@@ -1437,7 +1575,7 @@ fn c_account(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
         {
             Some("creates or changes a macOS account or the admin group".into())
         }
-        "useradd" | "adduser" | "userdel" | "deluser" | "groupadd" | "addgroup" => {
+        "userdel" | "deluser" => {
             let user = operands(
                 &e.argv,
                 &[
