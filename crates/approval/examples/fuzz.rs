@@ -270,7 +270,7 @@ fn main() {
         }),
     };
     let mut rng = Rng(seed | 1);
-    let trace = std::env::var_os("FUZZ_TRACE");
+    let trace = std::env::var_os("FUZZ_TRACE").and_then(|p| std::fs::File::create(p).ok());
     let start = std::time::Instant::now();
     let mut prev = String::new();
     let mut slowest = (0.0f64, String::new());
@@ -281,9 +281,11 @@ fn main() {
             prev.clone()
         };
         let input = mutate(&mut rng, &seeds, &base);
-        if let Some(p) = &trace {
+        if let Some(f) = &trace {
             // the input under test, for crashes that abort (stack overflow)
-            let _ = std::fs::write(p, &input);
+            use std::os::unix::fs::FileExt;
+            let _ = f.set_len(0);
+            let _ = f.write_at(input.as_bytes(), 0);
         }
         let t = std::time::Instant::now();
         let res = catch_unwind(AssertUnwindSafe(|| check_one(&engine, &sandboxed, &input)));

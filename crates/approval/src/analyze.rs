@@ -122,6 +122,10 @@ pub struct Analyzer {
     secret_words: Vec<String>,
     /// Prefix assignments of the current simple command.
     cur_env: Vec<(String, String)>,
+    /// Heredocs whose body is being expanded (table level, index): a body
+    /// whose expansion reaches the same heredoc again is not re-expanded
+    /// (an unbounded recursion otherwise: found by fuzzing).
+    expanding: Vec<(usize, usize)>,
 }
 
 /// Analyse a normalised command line.
@@ -138,6 +142,7 @@ pub fn analyze(text: &str) -> Analysis {
         secret_hit: false,
         secret_words: Vec::new(),
         cur_env: Vec::new(),
+        expanding: Vec::new(),
     };
     a.vars.insert("HOME".into(), Val::Known("~".into()));
     a.vars
@@ -421,12 +426,19 @@ impl Analyzer {
                     if let Some(idx) = r.heredoc
                         && let Some(hd) = self.heredoc(idx).cloned()
                     {
-                        let text = if hd.expand && !hd.parts.is_empty() {
+                        let key = (self.heredoc_tables.len(), idx);
+                        let text = if hd.expand
+                            && !hd.parts.is_empty()
+                            && !self.expanding.contains(&key)
+                            && self.expanding.len() < parse::MAX_DEPTH
+                        {
                             let w = Word {
                                 parts: vec![Part::Dq(hd.parts.clone())],
                                 raw: String::new(),
                             };
+                            self.expanding.push(key);
                             let f = self.expand_word(&w, false, ctx);
+                            self.expanding.pop();
                             f.into_iter().map(|f| f.s).collect::<Vec<_>>().join(" ")
                         } else {
                             hd.body.clone()
