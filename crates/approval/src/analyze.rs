@@ -157,7 +157,12 @@ pub fn analyze(text: &str) -> Analysis {
 /// Basename of a program path, lowercased, without `.exe`.
 pub fn cmd_name(argv0: &str) -> String {
     let base = argv0.rsplit(['/', '\\']).next().unwrap_or(argv0);
-    let mut n = base.to_lowercase();
+    // ASCII fast path: the same result as `to_lowercase` for ASCII
+    let mut n = if base.is_ascii() {
+        base.to_ascii_lowercase()
+    } else {
+        base.to_lowercase()
+    };
     for ext in [".exe", ".com", ".bat", ".cmd"] {
         if n.len() > ext.len() && n.ends_with(ext) {
             n.truncate(n.len() - ext.len());

@@ -527,8 +527,11 @@ impl Engine {
             single: rules::analysis_is_single(&a) && !text.contains(['\n', ';', '&', '|']),
         };
         for (i, e) in a.execs.iter().enumerate() {
+            // the redacted argv, computed once for the report and every reason
+            let mut red: Option<Vec<String>> = None;
             if !e.argv.is_empty() && acc.commands.len() < 256 {
                 let argv = acc.scrub_argv(redact_argv(&e.argv));
+                red = Some(argv.clone());
                 let dup = if acc.commands.len() < 16 {
                     acc.commands.contains(&argv)
                 } else {
@@ -570,7 +573,8 @@ impl Engine {
                         sandbox::contained(s, &r.key, r.tier, e, &ctx.targets[i], &a.execs)
                     });
                     let why = described.as_deref().or(why);
-                    acc.push_why(Some(r), why, d, &e.argv, contained);
+                    let red = red.get_or_insert_with(|| acc.scrub_argv(redact_argv(&e.argv)));
+                    acc.push_reason(Some(r), why, d, red, contained);
                 }
             }
             // the script of `powershell -c ...` / `cmd /c ...`
@@ -717,6 +721,23 @@ impl Acc {
         argv: &[String],
         sandbox: Option<String>,
     ) {
+        let red = if argv.is_empty() {
+            Vec::new()
+        } else {
+            self.scrub_argv(redact_argv(argv))
+        };
+        self.push_reason(rule, why, command, &red, sandbox);
+    }
+
+    /// [`Acc::push_why`] with the argv already redacted and scrubbed.
+    fn push_reason(
+        &mut self,
+        rule: Option<&Rule>,
+        why: Option<&str>,
+        command: &str,
+        red: &[String],
+        sandbox: Option<String>,
+    ) {
         let Some(r) = rule else { return };
         if (if sandbox.is_some() {
             &self.contained
@@ -743,7 +764,7 @@ impl Acc {
             tier: r.tier,
             command,
             pack: r.pack.clone(),
-            argv: self.scrub_argv(redact_argv(argv)),
+            argv: red.to_vec(),
             sandbox: sandbox.clone(),
         };
         if sandbox.is_some() {

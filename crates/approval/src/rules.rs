@@ -333,7 +333,11 @@ pub fn builtin_rows() -> Vec<RuleRow> {
 // ---------------------------------------------------------------- helpers
 
 pub(crate) fn lc(s: &str) -> String {
-    s.to_lowercase()
+    if s.is_ascii() {
+        s.to_ascii_lowercase()
+    } else {
+        s.to_lowercase()
+    }
 }
 
 /// Operands of a command: words after options (GNU permutation: options may
@@ -479,7 +483,7 @@ const CRITICAL: &[&str] = &[
 /// Recursive deletion of this path would be catastrophic.
 pub fn is_critical(p: &str) -> bool {
     let n = norm_path(p);
-    let nl = n.to_lowercase();
+    let nl = lc(&n);
     let base = nl.trim_end_matches("/*").trim_end_matches('/');
     let base = if base.is_empty() { "/" } else { base };
     if CRITICAL.contains(&base) {
@@ -629,7 +633,7 @@ const DEV_HARMLESS: &[&str] = &[
 ];
 
 pub fn is_system_path(p: &str) -> bool {
-    let n = norm_path(p).to_lowercase();
+    let n = lc(&norm_path(p));
     if DEV_HARMLESS.contains(&n.as_str())
         || n.starts_with("/dev/fd/")
         || n.starts_with("/dev/shm/")
@@ -705,7 +709,7 @@ const SENSITIVE_DIRS: &[&str] = &[
 /// Shell startup files, SSH/GPG/cloud credentials, persistence locations and
 /// the agent's own config.
 pub fn is_user_sensitive(p: &str) -> bool {
-    let n = norm_path(p).to_lowercase();
+    let n = lc(&norm_path(p));
     let comps: Vec<&str> = n.split('/').collect();
     let base = comps.last().copied().unwrap_or("");
     if RC_FILES.contains(&base) {
@@ -729,7 +733,7 @@ pub fn is_user_sensitive(p: &str) -> bool {
 
 /// Project files whose wholesale replacement changes secrets or behaviour.
 pub fn is_project_config(p: &str) -> bool {
-    let n = norm_path(p).to_lowercase();
+    let n = lc(&norm_path(p));
     let base = n.rsplit('/').next().unwrap_or("");
     base == ".env"
         || (base.starts_with(".env.") && base.len() > 5)
@@ -745,7 +749,7 @@ static CRED_RE: Lazy<Regex> = Lazy::new(|| {
 });
 
 pub fn is_credential_file(p: &str) -> bool {
-    let n = norm_path(p).to_lowercase();
+    let n = lc(&norm_path(p));
     if matches!(
         n.as_str(),
         "~/.ssh"
