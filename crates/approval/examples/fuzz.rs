@@ -12,7 +12,8 @@
 //! a sandboxed check never raises the verdict; JSON serialisation works.
 //! Exits non-zero with the failing input on stdout at the first violation;
 //! with `FUZZ_TRACE=FILE` each input is written to FILE before it is checked
-//! (for crashes that abort the process).
+//! (for crashes that abort the process); `FUZZ_SLOWEST=FILE` keeps the
+//! slowest input.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
@@ -312,6 +313,9 @@ fn main() {
         if (n + 1) % 100_000 == 0 {
             eprintln!("{} runs, {:.0} s", n + 1, start.elapsed().as_secs_f64());
         }
+    }
+    if let Some(p) = std::env::var_os("FUZZ_SLOWEST") {
+        let _ = std::fs::write(p, &slowest.1);
     }
     println!(
         "ok: {runs} runs (seed {seed}), {} seeds, {:.1} s; slowest input {:.1} ms ({} bytes)",

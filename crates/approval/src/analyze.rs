@@ -2323,7 +2323,9 @@ pub fn shell_strings_in_code(name: &str, code: &str) -> Vec<String> {
     let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
     let python = base.starts_with("python") || base == "py" || base == "pypy";
     let mut out = Vec::new();
-    for cap in CODE_CALL.captures_iter(code) {
+    // the capture search is slow; most code has no spawn call at all
+    let calls = CODE_CALL.is_match(code);
+    for cap in CODE_CALL.captures_iter(if calls { code } else { "" }) {
         let whole = cap.get(0).map(|m| m.as_str()).unwrap_or("");
         if python && (whole.starts_with("exec") || whole.starts_with("spawn")) {
             continue; // Python's exec() runs Python
@@ -2383,7 +2385,8 @@ pub fn shell_strings_in_code(name: &str, code: &str) -> Vec<String> {
             regex::Regex::new(r#"\|\s*"((?:[^"\\]|\\.)*)"|"((?:[^"\\]|\\.)*)"\s*\|\s*getline"#)
                 .expect("awk cmd regex")
         });
-        for cap in AWK_CMD.captures_iter(code) {
+        let piped = code.contains('|') && AWK_CMD.is_match(code);
+        for cap in AWK_CMD.captures_iter(if piped { code } else { "" }) {
             if let Some(m) = cap.get(1) {
                 // `print ... | "cmd"`: cmd reads awk's output on stdin
                 out.push(format!(": | {}", unescape_code_str(m.as_str())));
@@ -2393,7 +2396,7 @@ pub fn shell_strings_in_code(name: &str, code: &str) -> Vec<String> {
         }
     }
     if matches!(base, "perl" | "ruby" | "php") {
-        for cap in BACKTICK.captures_iter(code) {
+        for cap in BACKTICK.captures_iter(if code.contains('`') { code } else { "" }) {
             if let Some(m) = cap.get(1) {
                 out.push(m.as_str().to_string());
             }

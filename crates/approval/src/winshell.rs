@@ -166,7 +166,7 @@ fn is_cmdlet(w: &str) -> bool {
 }
 
 /// The cheap prefilter of [`detect`], one pass over the bytes: `$env:`,
-/// `-Upper` (a PowerShell parameter), a backslash, the name of a
+/// `Verb-Noun` (a cmdlet name), a backslash, the name of a
 /// Windows-only tool (any case, inside any word), or ` /x` (a cmd switch)
 /// with a cmd builtin somewhere as a whole word.
 fn may_be_windows(b: &[u8]) -> bool {
@@ -213,7 +213,11 @@ fn may_be_windows(b: &[u8]) -> bool {
         let next = b.get(i + 1).copied().unwrap_or(0);
         match c {
             b'\\' => return true,
-            b'-' if next.is_ascii_uppercase() => return true,
+            // `Verb-Noun`: a letter, a dash, a capital (POSIX flags such as
+            // ` -R` follow a space; only a cmdlet name matters to `detect`)
+            b'-' if next.is_ascii_uppercase() && i > 0 && b[i - 1].is_ascii_alphabetic() => {
+                return true;
+            }
             b' ' if next == b'/' => slash = true,
             b'$' if b[i..].starts_with(b"$env:") => return true,
             b'\'' | b'"' | b'$' | b'`' => quoted = true,
