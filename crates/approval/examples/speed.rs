@@ -14,6 +14,17 @@ fn commands(path: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Nanoseconds this thread has run on a CPU (Linux schedstat): unlike the
+/// wall clock, not inflated when a loaded machine deschedules the thread.
+fn cpu_ns() -> Option<u64> {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
 fn main() {
     let passes: usize = std::env::args()
         .nth(1)
@@ -44,19 +55,26 @@ fn main() {
             std::hint::black_box(engine.check(c));
         }
         let t = Instant::now();
+        let c0 = cpu_ns();
         for _ in 0..passes {
             for c in cmds.iter() {
                 std::hint::black_box(engine.check(std::hint::black_box(c)));
             }
         }
-        let us = t.elapsed().as_secs_f64() * 1e6 / (passes * cmds.len()) as f64;
+        let checks = (passes * cmds.len()) as f64;
+        let us = t.elapsed().as_secs_f64() * 1e6 / checks;
+        let cpu = match (c0, cpu_ns()) {
+            (Some(a), Some(b)) => (b - a) as f64 / 1e3 / checks,
+            _ => us,
+        };
         println!(
-            "{name}: {} commands x {passes} passes: {us:.2} us per check (mean)",
+            "{name}: {} commands x {passes} passes: {us:.2} us per check (mean, wall), {cpu:.2} us on CPU",
             cmds.len()
         );
-        all.push((cmds.len(), us));
+        all.push((cmds.len(), us, cpu));
     }
     let n: usize = all.iter().map(|x| x.0).sum();
     let mean = all.iter().map(|x| x.0 as f64 * x.1).sum::<f64>() / n as f64;
-    println!("all: {n} commands: {mean:.2} us per check (mean)");
+    let cpu = all.iter().map(|x| x.0 as f64 * x.2).sum::<f64>() / n as f64;
+    println!("all: {n} commands: {mean:.2} us per check (mean, wall), {cpu:.2} us on CPU");
 }
