@@ -28,7 +28,14 @@
 //!    consulted only when parsing failed. Before any rule sees a program,
 //!    GNU long-option abbreviations are expanded ([`options`]); the rule
 //!    families by class of danger ([`families`]) explain what the matched
-//!    command does. PowerShell and cmd syntax is read by [`winshell`].
+//!    command does; the catalog rules ([`catalog`]: ATT&CK techniques,
+//!    GTFOBins and LOLBAS functions, identity and control planes) name the
+//!    account or scope affected. PowerShell and cmd syntax is read by
+//!    [`winshell`]. Shared types live in [`types`] (a leaf module).
+//!
+//! Coverage against MITRE ATT&CK is generated into
+//! `docs/approval-coverage.md` by `tests/coverage.rs` from the rule table
+//! and `coverage/attack.json`, with a corpus per technique.
 //!
 //! # Why a hand-written parser and not tree-sitter-bash
 //!
@@ -43,6 +50,10 @@
 //!   and turns the verdict to at least `ask`; tree-sitter silently produces
 //!   `ERROR` nodes with recovery heuristics we would have to second-guess.
 //! * No C code in the build, and a pure-Rust target for fuzzing.
+//!
+//! tree-sitter-bash is still used, as a test-only second grammar:
+//! `tests/differential.rs` checks that every program it finds in the
+//! corpora is one the engine's analysis reports.
 //!
 //! Limits (nesting depth, node count, program count, input size) keep the
 //! analysis bounded; exceeding them yields `ask`, never `allow`, and never
