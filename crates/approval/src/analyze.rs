@@ -2412,6 +2412,24 @@ fn unescape_code_str(s: &str) -> String {
     parse::ansi_c_unescape(s)
 }
 
+/// Shell commands spawned by script code that an editor or debugger runs
+/// (`gdb -ex 'python ...'`, `vim -c ':py3 ...'`, `vim -c ':lua ...'`,
+/// GTFOBins): the code is searched like interpreter code.
+fn embedded_code_payloads(t: &str) -> Vec<String> {
+    let (lang, code) = match t.split_once(char::is_whitespace) {
+        Some((w, rest)) => (w, rest),
+        None => return Vec::new(),
+    };
+    let interp = match lang {
+        "python" | "py" | "python3" | "py3" | "pyx" | "pythonx" | "pyfile" => "python3",
+        "lua" | "luado" => "lua",
+        "perl" | "perldo" => "perl",
+        "ruby" | "rubydo" => "ruby",
+        _ => return Vec::new(),
+    };
+    shell_strings_in_code(interp, code)
+}
+
 /// Shell commands carried in option values of otherwise ordinary tools.
 fn option_payloads(name: &str, argv: &[String]) -> Vec<String> {
     let mut out = Vec::new();
@@ -2485,6 +2503,8 @@ fn option_payloads(name: &str, argv: &[String]) -> Vec<String> {
                     let t = v.trim_start();
                     if let Some(c) = t.strip_prefix('!').or_else(|| t.strip_prefix("shell ")) {
                         out.push(c.to_string());
+                    } else {
+                        out.extend(embedded_code_payloads(t));
                     }
                 }
             }
@@ -2565,10 +2585,13 @@ fn option_payloads(name: &str, argv: &[String]) -> Vec<String> {
                 } else {
                     a.strip_prefix('+').map(|v| v.to_string())
                 };
-                if let Some(c) = cmd
-                    && let Some(bang) = c.trim_start_matches(':').strip_prefix('!')
-                {
-                    out.push(bang.to_string());
+                if let Some(c) = cmd {
+                    let c = c.trim_start_matches(':');
+                    if let Some(bang) = c.strip_prefix('!') {
+                        out.push(bang.to_string());
+                    } else {
+                        out.extend(embedded_code_payloads(c));
+                    }
                 }
             }
             "git" => {
