@@ -72,6 +72,12 @@ pub fn catalog_rows() -> Vec<CatalogRow> {
             c_secure_delete,
         ),
         (
+            "delete-critical-other-tool",
+            Block,
+            "recursively delete the root filesystem, a system directory or a home directory through interpreter code, an archiver or a sync tool",
+            c_delete_other,
+        ),
+        (
             "interactive-shell",
             Ask,
             "hand an interactive shell to whatever launched it (GTFOBins shell function)",
@@ -648,6 +654,90 @@ fn c_secure_delete(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
             is_critical(&norm_path(&r))
         })
         .map(|p| format!("{} securely erases {}", e.name, show(p)))
+}
+
+/// Recursive-delete calls of interpreter standard libraries with a literal
+/// path: `shutil.rmtree("/etc")`, `rmtree("/")`, `fs.rmSync("/", {recursive})`,
+/// `FileUtils.rm_rf("~")`, `remove_dir_all("/")`.
+static CODE_RM: once_cell::sync::Lazy<regex::Regex> = once_cell::sync::Lazy::new(|| {
+    regex::Regex::new(
+        r#"(?:rmtree|rmSync|rm_rf|rm_r|remove_tree|remove_dir_all|rimraf(?:\.sync)?|rmdirSync|rm|deleteRecursively|removeItem|RemoveAll)\s*\(?\s*["']([^"']+)["']"#,
+    )
+    .expect("code rm regex")
+});
+
+fn critical_literal(e: &Exec, p: &str) -> bool {
+    let r = crate::rules::resolve(e, p.trim());
+    is_critical(&norm_path(&r))
+}
+
+fn c_delete_other(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
+    let n = e.name.as_str();
+    if is_interpreter(n) {
+        let code = args(e).iter().find(|a| {
+            a.contains("rm") || a.contains("remove") || a.contains("Remove") || a.contains("delete")
+        })?;
+        if code.len() > 64 * 1024 {
+            return None;
+        }
+        // `fs.rm(x)` / `rm(x)` alone deletes one file: require a recursive API
+        let recursive_api = [
+            "rmtree",
+            "rmSync",
+            "rm_rf",
+            "rm_r",
+            "remove_tree",
+            "remove_dir_all",
+            "rimraf",
+            "rmdirSync",
+            "deleteRecursively",
+            "RemoveAll",
+            "removeItem",
+        ];
+        return CODE_RM.captures_iter(code).find_map(|c| {
+            let whole = c.get(0)?.as_str();
+            let path = c.get(1)?.as_str();
+            (recursive_api.iter().any(|a| whole.starts_with(a)) || code.contains("recursive"))
+                .then_some(())
+                .filter(|_| critical_literal(e, path))
+                .map(|_| format!("{n} code deletes {} recursively", show(path)))
+        });
+    }
+    match n {
+        "tar" | "bsdtar" | "gtar" => {
+            if !has(e, "--remove-files") {
+                return None;
+            }
+            operands(
+                &e.argv,
+                &[
+                    "-f",
+                    "--file",
+                    "-C",
+                    "--directory",
+                    "-T",
+                    "--files-from",
+                    "-X",
+                    "--exclude-from",
+                ],
+            )
+            .into_iter()
+            .find(|p| critical_literal(e, p))
+            .map(|p| format!("tar --remove-files deletes {} after archiving it", show(p)))
+        }
+        "rclone" => {
+            let w = operands(&e.argv, &["--config", "--filter", "--include", "--exclude"]);
+            let sub = w.first().copied().unwrap_or("");
+            if !matches!(sub, "purge" | "delete" | "rmdirs") || dry_run(e) {
+                return None;
+            }
+            w[1..]
+                .iter()
+                .find(|p| !p.contains(':') && critical_literal(e, p))
+                .map(|p| format!("rclone {sub} deletes {}", show(p)))
+        }
+        _ => None,
+    }
 }
 
 // ---------------------------------------------------------------- ask

@@ -219,6 +219,10 @@ fn may_be_windows(b: &[u8]) -> bool {
                 return true;
             }
             b' ' if next == b'/' => slash = true,
+            // a word that starts with `/` anywhere (`/reg ...`, `x;/rd /s`)
+            b'/' if i == 0 || matches!(b[i - 1], b'\t' | b'\n' | b';' | b'&' | b'|' | b'(') => {
+                slash = true;
+            }
             b'$' if b[i..].starts_with(b"$env:") => return true,
             b'\'' | b'"' | b'$' | b'`' => quoted = true,
             _ if !c.is_ascii() => quoted = true,

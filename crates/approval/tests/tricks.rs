@@ -938,6 +938,9 @@ fn fuzz_regressions() {
     assert_ne!(r.verdict, Verdict::Allow);
     let r = e.check("cat <<E\n$((`cat <<E");
     assert_ne!(r.verdict, Verdict::Allow);
+    // a leading `/reg` was read as cmd syntax only after `true && `
+    let x = "/reg reg queryreg query)query";
+    assert_eq!(e.check(x).verdict, e.check(&format!("true && {x}")).verdict);
     // every `tmux new` word re-read the rest of the line (26 s, 1.5 GB)
     let long = "tmux new ".repeat(3000) + "ls";
     let _ = e.check(&long);
