@@ -222,7 +222,7 @@ fn build(failures: &mut Vec<String>) -> String {
     );
     s.push_str(&format!(
         "{} techniques: {} covered, {} out of scope. Technique corpora: {n_lines} commands \
-         ({n_dangerous} variants, {n_lookalikes} harmless lookalikes that must stay `allow`).\n\n",
+         ({n_dangerous} variants, {n_lookalikes} lookalikes that must stay `allow`, or below `block` where marked).\n\n",
         covered_rows.len() + out_rows.len(),
         covered_rows.len(),
         out_rows.len()
