@@ -1,12 +1,17 @@
 //! Print the engine's verdict for each argument (or each line of stdin):
 //! a quick way to see what a command is judged as while writing rules.
 //! `cargo run -p hermes-approval --example check -- 'git push --for'`
+//! (`CHECK_FILE=path`: the whole file is one command).
 
 use std::io::BufRead;
 
 fn main() {
     let engine = hermes_approval::Engine::new();
     let mut cmds: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(f) = std::env::var_os("CHECK_FILE") {
+        // `CHECK_FILE=path`: the whole file is one command (newlines kept)
+        cmds = vec![std::fs::read_to_string(f).unwrap_or_default()];
+    }
     if cmds.is_empty() {
         cmds = std::io::stdin()
             .lock()

@@ -122,6 +122,10 @@ pub struct Analyzer {
     secret_words: Vec<String>,
     /// Prefix assignments of the current simple command.
     cur_env: Vec<(String, String)>,
+    /// Heredocs whose body is being expanded (table level, index): a body
+    /// whose expansion reaches the same heredoc again is not re-expanded
+    /// (an unbounded recursion otherwise: found by fuzzing).
+    expanding: Vec<(usize, usize)>,
 }
 
 /// Analyse a normalised command line.
@@ -138,6 +142,7 @@ pub fn analyze(text: &str) -> Analysis {
         secret_hit: false,
         secret_words: Vec::new(),
         cur_env: Vec::new(),
+        expanding: Vec::new(),
     };
     a.vars.insert("HOME".into(), Val::Known("~".into()));
     a.vars
@@ -152,7 +157,12 @@ pub fn analyze(text: &str) -> Analysis {
 /// Basename of a program path, lowercased, without `.exe`.
 pub fn cmd_name(argv0: &str) -> String {
     let base = argv0.rsplit(['/', '\\']).next().unwrap_or(argv0);
-    let mut n = base.to_lowercase();
+    // ASCII fast path: the same result as `to_lowercase` for ASCII
+    let mut n = if base.is_ascii() {
+        base.to_ascii_lowercase()
+    } else {
+        base.to_lowercase()
+    };
     for ext in [".exe", ".com", ".bat", ".cmd"] {
         if n.len() > ext.len() && n.ends_with(ext) {
             n.truncate(n.len() - ext.len());
@@ -421,12 +431,19 @@ impl Analyzer {
                     if let Some(idx) = r.heredoc
                         && let Some(hd) = self.heredoc(idx).cloned()
                     {
-                        let text = if hd.expand && !hd.parts.is_empty() {
+                        let key = (self.heredoc_tables.len(), idx);
+                        let text = if hd.expand
+                            && !hd.parts.is_empty()
+                            && !self.expanding.contains(&key)
+                            && self.expanding.len() < parse::MAX_DEPTH
+                        {
                             let w = Word {
                                 parts: vec![Part::Dq(hd.parts.clone())],
                                 raw: String::new(),
                             };
+                            self.expanding.push(key);
                             let f = self.expand_word(&w, false, ctx);
+                            self.expanding.pop();
                             f.into_iter().map(|f| f.s).collect::<Vec<_>>().join(" ")
                         } else {
                             hd.body.clone()
@@ -607,7 +624,7 @@ impl Analyzer {
             "HISTSIZE" | "HISTFILESIZE" | "SAVEHIST" if value == "0" => {
                 self.finding("history-wipe", None, format!("{name}={value}"));
             }
-            _ if crate::families::package_env_risky(name, value) => {
+            _ if crate::sources::package_env_risky(name, value) => {
                 self.finding("untrusted-package-source", None, format!("{name}={value}"));
             }
             "PROMPT_COMMAND" | "GIT_SSH_COMMAND" | "GIT_PAGER" | "PAGER" | "EDITOR" | "VISUAL"
@@ -1813,6 +1830,86 @@ fn unwrap(name: &str, argv: &[String]) -> Unwrap {
             let i = skip_opts(argv, 1, &[]);
             Unwrap::Argv(i + 1, false)
         }
+        // GTFOBins "shell" wrappers: one operand (architecture, time,
+        // group), then the command
+        "setarch" | "linux32" | "linux64" | "faketime" => {
+            let i = if name == "setarch" || name == "faketime" {
+                skip_opts(argv, skip_opts(argv, 1, &["-f"]) + 1, &[])
+            } else {
+                skip_opts(argv, 1, &[])
+            };
+            Unwrap::Argv(i, false)
+        }
+        "cpulimit" => Unwrap::Argv(
+            skip_opts(
+                argv,
+                1,
+                &["-l", "-p", "-e", "-m", "--limit", "--pid", "--exe"],
+            ),
+            false,
+        ),
+        "rlwrap" | "multitime" | "screen" | "entr" | "perf" => {
+            let vals: &[&str] = match name {
+                "rlwrap" => &["-f", "-H", "-l", "-P", "-S", "-z"],
+                "multitime" => &["-n", "-s", "-i", "-o"],
+                "screen" => &["-S", "-c", "-t", "-p", "-X", "-r", "-x"],
+                _ => &[],
+            };
+            let mut i = skip_opts(argv, 1, vals);
+            if name == "perf" {
+                // perf stat|record|trace [options] command
+                if i < n && matches!(argv[i].as_str(), "stat" | "record" | "trace") {
+                    i = skip_opts(argv, i + 1, &["-e", "-o", "-p", "-t", "-r", "-g", "-F"]);
+                } else {
+                    return Unwrap::None;
+                }
+            }
+            if name == "entr"
+                && argv[1..i]
+                    .iter()
+                    .any(|a| a.starts_with('-') && a.contains('s'))
+                && i < n
+            {
+                return Unwrap::Script(argv[i].clone());
+            }
+            Unwrap::Argv(i, false)
+        }
+        "capsh" => match argv.iter().position(|a| a == "--") {
+            // `capsh ... -- ARGS`: ARGS go to bash
+            Some(k) if argv.get(k + 1).is_some_and(|a| a == "-c") => argv
+                .get(k + 2)
+                .map_or(Unwrap::None, |c| Unwrap::Script(c.clone())),
+            _ => Unwrap::None,
+        },
+        "hyperfine" => {
+            let i = skip_opts(
+                argv,
+                1,
+                &[
+                    "-w",
+                    "-r",
+                    "-m",
+                    "-M",
+                    "-p",
+                    "-c",
+                    "-P",
+                    "-L",
+                    "-S",
+                    "-n",
+                    "--warmup",
+                    "--runs",
+                    "--prepare",
+                    "--cleanup",
+                    "--shell",
+                    "--export-json",
+                ],
+            );
+            if i < n {
+                Unwrap::Script(argv[i..].join("\n"))
+            } else {
+                Unwrap::None
+            }
+        }
         "cgexec" => Unwrap::Argv(skip_opts(argv, 1, &["-g"]), false),
         "strace" | "ltrace" => Unwrap::Argv(
             skip_opts(
@@ -2226,7 +2323,9 @@ pub fn shell_strings_in_code(name: &str, code: &str) -> Vec<String> {
     let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
     let python = base.starts_with("python") || base == "py" || base == "pypy";
     let mut out = Vec::new();
-    for cap in CODE_CALL.captures_iter(code) {
+    // the capture search is slow; most code has no spawn call at all
+    let calls = CODE_CALL.is_match(code);
+    for cap in CODE_CALL.captures_iter(if calls { code } else { "" }) {
         let whole = cap.get(0).map(|m| m.as_str()).unwrap_or("");
         if python && (whole.starts_with("exec") || whole.starts_with("spawn")) {
             continue; // Python's exec() runs Python
@@ -2286,7 +2385,8 @@ pub fn shell_strings_in_code(name: &str, code: &str) -> Vec<String> {
             regex::Regex::new(r#"\|\s*"((?:[^"\\]|\\.)*)"|"((?:[^"\\]|\\.)*)"\s*\|\s*getline"#)
                 .expect("awk cmd regex")
         });
-        for cap in AWK_CMD.captures_iter(code) {
+        let piped = code.contains('|') && AWK_CMD.is_match(code);
+        for cap in AWK_CMD.captures_iter(if piped { code } else { "" }) {
             if let Some(m) = cap.get(1) {
                 // `print ... | "cmd"`: cmd reads awk's output on stdin
                 out.push(format!(": | {}", unescape_code_str(m.as_str())));
@@ -2296,7 +2396,7 @@ pub fn shell_strings_in_code(name: &str, code: &str) -> Vec<String> {
         }
     }
     if matches!(base, "perl" | "ruby" | "php") {
-        for cap in BACKTICK.captures_iter(code) {
+        for cap in BACKTICK.captures_iter(if code.contains('`') { code } else { "" }) {
             if let Some(m) = cap.get(1) {
                 out.push(m.as_str().to_string());
             }
@@ -2310,6 +2410,24 @@ fn unescape_code_str(s: &str) -> String {
         return s.to_string();
     }
     parse::ansi_c_unescape(s)
+}
+
+/// Shell commands spawned by script code that an editor or debugger runs
+/// (`gdb -ex 'python ...'`, `vim -c ':py3 ...'`, `vim -c ':lua ...'`,
+/// GTFOBins): the code is searched like interpreter code.
+fn embedded_code_payloads(t: &str) -> Vec<String> {
+    let (lang, code) = match t.split_once(char::is_whitespace) {
+        Some((w, rest)) => (w, rest),
+        None => return Vec::new(),
+    };
+    let interp = match lang {
+        "python" | "py" | "python3" | "py3" | "pyx" | "pythonx" | "pyfile" => "python3",
+        "lua" | "luado" => "lua",
+        "perl" | "perldo" => "perl",
+        "ruby" | "rubydo" => "ruby",
+        _ => return Vec::new(),
+    };
+    shell_strings_in_code(interp, code)
 }
 
 /// Shell commands carried in option values of otherwise ordinary tools.
@@ -2379,16 +2497,101 @@ fn option_payloads(name: &str, argv: &[String]) -> Vec<String> {
                     out.push(v);
                 }
             }
+            // GTFOBins: debugger, editor and client commands that run a shell
+            "gdb" | "cgdb" => {
+                if let Some(v) = val(k, "-ex").or_else(|| val(k, "--eval-command")) {
+                    let t = v.trim_start();
+                    if let Some(c) = t.strip_prefix('!').or_else(|| t.strip_prefix("shell ")) {
+                        out.push(c.to_string());
+                    } else {
+                        out.extend(embedded_code_payloads(t));
+                    }
+                }
+            }
+            "sed" | "gsed" => {
+                let script = val(k, "-e")
+                    .or_else(|| val(k, "--expression"))
+                    .or_else(|| (k == 1 && !a.starts_with('-')).then(|| a.to_string()))
+                    .or_else(|| {
+                        (k >= 2
+                            && !a.starts_with('-')
+                            && argv[1..k]
+                                .iter()
+                                .all(|w| w.starts_with('-') && !matches!(w.as_str(), "-e" | "-f")))
+                        .then(|| a.to_string())
+                    });
+                if let Some(sc) = script {
+                    for cmd in sc.split(['\n', ';']) {
+                        let t = cmd.trim_start_matches(|c: char| {
+                            c.is_ascii_digit() || c == '$' || c == ',' || c == ' '
+                        });
+                        if let Some(c) = t.strip_prefix("e ") {
+                            out.push(c.to_string());
+                        }
+                    }
+                }
+            }
+            "mysql" | "mariadb" | "psql" => {
+                if let Some(v) = val(k, "-e")
+                    .or_else(|| val(k, "-c"))
+                    .or_else(|| val(k, "--execute"))
+                    .or_else(|| val(k, "--command"))
+                {
+                    let t = v.trim_start();
+                    if let Some(c) = t.strip_prefix("\\!").or_else(|| t.strip_prefix("system ")) {
+                        out.push(c.to_string());
+                    }
+                }
+            }
+            "sqlite3" => {
+                let t = a.trim_start();
+                if k >= 2
+                    && let Some(c) = t
+                        .strip_prefix(".shell ")
+                        .or_else(|| t.strip_prefix(".system "))
+                {
+                    out.push(c.to_string());
+                }
+            }
+            "tmux" => {
+                // only the subcommand itself (the first operand), once
+                let k = skip_opts(argv, 1, &["-L", "-S", "-f", "-c", "-T"]);
+                let a = argv.get(k).map_or("", String::as_str);
+                if matches!(
+                    a,
+                    "new"
+                        | "new-session"
+                        | "new-window"
+                        | "neww"
+                        | "split-window"
+                        | "splitw"
+                        | "run-shell"
+                        | "run"
+                ) {
+                    let rest = skip_opts(
+                        argv,
+                        k + 1,
+                        &["-s", "-n", "-t", "-c", "-x", "-y", "-e", "-F", "-l"],
+                    );
+                    if rest < argv.len() {
+                        out.push(argv[rest..].join(" "));
+                    }
+                }
+                return out;
+            }
             "vim" | "vi" | "nvim" | "ex" | "view" => {
                 let cmd = if a == "-c" || a == "--cmd" {
                     argv.get(k + 1).cloned()
                 } else {
                     a.strip_prefix('+').map(|v| v.to_string())
                 };
-                if let Some(c) = cmd
-                    && let Some(bang) = c.trim_start_matches(':').strip_prefix('!')
-                {
-                    out.push(bang.to_string());
+                if let Some(c) = cmd {
+                    let c = c.trim_start_matches(':');
+                    if let Some(bang) = c.strip_prefix('!') {
+                        out.push(bang.to_string());
+                    } else {
+                        out.extend(embedded_code_payloads(c));
+                    }
                 }
             }
             "git" => {

@@ -28,7 +28,14 @@
 //!    consulted only when parsing failed. Before any rule sees a program,
 //!    GNU long-option abbreviations are expanded ([`options`]); the rule
 //!    families by class of danger ([`families`]) explain what the matched
-//!    command does. PowerShell and cmd syntax is read by [`winshell`].
+//!    command does; the catalog rules ([`catalog`]: ATT&CK techniques,
+//!    GTFOBins and LOLBAS functions, identity and control planes) name the
+//!    account or scope affected. PowerShell and cmd syntax is read by
+//!    [`winshell`]. Shared types live in [`types`] (a leaf module).
+//!
+//! Coverage against MITRE ATT&CK is generated into
+//! `docs/approval-coverage.md` by `tests/coverage.rs` from the rule table
+//! and `coverage/attack.json`, with a corpus per technique.
 //!
 //! # Why a hand-written parser and not tree-sitter-bash
 //!
@@ -43,6 +50,10 @@
 //!   and turns the verdict to at least `ask`; tree-sitter silently produces
 //!   `ERROR` nodes with recovery heuristics we would have to second-guess.
 //! * No C code in the build, and a pure-Rust target for fuzzing.
+//!
+//! tree-sitter-bash is still used, as a test-only second grammar:
+//! `tests/differential.rs` checks that every program it finds in the
+//! corpora is one the engine's analysis reports.
 //!
 //! Limits (nesting depth, node count, program count, input size) keep the
 //! analysis bounded; exceeding them yields `ask`, never `allow`, and never
@@ -97,6 +108,7 @@
 #![deny(unsafe_code)]
 
 pub mod analyze;
+pub mod catalog;
 pub mod families;
 pub mod normalize;
 pub mod options;
@@ -106,6 +118,8 @@ pub mod policy;
 pub mod redact;
 pub mod rules;
 pub mod sandbox;
+pub mod sources;
+pub mod types;
 pub mod winshell;
 pub mod words;
 
@@ -121,18 +135,10 @@ pub use policy::{
 pub use redact::redact_secrets;
 pub use rules::{Matcher, Rule};
 pub use sandbox::{CheckOptions, SandboxFacts};
+pub use types::{RuleConfig, Verdict};
 
 /// Inputs longer than this are not parsed (only the regex floor runs).
 pub const MAX_INPUT: usize = 256 * 1024;
-
-/// The engine's decision for one command line. Ordered: `Allow < Ask < Block`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    Allow,
-    Ask,
-    Block,
-}
 
 /// One rule that matched, with the simple command it matched on.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
@@ -223,22 +229,6 @@ impl CheckResult {
         }
         s
     }
-}
-
-/// Host rule in the engine config.
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct RuleConfig {
-    pub key: String,
-    /// One line saying what the matched command does (required in packs).
-    #[serde(default)]
-    pub description: String,
-    /// `ask` or `block`.
-    pub tier: Verdict,
-    #[serde(default)]
-    pub argv_prefix: Option<Vec<String>>,
-    #[serde(default)]
-    pub pattern: Option<String>,
 }
 
 /// The shell the agent's commands are run by.
@@ -374,6 +364,11 @@ impl Engine {
                 families::family_rows()
                     .into_iter()
                     .map(|(key, tier, desc, f)| builtin(key, tier, desc, Matcher::Explain(f))),
+            )
+            .chain(
+                catalog::catalog_rows()
+                    .into_iter()
+                    .map(|(key, tier, desc, f)| builtin(key, tier, desc, Matcher::Describe(f))),
             )
             .chain(
                 winshell_rows()
@@ -528,6 +523,7 @@ impl Engine {
                 && !acc.secrets.contains(value)
             {
                 acc.secrets.push(value.clone());
+                acc.redacted.clear();
             }
         }
         if primary {
@@ -545,8 +541,11 @@ impl Engine {
             single: rules::analysis_is_single(&a) && !text.contains(['\n', ';', '&', '|']),
         };
         for (i, e) in a.execs.iter().enumerate() {
+            // the redacted argv, computed once for the report and every reason
+            let mut red: Option<Vec<String>> = None;
             if !e.argv.is_empty() && acc.commands.len() < 256 {
                 let argv = acc.scrub_argv(redact_argv(&e.argv));
+                red = Some(argv.clone());
                 let dup = if acc.commands.len() < 16 {
                     acc.commands.contains(&argv)
                 } else {
@@ -564,7 +563,12 @@ impl Engine {
             let mut pattern_text: Option<String> = None;
             for r in &self.rules {
                 let mut why: Option<&'static str> = None;
+                let mut described: Option<String> = None;
                 let hit = match &r.matcher {
+                    Matcher::Describe(f) => {
+                        described = f(&ctx, i, e);
+                        described.is_some()
+                    }
                     Matcher::Exec(f) => f(&ctx, i, e),
                     Matcher::Explain(f) => {
                         why = f(&ctx, i, e);
@@ -582,7 +586,9 @@ impl Engine {
                     let contained = sandbox.and_then(|s| {
                         sandbox::contained(s, &r.key, r.tier, e, &ctx.targets[i], &a.execs)
                     });
-                    acc.push_why(Some(r), why, d, &e.argv, contained);
+                    let why = described.as_deref().or(why);
+                    let red = red.get_or_insert_with(|| acc.scrub_argv(redact_argv(&e.argv)));
+                    acc.push_reason(Some(r), why, d, red, contained);
                 }
             }
             // the script of `powershell -c ...` / `cmd /c ...`
@@ -644,10 +650,21 @@ fn truncate(s: &str, n: usize) -> &str {
     }
 }
 
-/// Redact an argv (one quick check for the whole argv first).
+/// Redact an argv (one quick check for the whole argv first, word by word:
+/// the same as the quick check of the joined argv without building it).
 fn redact_argv(argv: &[String]) -> Vec<String> {
     let dynamic = argv.iter().any(|w| w.contains(analyze::DYN));
-    if !dynamic && !redact::may_contain_secret(&argv.join(" ")) {
+    let n = argv.len();
+    let may = || {
+        argv.iter().enumerate().any(|(i, w)| {
+            redact::may_contain_secret(w)
+                // ` -pX` and ` -u ` span the word boundary in the joined text
+                || (i > 0
+                    && ((w.len() > 2 && (w.starts_with("-p") || w.starts_with("-P")))
+                        || ((w == "-u" || w == "-U") && i + 1 < n)))
+        })
+    };
+    if !dynamic && !may() {
         return argv.to_vec();
     }
     let words: Vec<String> = argv.iter().map(|w| w.replace(analyze::DYN, "$?")).collect();
@@ -658,6 +675,9 @@ fn redact_argv(argv: &[String]) -> Vec<String> {
 struct Acc {
     /// Secret values assigned in the command, scrubbed from the output.
     secrets: Vec<String>,
+    /// Redactions already computed in this check (`command` -> redacted):
+    /// several rules matching one program redact the same text once.
+    redacted: Vec<(String, String)>,
     seen: HashSet<Vec<String>>,
     reasons: Vec<Reason>,
     contained: Vec<Reason>,
@@ -683,6 +703,24 @@ impl Acc {
         argv.into_iter().map(|w| self.scrub(w)).collect()
     }
 
+    /// `command` with markers shown as `$?`, secrets redacted and assigned
+    /// secret values scrubbed (memoised within one check).
+    fn redact_command(&mut self, command: &str) -> String {
+        if let Some((_, r)) = self.redacted.iter().find(|(c, _)| c == command) {
+            return r.clone();
+        }
+        let shown = if command.contains(analyze::DYN) {
+            std::borrow::Cow::Owned(command.replace(analyze::DYN, "$?"))
+        } else {
+            std::borrow::Cow::Borrowed(command)
+        };
+        let r = self.scrub(redact_secrets(&shown));
+        if self.redacted.len() < 32 {
+            self.redacted.push((command.to_string(), r.clone()));
+        }
+        r
+    }
+
     fn push(&mut self, rule: Option<&Rule>, command: &str, argv: &[String]) {
         self.push_why(rule, None, command, argv, None)
     }
@@ -697,16 +735,40 @@ impl Acc {
         argv: &[String],
         sandbox: Option<String>,
     ) {
+        let red = if argv.is_empty() {
+            Vec::new()
+        } else {
+            self.scrub_argv(redact_argv(argv))
+        };
+        self.push_reason(rule, why, command, &red, sandbox);
+    }
+
+    /// [`Acc::push_why`] with the argv already redacted and scrubbed.
+    fn push_reason(
+        &mut self,
+        rule: Option<&Rule>,
+        why: Option<&str>,
+        command: &str,
+        red: &[String],
+        sandbox: Option<String>,
+    ) {
         let Some(r) = rule else { return };
+        if (if sandbox.is_some() {
+            &self.contained
+        } else {
+            &self.reasons
+        })
+        .len()
+            >= 64
+        {
+            return;
+        }
+        let command = self.redact_command(command);
         let list = if sandbox.is_some() {
             &self.contained
         } else {
             &self.reasons
         };
-        if list.len() >= 64 {
-            return;
-        }
-        let command = self.scrub(redact_secrets(&command.replace(analyze::DYN, "$?")));
         if list.iter().any(|x| x.rule == r.key && x.command == command) {
             return;
         }
@@ -716,7 +778,7 @@ impl Acc {
             tier: r.tier,
             command,
             pack: r.pack.clone(),
-            argv: self.scrub_argv(redact_argv(argv)),
+            argv: red.to_vec(),
             sandbox: sandbox.clone(),
         };
         if sandbox.is_some() {

@@ -20,7 +20,7 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 
 use crate::rules::{Matcher, Rule};
-use crate::{RuleConfig, Verdict};
+use crate::types::{RuleConfig, Verdict};
 
 /// One host pack: `{"name": "...", "rules": [...], "tiers": {"key": "ask"}}`.
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]

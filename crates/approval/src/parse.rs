@@ -1404,6 +1404,11 @@ impl<'a> Parser<'a> {
         if let Some(e) = p.error {
             self.err(&e);
         }
+        if !p.heredocs.is_empty() {
+            // a heredoc inside an operand (`${x:-`cat <<E`}`): its body is not
+            // kept, so the command cannot be fully read
+            self.err("heredoc inside an expansion operand");
+        }
         Word {
             parts,
             raw: text.to_string(),

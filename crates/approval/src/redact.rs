@@ -6,7 +6,7 @@
 //! GitLab, JWTs, PEM private keys).
 
 use once_cell::sync::Lazy;
-use regex::Regex;
+use regex::{Regex, RegexSet};
 
 const MASK: &str = "***";
 
@@ -125,14 +125,24 @@ pub fn may_contain_secret(text: &str) -> bool {
     QUICK.is_match(text)
 }
 
+/// All of [`RULES`] in one automaton: one pass says which rules can apply.
+static SET: Lazy<RegexSet> =
+    Lazy::new(|| RegexSet::new(RULES.iter().map(|r| r.re.as_str())).expect("redact regex set"));
+
 /// Replace secrets in `text` with `***`. Cheap when nothing looks secret.
 pub fn redact_secrets(text: &str) -> String {
     if !QUICK.is_match(text) {
         return text.to_string();
     }
+    // QUICK is broad (`auth` in UNAUTHORIZED, ` -p`): only the rules that
+    // match the text run their (slower, capturing) replacement
+    let hits = SET.matches(text);
+    if !hits.matched_any() {
+        return text.to_string();
+    }
     let mut out = text.to_string();
-    for rx in RULES.iter() {
-        if rx.re.is_match(&out) {
+    for (k, rx) in RULES.iter().enumerate() {
+        if hits.matched(k) && rx.re.is_match(&out) {
             out = rx.re.replace_all(&out, rx.rep).into_owned();
         }
     }

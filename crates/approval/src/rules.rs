@@ -13,9 +13,9 @@
 use once_cell::sync::Lazy;
 use regex::Regex;
 
-use super::Verdict;
 use super::analyze::{Analysis, DYN, Exec, cmd_name, is_interpreter, is_shell};
 use super::parse::RedirOp;
+use crate::types::Verdict;
 use crate::words::{display_argv, norm_path};
 
 pub type ExecMatcher = fn(&RuleCtx, usize, &Exec) -> bool;
@@ -27,7 +27,10 @@ pub enum Matcher {
     Exec(ExecMatcher),
     /// Built-in family check that also explains what the program does
     /// (see [`crate::families`]).
-    Explain(crate::families::ExplainMatcher),
+    Explain(ExplainMatcher),
+    /// Built-in catalog check whose explanation names the account, scope
+    /// or object affected (see [`crate::catalog`]).
+    Describe(DescribeMatcher),
     /// Raised by the analyser itself (fork bomb, dynamic payload, parse error).
     Finding,
     /// The argv starts with these words (first word compared by basename).
@@ -48,6 +51,13 @@ pub struct Rule {
     /// `"host"` or a host pack's name).
     pub pack: String,
 }
+
+/// A family matcher (see [`crate::families`]): `Some(explanation)` when
+/// the program does what the rule is about.
+pub type ExplainMatcher = fn(&RuleCtx, usize, &Exec) -> Option<&'static str>;
+
+/// A catalog matcher: `Some(explanation naming what is affected)`.
+pub type DescribeMatcher = fn(&RuleCtx, usize, &Exec) -> Option<String>;
 
 /// What matchers can look at besides the program itself.
 pub struct RuleCtx<'a> {
@@ -323,7 +333,11 @@ pub fn builtin_rows() -> Vec<RuleRow> {
 // ---------------------------------------------------------------- helpers
 
 pub(crate) fn lc(s: &str) -> String {
-    s.to_lowercase()
+    if s.is_ascii() {
+        s.to_ascii_lowercase()
+    } else {
+        s.to_lowercase()
+    }
 }
 
 /// Operands of a command: words after options (GNU permutation: options may
@@ -469,7 +483,7 @@ const CRITICAL: &[&str] = &[
 /// Recursive deletion of this path would be catastrophic.
 pub fn is_critical(p: &str) -> bool {
     let n = norm_path(p);
-    let nl = n.to_lowercase();
+    let nl = lc(&n);
     let base = nl.trim_end_matches("/*").trim_end_matches('/');
     let base = if base.is_empty() { "/" } else { base };
     if CRITICAL.contains(&base) {
@@ -619,7 +633,7 @@ const DEV_HARMLESS: &[&str] = &[
 ];
 
 pub fn is_system_path(p: &str) -> bool {
-    let n = norm_path(p).to_lowercase();
+    let n = lc(&norm_path(p));
     if DEV_HARMLESS.contains(&n.as_str())
         || n.starts_with("/dev/fd/")
         || n.starts_with("/dev/shm/")
@@ -695,7 +709,7 @@ const SENSITIVE_DIRS: &[&str] = &[
 /// Shell startup files, SSH/GPG/cloud credentials, persistence locations and
 /// the agent's own config.
 pub fn is_user_sensitive(p: &str) -> bool {
-    let n = norm_path(p).to_lowercase();
+    let n = lc(&norm_path(p));
     let comps: Vec<&str> = n.split('/').collect();
     let base = comps.last().copied().unwrap_or("");
     if RC_FILES.contains(&base) {
@@ -719,7 +733,7 @@ pub fn is_user_sensitive(p: &str) -> bool {
 
 /// Project files whose wholesale replacement changes secrets or behaviour.
 pub fn is_project_config(p: &str) -> bool {
-    let n = norm_path(p).to_lowercase();
+    let n = lc(&norm_path(p));
     let base = n.rsplit('/').next().unwrap_or("");
     base == ".env"
         || (base.starts_with(".env.") && base.len() > 5)
@@ -735,7 +749,7 @@ static CRED_RE: Lazy<Regex> = Lazy::new(|| {
 });
 
 pub fn is_credential_file(p: &str) -> bool {
-    let n = norm_path(p).to_lowercase();
+    let n = lc(&norm_path(p));
     if matches!(
         n.as_str(),
         "~/.ssh"

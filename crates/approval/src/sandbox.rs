@@ -15,10 +15,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::Verdict;
 use crate::analyze::{DYN, Exec};
 use crate::families::tail;
 use crate::rules::{WriteKind, git_sub};
+use crate::types::Verdict;
 use crate::words::norm_path;
 
 /// What the sandbox the command will run in guarantees.

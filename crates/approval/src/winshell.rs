@@ -24,7 +24,7 @@
 //! position), and for the payload of `powershell`/`pwsh`/`cmd` programs
 //! found by the POSIX analyser.
 
-use crate::Verdict;
+use crate::types::Verdict;
 
 /// Which Windows language a text is in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -165,27 +165,81 @@ fn is_cmdlet(w: &str) -> bool {
         && PS_VERBS.contains(&verb.to_ascii_lowercase().as_str())
 }
 
+/// The cheap prefilter of [`detect`], one pass over the bytes: `$env:`,
+/// `Verb-Noun` (a cmdlet name), a backslash, the name of a
+/// Windows-only tool (any case, inside any word), or ` /x` (a cmd switch)
+/// with a cmd builtin somewhere as a whole word.
+fn may_be_windows(b: &[u8]) -> bool {
+    const NAMES: [&[u8]; 9] = [
+        b"wmic",
+        b"wbadmin",
+        b"vssadmin",
+        b"bcdedit",
+        b"netsh",
+        b"wevtutil",
+        b"diskpart",
+        b"takeown",
+        b"icacls",
+    ];
+    let mut slash = false;
+    let mut quoted = false;
+    let mut builtin = false;
+    let mut start = 0;
+    for i in 0..=b.len() {
+        let c = b.get(i).copied().unwrap_or(b' ');
+        if c.is_ascii_alphanumeric() {
+            continue;
+        }
+        // the word b[start..i] just ended
+        let w = &b[start..i];
+        if w.len() >= 2 {
+            if w.len() >= 4
+                && NAMES.iter().any(|n| {
+                    w.len() >= n.len() && w.windows(n.len()).any(|x| x.eq_ignore_ascii_case(n))
+                })
+            {
+                return true;
+            }
+            if !builtin && w.len() <= 8 {
+                let mut low = [0u8; 8];
+                for (d, s) in low.iter_mut().zip(w) {
+                    *d = s.to_ascii_lowercase();
+                }
+                let low = &low[..w.len()];
+                builtin = CMD_BUILTINS.iter().any(|n| n.as_bytes() == low);
+            }
+        }
+        start = i + 1;
+        let next = b.get(i + 1).copied().unwrap_or(0);
+        match c {
+            b'\\' => return true,
+            // `Verb-Noun`: a letter, a dash, a capital (POSIX flags such as
+            // ` -R` follow a space; only a cmdlet name matters to `detect`)
+            b'-' if next.is_ascii_uppercase() && i > 0 && b[i - 1].is_ascii_alphabetic() => {
+                return true;
+            }
+            b' ' if next == b'/' => slash = true,
+            // a word that starts with `/` anywhere (`/reg ...`, `x;/rd /s`)
+            b'/' if i == 0 || matches!(b[i - 1], b'\t' | b'\n' | b';' | b'&' | b'|' | b'(') => {
+                slash = true;
+            }
+            b'$' if b[i..].starts_with(b"$env:") => return true,
+            b'\'' | b'"' | b'$' | b'`' => quoted = true,
+            _ if !c.is_ascii() => quoted = true,
+            _ => {}
+        }
+    }
+    // ` /x` is a cmd switch only after a cmd builtin at a command position:
+    // one as a whole word (any case), or quoting or non-ASCII text that
+    // could spell one in pieces
+    slash && (builtin || quoted)
+}
+
 /// Does this (POSIX-mode) command line look like PowerShell or cmd? A
 /// `Verb-Noun` cmdlet at a command position, `$env:`, or a Windows builtin
 /// with a `/switch`.
 pub fn detect(text: &str) -> Option<Dialect> {
-    let b = text.as_bytes();
-    let cheap = text.contains("$env:")
-        || b.windows(2)
-            .any(|w| w[0] == b'-' && w[1].is_ascii_uppercase())
-        || b.windows(2).any(|w| w[0] == b' ' && w[1] == b'/')
-        || text.contains('\\')
-        || [
-            "wmic", "wbadmin", "vssadmin", "bcdedit", "netsh", "wevtutil", "diskpart", "takeown",
-            "icacls",
-        ]
-        .iter()
-        .any(|n| {
-            text.as_bytes()
-                .windows(n.len())
-                .any(|w| w.eq_ignore_ascii_case(n.as_bytes()))
-        });
-    if !cheap {
+    if !may_be_windows(text.as_bytes()) {
         return None;
     }
     if text.contains("$env:") {

@@ -100,22 +100,57 @@ pub fn norm_path(p: &str) -> String {
 
 /// argv as a shell would show it (quoted where needed).
 pub fn display_argv(argv: &[String]) -> String {
-    let mut s = String::new();
+    let mut s = String::with_capacity(argv.iter().map(|a| a.len() + 3).sum());
     for (k, a) in argv.iter().enumerate() {
         if k > 0 {
             s.push(' ');
         }
-        let a = a.replace(DYN, "$?");
+        let owned;
+        let a: &str = if a.contains(DYN) {
+            owned = a.replace(DYN, "$?");
+            &owned
+        } else {
+            a
+        };
+        let special = |(i, c): (usize, char)| {
+            c.is_whitespace()
+                || matches!(
+                    c,
+                    '\'' | '"'
+                        | '$'
+                        | '`'
+                        | '\\'
+                        | '|'
+                        | '&'
+                        | ';'
+                        | '<'
+                        | '>'
+                        | '('
+                        | ')'
+                        | '*'
+                        | '?'
+                        | '['
+                        | ']'
+                        | '#'
+                        | '{'
+                        | '}'
+                )
+                || (c == '~' && i > 0)
+        };
         if a.is_empty() {
             s.push_str("''");
-        } else if a.chars().enumerate().any(|(i, c)| {
-            c.is_whitespace() || "'\"$`\\|&;<>()*?[]#{}".contains(c) || (c == '~' && i > 0)
-        }) {
+        } else if a.char_indices().any(special) {
             s.push('\'');
-            s.push_str(&a.replace('\'', "'\\''"));
+            for c in a.chars() {
+                if c == '\'' {
+                    s.push_str("'\\''");
+                } else {
+                    s.push(c);
+                }
+            }
             s.push('\'');
         } else {
-            s.push_str(&a);
+            s.push_str(a);
         }
     }
     s

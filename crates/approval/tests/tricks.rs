@@ -926,3 +926,22 @@ fn long_benign_scripts_are_not_blocked() {
     let huge = format!("echo '{}; reboot'", "x".repeat(300_000));
     assert_eq!(e.check(&huge).verdict, Verdict::Ask);
 }
+
+/// Inputs the fuzzer (`examples/fuzz.rs`) found: each once crashed or
+/// stalled the engine. Test threads have small stacks, which is the point.
+#[test]
+fn fuzz_regressions() {
+    let e = Engine::new();
+    // a heredoc inside `$(( `...` ))` inside an unquoted heredoc body
+    // expanded itself forever (stack overflow)
+    let r = e.check("<<\n$((\u{fffd}\u{fffd}`<<E");
+    assert_ne!(r.verdict, Verdict::Allow);
+    let r = e.check("cat <<E\n$((`cat <<E");
+    assert_ne!(r.verdict, Verdict::Allow);
+    // a leading `/reg` was read as cmd syntax only after `true && `
+    let x = "/reg reg queryreg query)query";
+    assert_eq!(e.check(x).verdict, e.check(&format!("true && {x}")).verdict);
+    // every `tmux new` word re-read the rest of the line (26 s, 1.5 GB)
+    let long = "tmux new ".repeat(3000) + "ls";
+    let _ = e.check(&long);
+}
