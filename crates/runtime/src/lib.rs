@@ -73,6 +73,7 @@ pub struct Runtime {
     config: Config,
     terminal: Option<Arc<Terminal>>,
     lifecycles: Mutex<Vec<Arc<dyn Lifecycle>>>,
+    mcp: Option<Arc<hermes_mcp_client::Mcp>>,
 }
 
 impl Runtime {
@@ -106,8 +107,9 @@ impl Runtime {
             config,
             terminal: None,
             lifecycles: Mutex::new(Vec::new()),
+            mcp: None,
         };
-        if let Err(e) = rt.install_builtins() {
+        if let Err(e) = rt.install_builtins().and_then(|()| rt.install_mcp()) {
             rt.close();
             return Err(e);
         }
@@ -141,6 +143,26 @@ impl Runtime {
             }
         }
         Ok(())
+    }
+
+    /// Start the MCP servers of the config (after the built-ins: their
+    /// tools never shadow a built-in tool).
+    fn install_mcp(&mut self) -> Result<()> {
+        if self.config.mcp_servers.is_empty() {
+            return Ok(());
+        }
+        let mcp = hermes_mcp_client::Mcp::install(&self.config.mcp_servers, &self.core)?;
+        self.lifecycles.lock().push(mcp.clone());
+        self.mcp = Some(mcp);
+        Ok(())
+    }
+
+    /// Each MCP server's state as JSON text (`{}` without servers).
+    pub fn mcp_status(&self) -> String {
+        match &self.mcp {
+            Some(m) => m.status().to_string(),
+            None => "{}".to_string(),
+        }
     }
 
     pub fn core(&self) -> &Arc<Core> {
