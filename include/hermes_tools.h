@@ -365,6 +365,24 @@ ht_status ht_runtime_toolsets_json(struct ht_runtime *rt,
                                    struct ht_error **out_err);
 
 /**
+ * The state of every MCP server named in the config's `mcp_servers`, as a JSON object keyed
+ * by server name (`{}` without servers; shape in docs/json-shapes.md): `state` (`connecting`,
+ * `ready`, `disconnected`, `failed`, `disabled`, `closed`), its tools, process id, connection
+ * count, last error. `*out_json` is owned by the caller: free it with `ht_string_free`.
+ * Callable from any thread while the runtime lives; it never waits for a server (a server
+ * still connecting is reported as `connecting`). A NULL `rt` or `out_json` gives `HT_STATUS_INVALID_ARGUMENT`.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - `out_json`, `out_len`, `out_err` are each NULL or point at a writable, aligned variable of the
+ *   pointee type.
+ */
+ht_status ht_runtime_mcp_status(struct ht_runtime *rt,
+                                char **out_json,
+                                size_t *out_len,
+                                struct ht_error **out_err);
+
+/**
  * The registry generation: changes on every registration, removal, toolset or alias change.
  * 0 for a NULL runtime.
  *

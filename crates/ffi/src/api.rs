@@ -408,6 +408,35 @@ pub unsafe extern "C" fn ht_runtime_toolsets_json(
     })
 }
 
+/// The state of every MCP server named in the config's `mcp_servers`, as a JSON object keyed
+/// by server name (`{}` without servers; shape in docs/json-shapes.md): `state` (`connecting`,
+/// `ready`, `disconnected`, `failed`, `disabled`, `closed`), its tools, process id, connection
+/// count, last error. `*out_json` is owned by the caller: free it with `ht_string_free`.
+/// Callable from any thread while the runtime lives; it never waits for a server (a server
+/// still connecting is reported as `connecting`). A NULL `rt` or `out_json` gives `HT_STATUS_INVALID_ARGUMENT`.
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - `out_json`, `out_len`, `out_err` are each NULL or point at a writable, aligned variable of the
+///   pointee type.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_mcp_status(
+    rt: *mut ht_runtime,
+    out_json: *mut *mut c_char,
+    out_len: *mut usize,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    status_boundary(out_err, || {
+        // SAFETY: `rt` is NULL (rt_ref rejects it) or, by this export's # Safety, a live runtime
+        // that no thread frees before we return.
+        let rt = unsafe { rt_ref(rt) }?;
+        require(out_json, "out_json")?;
+        let s = rt.mcp_status();
+        put_text(Text::new(&s), out_json, out_len);
+        Ok(())
+    })
+}
+
 /// The registry generation: changes on every registration, removal, toolset or alias change.
 /// 0 for a NULL runtime.
 ///

@@ -205,10 +205,10 @@ fn config_is_checked() {
         )
         .is_err()
     );
-    unsafe_free_env_check();
+    interpolation_uses_the_host_environment();
 }
 
-fn unsafe_free_env_check() {
+fn interpolation_uses_the_host_environment() {
     // ${VAR} interpolation uses the host's environment (HOME is set in CI and here).
     let c = hermes_runtime::config::Config::parse(r#"{"mcp_servers": {"x": {"command": "a", "args": ["${HOME}", "${HT_SURELY_UNSET_VAR}"]}}}"#).unwrap();
     let args = &c.mcp_servers["x"].args;

@@ -42,7 +42,7 @@ pub fn server_js(pkg: &str) -> Option<PathBuf> {
     None
 }
 
-pub fn everything_config(js: &PathBuf, extra: &str) -> String {
+pub fn everything_config(js: &std::path::Path, extra: &str) -> String {
     format!(
         r#"{{"mcp_servers": {{"everything": {{"command": "node", "args": [{}, "stdio"], "timeout": 20, "connect_timeout": 30{extra}}}}}}}"#,
         serde_json::to_string(&js.to_string_lossy()).unwrap()
