@@ -377,7 +377,15 @@ impl Server {
             .cloned()
             .collect();
         for name in &vanished {
-            let _ = core.deregister(name);
+            // Only ours: a name another toolset took meanwhile stays theirs.
+            let ours = core.read_registry(|r| {
+                r.tools
+                    .get(name.as_str())
+                    .is_some_and(|e| e.toolset == self.toolset)
+            });
+            if ours {
+                let _ = core.deregister(name);
+            }
         }
         let added = entries.len();
         if !entries.is_empty()
