@@ -3,7 +3,10 @@
 //! → `{"result": text, "structuredContent": obj}` (or `{"result": obj}`
 //! without text); `isError` → `{"error": text}` as an error result. Other
 //! blocks (images, audio, resources) are summarized in the text.
+//! Credential-looking strings (`sk-...`, `ghp_...`, `Bearer ...`, `token=`)
+//! are redacted in the text and in every string of the structured content.
 
+use hermes_approval::redact_secrets;
 use hermes_core::ToolOutput;
 use serde_json::{Value, json};
 
@@ -40,7 +43,7 @@ pub fn map(result: &Value) -> ToolOutput {
             }
         }
     }
-    let text = parts.join("\n");
+    let text = redact_secrets(&parts.join("\n"));
     if result.get("isError").and_then(Value::as_bool) == Some(true) {
         let text = if text.is_empty() {
             "the MCP tool reported an error".to_string()
@@ -49,12 +52,29 @@ pub fn map(result: &Value) -> ToolOutput {
         };
         return ToolOutput::error(json!({ "error": text }).to_string());
     }
-    let out = match result.get("structuredContent") {
+    let structured = result.get("structuredContent").map(|s| {
+        let mut s = s.clone();
+        redact_value(&mut s);
+        s
+    });
+    let out = match structured.as_ref() {
         Some(s) if !s.is_null() && text.is_empty() => json!({ "result": s }),
         Some(s) if !s.is_null() => json!({ "result": text, "structuredContent": s }),
         _ => json!({ "result": text }),
     };
     ToolOutput::json(&out)
+}
+
+/// Redact every string in `v` (keys stay).
+fn redact_value(v: &mut Value) {
+    match v {
+        Value::String(s) if hermes_approval::redact::may_contain_secret(s) => {
+            *s = redact_secrets(s)
+        }
+        Value::Array(a) => a.iter_mut().for_each(redact_value),
+        Value::Object(m) => m.values_mut().for_each(redact_value),
+        _ => {}
+    }
 }
 
 #[cfg(test)]
@@ -77,5 +97,11 @@ mod tests {
             &json!({"content": [{"type": "text", "text": "t"}], "structuredContent": {"x": 1}}),
         );
         assert_eq!(r.text, r#"{"result":"t","structuredContent":{"x":1}}"#);
+        let key = "sk-abcdefghijklmnopqrstuvwxyz0123456789";
+        let r = map(
+            &json!({"content": [{"type": "text", "text": format!("key {key}")}],
+            "structuredContent": {"k": [key]}}),
+        );
+        assert!(!r.text.contains(key), "{}", r.text);
     }
 }
