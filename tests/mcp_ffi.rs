@@ -59,3 +59,50 @@ fn mcp_config_errors_name_the_key() {
         .expect("refused");
     assert!(e.1.contains("mcp_servers.s.command"), "{e:?}");
 }
+
+fn add_server(rt: &Rt, name: &str, cfg: &str) -> (Status, String) {
+    let mut err = std::ptr::null_mut();
+    let st = unsafe {
+        ht_runtime_add_mcp_server(
+            rt.0,
+            name.as_ptr() as *const std::ffi::c_char,
+            name.len(),
+            cfg.as_ptr() as *const std::ffi::c_char,
+            cfg.len(),
+            &mut err,
+        )
+    };
+    (st, err_text(err))
+}
+
+fn remove_server(rt: &Rt, name: &str) -> (Status, String) {
+    let mut err = std::ptr::null_mut();
+    let st = unsafe {
+        ht_runtime_remove_mcp_server(
+            rt.0,
+            name.as_ptr() as *const std::ffi::c_char,
+            name.len(),
+            &mut err,
+        )
+    };
+    (st, err_text(err))
+}
+
+#[test]
+fn mcp_servers_are_added_and_removed_at_run_time() {
+    let rt = new_rt("{}");
+    let off = r#"{"command": "node", "enabled": false}"#;
+    assert_eq!(add_server(&rt, "later", off).0, Status::Ok);
+    assert_eq!(json(&mcp_status(&rt).1)["later"]["state"], "disabled");
+    let (st, msg) = add_server(&rt, "later", off);
+    assert_eq!(st, Status::Conflict, "{msg}");
+    assert_eq!(
+        add_server(&rt, "bad", r#"{"command": "x", "nope": 1}"#).0,
+        Status::InvalidJson
+    );
+    assert_eq!(add_server(&rt, "", off).0, Status::InvalidArgument);
+    assert_eq!(remove_server(&rt, "later").0, Status::Ok);
+    assert_eq!(mcp_status(&rt).1, "{}");
+    let (st, msg) = remove_server(&rt, "later");
+    assert_eq!(st, Status::NotFound, "{msg}");
+}

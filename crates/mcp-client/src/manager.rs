@@ -1,6 +1,7 @@
 //! Every configured server of one runtime: started at install, closed with
 //! the runtime (no child outlives it), reported to the host as JSON.
 
+use parking_lot::Mutex;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -14,8 +15,9 @@ use crate::config::ServerConfig;
 use crate::server::{Server, kill_tree_bounded};
 
 pub struct Mcp {
-    servers: Vec<Arc<Server>>,
-    disabled: Vec<String>,
+    core: std::sync::Weak<Core>,
+    servers: Mutex<Vec<Arc<Server>>>,
+    disabled: Mutex<Vec<String>>,
 }
 
 impl Mcp {
@@ -24,37 +26,100 @@ impl Mcp {
     /// of the servers that answered are registered when this returns; the
     /// others keep retrying in the background.
     pub fn install(configs: &BTreeMap<String, ServerConfig>, core: &Arc<Core>) -> Result<Arc<Mcp>> {
-        let mut servers = Vec::new();
-        let mut disabled = Vec::new();
+        let mcp = Arc::new(Mcp {
+            core: Arc::downgrade(core),
+            servers: Mutex::new(Vec::new()),
+            disabled: Mutex::new(Vec::new()),
+        });
+        mcp.start(
+            configs
+                .iter()
+                .map(|(n, c)| (n.clone(), c.clone()))
+                .collect(),
+            core,
+        )?;
+        Ok(mcp)
+    }
+
+    fn start(&self, configs: Vec<(String, ServerConfig)>, core: &Arc<Core>) -> Result<()> {
         let mut waits = Vec::new();
         for (name, cfg) in configs {
             if !cfg.enabled {
-                disabled.push(name.clone());
+                self.disabled.lock().push(name);
                 continue;
             }
             let handle = core.engine.handle().ok_or_else(|| {
                 Error::invalid("mcp_servers: the runtime's engine is not running")
             })?;
             let limit = cfg.connect_timeout() * 2 + Duration::from_secs(1);
-            let server = Server::new(name, cfg.clone(), core);
+            let server = Server::new(&name, cfg, core);
             let (tx, rx) = std::sync::mpsc::channel();
             handle.spawn(server.clone().run_start(tx));
             waits.push((rx, Instant::now() + limit));
-            servers.push(server);
+            self.servers.lock().push(server);
         }
         for (rx, until) in waits {
             let _ = rx.recv_timeout(until.saturating_duration_since(Instant::now()));
         }
-        Ok(Arc::new(Mcp { servers, disabled }))
+        Ok(())
+    }
+
+    /// Add a server at run time (its config already validated): started
+    /// like the configured ones. A name in use is a conflict.
+    pub fn add(&self, name: &str, cfg: ServerConfig) -> Result<()> {
+        let core = self
+            .core
+            .upgrade()
+            .ok_or_else(|| Error::new(hermes_core::ErrorKind::Closed, "the runtime is closed"))?;
+        let taken = self.servers.lock().iter().any(|s| s.name == name)
+            || self.disabled.lock().iter().any(|d| d == name);
+        if taken {
+            return Err(Error::new(
+                hermes_core::ErrorKind::Conflict,
+                format!("MCP server '{name}' already exists; remove it first"),
+            ));
+        }
+        self.start(vec![(name.to_string(), cfg)], &core)
+    }
+
+    /// Stop a server, kill its process and deregister its tools.
+    pub fn remove(&self, name: &str) -> Result<()> {
+        let server = {
+            let mut servers = self.servers.lock();
+            match servers.iter().position(|s| s.name == name) {
+                Some(i) => Some(servers.remove(i)),
+                None => None,
+            }
+        };
+        match server {
+            Some(s) => {
+                s.close();
+                if let Some(pid) = s.take_pid() {
+                    kill_tree_bounded(&[pid as i32]);
+                }
+                s.remove_tools();
+                Ok(())
+            }
+            None => {
+                let mut disabled = self.disabled.lock();
+                match disabled.iter().position(|d| d == name) {
+                    Some(i) => {
+                        disabled.remove(i);
+                        Ok(())
+                    }
+                    None => Err(Error::not_found(format!("no MCP server named '{name}'"))),
+                }
+            }
+        }
     }
 
     /// `{"<server>": {"state": ..., ...}, ...}` (docs/json-shapes.md).
     pub fn status(&self) -> Value {
         let mut out = Map::new();
-        for s in &self.servers {
+        for s in self.servers.lock().iter() {
             out.insert(s.name.clone(), s.status());
         }
-        for d in &self.disabled {
+        for d in self.disabled.lock().iter() {
             out.insert(
                 d.clone(),
                 json!({"state": "disabled", "transport": "stdio", "tools": []}),
@@ -66,11 +131,11 @@ impl Mcp {
 
 impl Lifecycle for Mcp {
     fn shutdown(&self) {
-        for s in &self.servers {
+        let servers = self.servers.lock().clone();
+        for s in &servers {
             s.close();
         }
-        let pids: Vec<i32> = self
-            .servers
+        let pids: Vec<i32> = servers
             .iter()
             .filter_map(|s| s.take_pid())
             .map(|p| p as i32)

@@ -512,6 +512,24 @@ impl Server {
         }
     }
 
+    /// Deregister this server's tools (those still in its toolset).
+    pub fn remove_tools(&self) {
+        let Some(core) = self.core.upgrade() else {
+            return;
+        };
+        let mine = std::mem::take(&mut *self.tools.lock());
+        for name in mine.keys() {
+            let ours = core.read_registry(|r| {
+                r.tools
+                    .get(name.as_str())
+                    .is_some_and(|e| e.toolset == self.toolset)
+            });
+            if ours {
+                let _ = core.deregister(name);
+            }
+        }
+    }
+
     pub fn take_pid(&self) -> Option<u32> {
         self.state.lock().pid.take()
     }

@@ -215,3 +215,30 @@ fn interpolation_uses_the_host_environment() {
     assert_eq!(args[0], std::env::var("HOME").unwrap());
     assert_eq!(args[1], "${HT_SURELY_UNSET_VAR}");
 }
+
+#[test]
+fn servers_are_added_and_removed_at_run_time() {
+    let Some(js) = server_js("server-everything") else {
+        return;
+    };
+    let rt = Runtime::new("{}").expect("runtime");
+    let cfg = serde_json::json!({"command": "node", "args": [js, "stdio"]}).to_string();
+    rt.add_mcp_server("ev", &cfg).expect("added");
+    assert_eq!(
+        dispatch(&rt, "mcp__ev__echo", r#"{"message":"added"}"#)["result"],
+        "Echo: added"
+    );
+    let err = rt.add_mcp_server("ev", &cfg).unwrap_err();
+    assert_eq!(err.kind, hermes_core::ErrorKind::Conflict);
+    let pid = status(&rt)["ev"]["pid"].as_i64().unwrap();
+    rt.remove_mcp_server("ev").expect("removed");
+    assert!(!pid_alive(pid), "the removed server still runs");
+    assert!(def_names(&rt).iter().all(|n| !n.starts_with("mcp__")));
+    assert_eq!(status(&rt), serde_json::json!({}));
+    // Added again under the same name: a new process, the tools back.
+    rt.add_mcp_server("ev", &cfg).expect("added again");
+    assert_eq!(
+        dispatch(&rt, "mcp__ev__echo", r#"{"message":"again"}"#)["result"],
+        "Echo: again"
+    );
+}

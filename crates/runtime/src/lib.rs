@@ -148,13 +148,32 @@ impl Runtime {
     /// Start the MCP servers of the config (after the built-ins: their
     /// tools never shadow a built-in tool).
     fn install_mcp(&mut self) -> Result<()> {
-        if self.config.mcp_servers.is_empty() {
-            return Ok(());
-        }
         let mcp = hermes_mcp_client::Mcp::install(&self.config.mcp_servers, &self.core)?;
         self.lifecycles.lock().push(mcp.clone());
         self.mcp = Some(mcp);
         Ok(())
+    }
+
+    /// Add an MCP server at run time (`config_json` as one entry of the
+    /// config's `mcp_servers`); blocks for its first connection attempt.
+    pub fn add_mcp_server(&self, name: &str, config_json: &str) -> Result<()> {
+        let _g = self.core.enter()?;
+        let cfg: config::McpServerConfig = serde_json::from_str(config_json)
+            .map_err(|e| Error::json(format!("mcp server config: {e}")))?;
+        let cfg = cfg.validate(name)?;
+        match &self.mcp {
+            Some(m) => m.add(name, cfg),
+            None => Err(Error::invalid("the runtime is closing")),
+        }
+    }
+
+    /// Remove an MCP server: its process is stopped, its tools deregistered.
+    pub fn remove_mcp_server(&self, name: &str) -> Result<()> {
+        let _g = self.core.enter()?;
+        match &self.mcp {
+            Some(m) => m.remove(name),
+            None => Err(Error::not_found(format!("no MCP server named '{name}'"))),
+        }
     }
 
     /// Each MCP server's state as JSON text (`{}` without servers).
