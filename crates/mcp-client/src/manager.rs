@@ -86,10 +86,10 @@ impl Mcp {
     pub fn remove(&self, name: &str) -> Result<()> {
         let server = {
             let mut servers = self.servers.lock();
-            match servers.iter().position(|s| s.name == name) {
-                Some(i) => Some(servers.remove(i)),
-                None => None,
-            }
+            servers
+                .iter()
+                .position(|s| s.name == name)
+                .map(|i| servers.remove(i))
         };
         match server {
             Some(s) => {
