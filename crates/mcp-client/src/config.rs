@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use hermes_core::error::{Error, Result};
 
-/// `mcp_servers.<name>`: a stdio server (`command`, `args`, `env`, `cwd`).
+/// `mcp_servers.<name>`: a stdio server (`command`, `args`, `env`, `cwd`) or
+/// a streamable HTTP one (`url`, `headers`).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServerConfig {
@@ -21,7 +22,7 @@ pub struct ServerConfig {
     pub env: BTreeMap<String, String>,
     #[serde(default)]
     pub cwd: Option<String>,
-    /// Streamable HTTP endpoint (not available in this build yet).
+    /// Streamable HTTP endpoint (`http://` only in this build); wins over `command`.
     #[serde(default)]
     pub url: Option<String>,
     #[serde(default)]
@@ -78,17 +79,32 @@ impl ServerConfig {
                 "{what}: a server name must be non-empty, without control characters"
             )));
         }
-        if self.url.is_some() {
-            return Err(Error::new(
-                hermes_core::ErrorKind::Unsupported,
-                format!(
-                    "{what}.url: streamable HTTP servers are not available in this build yet (use command)"
-                ),
-            ));
-        }
-        match &self.command {
-            Some(c) if !c.trim().is_empty() => {}
-            _ => return Err(Error::invalid(format!("{what}.command: required"))),
+        if let Some(url) = &self.url {
+            if !url.starts_with("http://") {
+                return Err(Error::new(
+                    hermes_core::ErrorKind::Unsupported,
+                    format!(
+                        "{what}.url: '{url}': this build speaks plain http:// to MCP servers (no TLS stack)"
+                    ),
+                ));
+            }
+            for (k, v) in &self.headers {
+                if http::HeaderName::from_bytes(k.as_bytes()).is_err() {
+                    return Err(Error::invalid(format!(
+                        "{what}.headers: '{k}' is not a header name"
+                    )));
+                }
+                if v.contains(['\r', '\n', '\0']) {
+                    return Err(Error::invalid(format!(
+                        "{what}.headers.{k}: control characters in a header value"
+                    )));
+                }
+            }
+        } else {
+            match &self.command {
+                Some(c) if !c.trim().is_empty() => {}
+                _ => return Err(Error::invalid(format!("{what}.command (or url): required"))),
+            }
         }
         hermes_core::error::seconds(&format!("{what}.timeout"), self.timeout, false)?;
         hermes_core::error::seconds(
@@ -116,6 +132,11 @@ impl ServerConfig {
             *v = interpolate(v, &lookup);
         }
         Ok(self)
+    }
+
+    /// `"http"` or `"stdio"`.
+    pub fn transport(&self) -> &'static str {
+        if self.url.is_some() { "http" } else { "stdio" }
     }
 
     pub fn call_timeout(&self) -> Duration {

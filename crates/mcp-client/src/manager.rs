@@ -17,7 +17,7 @@ use crate::server::{Server, kill_tree_bounded};
 pub struct Mcp {
     core: std::sync::Weak<Core>,
     servers: Mutex<Vec<Arc<Server>>>,
-    disabled: Mutex<Vec<String>>,
+    disabled: Mutex<Vec<(String, &'static str)>>,
 }
 
 impl Mcp {
@@ -45,7 +45,7 @@ impl Mcp {
         let mut waits = Vec::new();
         for (name, cfg) in configs {
             if !cfg.enabled {
-                self.disabled.lock().push(name);
+                self.disabled.lock().push((name, cfg.transport()));
                 continue;
             }
             let handle = core.engine.handle().ok_or_else(|| {
@@ -72,7 +72,7 @@ impl Mcp {
             .upgrade()
             .ok_or_else(|| Error::new(hermes_core::ErrorKind::Closed, "the runtime is closed"))?;
         let taken = self.servers.lock().iter().any(|s| s.name == name)
-            || self.disabled.lock().iter().any(|d| d == name);
+            || self.disabled.lock().iter().any(|(d, _)| d == name);
         if taken {
             return Err(Error::new(
                 hermes_core::ErrorKind::Conflict,
@@ -102,7 +102,7 @@ impl Mcp {
             }
             None => {
                 let mut disabled = self.disabled.lock();
-                match disabled.iter().position(|d| d == name) {
+                match disabled.iter().position(|(d, _)| d == name) {
                     Some(i) => {
                         disabled.remove(i);
                         Ok(())
@@ -119,10 +119,10 @@ impl Mcp {
         for s in self.servers.lock().iter() {
             out.insert(s.name.clone(), s.status());
         }
-        for d in self.disabled.lock().iter() {
+        for (d, transport) in self.disabled.lock().iter() {
             out.insert(
                 d.clone(),
-                json!({"state": "disabled", "transport": "stdio", "tools": []}),
+                json!({"state": "disabled", "transport": transport, "tools": []}),
             );
         }
         Value::Object(out)

@@ -231,6 +231,16 @@ impl Server {
 
     /// Spawn the child and run the MCP handshake.
     async fn connect(&self) -> Result<Conn, String> {
+        let handler = Handler {
+            server: self.me.clone(),
+            info: InitializeRequestParams::new(
+                ClientCapabilities::default(),
+                Implementation::new("hermes-tools", env!("CARGO_PKG_VERSION")),
+            ),
+        };
+        if let Some(url) = &self.cfg.url {
+            return self.connect_http(url, handler).await;
+        }
         let cfg = &self.cfg;
         let program = cfg.command.as_deref().unwrap_or_default();
         let mut cmd = tokio::process::Command::new(program);
@@ -257,15 +267,35 @@ impl Server {
                 }
             });
         }
-        let handler = Handler {
-            server: self.me.clone(),
-            info: InitializeRequestParams::new(
-                ClientCapabilities::default(),
-                Implementation::new("hermes-tools", env!("CARGO_PKG_VERSION")),
-            ),
-        };
         let service = handler
             .serve(proc)
+            .await
+            .map_err(|e| format!("initialize failed: {e}"))?;
+        Ok(Conn { service })
+    }
+
+    /// Connect to a streamable HTTP server. `Authorization: Bearer <token>`
+    /// goes through rmcp's auth header, every other header as given.
+    async fn connect_http(&self, url: &str, handler: Handler) -> Result<Conn, String> {
+        use rmcp::transport::StreamableHttpClientTransport;
+        use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
+        let mut headers = std::collections::HashMap::new();
+        for (k, v) in &self.cfg.headers {
+            if k.eq_ignore_ascii_case("authorization")
+                && let Some(token) = v.strip_prefix("Bearer ")
+            {
+                config = config.auth_header(token.to_string());
+                continue;
+            }
+            let name = http::HeaderName::from_bytes(k.as_bytes())
+                .map_err(|e| format!("header '{k}': {e}"))?;
+            let value = http::HeaderValue::from_str(v).map_err(|e| format!("header '{k}': {e}"))?;
+            headers.insert(name, value);
+        }
+        let transport = StreamableHttpClientTransport::from_config(config.custom_headers(headers));
+        let service = handler
+            .serve(transport)
             .await
             .map_err(|e| format!("initialize failed: {e}"))?;
         Ok(Conn { service })
@@ -462,8 +492,14 @@ impl Server {
         };
         tokio::select! {
             out = work => out.unwrap_or_else(|e| e),
-            _ = cancel.cancelled() => err_text(format!(
-                "MCP tool '{remote}' of server '{}' was cancelled", self.name)),
+            _ = cancel.cancelled() => {
+                // Dispatch answers a cancelled call itself right after firing
+                // the token; answering at once could race ahead of it and
+                // turn the cancellation into an error result. Ours, later, is
+                // dropped harmlessly.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                err_text(format!("MCP tool '{remote}' of server '{}' was cancelled", self.name))
+            }
             _ = tokio::time::sleep(timeout) => err_text(format!(
                 "MCP tool '{remote}' of server '{}' timed out after {:.0} s", self.name, timeout.as_secs_f64())),
             _ = self.closed.cancelled() => err_text(format!("MCP server '{}' is closed", self.name)),
@@ -490,7 +526,7 @@ impl Server {
         let tools: Vec<String> = self.tools.lock().keys().cloned().collect();
         json!({
             "state": state,
-            "transport": "stdio",
+            "transport": self.cfg.transport(),
             "toolset": self.toolset,
             "tools": tools,
             "skipped_tools": st.skipped,

@@ -195,10 +195,12 @@ fn config_is_checked() {
     );
     assert!(
         hermes_runtime::config::Config::parse(
-            r#"{"mcp_servers": {"x": {"url": "http://127.0.0.1:1/mcp"}}}"#
+            r#"{"mcp_servers": {"x": {"url": "https://example.com/mcp"}}}"#
         )
         .is_err()
     );
+    assert!(hermes_runtime::config::Config::parse(r#"{"mcp_servers": {"x": {"url": "http://127.0.0.1:1/mcp", "headers": {"bad name": "v"}}}}"#).is_err());
+    assert!(hermes_runtime::config::Config::parse(r#"{"mcp_servers": {"x": {"url": "http://127.0.0.1:1/mcp", "headers": {"Authorization": "Bearer ${HOME}"}}}}"#).is_ok());
     assert!(
         hermes_runtime::config::Config::parse(
             r#"{"mcp_servers": {"x": {"command": "a", "timeout": -1}}}"#
@@ -241,4 +243,66 @@ fn servers_are_added_and_removed_at_run_time() {
         dispatch(&rt, "mcp__ev__echo", r#"{"message":"again"}"#)["result"],
         "Echo: again"
     );
+}
+
+#[test]
+fn streamable_http_server() {
+    let Some(js) = server_js("server-everything") else {
+        return;
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let loopback =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/loopback.cjs");
+    let child = std::process::Command::new("node")
+        .arg("--require")
+        .arg(&loopback)
+        .arg(&js)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stderr(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("node");
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _server = Kill(child);
+    assert!(wait_until(Duration::from_secs(15), || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    }));
+    let cfg =
+        serde_json::json!({"mcp_servers": {"web": {"url": format!("http://127.0.0.1:{port}/mcp"),
+        "headers": {"X-Test": "1"}, "timeout": 20, "connect_timeout": 20}}})
+        .to_string();
+    let rt = Runtime::new(&cfg).expect("runtime");
+    let st = status(&rt);
+    assert_eq!(st["web"]["state"], "ready", "{st}");
+    assert_eq!(st["web"]["transport"], "http", "{st}");
+    let out = dispatch(&rt, "mcp__web__echo", r#"{"message":"over http"}"#);
+    assert_eq!(out["result"], "Echo: over http", "{out}");
+    // Cancellation over HTTP.
+    let t = Instant::now();
+    let (id, rx) = dispatch_async(
+        &rt,
+        "mcp__web__trigger-long-running-operation",
+        r#"{"duration":30,"steps":30}"#,
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    rt.cancel(id).unwrap();
+    let (cancelled, _text) = rx.recv_timeout(Duration::from_secs(5)).expect("answered");
+    assert!(
+        cancelled && t.elapsed() < Duration::from_secs(5),
+        "{cancelled} {:?} {_text}",
+        t.elapsed()
+    );
+    let out = dispatch(&rt, "mcp__web__get-sum", r#"{"a":1,"b":2}"#);
+    assert!(out["result"].as_str().unwrap().contains('3'), "{out}");
 }
