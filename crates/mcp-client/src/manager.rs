@@ -16,6 +16,7 @@ use crate::server::{Server, kill_tree_bounded};
 
 pub struct Mcp {
     core: std::sync::Weak<Core>,
+    events: Option<Arc<dyn hermes_core::ToolServices>>,
     servers: Mutex<Vec<Arc<Server>>>,
     disabled: Mutex<Vec<(String, &'static str)>>,
 }
@@ -25,9 +26,14 @@ impl Mcp {
     /// first connection attempt (bounded by its `connect_timeout`): the tools
     /// of the servers that answered are registered when this returns; the
     /// others keep retrying in the background.
-    pub fn install(configs: &BTreeMap<String, ServerConfig>, core: &Arc<Core>) -> Result<Arc<Mcp>> {
+    pub fn install(
+        configs: &BTreeMap<String, ServerConfig>,
+        core: &Arc<Core>,
+        events: Option<Arc<dyn hermes_core::ToolServices>>,
+    ) -> Result<Arc<Mcp>> {
         let mcp = Arc::new(Mcp {
             core: Arc::downgrade(core),
+            events,
             servers: Mutex::new(Vec::new()),
             disabled: Mutex::new(Vec::new()),
         });
@@ -52,7 +58,7 @@ impl Mcp {
                 Error::invalid("mcp_servers: the runtime's engine is not running")
             })?;
             let limit = cfg.connect_timeout() * 2 + Duration::from_secs(1);
-            let server = Server::new(&name, cfg, core);
+            let server = Server::new(&name, cfg, core, self.events.clone());
             let (tx, rx) = std::sync::mpsc::channel();
             handle.spawn(server.clone().run_start(tx));
             waits.push((rx, Instant::now() + limit));

@@ -87,6 +87,8 @@ pub struct Server {
     refresh_lock: tokio::sync::Mutex<()>,
     /// The implementation shared by this server's tools.
     tool: Arc<McpTool>,
+    /// Where state changes go as events (`mcp.state`, `mcp.tools_changed`).
+    events: Option<Arc<dyn hermes_core::ToolServices>>,
     me: Weak<Server>,
 }
 
@@ -95,7 +97,12 @@ fn err_text(message: impl Into<String>) -> ToolOutput {
 }
 
 impl Server {
-    pub fn new(name: &str, cfg: ServerConfig, core: &Arc<Core>) -> Arc<Server> {
+    pub fn new(
+        name: &str,
+        cfg: ServerConfig,
+        core: &Arc<Core>,
+        events: Option<Arc<dyn hermes_core::ToolServices>>,
+    ) -> Arc<Server> {
         Arc::new_cyclic(|me| Server {
             name: name.to_string(),
             cfg,
@@ -108,12 +115,28 @@ impl Server {
             tools: Mutex::new(BTreeMap::new()),
             refresh_lock: tokio::sync::Mutex::new(()),
             tool: Arc::new(McpTool { server: me.clone() }),
+            events,
             me: me.clone(),
         })
     }
 
     pub fn toolset(&self) -> &str {
         &self.toolset
+    }
+
+    /// Send `{"type": kind, "server": name, ...fields}` to the host's event handler.
+    fn emit(&self, kind: &str, fields: Value) {
+        let Some(ev) = &self.events else {
+            return;
+        };
+        if !ev.has_event_handler() {
+            return;
+        }
+        let mut event = json!({"type": kind, "server": self.name});
+        if let (Some(e), Value::Object(f)) = (event.as_object_mut(), fields) {
+            e.extend(f);
+        }
+        ev.emit_event(event);
     }
 
     /// Connect and register the tools; on failure keep retrying in the
@@ -160,7 +183,12 @@ impl Server {
         st.failures = st.failures.saturating_add(1);
         let backoff = Duration::from_secs(1u64 << (st.failures - 1).min(6)).min(MAX_BACKOFF);
         st.retry_at = Some(Instant::now() + backoff);
-        st.last_error = Some(error);
+        st.last_error = Some(error.clone());
+        drop(st);
+        self.emit(
+            "mcp.state",
+            json!({"state": "failed", "error": error, "retry_in_ms": backoff.as_millis() as u64}),
+        );
     }
 
     /// The live peer, connecting (or reconnecting) when there is none; the
@@ -174,6 +202,7 @@ impl Server {
         }
         if let Some(old) = conn.take() {
             tracing::warn!(server = %self.name, "MCP server connection lost: reconnecting");
+            self.emit("mcp.state", json!({"state": "disconnected"}));
             self.kill_child();
             drop(old);
         }
@@ -208,7 +237,10 @@ impl Server {
                 st.retry_at = None;
                 st.connects += 1;
                 st.server_info = info;
+                let connects = st.connects;
+                drop(st);
                 tracing::info!(server = %self.name, "MCP server connected");
+                self.emit("mcp.state", json!({"state": "ready", "connects": connects}));
                 Ok((peer, true))
             }
             Ok(Err(e)) => {
@@ -418,6 +450,7 @@ impl Server {
             }
         }
         let added = entries.len();
+        let added_names: Vec<String> = entries.iter().map(|e| e.name.clone()).collect();
         if !entries.is_empty()
             && let Err(e) = core.register_many(entries, false)
         {
@@ -440,7 +473,14 @@ impl Server {
             "MCP tools listed"
         );
         *mine = want;
+        drop(mine);
         self.state.lock().skipped = skipped;
+        if !added_names.is_empty() || !vanished.is_empty() {
+            self.emit(
+                "mcp.tools_changed",
+                json!({"registered": added_names, "removed": vanished}),
+            );
+        }
     }
 
     /// One `tools/call`, bounded by `deadline` and `cancel` (either sends
@@ -512,6 +552,8 @@ impl Server {
 
     /// This server's state as JSON.
     pub fn status(&self) -> Value {
+        // One lock at a time: `apply` takes the tools, then the state.
+        let tools: Vec<String> = self.tools.lock().keys().cloned().collect();
         let st = self.state.lock();
         let state = if self.closed.is_cancelled() {
             "closed"
@@ -523,7 +565,6 @@ impl Server {
                 None => "connecting",
             }
         };
-        let tools: Vec<String> = self.tools.lock().keys().cloned().collect();
         json!({
             "state": state,
             "transport": self.cfg.transport(),
@@ -587,6 +628,19 @@ pub fn kill_tree_bounded(pids: &[i32]) {
     }
 }
 
+/// Answers its call with an error when dropped unanswered.
+struct ReplyGuard(Option<hermes_core::tool::Reply>);
+
+impl Drop for ReplyGuard {
+    fn drop(&mut self) {
+        if let Some(reply) = self.0.take() {
+            reply.send(err_text(
+                "MCP call abandoned (internal error or runtime closing)",
+            ));
+        }
+    }
+}
+
 /// The [`Tool`] every tool of one server shares (the call's name says which).
 pub struct McpTool {
     server: Weak<Server>,
@@ -621,7 +675,14 @@ impl Tool for McpTool {
         let reply = call.reply;
         match call.mode {
             Mode::Async => {
-                handle.spawn(async move { reply.send(fut.await) });
+                // Answered exactly once even if the task panics or is dropped.
+                let mut guard = ReplyGuard(Some(reply));
+                handle.spawn(async move {
+                    let out = fut.await;
+                    if let Some(reply) = guard.0.take() {
+                        reply.send(out);
+                    }
+                });
             }
             Mode::Inline => {
                 let (tx, rx) = std::sync::mpsc::sync_channel(1);

@@ -120,6 +120,7 @@ fn killed_server_gives_an_error_then_is_reconnected_and_close_kills_it() {
     let rt = Runtime::new(&everything_config(&js, "")).expect("runtime");
     let pid = status(&rt)["everything"]["pid"].as_i64().expect("pid");
     assert!(pid_alive(pid));
+    let events = Events::install(&rt);
     let (_id, rx) = dispatch_async(
         &rt,
         "mcp__everything__trigger-long-running-operation",
@@ -148,6 +149,16 @@ fn killed_server_gives_an_error_then_is_reconnected_and_close_kills_it() {
     assert_eq!(st["everything"]["connects"], 2, "{st}");
     let pid2 = st["everything"]["pid"].as_i64().unwrap();
     assert_ne!(pid, pid2);
+    assert!(wait_until(Duration::from_secs(5), || events
+        .of_type("mcp.state")
+        .len()
+        >= 2));
+    let states: Vec<serde_json::Value> = events
+        .of_type("mcp.state")
+        .iter()
+        .map(|e| e["state"].clone())
+        .collect();
+    assert_eq!(states, vec!["disconnected", "ready"], "{states:?}");
 
     rt.close();
     assert!(!pid_alive(pid2), "the server outlived close");

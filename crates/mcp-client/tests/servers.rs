@@ -117,6 +117,7 @@ fn list_changed_refreshes_the_toolset_and_env_is_minimal() {
         vec!["mcp__changing__first", "mcp__changing__swap"]
     );
     let generation = rt.generation();
+    let events = Events::install(&rt);
     assert_eq!(
         dispatch(&rt, "mcp__changing__swap", "{}")["result"],
         "swapped"
@@ -128,6 +129,21 @@ fn list_changed_refreshes_the_toolset_and_env_is_minimal() {
         mcp(&rt)
     );
     assert!(rt.generation() > generation);
+    assert!(wait_until(Duration::from_secs(5), || !events
+        .of_type("mcp.tools_changed")
+        .is_empty()));
+    let changed = events.of_type("mcp.tools_changed");
+    assert_eq!(changed[0]["server"], "changing", "{changed:?}");
+    assert_eq!(
+        changed[0]["registered"],
+        serde_json::json!(["mcp__changing__second"]),
+        "{changed:?}"
+    );
+    assert_eq!(
+        changed[0]["removed"],
+        serde_json::json!(["mcp__changing__first"]),
+        "{changed:?}"
+    );
     let out = dispatch(&rt, "mcp__changing__second", "{}");
     let text = out["result"].as_str().unwrap().to_string();
     assert!(

@@ -148,7 +148,9 @@ impl Runtime {
     /// Start the MCP servers of the config (after the built-ins: their
     /// tools never shadow a built-in tool).
     fn install_mcp(&mut self) -> Result<()> {
-        let mcp = hermes_mcp_client::Mcp::install(&self.config.mcp_servers, &self.core)?;
+        let services: Arc<dyn ToolServices> = self.services.clone();
+        let mcp =
+            hermes_mcp_client::Mcp::install(&self.config.mcp_servers, &self.core, Some(services))?;
         self.lifecycles.lock().push(mcp.clone());
         self.mcp = Some(mcp);
         Ok(())

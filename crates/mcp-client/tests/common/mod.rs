@@ -114,3 +114,33 @@ pub fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
 pub fn parse_ok(text: &str) {
     Config::parse(text).expect("config parses");
 }
+
+/// Collects the runtime's events (JSON) for a test.
+#[derive(Default)]
+pub struct Events(pub std::sync::Mutex<Vec<serde_json::Value>>);
+
+impl hermes_runtime::EventSink for Events {
+    fn event(&self, json: &str) {
+        self.0
+            .lock()
+            .unwrap()
+            .push(serde_json::from_str(json).unwrap());
+    }
+}
+
+impl Events {
+    pub fn install(rt: &Runtime) -> std::sync::Arc<Events> {
+        let e = std::sync::Arc::new(Events::default());
+        rt.set_event_sink(Some(e.clone())).unwrap();
+        e
+    }
+    pub fn of_type(&self, kind: &str) -> Vec<serde_json::Value> {
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|e| e["type"] == kind)
+            .cloned()
+            .collect()
+    }
+}
