@@ -58,6 +58,8 @@ struct Conn {
 struct State {
     peer: Option<Peer<RoleClient>>,
     pid: Option<u32>,
+    /// The child's start time (`/proc/<pid>/stat`), so a recycled pid is never signalled.
+    started: Option<u64>,
     last_error: Option<String>,
     /// Consecutive failed connection attempts.
     failures: u32,
@@ -289,7 +291,11 @@ impl Server {
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| format!("cannot run '{program}': {e}"))?;
-        self.state.lock().pid = proc.id();
+        {
+            let mut st = self.state.lock();
+            st.pid = proc.id();
+            st.started = st.pid.and_then(start_time);
+        }
         if let Some(stderr) = stderr {
             let name = self.name.clone();
             tokio::spawn(async move {
@@ -335,9 +341,15 @@ impl Server {
 
     /// Kill the child's whole tree (TERM, then KILL after a short grace).
     fn kill_child(&self) {
-        let pid = self.state.lock().pid.take();
-        if let Some(pid) = pid {
-            kill_tree_bounded(&[pid as i32]);
+        if let Some(pid) = self.take_pid() {
+            let kill = move || kill_tree_bounded(&[pid as i32]);
+            // Never sleep on an engine worker.
+            match tokio::runtime::Handle::try_current() {
+                Ok(h) => {
+                    h.spawn_blocking(kill);
+                }
+                Err(_) => kill(),
+            }
         }
     }
 
@@ -607,9 +619,20 @@ impl Server {
         }
     }
 
+    /// The child's pid, when it is still that child (not exited and recycled).
     pub fn take_pid(&self) -> Option<u32> {
-        self.state.lock().pid.take()
+        let mut st = self.state.lock();
+        let pid = st.pid.take()?;
+        let started = st.started.take();
+        (started.is_some() && start_time(pid) == started).then_some(pid)
     }
+}
+
+/// A process's start time in clock ticks since boot (`/proc/<pid>/stat` field 22).
+fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = stat.rsplit_once(')')?.1;
+    rest.split_whitespace().nth(19)?.parse().ok()
 }
 
 /// TERM every tree, wait up to 500 ms for them to exit, then KILL what is left.
