@@ -96,10 +96,7 @@ fn list_changed_refreshes_the_toolset_and_env_is_minimal() {
     let Some(_) = server_js("server-everything") else {
         return;
     };
-    let modules = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../build/tools/node_modules")
-        .canonicalize()
-        .unwrap();
+    let modules = modules_dir().canonicalize().unwrap();
     let fixture = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/changing-server.cjs");
     let cfg = serde_json::json!({"mcp_servers": {"changing": {"command": "node", "args": [fixture],

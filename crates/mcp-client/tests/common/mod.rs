@@ -11,16 +11,21 @@ use hermes_core::dispatch::CallContext;
 use hermes_runtime::Runtime;
 use hermes_runtime::config::Config;
 
+/// The node_modules folder holding the servers: `HT_MCP_SERVERS`, or
+/// build/tools/node_modules (where scripts/setup.sh installs them).
+pub fn modules_dir() -> PathBuf {
+    std::env::var_os("HT_MCP_SERVERS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../build/tools/node_modules")
+        })
+}
+
 /// `dist/index.js` of `@modelcontextprotocol/<pkg>`, or `None` (the test
 /// then skips with a message) — except in CI (env `CI` set), where a missing
 /// server fails the test: CI runs scripts/setup.sh, which installs them.
 pub fn server_js(pkg: &str) -> Option<PathBuf> {
-    let modules = std::env::var_os("HT_MCP_SERVERS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../build/tools/node_modules")
-        });
-    let js = modules
+    let js = modules_dir()
         .join("@modelcontextprotocol")
         .join(pkg)
         .join("dist/index.js");
