@@ -40,7 +40,7 @@ pub struct ServerConfig {
 }
 
 /// `tools`: which of the server's tools become tools here.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolsFilter {
     /// Only these (the server's names); all when absent.
@@ -48,6 +48,23 @@ pub struct ToolsFilter {
     pub include: Option<Vec<String>>,
     #[serde(default)]
     pub exclude: Vec<String>,
+    /// `list_resources` / `read_resource` tools when the server has resources.
+    #[serde(default = "yes")]
+    pub resources: bool,
+    /// `list_prompts` / `get_prompt` tools when the server has prompts.
+    #[serde(default = "yes")]
+    pub prompts: bool,
+}
+
+impl Default for ToolsFilter {
+    fn default() -> Self {
+        ToolsFilter {
+            include: None,
+            exclude: Vec::new(),
+            resources: true,
+            prompts: true,
+        }
+    }
 }
 
 fn default_timeout() -> f64 {
@@ -207,6 +224,7 @@ mod tests {
         let f = ToolsFilter {
             include: Some(vec!["a".into(), "b".into()]),
             exclude: vec!["b".into()],
+            ..Default::default()
         };
         assert!(f.allows("a") && !f.allows("b") && !f.allows("c"));
         assert!(ToolsFilter::default().allows("z"));

@@ -25,6 +25,9 @@ use tokio::io::AsyncBufReadExt;
 use crate::config::ServerConfig;
 use crate::{names, result, schema};
 
+/// The first character of a utility tool's key (never in a server's tool name).
+const UTILITY: char = '\u{1}';
+
 /// Longest wait between two connection attempts.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
 
@@ -370,13 +373,77 @@ impl Server {
             .await
             .map_err(|_| "timed out".to_string())?
             .map_err(|e| e.to_string())?;
-        self.apply(tools);
+        let mut all: Vec<(String, rmcp::model::Tool)> =
+            tools.into_iter().map(|t| (t.name.to_string(), t)).collect();
+        all.extend(self.utility_tools(peer));
+        self.apply(all);
         Ok(())
+    }
+
+    /// `list_resources`, `read_resource`, `list_prompts`, `get_prompt` for a
+    /// server that offers resources / prompts (unless `tools.resources` /
+    /// `tools.prompts` is false). Their keys start with [`UTILITY`].
+    fn utility_tools(&self, peer: &Peer<RoleClient>) -> Vec<(String, rmcp::model::Tool)> {
+        let Some(info) = peer.peer_info() else {
+            return Vec::new();
+        };
+        let mut specs = Vec::new();
+        if self.cfg.tools.resources && info.capabilities.resources.is_some() {
+            specs.push(json!({"name": "list_resources", "description": format!("List the resources of MCP server {}.", self.name),
+                "inputSchema": {"type": "object", "properties": {}}}));
+            specs.push(json!({"name": "read_resource", "description": format!("Read a resource of MCP server {} by its URI.", self.name),
+                "inputSchema": {"type": "object", "properties": {"uri": {"type": "string", "description": "The resource URI."}}, "required": ["uri"]}}));
+        }
+        if self.cfg.tools.prompts && info.capabilities.prompts.is_some() {
+            specs.push(json!({"name": "list_prompts", "description": format!("List the prompts of MCP server {}.", self.name),
+                "inputSchema": {"type": "object", "properties": {}}}));
+            specs.push(json!({"name": "get_prompt", "description": format!("Get a prompt of MCP server {} by name, with its arguments.", self.name),
+                "inputSchema": {"type": "object", "properties": {"name": {"type": "string"},
+                    "arguments": {"type": "object", "additionalProperties": {"type": "string"}}}, "required": ["name"]}}));
+        }
+        specs
+            .into_iter()
+            .filter_map(|v| serde_json::from_value::<rmcp::model::Tool>(v).ok())
+            .map(|t| (format!("{UTILITY}{}", t.name), t))
+            .collect()
+    }
+
+    /// Run a utility tool (`op` is its name).
+    async fn utility(
+        &self,
+        peer: &Peer<RoleClient>,
+        op: &str,
+        args: Option<Map<String, Value>>,
+    ) -> Result<Value, rmcp::ServiceError> {
+        let args = args.unwrap_or_default();
+        let text = |k: &str| {
+            args.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        let v = match op {
+            "list_resources" => json!({"resources": peer.list_all_resources().await?}),
+            "read_resource" => serde_json::to_value(
+                peer.read_resource(rmcp::model::ReadResourceRequestParams::new(text("uri")))
+                    .await?,
+            )
+            .unwrap_or_default(),
+            "list_prompts" => json!({"prompts": peer.list_all_prompts().await?}),
+            _ => {
+                let mut p = rmcp::model::GetPromptRequestParams::new(text("name"));
+                if let Some(Value::Object(a)) = args.get("arguments") {
+                    p = p.with_arguments(a.clone());
+                }
+                serde_json::to_value(peer.get_prompt(p).await?).unwrap_or_default()
+            }
+        };
+        Ok(v)
     }
 
     /// Register new and changed tools, deregister vanished ones. A name a
     /// non-MCP tool (or another toolset) already holds is skipped, never shadowed.
-    fn apply(&self, tools: Vec<rmcp::model::Tool>) {
+    fn apply(&self, tools: Vec<(String, rmcp::model::Tool)>) {
         let Some(core) = self.core.upgrade() else {
             return;
         };
@@ -384,15 +451,15 @@ impl Server {
         let mut want: BTreeMap<String, Registered> = BTreeMap::new();
         let mut entries = Vec::new();
         let mut skipped = Vec::new();
-        for t in tools {
-            let remote = t.name.to_string();
-            if !self.cfg.tools.allows(&remote) {
+        for (remote, t) in tools {
+            let utility = remote.starts_with(UTILITY);
+            if !utility && !self.cfg.tools.allows(&remote) {
                 continue;
             }
-            let name = names::tool_name(&self.name, &remote);
+            let name = names::tool_name(&self.name, &t.name);
             if want.contains_key(&name) {
                 tracing::warn!(server = %self.name, tool = %remote, "MCP tool skipped: its name '{name}' is taken by another tool of this server");
-                skipped.push(remote);
+                skipped.push(t.name.to_string());
                 continue;
             }
             let taken = core.read_registry(|r| {
@@ -402,7 +469,7 @@ impl Server {
             });
             if taken {
                 tracing::warn!(server = %self.name, tool = %remote, "MCP tool skipped: '{name}' is already a tool of another toolset");
-                skipped.push(remote);
+                skipped.push(t.name.to_string());
                 continue;
             }
             let fingerprint = serde_json::to_string(&t).unwrap_or_default();
@@ -432,7 +499,7 @@ impl Server {
                     Ok(e) => entries.push(e),
                     Err(e) => {
                         tracing::warn!(server = %self.name, tool = %remote, "MCP tool skipped: {}", e.message);
-                        skipped.push(remote);
+                        skipped.push(t.name.to_string());
                         continue;
                     }
                 }
@@ -505,6 +572,7 @@ impl Server {
         deadline: Instant,
     ) -> ToolOutput {
         let timeout = deadline.saturating_duration_since(Instant::now());
+        let shown = remote.trim_start_matches(UTILITY).to_string();
         let work = async {
             let (peer, fresh) = self.peer().await.map_err(err_text)?;
             if fresh {
@@ -516,6 +584,13 @@ impl Server {
                         tracing::warn!(server = %me.name, "MCP tool list refresh failed: {e}");
                     }
                 });
+            }
+            if let Some(op) = remote.strip_prefix(UTILITY) {
+                return self
+                    .utility(&peer, op, args)
+                    .await
+                    .map(|v| ToolOutput::json(&json!({ "result": v })))
+                    .map_err(|e| err_text(format!("MCP call failed: {e}")));
             }
             let mut params = CallToolRequestParams::new(remote.clone());
             if let Some(a) = args {
@@ -550,10 +625,10 @@ impl Server {
                 // turn the cancellation into an error result. Ours, later, is
                 // dropped harmlessly.
                 tokio::time::sleep(Duration::from_millis(50)).await;
-                err_text(format!("MCP tool '{remote}' of server '{}' was cancelled", self.name))
+                err_text(format!("MCP tool '{shown}' of server '{}' was cancelled", self.name))
             }
             _ = tokio::time::sleep(timeout) => err_text(format!(
-                "MCP tool '{remote}' of server '{}' timed out after {:.0} s", self.name, timeout.as_secs_f64())),
+                "MCP tool '{shown}' of server '{}' timed out after {:.0} s", self.name, timeout.as_secs_f64())),
             _ = self.closed.cancelled() => err_text(format!("MCP server '{}' is closed", self.name)),
         }
     }

@@ -170,7 +170,7 @@ fn disabled_filtered_and_missing_servers() {
     let Some(js) = server_js("server-everything") else {
         return;
     };
-    let cfg = everything_config(&js, r#", "tools": {"include": ["echo", "get-sum"], "exclude": ["get-sum"]}"#)
+    let cfg = everything_config(&js, r#", "tools": {"include": ["echo", "get-sum"], "exclude": ["get-sum"], "resources": false, "prompts": false}"#)
         .replace(
             r#""mcp_servers": {"#,
             r#""mcp_servers": {"off": {"command": "node", "enabled": false}, "broken": {"command": "/nonexistent/mcp-server", "connect_timeout": 2}, "#,
@@ -316,4 +316,51 @@ fn streamable_http_server() {
     );
     let out = dispatch(&rt, "mcp__web__get-sum", r#"{"a":1,"b":2}"#);
     assert!(out["result"].as_str().unwrap().contains('3'), "{out}");
+}
+
+#[test]
+fn resources_and_prompts_are_utility_tools() {
+    let Some(js) = server_js("server-everything") else {
+        return;
+    };
+    let rt = Runtime::new(&everything_config(&js, "")).expect("runtime");
+    let names = def_names(&rt);
+    for n in [
+        "list_resources",
+        "read_resource",
+        "list_prompts",
+        "get_prompt",
+    ] {
+        assert!(
+            names.contains(&format!("mcp__everything__{n}")),
+            "{n}: {names:?}"
+        );
+    }
+    let out = dispatch(&rt, "mcp__everything__list_resources", "{}");
+    let resources = out["result"]["resources"]
+        .as_array()
+        .expect("resources")
+        .clone();
+    assert!(!resources.is_empty(), "{out}");
+    let uri = resources[0]["uri"].as_str().unwrap();
+    let out = dispatch(
+        &rt,
+        "mcp__everything__read_resource",
+        &serde_json::json!({ "uri": uri }).to_string(),
+    );
+    assert!(out["result"]["contents"].is_array(), "{out}");
+    let out = dispatch(&rt, "mcp__everything__list_prompts", "{}");
+    assert!(out.to_string().contains("simple-prompt"), "{out}");
+    let out = dispatch(
+        &rt,
+        "mcp__everything__get_prompt",
+        r#"{"name":"simple-prompt"}"#,
+    );
+    assert!(out["result"]["messages"].is_array(), "{out}");
+    let out = dispatch(
+        &rt,
+        "mcp__everything__get_prompt",
+        r#"{"name":"no-such-prompt"}"#,
+    );
+    assert!(out["error"].is_string(), "{out}");
 }
