@@ -377,6 +377,64 @@ ht_status ht_runtime_toolsets_json(struct ht_runtime *rt,
                                    struct ht_error **out_err);
 
 /**
+ * The state of every MCP server named in the config's `mcp_servers`, as a JSON object keyed
+ * by server name (`{}` without servers; shape in docs/json-shapes.md): `state` (`connecting`,
+ * `ready`, `disconnected`, `failed`, `disabled`, `closed`), its tools, process id, connection
+ * count, last error. `*out_json` is owned by the caller: free it with `ht_string_free`.
+ * Callable from any thread while the runtime lives; it never waits for a server (a server
+ * still connecting is reported as `connecting`). A NULL `rt` or `out_json` gives `HT_STATUS_INVALID_ARGUMENT`.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - `out_json`, `out_len`, `out_err` are each NULL or point at a writable, aligned variable of the
+ *   pointee type.
+ */
+ht_status ht_runtime_mcp_status(struct ht_runtime *rt,
+                                char **out_json,
+                                size_t *out_len,
+                                struct ht_error **out_err);
+
+/**
+ * Add an MCP server at run time, for hosts whose users edit server lists: `config_json` is
+ * one server's entry as in the config's `mcp_servers` (docs/json-shapes.md). Blocks the calling
+ * thread for the server's first connection attempt (at most twice its `connect_timeout`): its
+ * tools are registered when this returns, or it keeps retrying in the background (see
+ * `ht_runtime_mcp_status`); either way `HT_STATUS_OK`. A name already in use gives
+ * `HT_STATUS_CONFLICT`; a bad config `HT_STATUS_INVALID_JSON` or `HT_STATUS_INVALID_ARGUMENT`
+ * (also for a NULL `rt` or an empty name); `HT_STATUS_CLOSED` after the runtime closed. Any thread; not from a tool handler of the
+ * same runtime if the server may take long to start (it would hold that call).
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - Each of `name`, `config_json` is NULL with its length 0, or points at that many bytes that
+ *   stay readable and unchanged until this returns.
+ * - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
+ */
+ht_status ht_runtime_add_mcp_server(struct ht_runtime *rt,
+                                    const char *name,
+                                    size_t name_len,
+                                    const char *config_json,
+                                    size_t config_len,
+                                    struct ht_error **out_err);
+
+/**
+ * Remove an MCP server (configured or added): its process tree is stopped (TERM, then KILL
+ * after 0.5 s), its tools deregistered; calls in flight to it end with an error. An unknown
+ * (or empty) name gives `HT_STATUS_NOT_FOUND`, a NULL `rt` `HT_STATUS_INVALID_ARGUMENT`. Any
+ * thread; blocks at most about 0.5 s.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - `name` is NULL with `name_len` 0, or points at that many bytes that stay readable and
+ *   unchanged until this returns.
+ * - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
+ */
+ht_status ht_runtime_remove_mcp_server(struct ht_runtime *rt,
+                                       const char *name,
+                                       size_t name_len,
+                                       struct ht_error **out_err);
+
+/**
  * The registry generation: changes on every registration, removal, toolset or alias change.
  * 0 for a NULL runtime.
  *

@@ -20,7 +20,7 @@
 #   build/venv            Python virtual environment with pytest (PEP 668:
 #                         Debian's python3 refuses a global `pip install`)
 #   bindings/node/node_modules   `npm ci` from package-lock.json
-#   build/tools           npm packages of optional groups (MCP servers)
+#   build/tools           npm packages: the reference MCP servers the tests run
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,12 +44,15 @@ APT_CORE=(
 OPTIONAL_GROUPS=(ssh containers mcp)
 APT_ssh=(/usr/sbin/sshd:openssh-server)
 APT_containers=(docker:docker.io podman:podman)
-NPM_mcp=(@modelcontextprotocol/server-everything @modelcontextprotocol/server-filesystem)
+NPM_mcp=()
 PIP_mcp=(mcp)
 
 # Always: pytest in build/venv for the Python binding's tests.
 PIP_CORE=(pytest)
-NPM_CORE=()
+# Always: the reference MCP servers the MCP client's tests run
+# (crates/mcp-client/tests find them in build/tools/node_modules). Pinned:
+# the tests name their tools.
+NPM_CORE=(@modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/server-filesystem@2026.8.31)
 # ---------------------------------------------------------------------------
 
 VENV=build/venv

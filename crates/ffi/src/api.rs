@@ -417,6 +417,101 @@ pub unsafe extern "C" fn ht_runtime_toolsets_json(
     })
 }
 
+/// The state of every MCP server named in the config's `mcp_servers`, as a JSON object keyed
+/// by server name (`{}` without servers; shape in docs/json-shapes.md): `state` (`connecting`,
+/// `ready`, `disconnected`, `failed`, `disabled`, `closed`), its tools, process id, connection
+/// count, last error. `*out_json` is owned by the caller: free it with `ht_string_free`.
+/// Callable from any thread while the runtime lives; it never waits for a server (a server
+/// still connecting is reported as `connecting`). A NULL `rt` or `out_json` gives `HT_STATUS_INVALID_ARGUMENT`.
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - `out_json`, `out_len`, `out_err` are each NULL or point at a writable, aligned variable of the
+///   pointee type.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_mcp_status(
+    rt: *mut ht_runtime,
+    out_json: *mut *mut c_char,
+    out_len: *mut usize,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    status_boundary(out_err, || {
+        // SAFETY: `rt` is NULL (rt_ref rejects it) or, by this export's # Safety, a live runtime
+        // that no thread frees before we return.
+        let rt = unsafe { rt_ref(rt) }?;
+        require(out_json, "out_json")?;
+        let s = rt.mcp_status();
+        put_text(Text::new(&s), out_json, out_len);
+        Ok(())
+    })
+}
+
+/// Add an MCP server at run time, for hosts whose users edit server lists: `config_json` is
+/// one server's entry as in the config's `mcp_servers` (docs/json-shapes.md). Blocks the calling
+/// thread for the server's first connection attempt (at most twice its `connect_timeout`): its
+/// tools are registered when this returns, or it keeps retrying in the background (see
+/// `ht_runtime_mcp_status`); either way `HT_STATUS_OK`. A name already in use gives
+/// `HT_STATUS_CONFLICT`; a bad config `HT_STATUS_INVALID_JSON` or `HT_STATUS_INVALID_ARGUMENT`
+/// (also for a NULL `rt` or an empty name); `HT_STATUS_CLOSED` after the runtime closed. Any thread; not from a tool handler of the
+/// same runtime if the server may take long to start (it would hold that call).
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - Each of `name`, `config_json` is NULL with its length 0, or points at that many bytes that
+///   stay readable and unchanged until this returns.
+/// - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_add_mcp_server(
+    rt: *mut ht_runtime,
+    name: *const c_char,
+    name_len: usize,
+    config_json: *const c_char,
+    config_len: usize,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    status_boundary(out_err, || {
+        // SAFETY: `rt` is NULL (rt_ref rejects it) or, by this export's # Safety, a live runtime
+        // that no thread frees before we return.
+        let rt = unsafe { rt_ref(rt) }?;
+        // SAFETY: by this export's # Safety, `(name, name_len)` is NULL/0 or name_len bytes
+        // readable and unchanged until we return; the &str is not kept past the call (what is kept
+        // is copied).
+        let name = unsafe { str_arg(name, name_len, "name") }?;
+        // SAFETY: by this export's # Safety, `(config_json, config_len)` is NULL/0 or config_len
+        // bytes readable and unchanged until we return; the &str is not kept past the call.
+        let config = unsafe { str_arg(config_json, config_len, "config_json") }?;
+        rt.add_mcp_server(name, config)
+    })
+}
+
+/// Remove an MCP server (configured or added): its process tree is stopped (TERM, then KILL
+/// after 0.5 s), its tools deregistered; calls in flight to it end with an error. An unknown
+/// (or empty) name gives `HT_STATUS_NOT_FOUND`, a NULL `rt` `HT_STATUS_INVALID_ARGUMENT`. Any
+/// thread; blocks at most about 0.5 s.
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - `name` is NULL with `name_len` 0, or points at that many bytes that stay readable and
+///   unchanged until this returns.
+/// - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_remove_mcp_server(
+    rt: *mut ht_runtime,
+    name: *const c_char,
+    name_len: usize,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    status_boundary(out_err, || {
+        // SAFETY: `rt` is NULL (rt_ref rejects it) or, by this export's # Safety, a live runtime
+        // that no thread frees before we return.
+        let rt = unsafe { rt_ref(rt) }?;
+        // SAFETY: by this export's # Safety, `(name, name_len)` is NULL/0 or name_len bytes
+        // readable and unchanged until we return; the &str is not kept past the call.
+        let name = unsafe { str_arg(name, name_len, "name") }?;
+        rt.remove_mcp_server(name)
+    })
+}
+
 /// The registry generation: changes on every registration, removal, toolset or alias change.
 /// 0 for a NULL runtime.
 ///

@@ -3,6 +3,7 @@
 //! typo never silently changes behaviour.
 
 use serde::Deserialize;
+use std::collections::BTreeMap;
 
 pub use hermes_builtins::file::FileConfig;
 pub use hermes_builtins::memory::MemoryConfig;
@@ -10,6 +11,7 @@ pub use hermes_builtins::skills::SkillsConfig;
 pub use hermes_builtins::terminal::TerminalConfig;
 pub use hermes_core::config::{AvailabilityConfig, DispatchConfig, LimitsConfig};
 use hermes_core::error::{Error, Result};
+pub use hermes_mcp_client::ServerConfig as McpServerConfig;
 
 /// Log levels a config may name.
 pub const LOG_LEVELS: &[&str] = &["error", "warn", "info", "debug", "trace"];
@@ -41,6 +43,8 @@ pub struct Config {
     pub workspace_root: Option<String>,
     /// Minimum level forwarded to the host log handler: error|warn|info|debug|trace.
     pub log_level: Option<String>,
+    /// MCP servers whose tools become toolsets `mcp-<name>` (docs/json-shapes.md).
+    pub mcp_servers: BTreeMap<String, McpServerConfig>,
 }
 
 /// The `approvals` section: mode, allowlist file, non-interactive policy,
@@ -59,8 +63,12 @@ pub const BUILTIN_TOOLSETS: &[&str] = &[
 impl Config {
     pub fn parse(text: &str) -> Result<Config> {
         let text = if text.trim().is_empty() { "{}" } else { text };
-        let cfg: Config =
+        let mut cfg: Config =
             serde_json::from_str(text).map_err(|e| Error::json(format!("runtime config: {e}")))?;
+        cfg.mcp_servers = std::mem::take(&mut cfg.mcp_servers)
+            .into_iter()
+            .map(|(name, server)| server.validate(&name).map(|s| (name, s)))
+            .collect::<Result<_>>()?;
         for name in &cfg.builtin_toolsets {
             if !BUILTIN_TOOLSETS.contains(&name.as_str()) {
                 return Err(Error::invalid(format!(

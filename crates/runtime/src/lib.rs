@@ -154,6 +154,7 @@ pub struct Runtime {
     skills: Option<Arc<SkillsCtx>>,
     activity: Arc<Activity>,
     lifecycles: Mutex<Vec<Arc<dyn Lifecycle>>>,
+    mcp: Option<Arc<hermes_mcp_client::Mcp>>,
 }
 
 impl Runtime {
@@ -203,8 +204,9 @@ impl Runtime {
             skills: None,
             activity: Arc::new(Activity::default()),
             lifecycles: Mutex::new(Vec::new()),
+            mcp: None,
         };
-        if let Err(e) = rt.install_builtins() {
+        if let Err(e) = rt.install_builtins().and_then(|()| rt.install_mcp()) {
             rt.close();
             return Err(e);
         }
@@ -336,6 +338,47 @@ impl Runtime {
     /// The skills toolset, when it is switched on.
     pub fn skills(&self) -> Option<&Arc<SkillsCtx>> {
         self.skills.as_ref()
+    }
+
+    /// Start the MCP servers of the config (after the built-ins: their
+    /// tools never shadow a built-in tool).
+    fn install_mcp(&mut self) -> Result<()> {
+        let services: Arc<dyn ToolServices> = self.services.clone();
+        let mcp =
+            hermes_mcp_client::Mcp::install(&self.config.mcp_servers, &self.core, Some(services))?;
+        self.lifecycles.lock().push(mcp.clone());
+        self.mcp = Some(mcp);
+        Ok(())
+    }
+
+    /// Add an MCP server at run time (`config_json` as one entry of the
+    /// config's `mcp_servers`); blocks for its first connection attempt.
+    pub fn add_mcp_server(&self, name: &str, config_json: &str) -> Result<()> {
+        let _g = self.core.enter()?;
+        let cfg: config::McpServerConfig = serde_json::from_str(config_json)
+            .map_err(|e| Error::json(format!("mcp server config: {e}")))?;
+        let cfg = cfg.validate(name)?;
+        match &self.mcp {
+            Some(m) => m.add(name, cfg),
+            None => Err(Error::invalid("the runtime is closing")),
+        }
+    }
+
+    /// Remove an MCP server: its process is stopped, its tools deregistered.
+    pub fn remove_mcp_server(&self, name: &str) -> Result<()> {
+        let _g = self.core.enter()?;
+        match &self.mcp {
+            Some(m) => m.remove(name),
+            None => Err(Error::not_found(format!("no MCP server named '{name}'"))),
+        }
+    }
+
+    /// Each MCP server's state as JSON text (`{}` without servers).
+    pub fn mcp_status(&self) -> String {
+        match &self.mcp {
+            Some(m) => m.status().to_string(),
+            None => "{}".to_string(),
+        }
     }
 
     pub fn core(&self) -> &Arc<Core> {

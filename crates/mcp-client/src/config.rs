@@ -1,0 +1,232 @@
+//! One server's config (`mcp_servers.<name>` in the runtime config), with
+//! `${VAR}` interpolation and the environment its child process gets.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use hermes_core::error::{Error, Result};
+
+/// `mcp_servers.<name>`: a stdio server (`command`, `args`, `env`, `cwd`) or
+/// a streamable HTTP one (`url`, `headers`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    /// The program to run (looked up on `PATH`).
+    #[serde(default)]
+    pub command: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Added to the child's minimal environment.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// Streamable HTTP endpoint (`http://` only in this build); wins over `command`.
+    #[serde(default)]
+    pub url: Option<String>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Per tool call, in seconds (default 300).
+    #[serde(default = "default_timeout")]
+    pub timeout: f64,
+    /// Connect and initialize, in seconds (default 60).
+    #[serde(default = "default_connect_timeout")]
+    pub connect_timeout: f64,
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    #[serde(default)]
+    pub tools: ToolsFilter,
+}
+
+/// `tools`: which of the server's tools become tools here.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolsFilter {
+    /// Only these (the server's names); all when absent.
+    #[serde(default)]
+    pub include: Option<Vec<String>>,
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    /// `list_resources` / `read_resource` tools when the server has resources.
+    #[serde(default = "yes")]
+    pub resources: bool,
+    /// `list_prompts` / `get_prompt` tools when the server has prompts.
+    #[serde(default = "yes")]
+    pub prompts: bool,
+}
+
+impl Default for ToolsFilter {
+    fn default() -> Self {
+        ToolsFilter {
+            include: None,
+            exclude: Vec::new(),
+            resources: true,
+            prompts: true,
+        }
+    }
+}
+
+fn default_timeout() -> f64 {
+    300.0
+}
+fn default_connect_timeout() -> f64 {
+    60.0
+}
+fn yes() -> bool {
+    true
+}
+
+impl ToolsFilter {
+    pub fn allows(&self, tool: &str) -> bool {
+        self.include
+            .as_ref()
+            .is_none_or(|inc| inc.iter().any(|t| t == tool))
+            && !self.exclude.iter().any(|t| t == tool)
+    }
+}
+
+impl ServerConfig {
+    /// Check a server's entry (`what` names it in messages) and interpolate
+    /// `${VAR}` / `${env:VAR}` in every string (unset variables are left as written).
+    pub fn validate(mut self, name: &str) -> Result<ServerConfig> {
+        let what = format!("runtime config: mcp_servers.{name}");
+        if name.is_empty() || name.chars().any(|c| c.is_control()) {
+            return Err(Error::invalid(format!(
+                "{what}: a server name must be non-empty, without control characters"
+            )));
+        }
+        if let Some(url) = &self.url {
+            if !url.starts_with("http://") {
+                return Err(Error::new(
+                    hermes_core::ErrorKind::Unsupported,
+                    format!(
+                        "{what}.url: '{url}': this build speaks plain http:// to MCP servers (no TLS stack)"
+                    ),
+                ));
+            }
+            for (k, v) in &self.headers {
+                if http::HeaderName::from_bytes(k.as_bytes()).is_err() {
+                    return Err(Error::invalid(format!(
+                        "{what}.headers: '{k}' is not a header name"
+                    )));
+                }
+                if v.contains(['\r', '\n', '\0']) {
+                    return Err(Error::invalid(format!(
+                        "{what}.headers.{k}: control characters in a header value"
+                    )));
+                }
+            }
+        } else {
+            match &self.command {
+                Some(c) if !c.trim().is_empty() => {}
+                _ => return Err(Error::invalid(format!("{what}.command (or url): required"))),
+            }
+        }
+        hermes_core::error::seconds(&format!("{what}.timeout"), self.timeout, false)?;
+        hermes_core::error::seconds(
+            &format!("{what}.connect_timeout"),
+            self.connect_timeout,
+            false,
+        )?;
+        for k in self.env.keys() {
+            if k.is_empty() || k.contains('=') || k.contains('\0') {
+                return Err(Error::invalid(format!(
+                    "{what}.env: '{k}' is not an environment variable name"
+                )));
+            }
+        }
+        let lookup = |v: &str| std::env::var(v).ok();
+        self.command = self.command.map(|c| interpolate(&c, &lookup));
+        for a in &mut self.args {
+            *a = interpolate(a, &lookup);
+        }
+        for v in self.env.values_mut() {
+            *v = interpolate(v, &lookup);
+        }
+        self.cwd = self.cwd.map(|c| interpolate(&c, &lookup));
+        for v in self.headers.values_mut() {
+            *v = interpolate(v, &lookup);
+        }
+        Ok(self)
+    }
+
+    /// `"http"` or `"stdio"`.
+    pub fn transport(&self) -> &'static str {
+        if self.url.is_some() { "http" } else { "stdio" }
+    }
+
+    pub fn call_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.timeout)
+    }
+    pub fn connect_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.connect_timeout)
+    }
+
+    /// The child's environment: a safe baseline taken from ours (`PATH`,
+    /// `HOME`, `USER`, `LANG`, `LC_ALL`, `TERM`, `SHELL`, `TMPDIR`, `XDG_*`)
+    /// plus the config's `env` (which wins). Nothing else leaks: no API keys.
+    pub fn child_env(&self) -> BTreeMap<String, String> {
+        let mut out: BTreeMap<String, String> = std::env::vars()
+            .filter(|(k, _)| SAFE_ENV.contains(&k.as_str()) || k.starts_with("XDG_"))
+            .collect();
+        out.extend(self.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+        out
+    }
+}
+
+/// Variables a stdio server inherits from the host.
+pub const SAFE_ENV: &[&str] = &[
+    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TERM", "SHELL", "TMPDIR",
+];
+
+/// Replace `${VAR}` and `${env:VAR}` with `lookup(VAR)`; unknown ones stay.
+pub fn interpolate(s: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        match after.find('}') {
+            Some(end) => {
+                let inner = &after[..end];
+                let var = inner.strip_prefix("env:").unwrap_or(inner);
+                match (!var.is_empty()).then(|| lookup(var)).flatten() {
+                    Some(v) => out.push_str(&v),
+                    None => out.push_str(&rest[start..start + 2 + end + 1]),
+                }
+                rest = &after[end + 1..];
+            }
+            None => {
+                out.push_str(&rest[start..]);
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interpolation() {
+        let l = |v: &str| (v == "A").then(|| "x".to_string());
+        assert_eq!(interpolate("a${A}b${env:A}", &l), "axbx");
+        assert_eq!(interpolate("${B} ${} ${A", &l), "${B} ${} ${A");
+        assert_eq!(interpolate("no vars", &l), "no vars");
+    }
+
+    #[test]
+    fn filter() {
+        let f = ToolsFilter {
+            include: Some(vec!["a".into(), "b".into()]),
+            exclude: vec!["b".into()],
+            ..Default::default()
+        };
+        assert!(f.allows("a") && !f.allows("b") && !f.allows("c"));
+        assert!(ToolsFilter::default().allows("z"));
+    }
+}

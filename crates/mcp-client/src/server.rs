@@ -1,0 +1,801 @@
+//! One MCP server: its connection (a stdio child run through rmcp on the
+//! runtime's engine), its tools in the registry, calls, refreshes after
+//! `notifications/tools/list_changed`, reconnection with bounded backoff,
+//! and its state for the host.
+
+use parking_lot::Mutex;
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+use std::process::Stdio;
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use hermes_core::core::Core;
+use hermes_core::registry::{build_entry, parse_spec};
+use hermes_core::{CancelToken, Mode, Tool, ToolCall, ToolOutput};
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation,
+    InitializeRequestParams,
+};
+use rmcp::service::{NotificationContext, RoleClient, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, Peer, ServiceExt};
+use tokio::io::AsyncBufReadExt;
+
+use crate::config::ServerConfig;
+use crate::{names, result, schema};
+
+/// The first character of a utility tool's key (never in a server's tool name).
+const UTILITY: char = '\u{1}';
+
+/// Longest wait between two connection attempts.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
+
+/// rmcp's side of the connection: answers the server's notifications.
+struct Handler {
+    server: Weak<Server>,
+    info: ClientConfig,
+}
+
+impl ClientHandler for Handler {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        // Refresh in the background: listing from inside the notification
+        // handler would wait on the connection that delivers the answer.
+        if let Some(server) = self.server.upgrade() {
+            tracing::info!(server = %server.name, "MCP server's tool list changed: refreshing");
+            tokio::spawn(async move { server.refresh_current().await });
+        }
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        self.info.clone()
+    }
+}
+
+struct Conn {
+    service: RunningService<RoleClient, Handler>,
+}
+
+/// What the host sees of a server (`ht_runtime_mcp_status`).
+#[derive(Default)]
+struct State {
+    peer: Option<Peer<RoleClient>>,
+    pid: Option<u32>,
+    /// The child's start time (`/proc/<pid>/stat`), so a recycled pid is never signalled.
+    started: Option<u64>,
+    last_error: Option<String>,
+    /// Consecutive failed connection attempts.
+    failures: u32,
+    retry_at: Option<Instant>,
+    connects: u64,
+    server_info: Option<Value>,
+    skipped: Vec<String>,
+}
+
+/// One registered tool: its server-side name and a fingerprint of its definition.
+struct Registered {
+    remote: String,
+    fingerprint: String,
+}
+
+pub struct Server {
+    pub name: String,
+    cfg: ServerConfig,
+    core: Weak<Core>,
+    toolset: String,
+    alias: Option<String>,
+    closed: CancelToken,
+    /// The live connection; held while connecting, so calls wait for one attempt.
+    conn: tokio::sync::Mutex<Option<Conn>>,
+    state: Mutex<State>,
+    tools: Mutex<BTreeMap<String, Registered>>,
+    refresh_lock: tokio::sync::Mutex<()>,
+    /// The implementation shared by this server's tools.
+    tool: Arc<McpTool>,
+    /// Where state changes go as events (`mcp.state`, `mcp.tools_changed`).
+    events: Option<Arc<dyn hermes_core::ToolServices>>,
+    me: Weak<Server>,
+}
+
+fn err_text(message: impl Into<String>) -> ToolOutput {
+    ToolOutput::error(json!({ "error": message.into() }).to_string())
+}
+
+impl Server {
+    pub fn new(
+        name: &str,
+        cfg: ServerConfig,
+        core: &Arc<Core>,
+        events: Option<Arc<dyn hermes_core::ToolServices>>,
+    ) -> Arc<Server> {
+        Arc::new_cyclic(|me| Server {
+            name: name.to_string(),
+            cfg,
+            core: Arc::downgrade(core),
+            toolset: names::toolset_name(name),
+            alias: names::alias_name(name),
+            closed: CancelToken::new(),
+            conn: tokio::sync::Mutex::new(None),
+            state: Mutex::new(State::default()),
+            tools: Mutex::new(BTreeMap::new()),
+            refresh_lock: tokio::sync::Mutex::new(()),
+            tool: Arc::new(McpTool { server: me.clone() }),
+            events,
+            me: me.clone(),
+        })
+    }
+
+    pub fn toolset(&self) -> &str {
+        &self.toolset
+    }
+
+    /// Send `{"type": kind, "server": name, ...fields}` to the host's event handler.
+    fn emit(&self, kind: &str, fields: Value) {
+        let Some(ev) = &self.events else {
+            return;
+        };
+        if !ev.has_event_handler() {
+            return;
+        }
+        let mut event = json!({"type": kind, "server": self.name});
+        if let (Some(e), Value::Object(f)) = (event.as_object_mut(), fields) {
+            e.extend(f);
+        }
+        ev.emit_event(event);
+    }
+
+    /// Connect and register the tools; on failure keep retrying in the
+    /// background with backoff until connected or closed. `first` is told
+    /// when the first attempt is over.
+    pub async fn run_start(self: Arc<Self>, first: std::sync::mpsc::Sender<()>) {
+        let mut first = Some(first);
+        loop {
+            let done = match self.peer().await {
+                Ok((peer, _)) => match self.refresh(&peer).await {
+                    Ok(()) => true,
+                    Err(e) => {
+                        tracing::warn!(server = %self.name, "MCP server: listing tools failed: {e}");
+                        self.record_failure(format!("tools/list failed: {e}"));
+                        false
+                    }
+                },
+                Err(e) => {
+                    tracing::warn!(server = %self.name, "{e}");
+                    false
+                }
+            };
+            if let Some(tx) = first.take() {
+                let _ = tx.send(());
+            }
+            if done || self.closed.is_cancelled() {
+                return;
+            }
+            let wait = self
+                .state
+                .lock()
+                .retry_at
+                .map(|t| t.saturating_duration_since(Instant::now()))
+                .unwrap_or(Duration::from_secs(1));
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                _ = self.closed.cancelled() => return,
+            }
+        }
+    }
+
+    fn record_failure(&self, error: String) {
+        let mut st = self.state.lock();
+        st.failures = st.failures.saturating_add(1);
+        let backoff = Duration::from_secs(1u64 << (st.failures - 1).min(6)).min(MAX_BACKOFF);
+        st.retry_at = Some(Instant::now() + backoff);
+        st.last_error = Some(error.clone());
+        drop(st);
+        self.emit(
+            "mcp.state",
+            json!({"state": "failed", "error": error, "retry_in_ms": backoff.as_millis() as u64}),
+        );
+    }
+
+    /// The live peer, connecting (or reconnecting) when there is none; the
+    /// flag says whether it is a new connection.
+    async fn peer(&self) -> Result<(Peer<RoleClient>, bool), String> {
+        let mut conn = self.conn.lock().await;
+        if let Some(c) = conn.as_ref()
+            && !c.service.peer().is_transport_closed()
+        {
+            return Ok((c.service.peer().clone(), false));
+        }
+        if let Some(old) = conn.take() {
+            tracing::warn!(server = %self.name, "MCP server connection lost: reconnecting");
+            self.emit("mcp.state", json!({"state": "disconnected"}));
+            self.kill_child();
+            drop(old);
+        }
+        if self.closed.is_cancelled() {
+            return Err(format!("MCP server '{}' is closed", self.name));
+        }
+        {
+            let st = self.state.lock();
+            if let Some(at) = st.retry_at
+                && Instant::now() < at
+            {
+                return Err(format!(
+                    "MCP server '{}' is unavailable ({}); next connection attempt in {} s",
+                    self.name,
+                    st.last_error.as_deref().unwrap_or("not connected"),
+                    at.saturating_duration_since(Instant::now()).as_secs() + 1
+                ));
+            }
+        }
+        match tokio::time::timeout(self.cfg.connect_timeout(), self.connect()).await {
+            Ok(Ok(c)) => {
+                let peer = c.service.peer().clone();
+                let info = c.service.peer_info().and_then(|i| {
+                    i.server_info
+                        .as_ref()
+                        .and_then(|s| serde_json::to_value(s).ok())
+                });
+                *conn = Some(c);
+                let mut st = self.state.lock();
+                st.peer = Some(peer.clone());
+                st.failures = 0;
+                st.retry_at = None;
+                st.connects += 1;
+                st.server_info = info;
+                let connects = st.connects;
+                drop(st);
+                tracing::info!(server = %self.name, "MCP server connected");
+                self.emit("mcp.state", json!({"state": "ready", "connects": connects}));
+                Ok((peer, true))
+            }
+            Ok(Err(e)) => {
+                self.kill_child();
+                let e = format!("MCP server '{}' failed to start: {e}", self.name);
+                self.record_failure(e.clone());
+                Err(e)
+            }
+            Err(_) => {
+                self.kill_child();
+                let e = format!(
+                    "MCP server '{}' did not answer initialize within {} s",
+                    self.name, self.cfg.connect_timeout
+                );
+                self.record_failure(e.clone());
+                Err(e)
+            }
+        }
+    }
+
+    /// Spawn the child and run the MCP handshake.
+    async fn connect(&self) -> Result<Conn, String> {
+        let handler = Handler {
+            server: self.me.clone(),
+            info: InitializeRequestParams::new(
+                ClientCapabilities::default(),
+                Implementation::new("hermes-tools", env!("CARGO_PKG_VERSION")),
+            ),
+        };
+        if let Some(url) = &self.cfg.url {
+            return self.connect_http(url, handler).await;
+        }
+        let cfg = &self.cfg;
+        let program = cfg.command.as_deref().unwrap_or_default();
+        let mut cmd = tokio::process::Command::new(program);
+        cmd.args(&cfg.args)
+            .env_clear()
+            .envs(cfg.child_env())
+            .kill_on_drop(true)
+            // Its own group: a kill reaches what the server started (npx, node).
+            .process_group(0);
+        if let Some(cwd) = &cfg.cwd {
+            cmd.current_dir(cwd);
+        }
+        let (proc, stderr) = TokioChildProcess::builder(cmd)
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot run '{program}': {e}"))?;
+        {
+            let mut st = self.state.lock();
+            st.pid = proc.id();
+            st.started = st.pid.and_then(start_time);
+        }
+        if let Some(stderr) = stderr {
+            let name = self.name.clone();
+            tokio::spawn(async move {
+                let mut lines = tokio::io::BufReader::new(stderr).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    tracing::info!(target: "hermes_mcp_client::stderr", server = %name, "{line}");
+                }
+            });
+        }
+        let service = handler
+            .serve(proc)
+            .await
+            .map_err(|e| format!("initialize failed: {e}"))?;
+        Ok(Conn { service })
+    }
+
+    /// Connect to a streamable HTTP server. `Authorization: Bearer <token>`
+    /// goes through rmcp's auth header, every other header as given.
+    async fn connect_http(&self, url: &str, handler: Handler) -> Result<Conn, String> {
+        use rmcp::transport::StreamableHttpClientTransport;
+        use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
+        let mut headers = std::collections::HashMap::new();
+        for (k, v) in &self.cfg.headers {
+            if k.eq_ignore_ascii_case("authorization")
+                && let Some(token) = v.strip_prefix("Bearer ")
+            {
+                config = config.auth_header(token.to_string());
+                continue;
+            }
+            let name = http::HeaderName::from_bytes(k.as_bytes())
+                .map_err(|e| format!("header '{k}': {e}"))?;
+            let value = http::HeaderValue::from_str(v).map_err(|e| format!("header '{k}': {e}"))?;
+            headers.insert(name, value);
+        }
+        let transport = StreamableHttpClientTransport::from_config(config.custom_headers(headers));
+        let service = handler
+            .serve(transport)
+            .await
+            .map_err(|e| format!("initialize failed: {e}"))?;
+        Ok(Conn { service })
+    }
+
+    /// Kill the child's whole tree (TERM, then KILL after a short grace).
+    fn kill_child(&self) {
+        if let Some(pid) = self.take_pid() {
+            let kill = move || kill_tree_bounded(&[pid as i32]);
+            // Never sleep on an engine worker.
+            match tokio::runtime::Handle::try_current() {
+                Ok(h) => {
+                    h.spawn_blocking(kill);
+                }
+                Err(_) => kill(),
+            }
+        }
+    }
+
+    /// List the tools again with the current connection (after list_changed).
+    async fn refresh_current(self: Arc<Self>) {
+        let peer = self.state.lock().peer.clone();
+        if let Some(peer) = peer
+            && let Err(e) = self.refresh(&peer).await
+        {
+            tracing::warn!(server = %self.name, "MCP tool list refresh failed: {e}");
+        }
+    }
+
+    /// `tools/list` (every page), then make the registry match it.
+    async fn refresh(&self, peer: &Peer<RoleClient>) -> Result<(), String> {
+        let _g = self.refresh_lock.lock().await;
+        let tools = tokio::time::timeout(self.cfg.connect_timeout(), peer.list_all_tools())
+            .await
+            .map_err(|_| "timed out".to_string())?
+            .map_err(|e| e.to_string())?;
+        let mut all: Vec<(String, rmcp::model::Tool)> =
+            tools.into_iter().map(|t| (t.name.to_string(), t)).collect();
+        all.extend(self.utility_tools(peer));
+        self.apply(all);
+        Ok(())
+    }
+
+    /// `list_resources`, `read_resource`, `list_prompts`, `get_prompt` for a
+    /// server that offers resources / prompts (unless `tools.resources` /
+    /// `tools.prompts` is false). Their keys start with [`UTILITY`].
+    fn utility_tools(&self, peer: &Peer<RoleClient>) -> Vec<(String, rmcp::model::Tool)> {
+        let Some(info) = peer.peer_info() else {
+            return Vec::new();
+        };
+        let mut specs = Vec::new();
+        if self.cfg.tools.resources && info.capabilities.resources.is_some() {
+            specs.push(json!({"name": "list_resources", "description": format!("List the resources of MCP server {}.", self.name),
+                "inputSchema": {"type": "object", "properties": {}}}));
+            specs.push(json!({"name": "read_resource", "description": format!("Read a resource of MCP server {} by its URI.", self.name),
+                "inputSchema": {"type": "object", "properties": {"uri": {"type": "string", "description": "The resource URI."}}, "required": ["uri"]}}));
+        }
+        if self.cfg.tools.prompts && info.capabilities.prompts.is_some() {
+            specs.push(json!({"name": "list_prompts", "description": format!("List the prompts of MCP server {}.", self.name),
+                "inputSchema": {"type": "object", "properties": {}}}));
+            specs.push(json!({"name": "get_prompt", "description": format!("Get a prompt of MCP server {} by name, with its arguments.", self.name),
+                "inputSchema": {"type": "object", "properties": {"name": {"type": "string"},
+                    "arguments": {"type": "object", "additionalProperties": {"type": "string"}}}, "required": ["name"]}}));
+        }
+        specs
+            .into_iter()
+            .filter_map(|v| serde_json::from_value::<rmcp::model::Tool>(v).ok())
+            .map(|t| (format!("{UTILITY}{}", t.name), t))
+            .collect()
+    }
+
+    /// Run a utility tool (`op` is its name).
+    async fn utility(
+        &self,
+        peer: &Peer<RoleClient>,
+        op: &str,
+        args: Option<Map<String, Value>>,
+    ) -> Result<Value, rmcp::ServiceError> {
+        let args = args.unwrap_or_default();
+        let text = |k: &str| {
+            args.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        let v = match op {
+            "list_resources" => json!({"resources": peer.list_all_resources().await?}),
+            "read_resource" => serde_json::to_value(
+                peer.read_resource(rmcp::model::ReadResourceRequestParams::new(text("uri")))
+                    .await?,
+            )
+            .unwrap_or_default(),
+            "list_prompts" => json!({"prompts": peer.list_all_prompts().await?}),
+            _ => {
+                let mut p = rmcp::model::GetPromptRequestParams::new(text("name"));
+                if let Some(Value::Object(a)) = args.get("arguments") {
+                    p = p.with_arguments(a.clone());
+                }
+                serde_json::to_value(peer.get_prompt(p).await?).unwrap_or_default()
+            }
+        };
+        Ok(v)
+    }
+
+    /// Register new and changed tools, deregister vanished ones. A name a
+    /// non-MCP tool (or another toolset) already holds is skipped, never shadowed.
+    fn apply(&self, tools: Vec<(String, rmcp::model::Tool)>) {
+        let Some(core) = self.core.upgrade() else {
+            return;
+        };
+        let mut mine = self.tools.lock();
+        let mut want: BTreeMap<String, Registered> = BTreeMap::new();
+        let mut entries = Vec::new();
+        let mut skipped = Vec::new();
+        for (remote, t) in tools {
+            let utility = remote.starts_with(UTILITY);
+            if !utility && !self.cfg.tools.allows(&remote) {
+                continue;
+            }
+            let name = names::tool_name(&self.name, &t.name);
+            if want.contains_key(&name) {
+                tracing::warn!(server = %self.name, tool = %remote, "MCP tool skipped: its name '{name}' is taken by another tool of this server");
+                skipped.push(t.name.to_string());
+                continue;
+            }
+            let taken = core.read_registry(|r| {
+                r.tools
+                    .get(name.as_str())
+                    .is_some_and(|e| e.toolset != self.toolset)
+            });
+            if taken {
+                tracing::warn!(server = %self.name, tool = %remote, "MCP tool skipped: '{name}' is already a tool of another toolset");
+                skipped.push(t.name.to_string());
+                continue;
+            }
+            let fingerprint = serde_json::to_string(&t).unwrap_or_default();
+            let unchanged = mine
+                .get(&name)
+                .is_some_and(|r| r.fingerprint == fingerprint);
+            if !unchanged {
+                let description = t
+                    .description
+                    .as_deref()
+                    .filter(|d| !d.trim().is_empty())
+                    .map(str::to_string)
+                    .unwrap_or_else(|| format!("MCP tool {remote} from {}", self.name));
+                let spec = json!({
+                    "name": name,
+                    "toolset": self.toolset,
+                    "timeout": self.cfg.timeout,
+                    "schema": {
+                        "name": name,
+                        "description": description,
+                        "parameters": schema::normalize(&t.input_schema),
+                    }
+                });
+                let entry = parse_spec(&spec.to_string())
+                    .and_then(|s| build_entry(s, self.tool.clone() as Arc<dyn Tool>, None));
+                match entry {
+                    Ok(e) => entries.push(e),
+                    Err(e) => {
+                        tracing::warn!(server = %self.name, tool = %remote, "MCP tool skipped: {}", e.message);
+                        skipped.push(t.name.to_string());
+                        continue;
+                    }
+                }
+            }
+            want.insert(
+                name,
+                Registered {
+                    remote,
+                    fingerprint,
+                },
+            );
+        }
+        let vanished: Vec<String> = mine
+            .keys()
+            .filter(|k| !want.contains_key(*k))
+            .cloned()
+            .collect();
+        for name in &vanished {
+            // Only ours: a name another toolset took meanwhile stays theirs.
+            let ours = core.read_registry(|r| {
+                r.tools
+                    .get(name.as_str())
+                    .is_some_and(|e| e.toolset == self.toolset)
+            });
+            if ours {
+                let _ = core.deregister(name);
+            }
+        }
+        let added = entries.len();
+        let added_names: Vec<String> = entries.iter().map(|e| e.name.clone()).collect();
+        if !entries.is_empty()
+            && let Err(e) = core.register_many(entries, false)
+        {
+            tracing::warn!(server = %self.name, "MCP tools not registered: {}", e.message);
+            want.clear();
+        }
+        if let Some(alias) = &self.alias
+            && !want.is_empty()
+        {
+            let exists = core.read_registry(|r| r.aliases.get(alias) == Some(&self.toolset));
+            if !exists && let Err(e) = core.alias_toolset(alias, &self.toolset) {
+                tracing::debug!(server = %self.name, "no toolset alias '{alias}': {}", e.message);
+            }
+        }
+        tracing::info!(
+            server = %self.name,
+            tools = want.len(),
+            registered = added,
+            removed = vanished.len(),
+            "MCP tools listed"
+        );
+        *mine = want;
+        drop(mine);
+        self.state.lock().skipped = skipped;
+        if !added_names.is_empty() || !vanished.is_empty() {
+            self.emit(
+                "mcp.tools_changed",
+                json!({"registered": added_names, "removed": vanished}),
+            );
+        }
+    }
+
+    /// One `tools/call`, bounded by `deadline` and `cancel` (either sends
+    /// `notifications/cancelled` to the server).
+    pub async fn call(
+        self: Arc<Self>,
+        remote: String,
+        args: Option<Map<String, Value>>,
+        cancel: CancelToken,
+        deadline: Instant,
+    ) -> ToolOutput {
+        let timeout = deadline.saturating_duration_since(Instant::now());
+        let shown = remote.trim_start_matches(UTILITY).to_string();
+        let work = async {
+            let (peer, fresh) = self.peer().await.map_err(err_text)?;
+            if fresh {
+                // Reconnected: its tool list may have changed.
+                let me = self.clone();
+                let p = peer.clone();
+                tokio::spawn(async move {
+                    if let Err(e) = me.refresh(&p).await {
+                        tracing::warn!(server = %me.name, "MCP tool list refresh failed: {e}");
+                    }
+                });
+            }
+            if let Some(op) = remote.strip_prefix(UTILITY) {
+                return self
+                    .utility(&peer, op, args)
+                    .await
+                    .map(|v| ToolOutput::json(&json!({ "result": v })))
+                    .map_err(|e| err_text(format!("MCP call failed: {e}")));
+            }
+            let mut params = CallToolRequestParams::new(remote.clone());
+            if let Some(a) = args {
+                params = params.with_arguments(a);
+            }
+            match peer.call_tool(params).await {
+                Ok(r) => Ok(result::map(&serde_json::to_value(&r).unwrap_or_default())),
+                Err(e) => {
+                    let lost = peer.is_transport_closed()
+                        || matches!(
+                            e,
+                            rmcp::ServiceError::TransportClosed
+                                | rmcp::ServiceError::TransportSend(_)
+                        );
+                    if lost {
+                        self.state.lock().last_error = Some(format!("connection lost: {e}"));
+                        Err(err_text(format!(
+                            "MCP call failed: server '{}' stopped or closed the connection ({e}); it is restarted on the next call",
+                            self.name
+                        )))
+                    } else {
+                        Err(err_text(format!("MCP call failed: {e}")))
+                    }
+                }
+            }
+        };
+        tokio::select! {
+            out = work => out.unwrap_or_else(|e| e),
+            _ = cancel.cancelled() => {
+                // Dispatch answers a cancelled call itself right after firing
+                // the token; answering at once could race ahead of it and
+                // turn the cancellation into an error result. Ours, later, is
+                // dropped harmlessly.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                err_text(format!("MCP tool '{shown}' of server '{}' was cancelled", self.name))
+            }
+            _ = tokio::time::sleep(timeout) => err_text(format!(
+                "MCP tool '{shown}' of server '{}' timed out after {:.0} s", self.name, timeout.as_secs_f64())),
+            _ = self.closed.cancelled() => err_text(format!("MCP server '{}' is closed", self.name)),
+        }
+    }
+
+    fn remote_name(&self, name: &str) -> Option<String> {
+        self.tools.lock().get(name).map(|r| r.remote.clone())
+    }
+
+    /// This server's state as JSON.
+    pub fn status(&self) -> Value {
+        // One lock at a time: `apply` takes the tools, then the state.
+        let tools: Vec<String> = self.tools.lock().keys().cloned().collect();
+        let st = self.state.lock();
+        let state = if self.closed.is_cancelled() {
+            "closed"
+        } else {
+            match &st.peer {
+                Some(p) if !p.is_transport_closed() => "ready",
+                Some(_) => "disconnected",
+                None if st.failures > 0 => "failed",
+                None => "connecting",
+            }
+        };
+        json!({
+            "state": state,
+            "transport": self.cfg.transport(),
+            "toolset": self.toolset,
+            "tools": tools,
+            "skipped_tools": st.skipped,
+            "pid": st.pid,
+            "connects": st.connects,
+            "failures": st.failures,
+            "retry_in_ms": st.retry_at.map(|t| t.saturating_duration_since(Instant::now()).as_millis() as u64),
+            "last_error": st.last_error,
+            "server_info": st.server_info,
+        })
+    }
+
+    /// Stop: no more connections; the child is the caller's to kill
+    /// ([`Server::take_pid`]), the connection is dropped.
+    pub fn close(&self) {
+        self.closed.cancel();
+        if let Ok(mut c) = self.conn.try_lock() {
+            c.take();
+        }
+    }
+
+    /// Deregister this server's tools (those still in its toolset).
+    pub fn remove_tools(&self) {
+        let Some(core) = self.core.upgrade() else {
+            return;
+        };
+        let mine = std::mem::take(&mut *self.tools.lock());
+        for name in mine.keys() {
+            let ours = core.read_registry(|r| {
+                r.tools
+                    .get(name.as_str())
+                    .is_some_and(|e| e.toolset == self.toolset)
+            });
+            if ours {
+                let _ = core.deregister(name);
+            }
+        }
+    }
+
+    /// The child's pid, when it is still that child (not exited and recycled).
+    pub fn take_pid(&self) -> Option<u32> {
+        let mut st = self.state.lock();
+        let pid = st.pid.take()?;
+        let started = st.started.take();
+        (started.is_some() && start_time(pid) == started).then_some(pid)
+    }
+}
+
+/// A process's start time in clock ticks since boot (`/proc/<pid>/stat` field 22).
+fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = stat.rsplit_once(')')?.1;
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// TERM every tree, wait up to 500 ms for them to exit, then KILL what is left.
+pub fn kill_tree_bounded(pids: &[i32]) {
+    for &p in pids {
+        hermes_exec::kill_tree(p, libc::SIGTERM);
+    }
+    let until = Instant::now() + Duration::from_millis(500);
+    while Instant::now() < until && pids.iter().any(|&p| hermes_exec::tree_alive(p)) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    for &p in pids {
+        if hermes_exec::tree_alive(p) {
+            hermes_exec::kill_tree(p, libc::SIGKILL);
+        }
+    }
+}
+
+/// Answers its call with an error when dropped unanswered.
+struct ReplyGuard(Option<hermes_core::tool::Reply>);
+
+impl Drop for ReplyGuard {
+    fn drop(&mut self) {
+        if let Some(reply) = self.0.take() {
+            reply.send(err_text(
+                "MCP call abandoned (internal error or runtime closing)",
+            ));
+        }
+    }
+}
+
+/// The [`Tool`] every tool of one server shares (the call's name says which).
+pub struct McpTool {
+    server: Weak<Server>,
+}
+
+impl Tool for McpTool {
+    fn call(&self, call: ToolCall<'_>) {
+        let Some(server) = self.server.upgrade() else {
+            call.reply.send(err_text("this MCP server is closed"));
+            return;
+        };
+        let Some(remote) = server.remote_name(call.name) else {
+            call.reply.send(err_text(format!(
+                "MCP tool '{}' is no longer offered by server '{}'",
+                call.name, server.name
+            )));
+            return;
+        };
+        let args = match call.args {
+            Some(Value::Object(m)) => Some(m.clone()),
+            Some(_) => None,
+            None => serde_json::from_str::<Map<String, Value>>(call.args_text).ok(),
+        };
+        let deadline = call
+            .deadline
+            .unwrap_or_else(|| Instant::now() + server.cfg.call_timeout());
+        let fut = server.call(remote, args, call.cancel.clone(), deadline);
+        let Some(handle) = call.engine.handle() else {
+            call.reply.send(err_text("the runtime is closing"));
+            return;
+        };
+        let reply = call.reply;
+        match call.mode {
+            Mode::Async => {
+                // Answered exactly once even if the task panics or is dropped.
+                let mut guard = ReplyGuard(Some(reply));
+                handle.spawn(async move {
+                    let out = fut.await;
+                    if let Some(reply) = guard.0.take() {
+                        reply.send(out);
+                    }
+                });
+            }
+            Mode::Inline => {
+                let (tx, rx) = std::sync::mpsc::sync_channel(1);
+                handle.spawn(async move {
+                    let _ = tx.send(fut.await);
+                });
+                let out = rx
+                    .recv()
+                    .unwrap_or_else(|_| err_text("the runtime is closing"));
+                reply.send(out);
+            }
+        }
+    }
+
+    fn own_timeout(&self) -> bool {
+        true
+    }
+}
