@@ -174,3 +174,51 @@ fn background_processes_have_no_thread_each() {
     );
     rt.close();
 }
+
+/// A tool that fails the moment its cancel token fires (as an MCP client or
+/// an HTTP tool does) still completes the call as cancelled: the answer can
+/// reach the dispatcher before the cancellation does.
+#[test]
+fn a_tool_failing_on_cancel_completes_as_cancelled() {
+    use hermes_tools::core::{Tool, ToolCall, ToolOutput};
+    struct FailsOnCancel;
+    impl Tool for FailsOnCancel {
+        fn call(&self, call: ToolCall<'_>) {
+            let (cancel, reply) = (call.cancel.clone(), call.reply);
+            std::thread::spawn(move || {
+                // Spin: answer in the instant the token fires.
+                while !cancel.is_cancelled() {
+                    std::hint::spin_loop();
+                }
+                reply.send(ToolOutput::error("request aborted"));
+            });
+        }
+    }
+    let rt = Runtime::new("{}").unwrap();
+    rt.register_tool(
+        r#"{"name":"slow","toolset":"t","schema":{"description":"waits"}}"#,
+        Arc::new(FailsOnCancel),
+        None,
+    )
+    .unwrap();
+    for _ in 0..200 {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let id = rt
+            .dispatch_async(
+                "slow",
+                "{}",
+                CallContext::default(),
+                Box::new(move |done| {
+                    let _ = tx.send((done.cancelled, done.text));
+                }),
+            )
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+        rt.cancel(id).unwrap();
+        let (cancelled, text) = rx.recv_timeout(Duration::from_secs(10)).expect("completed");
+        assert!(
+            cancelled && text.contains("cancelled"),
+            "{cancelled} {text}"
+        );
+    }
+}

@@ -498,7 +498,14 @@ impl<'a> Flow<'a> {
                 Stage::Run => {
                     if let Some(a) = input.take() {
                         self.ran_for = self.started.map_or(Duration::ZERO, |t| t.elapsed());
+                        let cancelled = self.cancelled(core);
                         self.outcome = Some(match a {
+                            // A tool that fails as its cancel token fires
+                            // answers before the cancellation reaches the
+                            // table: the call was cancelled, whatever it said.
+                            Answer::Responded { is_error: true, .. } if cancelled => {
+                                Outcome::Cancelled
+                            }
                             Answer::Responded { is_error, text } => {
                                 Outcome::Text { text, is_error }
                             }
