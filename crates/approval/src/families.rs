@@ -178,6 +178,14 @@ pub(crate) fn tail(a: &[String]) -> &[String] {
     a.get(1..).unwrap_or(&[])
 }
 
+/// The first argument after the program that is not an option (a VCS subcommand).
+fn first_operand(a: &[String]) -> Option<&str> {
+    tail(a)
+        .iter()
+        .find(|s| !s.starts_with('-'))
+        .map(|s| s.as_str())
+}
+
 fn args_lc(e: &Exec) -> Vec<String> {
     tail(&e.argv).iter().map(|s| lc(s)).collect()
 }
@@ -1007,10 +1015,7 @@ fn f_vcs(_: &RuleCtx, _: usize, e: &Exec) -> Option<&'static str> {
             }
         }
         "svn" => {
-            let sub = tail(a)
-                .iter()
-                .find(|s| !s.starts_with('-'))
-                .map(|s| s.as_str())?;
+            let sub = first_operand(a)?;
             if dry {
                 return None;
             }
@@ -1043,26 +1048,17 @@ fn f_vcs(_: &RuleCtx, _: usize, e: &Exec) -> Option<&'static str> {
             }
         }
         "bzr" | "brz" => {
-            let sub = tail(a)
-                .iter()
-                .find(|s| !s.starts_with('-'))
-                .map(|s| s.as_str())?;
+            let sub = first_operand(a)?;
             (!dry && matches!(sub, "revert" | "uncommit" | "clean-tree"))
                 .then_some("bzr revert/uncommit/clean-tree discards work")
         }
         "fossil" => {
-            let sub = tail(a)
-                .iter()
-                .find(|s| !s.starts_with('-'))
-                .map(|s| s.as_str())?;
+            let sub = first_operand(a)?;
             (!dry && matches!(sub, "revert" | "clean" | "purge"))
                 .then_some("fossil revert/clean discards work")
         }
         "jj" => {
-            let sub = tail(a)
-                .iter()
-                .find(|s| !s.starts_with('-'))
-                .map(|s| s.as_str())?;
+            let sub = first_operand(a)?;
             matches!(sub, "abandon" | "restore").then_some("jj abandon/restore discards changes")
         }
         _ => None,
