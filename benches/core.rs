@@ -238,6 +238,34 @@ fn main() {
         }
         return;
     }
+    // `-- bulk`: only bulk registration of 10 000 tools, 20 times (for profiling).
+    if std::env::args().any(|a| a == "bulk") {
+        let specs: Vec<String> = (0..10_000).map(spec_n).collect();
+        let array = format!("[{}]", specs.join(","));
+        for _ in 0..20 {
+            let rt = new_rt();
+            let t = Instant::now();
+            let mut count = 0usize;
+            // SAFETY: a live runtime, a valid buffer of `array.len()` bytes, out pointers to locals.
+            let st = unsafe {
+                ht_runtime_register_tools(
+                    rt.0,
+                    array.as_ptr() as *const c_char,
+                    array.len(),
+                    Some(answer_inline),
+                    None,
+                    std::ptr::null_mut(),
+                    None,
+                    &mut count,
+                    std::ptr::null_mut(),
+                )
+            };
+            assert_eq!((st, count), (Status::Ok, 10_000));
+            println!("bulk 10000: {:.2} ms", t.elapsed().as_secs_f64() * 1e3);
+            unsafe { ht_runtime_free(rt.0) };
+        }
+        return;
+    }
     if std::env::args().any(|a| a == "scale") {
         scale(10_000);
         return;

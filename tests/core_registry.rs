@@ -611,3 +611,134 @@ fn filtered_definitions_follow_in_place_replacements_and_log_overflow() {
     assert_eq!(all.len(), 700);
     assert!(all.windows(2).all(|w| w[0] < w[1]));
 }
+
+fn register_bulk(rt: &Rt, specs: &str) -> Result<usize, (Status, String)> {
+    let (mut count, mut err) = (0usize, std::ptr::null_mut());
+    let st = unsafe {
+        ht_runtime_register_tools(
+            rt.0,
+            specs.as_ptr() as *const c_char,
+            specs.len(),
+            Some(echo),
+            None,
+            std::ptr::null_mut(),
+            None,
+            &mut count,
+            &mut err,
+        )
+    };
+    if st == Status::Ok {
+        Ok(count)
+    } else {
+        Err((st, err_text(err)))
+    }
+}
+
+/// Bulk registration checks the JSON and each schema's top-level shape and
+/// compiles a schema when its tool is first called: a bad nested schema
+/// fails that tool's calls with a message naming the fault, and leaves the
+/// other tools of the batch working.
+#[test]
+fn bulk_registration_compiles_schemas_on_first_use() {
+    let rt = new_rt("{}");
+    let good = spec(
+        "good",
+        "b",
+        r#"{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}"#,
+    );
+    let bad = spec(
+        "bad",
+        "b",
+        r#"{"type":"object","properties":{"a":{"type":"strng"}}}"#,
+    );
+    assert_eq!(register_bulk(&rt, &format!("[{good},{bad}]")), Ok(2));
+    // The good tool validates and repairs as if compiled at registration.
+    assert_eq!(
+        json(&dispatch(&rt, "good", r#"{"n":"4"}"#)),
+        json(r#"{"n":4}"#)
+    );
+    let e = json(&dispatch(&rt, "good", r#"{}"#));
+    assert!(e["error"].as_str().unwrap().contains("n"), "{e}");
+    // The bad one answers every call with the schema's fault.
+    for _ in 0..2 {
+        let e = json(&dispatch(&rt, "bad", r#"{"a":"x"}"#));
+        let msg = e["error"].as_str().unwrap();
+        assert!(
+            msg.contains("parameters schema is invalid") && msg.contains("unknown type 'strng'"),
+            "{msg}"
+        );
+    }
+    // Definitions carry both: the model sees what the host registered.
+    let names = def_names(&rt, "{}");
+    assert!(names.contains(&"good".to_string()) && names.contains(&"bad".to_string()));
+    // The top-level shape is still checked at registration, naming the spec.
+    let (st, msg) = register_bulk(
+        &rt,
+        &format!("[{}]", spec("arr", "b", r#"{"type":"array"}"#)),
+    )
+    .unwrap_err();
+    assert_eq!(st, Status::InvalidArgument, "{msg}");
+    assert!(
+        msg.contains("tool specs[0]") && msg.contains("schema.parameters.type"),
+        "{msg}"
+    );
+    let (st, msg) = register_bulk(
+        &rt,
+        r#"[{"name":"x","toolset":"b","schema":{"parameters":5}}]"#,
+    )
+    .unwrap_err();
+    assert_eq!(st, Status::InvalidArgument, "{msg}");
+    assert!(msg.contains("must be a JSON Schema object"), "{msg}");
+}
+
+/// Issue 11 item 5: `$ref`/`$defs`, `format` and the other keywords beyond
+/// the compiled subset are enforced (before, `{"a":5}` reached a handler
+/// whose `$ref` said string), whether registered one by one or in bulk.
+#[test]
+fn full_json_schema_keywords_are_enforced() {
+    let rt = new_rt("{}");
+    let params = r##"{"type":"object","$defs":{"Name":{"type":"string","minLength":2}},
+        "properties":{"a":{"$ref":"#/$defs/Name"},"day":{"type":"string","format":"date"},
+        "mode":{"not":{"const":"unsafe"}}},"required":["a"]}"##
+        .replace('\n', "");
+    add(&rt, &spec("one", "s", &params), echo);
+    register_bulk(&rt, &format!("[{}]", spec("many", "s", &params))).unwrap();
+    for tool in ["one", "many"] {
+        let e = json(&dispatch(&rt, tool, r#"{"a":5}"#));
+        let msg = e["error"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{tool}: ran with a=5: {e}"));
+        assert!(
+            msg.contains("Invalid arguments") && msg.contains("a: "),
+            "{msg}"
+        );
+        let e = json(&dispatch(&rt, tool, r#"{"a":"ok","day":"tomorrow"}"#));
+        assert!(e["error"].as_str().unwrap().contains("day: "), "{e}");
+        let e = json(&dispatch(&rt, tool, r#"{"a":"ok","mode":"unsafe"}"#));
+        assert!(e["error"].as_str().unwrap().contains("mode: "), "{e}");
+        let ok = json(&dispatch(
+            &rt,
+            tool,
+            r#"{"a":"ok","day":"2026-11-23","mode":"safe"}"#,
+        ));
+        assert_eq!(ok["a"], "ok", "{tool}: {ok}");
+    }
+    // A `$ref` that points nowhere is refused where the tool is registered.
+    let (st, msg) = register(
+        &rt,
+        &spec(
+            "dangling",
+            "s",
+            r##"{"type":"object","properties":{"a":{"$ref":"#/$defs/Missing"}}}"##,
+        ),
+        echo,
+        None,
+        std::ptr::null_mut(),
+    )
+    .unwrap_err();
+    assert_eq!(st, Status::InvalidArgument, "{msg}");
+    assert!(
+        msg.starts_with("tool spec: schema.parameters") && !msg.contains('\n'),
+        "{msg}"
+    );
+}

@@ -22,7 +22,7 @@ use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::flow::FlowCtl;
 use crate::hooks::{Hook, HookEntry, HookEvent, Hooks};
-use crate::registry::{Registry, SortedTools, ToolEntry, ToolMap, ToolsetDef};
+use crate::registry::{Registry, ToolEntry, ToolMap, ToolsetDef};
 use crate::threads::CallbackThread;
 use crate::tool::Tool;
 
@@ -31,7 +31,6 @@ use crate::tool::Tool;
 pub struct Snapshot {
     pub interceptor: Option<Arc<dyn Tool>>,
     pub tools: ToolMap,
-    pub sorted: SortedTools,
     pub hooks: Option<Arc<Hooks>>,
     /// Registry generation (definitions are cached on it).
     pub generation: u64,
@@ -198,7 +197,6 @@ impl Core {
         let snap = Snapshot {
             interceptor: self.interceptor.lock().clone(),
             tools: reg.tools.clone(),
-            sorted: reg.sorted.clone(),
             generation: reg.generation,
             membership: reg.membership,
             hooks: if hooks.is_empty() {

@@ -229,13 +229,20 @@ fn candidates(
         None => {
             let selected = select(core, q, query_text)?;
             let list: Vec<Arc<ToolEntry>> = match &selected {
-                None => snap.sorted.values().cloned().collect(),
-                Some(names) => snap
-                    .sorted
-                    .iter()
-                    .filter(|(k, _)| names.contains(*k))
-                    .map(|(_, e)| e.clone())
-                    .collect(),
+                None => {
+                    let mut all: Vec<Arc<ToolEntry>> = snap.tools.values().cloned().collect();
+                    all.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+                    all
+                }
+                // Look the selected names up instead of scanning every tool.
+                Some(names) => {
+                    let mut list: Vec<Arc<ToolEntry>> = names
+                        .iter()
+                        .filter_map(|n| snap.tools.get::<str>(n.as_ref()).cloned())
+                        .collect();
+                    list.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+                    list
+                }
             };
             Candidates {
                 generation: snap.generation,
@@ -437,7 +444,8 @@ pub fn toolsets_json(core: &Arc<Core>) -> Result<String> {
             .filter_map(|n| toolsets::view(reg, &n).map(|v| (v, toolsets::resolve(reg, &n))))
             .collect()
     });
-    let all: Vec<&Arc<ToolEntry>> = snap.sorted.values().collect();
+    let mut all: Vec<&Arc<ToolEntry>> = snap.tools.values().collect();
+    all.sort_unstable_by(|a, b| a.name.cmp(&b.name));
     let (avail, _, _) = available(core, &all);
     let avail: HashSet<&str> = avail.iter().map(|e| e.name.as_str()).collect();
     let out: Vec<Value> = rows

@@ -4,14 +4,14 @@
 use once_cell::sync::OnceCell;
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::availability::Check;
 use crate::error::{Error, ErrorKind, Result};
-use crate::schema::Node;
+use crate::function::FunctionParts;
+use crate::params::{Compiled, Params};
 use crate::tool::Tool;
 
 /// FNV-1a: tool names are short and not attacker-chosen keys of a
@@ -44,8 +44,6 @@ pub type ToolMap = imbl::GenericHashMap<
     std::hash::BuildHasherDefault<NameHasher>,
     imbl::shared_ptr::DefaultSharedPtr,
 >;
-/// The same tools in name order (definitions order).
-pub type SortedTools = imbl::OrdMap<Arc<str>, Arc<ToolEntry>>;
 
 /// Description text that is only true when other tools are advertised too
 /// (so schemas never mention a tool the model does not have).
@@ -68,8 +66,9 @@ pub struct ToolSpec {
     pub name: String,
     pub toolset: String,
     /// The OpenAI function (or `{"type":"function","function":{..}}`),
-    /// kept as text: it is compiled, never turned into a `Value` tree.
-    pub schema: Box<RawValue>,
+    /// read in one pass; its parameters stay text (compiled, never turned
+    /// into a `Value` tree).
+    pub schema: FunctionParts,
     #[serde(default)]
     pub description: Option<String>,
     #[serde(default)]
@@ -112,8 +111,8 @@ pub struct ToolEntry {
     pub agent_loop: bool,
     /// The parameters schema as the host wrote it (spliced into definitions).
     pub parameters: Box<RawValue>,
-    pub params: Node,
-    pub params_trivial: bool,
+    /// The compiled parameters schema (now, or on first use after bulk registration).
+    pub params: Params,
     pub conditional: Vec<ConditionalText>,
     pub tool: Arc<dyn Tool>,
     pub check: Option<Arc<dyn Check>>,
@@ -122,6 +121,11 @@ pub struct ToolEntry {
 }
 
 impl ToolEntry {
+    /// The compiled parameters schema, compiling it on first use.
+    pub fn compiled(&self) -> std::result::Result<&Compiled, &str> {
+        self.params.get(self.parameters.get(), &self.name)
+    }
+
     /// The definition JSON for `format`, with `extra` appended to the description.
     pub fn render(&self, format: Format, extra: &str) -> String {
         let name = serde_json::to_string(&self.name).unwrap_or_default();
@@ -178,48 +182,53 @@ pub fn parse_spec(text: &str) -> Result<ToolSpec> {
 
 /// Parse a JSON array of specs (bulk registration), checking every name.
 pub fn parse_specs(text: &str) -> Result<Vec<ToolSpec>> {
-    let specs: Vec<ToolSpec> =
-        serde_json::from_str(text).map_err(|e| Error::json(format!("tool specs: {e}")))?;
+    let specs = parse_spec_array(text).map_err(|e| Error::json(format!("tool specs: {e}")))?;
     for (i, spec) in specs.iter().enumerate() {
-        check_name(&format!("tool specs[{i}]: name"), &spec.name)?;
-        check_name(&format!("tool specs[{i}]: toolset"), &spec.toolset)?;
+        // The message is only built for a bad name.
+        if !valid_name(&spec.name) {
+            check_name(&format!("tool specs[{i}]: name"), &spec.name)?;
+        }
+        if !valid_name(&spec.toolset) {
+            check_name(&format!("tool specs[{i}]: toolset"), &spec.toolset)?;
+        }
     }
     Ok(specs)
 }
 
-/// The keys of a JSON object, each with its raw value, in order.
-fn object_entries(text: &str) -> std::result::Result<Vec<(Cow<'_, str>, &RawValue)>, ()> {
-    let map: Vec<(Cow<'_, str>, &RawValue)> = serde_json::from_str::<EntriesOf>(text)
-        .map(|e| e.0)
-        .map_err(|_| ())?;
-    Ok(map)
+/// A JSON array of specs, read into a vector sized from the text (about
+/// one spec per 256 bytes) so that it rarely grows and moves.
+fn parse_spec_array(text: &str) -> serde_json::Result<Vec<ToolSpec>> {
+    struct Seq(usize);
+    impl<'de> serde::de::Visitor<'de> for Seq {
+        type Value = Vec<ToolSpec>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an array of tool specs")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> std::result::Result<Vec<ToolSpec>, A::Error> {
+            let mut out = Vec::with_capacity(self.0);
+            while let Some(s) = seq.next_element()? {
+                out.push(s);
+            }
+            Ok(out)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    let out = serde::Deserializer::deserialize_seq(&mut de, Seq((text.len() / 256).min(1 << 20)))?;
+    de.end()?;
+    Ok(out)
 }
 
-/// Deserializes an object into its entries without building values.
-struct EntriesOf<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for EntriesOf<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct V<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> serde::de::Visitor<'de> for V<'a> {
-            type Value = EntriesOf<'a>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> std::result::Result<Self::Value, A::Error> {
-                let mut out = Vec::new();
-                while let Some(k) = map.next_key::<Cow<'de, str>>()? {
-                    let v: &'de RawValue = map.next_value()?;
-                    out.push((k, v));
-                }
-                Ok(EntriesOf(out))
-            }
-        }
-        d.deserialize_map(V(std::marker::PhantomData))
-    }
+/// When a tool's parameters schema is compiled (see `params.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compile {
+    /// At registration: a bad schema is refused there.
+    Now,
+    /// On the tool's first call (bulk registration): registration checks
+    /// the JSON and the top-level shape only.
+    OnFirstUse,
 }
 
 /// Build an entry from a parsed spec (validates and compiles the schema).
@@ -228,71 +237,53 @@ pub fn build_entry(
     tool: Arc<dyn Tool>,
     check: Option<Arc<dyn Check>>,
 ) -> Result<ToolEntry> {
-    let not_object = || Error::invalid("tool spec: schema: must be an object (an OpenAI function)");
-    let outer = object_entries(spec.schema.get()).map_err(|_| not_object())?;
-    let is_wrapper = outer
-        .iter()
-        .any(|(k, v)| k == "type" && v.get() == "\"function\"")
-        && outer.iter().any(|(k, _)| k == "function");
-    let inner;
-    let func: &[(Cow<'_, str>, &RawValue)] = if is_wrapper {
-        let f = outer.iter().find(|(k, _)| k == "function").map(|(_, v)| *v);
-        inner = f
-            .and_then(|f| object_entries(f.get()).ok())
-            .ok_or_else(|| Error::invalid("tool spec: schema.function: must be an object"))?;
-        &inner
-    } else {
-        &outer
-    };
-    let mut description = None;
-    let mut parameters: Option<&RawValue> = None;
-    for (key, v) in func {
-        match &**key {
-            "name" => match serde_json::from_str::<Cow<'_, str>>(v.get()) {
-                Ok(s) if s == spec.name => {}
-                Ok(s) => {
-                    return Err(Error::invalid(format!(
-                        "tool spec: schema.name '{s}' differs from name '{}'",
-                        spec.name
-                    )));
-                }
-                Err(_) => return Err(Error::invalid("tool spec: schema.name: must be a string")),
-            },
-            "description" => match serde_json::from_str::<Option<String>>(v.get()) {
-                Ok(d) => description = d,
-                Err(_) => {
-                    return Err(Error::invalid(
-                        "tool spec: schema.description: must be a string",
-                    ));
-                }
-            },
-            "parameters" => parameters = (v.get() != "null").then_some(*v),
-            "strict" => {}
-            other => {
-                return Err(Error::invalid(format!(
-                    "tool spec: schema.{other}: unknown field (expected name, description, parameters)"
-                )));
-            }
-        }
+    build_entry_with(spec, tool, check, Compile::Now)
+}
+
+/// [`build_entry`], choosing when the schema compiles.
+pub fn build_entry_with(
+    spec: ToolSpec,
+    tool: Arc<dyn Tool>,
+    check: Option<Arc<dyn Check>>,
+    compile: Compile,
+) -> Result<ToolEntry> {
+    let func = spec.schema;
+    if let Some(p) = func.problem {
+        return Err(Error::invalid(p));
     }
-    let description = description.or(spec.description.clone()).unwrap_or_default();
-    let parameters: Box<RawValue> = match parameters {
+    if let Some(n) = &func.name
+        && *n != spec.name
+    {
+        return Err(Error::invalid(format!(
+            "tool spec: schema.name '{n}' differs from name '{}'",
+            spec.name
+        )));
+    }
+    let description = func.description.or(spec.description).unwrap_or_default();
+    let parameters: Box<RawValue> = match func.parameters {
+        Some(p) => p,
         None => RawValue::from_string(r#"{"type":"object","properties":{}}"#.to_string())
             .map_err(|e| Error::invalid(e.to_string()))?,
-        Some(p) if p.get().starts_with('{') => p.to_owned(),
-        Some(_) => {
-            return Err(Error::invalid(
-                "tool spec: schema.parameters: must be a JSON Schema object",
-            ));
+    };
+    let params = match compile {
+        Compile::Now => {
+            Params::now(parameters.get(), "tool spec: schema.parameters").map_err(Error::invalid)?
+        }
+        Compile::OnFirstUse => {
+            check_top_type(parameters.get())?;
+            // The patterns limit bounds what compiling will cost, so it holds
+            // here too: a fast count of the keyword (an over-count when a
+            // property is named "pattern", never an under-count).
+            if let Some(max) = crate::schema::pattern_limit()
+                && parameters.get().matches("\"pattern\"").count() > max
+            {
+                return Err(Error::invalid(format!(
+                    "tool spec: schema.parameters: the schema has more than {max} patterns (limits.max_schema_patterns)"
+                )));
+            }
+            Params::later()
         }
     };
-    let params = Node::compile_text(parameters.get(), "tool spec: schema.parameters")
-        .map_err(Error::invalid)?;
-    if !params.is_object_or_untyped() {
-        return Err(Error::invalid(
-            "tool spec: schema.parameters.type: tool parameters must be of type \"object\"",
-        ));
-    }
     for var in &spec.requires_env {
         if var.is_empty() || var.contains('=') || var.contains('\0') {
             return Err(Error::invalid(format!(
@@ -318,7 +309,6 @@ pub fn build_entry(
         m => m.map(|m| m as usize),
     };
     Ok(ToolEntry {
-        params_trivial: params.is_trivial(),
         name: spec.name,
         toolset: spec.toolset,
         description,
@@ -356,7 +346,6 @@ pub struct ToolsetDef {
 #[derive(Default)]
 pub struct Registry {
     pub tools: ToolMap,
-    pub sorted: SortedTools,
     /// Registered tools by their toolset.
     pub members: HashMap<String, BTreeSet<Arc<str>>>,
     pub toolsets: BTreeMap<String, ToolsetDef>,
@@ -393,11 +382,17 @@ impl Registry {
         Ok(())
     }
 
-    fn put(&mut self, entry: ToolEntry) -> Option<Arc<ToolEntry>> {
+    /// Insert without the collision check. A tool that joins a toolset is
+    /// added to `members` at once, or, with `joined` (bulk registration),
+    /// collected there to be added in one sorted batch by [`Registry::join`].
+    fn put(
+        &mut self,
+        entry: ToolEntry,
+        joined: Option<&mut HashMap<String, Vec<Arc<str>>>>,
+    ) -> Option<Arc<ToolEntry>> {
         let key: Arc<str> = Arc::from(entry.name.as_str());
         let entry = Arc::new(entry);
         let old = self.tools.insert(key.clone(), entry.clone());
-        self.sorted.insert(key.clone(), entry.clone());
         match &old {
             Some(o) if o.toolset == entry.toolset => {
                 if self.changes.len() >= CHANGE_LOG
@@ -407,24 +402,48 @@ impl Registry {
                 }
                 // `generation + 1`: the generation this change is published under.
                 self.changes.push_back((self.generation + 1, key));
+                return old;
             }
-            Some(o) => {
-                self.unlink(&o.toolset, &key);
-                self.members
-                    .entry(entry.toolset.clone())
-                    .or_default()
-                    .insert(key);
-                self.membership += 1;
-            }
-            None => {
-                self.members
-                    .entry(entry.toolset.clone())
-                    .or_default()
-                    .insert(key);
-                self.membership += 1;
-            }
+            Some(o) => self.unlink(&o.toolset, &key),
+            None => {}
+        }
+        self.membership += 1;
+        match joined {
+            Some(j) => match j.get_mut(entry.toolset.as_str()) {
+                Some(list) => list.push(key),
+                None => {
+                    j.insert(entry.toolset.clone(), vec![key]);
+                }
+            },
+            None => match self.members.get_mut(entry.toolset.as_str()) {
+                // Look up before inserting: most tools join an existing toolset.
+                Some(set) => {
+                    set.insert(key);
+                }
+                None => {
+                    self.members
+                        .entry(entry.toolset.clone())
+                        .or_default()
+                        .insert(key);
+                }
+            },
         }
         old
+    }
+
+    /// Add collected toolset members: each toolset's names sorted once and
+    /// built (or merged) as a whole, not inserted one by one.
+    fn join(&mut self, joined: HashMap<String, Vec<Arc<str>>>) {
+        for (toolset, mut names) in joined {
+            names.sort_unstable();
+            let mut add: BTreeSet<Arc<str>> = names.into_iter().collect();
+            match self.members.get_mut(toolset.as_str()) {
+                Some(set) => set.append(&mut add),
+                None => {
+                    self.members.insert(toolset, add);
+                }
+            }
+        }
     }
 
     fn unlink(&mut self, toolset: &str, name: &str) {
@@ -439,7 +458,7 @@ impl Registry {
     /// Insert an entry under the collision rules; returns the replaced entry.
     pub fn insert(&mut self, entry: ToolEntry, override_: bool) -> Result<Option<Arc<ToolEntry>>> {
         self.check_collision(&entry, override_)?;
-        let old = self.put(entry);
+        let old = self.put(entry, None);
         self.generation += 1;
         Ok(old)
     }
@@ -450,7 +469,10 @@ impl Registry {
         entries: Vec<ToolEntry>,
         override_: bool,
     ) -> Result<Vec<Arc<ToolEntry>>> {
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = std::collections::HashSet::with_capacity_and_hasher(
+            entries.len(),
+            std::hash::BuildHasherDefault::<NameHasher>::default(),
+        );
         for e in &entries {
             self.check_collision(e, override_)?;
             if !seen.insert(e.name.as_str()) {
@@ -460,14 +482,18 @@ impl Registry {
                 )));
             }
         }
-        let old = entries.into_iter().filter_map(|e| self.put(e)).collect();
+        let mut joined = HashMap::new();
+        let mut old = Vec::new();
+        for e in entries {
+            old.extend(self.put(e, Some(&mut joined)));
+        }
+        self.join(joined);
         self.generation += 1;
         Ok(old)
     }
 
     pub fn remove(&mut self, name: &str) -> Option<Arc<ToolEntry>> {
         let old = self.tools.remove(name)?;
-        self.sorted.remove(name);
         self.unlink(&old.toolset, name);
         // Aliases pointing at a toolset that no longer has tools go with it.
         if !self.members.contains_key(&old.toolset) && !self.toolsets.contains_key(&old.toolset) {
@@ -501,5 +527,122 @@ impl Registry {
     /// Names of the registered tools of `toolset`.
     pub fn members_of(&self, toolset: &str) -> impl Iterator<Item = &Arc<str>> {
         self.members.get(toolset).into_iter().flatten()
+    }
+}
+
+/// The one check bulk registration makes inside a parameters schema: its
+/// top-level `type`, when given, is `"object"` (or a list holding it). A
+/// byte scan of the top level: the text is valid JSON already (it came out
+/// of the spec's parser), so only strings and nesting need tracking.
+fn check_top_type(text: &str) -> Result<()> {
+    let bad = || {
+        Error::invalid(
+            "tool spec: schema.parameters.type: tool parameters must be of type \"object\"",
+        )
+    };
+    match top_level_value(text, "type") {
+        None | Some("\"object\"") => Ok(()),
+        Some(t) if t.starts_with('[') => match serde_json::from_str::<Vec<String>>(t) {
+            Ok(list)
+                if list.iter().any(|x| x == "object")
+                    && list.iter().all(|x| x == "object" || x == "null") =>
+            {
+                Ok(())
+            }
+            _ => Err(bad()),
+        },
+        Some(_) => Err(bad()),
+    }
+}
+
+/// The raw text of `key`'s value in the JSON object `text` (valid JSON),
+/// looking at the top level only. A key spelled with escapes is not found.
+fn top_level_value<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    let b = text.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    // At depth 1, whether the next string is a key.
+    let mut expect_key = false;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                let start = i + 1;
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                if depth == 1 && expect_key {
+                    expect_key = false;
+                    if &b[start..i.min(b.len())] == key.as_bytes() {
+                        // Skip to the ':' and the value after it.
+                        let mut j = i + 1;
+                        while j < b.len() && b[j] != b':' {
+                            j += 1;
+                        }
+                        j += 1;
+                        while j < b.len() && b[j].is_ascii_whitespace() {
+                            j += 1;
+                        }
+                        let v0 = j;
+                        let (mut d, mut in_str) = (0usize, false);
+                        while j < b.len() {
+                            let c = b[j];
+                            if in_str {
+                                if c == b'\\' {
+                                    j += 1;
+                                } else if c == b'"' {
+                                    in_str = false;
+                                }
+                            } else {
+                                match c {
+                                    b'"' => in_str = true,
+                                    b'[' | b'{' => d += 1,
+                                    b']' | b'}' if d > 0 => d -= 1,
+                                    b',' | b'}' if d == 0 => break,
+                                    _ => {}
+                                }
+                            }
+                            j += 1;
+                        }
+                        return text.get(v0..j).map(str::trim_end);
+                    }
+                }
+            }
+            b'{' => {
+                depth += 1;
+                expect_key = depth == 1;
+            }
+            b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b',' if depth == 1 => expect_key = true,
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod top_level_tests {
+    use super::top_level_value;
+
+    #[test]
+    fn finds_only_top_level_keys() {
+        let t =
+            r#"{"properties":{"type":{"type":"string"}},"a":"type","type" : ["object","null"] }"#;
+        assert_eq!(top_level_value(t, "type"), Some(r#"["object","null"]"#));
+        assert_eq!(
+            top_level_value(r#"{"x":"\"type\"","type":"object"}"#, "type"),
+            Some(r#""object""#)
+        );
+        assert_eq!(
+            top_level_value(r#"{"properties":{"type":"string"}}"#, "type"),
+            None
+        );
+        assert_eq!(
+            top_level_value(r#"{"type":"string"}"#, "type"),
+            Some(r#""string""#)
+        );
+        assert_eq!(top_level_value(r#"{}"#, "type"), None);
     }
 }

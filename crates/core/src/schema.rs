@@ -1,11 +1,13 @@
-//! A compiled subset of JSON Schema, made for tool arguments: compile once at
-//! registration (bad schemas are refused with the path of the problem),
-//! then repair and validate each call quickly, with errors a model can fix.
+//! A compiled subset of JSON Schema, made for tool arguments: compile once
+//! (bad schemas are refused with the path of the problem), then repair and
+//! validate each call quickly, with errors a model can fix.
 //!
 //! Why our own: the subset tools use (type, properties, required, enum,
 //! const, items, bounds, pattern, anyOf/oneOf/allOf, nullable) is small, and
 //! argument repair needs the same walk as validation. A general validator
 //! would cost a second walk and give messages written for people, not models.
+//! Schemas that use more (`$ref`, `format`, ...) are flagged while compiling
+//! and checked in full as well (see `params.rs`).
 
 use regex::Regex;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -28,6 +30,49 @@ pub fn with_pattern_limit<T>(max: usize, f: impl FnOnce() -> T) -> T {
     let out = f();
     PATTERNS_LEFT.with(|c| c.set(before));
     out
+}
+
+thread_local! {
+    /// Set when the schema compiling on this thread uses a keyword outside
+    /// the compiled subset (see [`BEYOND_SUBSET`]).
+    static BEYOND: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Keywords that change what validates but that the compiled subset does not
+/// implement: a schema using any of them is also checked by a full JSON
+/// Schema validator (`params.rs`). `$defs` alone changes nothing: only a
+/// `$ref` reaches it.
+pub const BEYOND_SUBSET: &[&str] = &[
+    "$ref",
+    "$dynamicRef",
+    "$recursiveRef",
+    "format",
+    "not",
+    "if",
+    "then",
+    "else",
+    "patternProperties",
+    "propertyNames",
+    "dependentRequired",
+    "dependentSchemas",
+    "dependencies",
+    "prefixItems",
+    "additionalItems",
+    "contains",
+    "minContains",
+    "maxContains",
+    "uniqueItems",
+    "multipleOf",
+    "minProperties",
+    "maxProperties",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+];
+
+/// The patterns limit in force on this thread, if any (kept by schemas
+/// compiled later, on first use).
+pub fn pattern_limit() -> Option<usize> {
+    PATTERNS_LEFT.with(|c| c.get().map(|(_, max)| max))
 }
 
 fn take_pattern(path: &str) -> Result<(), String> {
@@ -237,6 +282,18 @@ impl Node {
     /// tools compiles 10 000 schemas, so this is the registration hot path.
     /// Errors name the keyword's path, e.g. `parameters.properties.n.type`.
     pub fn compile_text(text: &str, path: &str) -> Result<Node, String> {
+        Node::compile_text_full(text, path).map(|(n, _)| n)
+    }
+
+    /// [`Node::compile_text`], also telling whether the schema uses a keyword
+    /// beyond the compiled subset ([`BEYOND_SUBSET`]).
+    pub fn compile_text_full(text: &str, path: &str) -> Result<(Node, bool), String> {
+        BEYOND.with(|b| b.set(false));
+        let node = Node::compile_text_inner(text, path)?;
+        Ok((node, BEYOND.with(|b| b.replace(false))))
+    }
+
+    fn compile_text_inner(text: &str, path: &str) -> Result<Node, String> {
         let mut buf = String::with_capacity(path.len() + 32);
         buf.push_str(path);
         let mut de = serde_json::Deserializer::from_str(text);
@@ -875,7 +932,10 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
                     let v: Value = map.next_value()?;
                     n.keyword(k, v, path, &mut st).map_err(de::Error::custom)?;
                 }
-                _ => {
+                k => {
+                    if BEYOND_SUBSET.contains(&k) {
+                        BEYOND.with(|b| b.set(true));
+                    }
                     map.next_value::<IgnoredAny>()?;
                 }
             }

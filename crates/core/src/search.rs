@@ -188,8 +188,9 @@ fn rank<'a>(
             tool: t,
             name: words(&t.name),
             params: t
-                .params
-                .property_names()
+                .compiled()
+                .map(|c| c.node.property_names())
+                .unwrap_or_default()
                 .iter()
                 .flat_map(|p| words(p))
                 .collect(),

@@ -407,9 +407,9 @@ impl Runtime {
     ) -> Result<()> {
         let _g = self.core.enter()?;
         let spec = registry::parse_spec(spec_json)?;
-        self.check_schema_size("tool spec", &spec)?;
+        self.check_schema_size(|| "tool spec".into(), &spec)?;
         let override_ = spec.override_;
-        let entry = self.build_entry(spec, tool, check)?;
+        let entry = self.build_entry(spec, tool, check, registry::Compile::Now)?;
         self.core.register(entry, override_)
     }
 
@@ -425,24 +425,35 @@ impl Runtime {
         let _g = self.core.enter()?;
         let specs = registry::parse_specs(specs_json)?;
         let override_ = specs.iter().any(|s| s.override_);
-        let entries = specs
-            .into_iter()
-            .enumerate()
-            .map(|(i, spec)| {
-                self.check_schema_size(&format!("tool specs[{i}]"), &spec)?;
-                self.build_entry(spec, tool.clone(), check.clone())
-                    .map_err(|e| Error::new(e.kind, format!("tool specs[{i}]: {}", e.message)))
-            })
-            .collect::<Result<Vec<_>>>()?;
+        // Sized up front: entries are large, and growing the vector would move them.
+        let mut entries = Vec::with_capacity(specs.len());
+        for (i, spec) in specs.into_iter().enumerate() {
+            self.check_schema_size(|| format!("tool specs[{i}]"), &spec)?;
+            let entry = self
+                .build_entry(
+                    spec,
+                    tool.clone(),
+                    check.clone(),
+                    registry::Compile::OnFirstUse,
+                )
+                .map_err(|e| Error::new(e.kind, format!("tool specs[{i}]: {}", e.message)))?;
+            entries.push(entry);
+        }
         self.core.register_many(entries, override_)
     }
 
     /// `limits.max_schema_bytes`: checked before the schema is compiled.
-    fn check_schema_size(&self, what: &str, spec: &registry::ToolSpec) -> Result<()> {
-        let (n, max) = (spec.schema.get().len(), self.config.limits.max_schema_bytes);
+    /// `what` names the spec in the error (built only for one).
+    fn check_schema_size(
+        &self,
+        what: impl FnOnce() -> String,
+        spec: &registry::ToolSpec,
+    ) -> Result<()> {
+        let (n, max) = (spec.schema.bytes, self.config.limits.max_schema_bytes);
         if n > max {
             return Err(Error::invalid(format!(
-                "{what}: the schema is {n} bytes, over limits.max_schema_bytes ({max})"
+                "{}: the schema is {n} bytes, over limits.max_schema_bytes ({max})",
+                what()
             )));
         }
         Ok(())
@@ -454,9 +465,10 @@ impl Runtime {
         spec: registry::ToolSpec,
         tool: Arc<dyn Tool>,
         check: Option<Arc<dyn Check>>,
+        compile: registry::Compile,
     ) -> Result<registry::ToolEntry> {
         hermes_core::schema::with_pattern_limit(self.config.limits.max_schema_patterns, || {
-            registry::build_entry(spec, tool, check)
+            registry::build_entry_with(spec, tool, check, compile)
         })
     }
 

@@ -187,15 +187,19 @@ fn prepare_args(
         })
         .to_string());
     }
-    if !entry.params_trivial {
-        let mut notes = Vec::new();
-        entry.params.coerce(&mut v, "", &mut notes);
+    let compiled = entry.compiled().map_err(|e| {
+        json!({
+            "error": format!("Tool '{}' cannot be called: its parameters schema is invalid ({e}). This is a fault in the tool's definition, not in your arguments; use another tool.", entry.name),
+        })
+        .to_string()
+    })?;
+    if !compiled.trivial {
+        let (mut notes, mut errs) = (Vec::new(), Vec::new());
+        compiled.check(&mut v, &mut notes, &mut errs, 20);
         if !notes.is_empty() {
             tracing::debug!(tool = %entry.name, repairs = ?notes, "arguments repaired");
             changed = true;
         }
-        let mut errs = Vec::new();
-        entry.params.validate(&v, "", &mut errs, 20);
         if !errs.is_empty() {
             return Err(json!({
                 "error": format!("Invalid arguments for tool '{}': {}. Fix the arguments and call the tool again.", entry.name, errs.join("; ")),
