@@ -78,6 +78,9 @@ struct Pump<'a> {
     group_alive: bool,
     group_checked: Option<Instant>,
     reaped: Option<i32>,
+    /// The driver wakes at once when `opts.cancel` fires, so the wait need
+    /// not be cut short to notice it.
+    cancel_wakes: bool,
 }
 
 impl<'a> Pump<'a> {
@@ -98,6 +101,7 @@ impl<'a> Pump<'a> {
             group_alive: false,
             group_checked: None,
             reaped: None,
+            cancel_wakes: false,
         }
     }
 
@@ -152,7 +156,14 @@ impl<'a> Pump<'a> {
             backend.kill(self.pid, libc::SIGKILL);
             self.killed_hard = true;
         }
-        let mut ms: i64 = 50;
+        // Long waits only when every event that matters wakes the driver:
+        // exit (a pidfd), cancellation, and no kill grace running.
+        let wakes = opts.cancel.is_none() || self.cancel_wakes;
+        let mut ms: i64 = if self.watch.pidfd.is_some() && wakes && self.term_at.is_none() {
+            1000
+        } else {
+            50
+        };
         if let Some(d) = self.deadline
             && self.term_at.is_none()
         {
@@ -167,13 +178,6 @@ impl<'a> Pump<'a> {
                     .saturating_sub(now.duration_since(self.last_data.max(at)));
                 ms = ms.min(idle_left.as_millis() as i64 + 1);
             }
-        }
-        if opts.cancel.is_none()
-            && self.deadline.is_none()
-            && self.term_at.is_none()
-            && self.exited_at.is_none()
-        {
-            ms = if self.watch.pidfd.is_some() { 1000 } else { 50 };
         }
         Some(Wait {
             ms: ms.max(0),
@@ -253,8 +257,20 @@ pub fn pump(
 ) -> (i32, Ended) {
     let fd = output.as_raw_fd();
     let mut p = Pump::new(pid, opts);
+    // Cancellation wakes the poll through an eventfd: the token's waiter is
+    // a waker that signals it (no thread, no polling interval).
+    let wake = opts.cancel.and_then(|_| CancelWake::new());
+    let mut cancelled = opts.cancel.map(|c| Box::pin(c.cancelled()));
+    if let (Some(w), Some(fut)) = (&wake, cancelled.as_mut()) {
+        let waker = std::task::Waker::from(w.clone());
+        let mut cx = std::task::Context::from_waker(&waker);
+        // Ready already: the step below sees `is_cancelled()`.
+        let _ = fut.as_mut().poll(&mut cx);
+        p.cancel_wakes = true;
+    }
     while let Some(w) = p.step(backend) {
-        let mut fds: [libc::pollfd; 2] = [
+        POLL_ROUNDS.with(|c| c.set(c.get() + 1));
+        let mut fds: [libc::pollfd; 3] = [
             libc::pollfd {
                 fd: if w.read { fd } else { -1 },
                 events: libc::POLLIN,
@@ -263,6 +279,14 @@ pub fn pump(
             libc::pollfd {
                 fd: match (&p.watch.pidfd, w.exit) {
                     (Some(pf), true) => pf.as_raw_fd(),
+                    _ => -1,
+                },
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: match &wake {
+                    Some(w) if p.term_at.is_none() => w.fd.as_raw_fd(),
                     _ => -1,
                 },
                 events: libc::POLLIN,
@@ -287,6 +311,41 @@ pub fn pump(
     p.finish(backend)
 }
 
+thread_local! {
+    /// Rounds of the synchronous driver's wait on this thread, for tests
+    /// that check it sleeps until something happens instead of polling.
+    static POLL_ROUNDS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Rounds of `poll(2)` the synchronous driver has made on this thread.
+#[doc(hidden)]
+pub fn poll_rounds() -> u64 {
+    POLL_ROUNDS.with(|c| c.get())
+}
+
+/// Wakes the synchronous driver's `poll(2)` when a cancel token fires: the
+/// waker of the token's `cancelled()` future signals an eventfd.
+struct CancelWake {
+    fd: OwnedFd,
+}
+
+impl CancelWake {
+    fn new() -> Option<std::sync::Arc<CancelWake>> {
+        sys::eventfd()
+            .ok()
+            .map(|fd| std::sync::Arc::new(CancelWake { fd }))
+    }
+}
+
+impl std::task::Wake for CancelWake {
+    fn wake(self: std::sync::Arc<Self>) {
+        sys::eventfd_signal(&self.fd);
+    }
+    fn wake_by_ref(self: &std::sync::Arc<Self>) {
+        sys::eventfd_signal(&self.fd);
+    }
+}
+
 /// Run until the process ends, waiting on the tokio reactor (call from a
 /// task on a runtime with I/O enabled): output, the pidfd, cancellation and
 /// timers wake it; no thread waits. The output fd must be non-blocking.
@@ -299,6 +358,8 @@ pub async fn pump_async(
 ) -> (i32, Ended) {
     let fd = output.as_raw_fd();
     let mut p = Pump::new(pid, opts);
+    // The select below wakes on cancellation.
+    p.cancel_wakes = true;
     // A duplicate of the pidfd for the reactor: the state machine keeps its own.
     let pidfd = p
         .watch

@@ -48,6 +48,28 @@ pub fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
+/// A non-blocking, close-on-exec eventfd: a descriptor `poll(2)` can wait
+/// on, made readable from any thread by [`eventfd_signal`].
+pub fn eventfd() -> io::Result<OwnedFd> {
+    // SAFETY: eventfd takes two integers and touches no memory of ours.
+    let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: eventfd succeeded, so `fd` is a fresh open descriptor that
+    // nothing else in the process refers to: the OwnedFd is its sole owner.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Make an eventfd readable (adds 1 to its counter; errors are ignored: a
+/// full counter is readable already).
+pub fn eventfd_signal(fd: &OwnedFd) {
+    let one: u64 = 1;
+    // SAFETY: `one` is a live 8-byte value and write reads exactly 8 bytes
+    // from it; `fd` is borrowed from its OwnedFd, so it is open for the call.
+    unsafe { libc::write(fd.as_raw_fd(), &one as *const u64 as *const libc::c_void, 8) };
+}
+
 /// Watches a child for exit without reaping it (so its pid, and so its
 /// process group id, stay reserved until we have signalled the group).
 pub struct ExitWatch {
