@@ -195,6 +195,34 @@ fn sandbox_contains_a_root_host() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Issue 10: no_new_privs is set (a setuid binary cannot raise privileges)
+/// and the kernel's knobs are mounted read-only, not only guarded by the
+/// capability drop.
+#[test]
+fn sandbox_sets_no_new_privs_and_a_read_only_proc_sys() {
+    if !have_bwrap() {
+        eprintln!("bubblewrap not usable here: skipped");
+        return;
+    }
+    let dir = workdir("nnp");
+    let rt = sandbox(&dir, false);
+    let v = sh(&rt, "grep NoNewPrivs /proc/self/status");
+    assert!(
+        v["output"]
+            .as_str()
+            .unwrap_or("")
+            .contains("NoNewPrivs:\t1"),
+        "{v}"
+    );
+    let v = sh(&rt, "grep ' /proc/sys ' /proc/self/mountinfo");
+    let out = v["output"].as_str().unwrap_or_default();
+    assert!(
+        out.contains(" /proc/sys ro,"),
+        "/proc/sys not read-only: {out}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The approval policy knows the terminal runs in the sandbox: an effect the
 /// sandbox contains (a reverse shell with no network) is not asked about,
 /// and what it does not contain still is.

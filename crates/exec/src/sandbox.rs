@@ -113,6 +113,13 @@ impl Sandbox {
         push(&[
             "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run",
         ]);
+        // Kernel knobs read-only whatever the capabilities (bubblewrap
+        // already sets no_new_privs, so nothing can gain them back).
+        for knob in ["/proc/sys", "/proc/sysrq-trigger"] {
+            if Path::new(knob).exists() {
+                push(&["--ro-bind", knob, knob]);
+            }
+        }
         if let Some(h) = &home {
             let s = h.display().to_string();
             push(&["--tmpfs", &s]);
