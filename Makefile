@@ -1,8 +1,9 @@
 # hermes-tools: build, examples and every test suite.
 #   make setup        install what a fresh Debian machine lacks (scripts/setup.sh)
 #   make quickstart   build the library and run the C quickstart
-#   make test         run every test (Rust, C/C++ contracts, bindings, install);
-#                     runs `scripts/setup.sh --check` first
+#   make test         run every test (Rust, C/C++ contracts, bindings, install,
+#                     the stress suite); runs `scripts/setup.sh --check` first
+#   make fuzz-json    a million fuzzed inputs per JSON entry point
 #   make lint         rustfmt, clippy, module import circles
 #   make install PREFIX=/usr/local   the release build (see mk/install.mk)
 
@@ -14,7 +15,7 @@ BUILD_DIR := build
 # Output folder used by the mk/ fragments (a variable only: `build` is the cargo target).
 BUILD   := $(BUILD_DIR)
 
-.PHONY: all build release quickstart example-c example-approval setup setup-check test test-rust lint bench install clean
+.PHONY: all build release quickstart example-c example-approval setup setup-check test test-rust stress fuzz-json lint bench install clean
 
 all: build
 
@@ -59,7 +60,16 @@ ht-lib: build | setup-check
 BINDING_TESTS :=
 -include mk/*.mk
 
-test: setup-check test-rust $(BINDING_TESTS)
+test: setup-check test-rust $(BINDING_TESTS) stress
+
+# The stress suite (tests/stress.rs): soak, races under a watchdog, host
+# faults, hostile sizes, process containment; HT_STRESS_SECS per scenario.
+stress: | setup-check
+	HT_STRESS_SECS=$${HT_STRESS_SECS:-5} $(CARGO) test --test stress -- --ignored --nocapture --test-threads=1
+
+# The JSON entry points' fuzzer, a million runs per target (not part of `make test`).
+fuzz-json:
+	$(CARGO) run --release -p hermes-runtime --example fuzz_json -- 1000000
 
 test-rust: | setup-check
 	$(CARGO) build

@@ -742,3 +742,28 @@ fn full_json_schema_keywords_are_enforced() {
         "{msg}"
     );
 }
+
+/// Found by the JSON fuzzer (crates/runtime/examples/fuzz_json.rs): a
+/// model-written property name of 5 000 characters was echoed whole in the
+/// validation error, which the tool's `max_result_size_chars` then cut in
+/// the middle, handing the model broken JSON. Our own error results are
+/// bounded and never cut; long paths and allowed-name lists are shortened.
+#[test]
+fn validation_errors_stay_short_and_whole_json() {
+    let rt = new_rt("{}");
+    let props: Vec<String> = (0..40)
+        .map(|i| format!(r#""p{i}":{{"type":"string"}}"#))
+        .collect();
+    let spec = format!(
+        r#"{{"name":"strict","toolset":"s","max_result_size_chars":200,"schema":{{"parameters":{{"type":"object","additionalProperties":false,"properties":{{{}}}}}}}}}"#,
+        props.join(",")
+    );
+    add(&rt, &spec, echo);
+    let long = "a".repeat(5000);
+    let out = dispatch(&rt, "strict", &format!(r#"{{"{long}":1}}"#));
+    let v: serde_json::Value = serde_json::from_str(&out).expect("error result is JSON");
+    let msg = v["error"].as_str().unwrap();
+    assert!(msg.contains("unexpected property 'aaaa"), "{msg}");
+    assert!(msg.len() < 1000, "{} bytes: {msg}", msg.len());
+    assert!(msg.contains("(40 in all)"), "{msg}");
+}

@@ -768,7 +768,7 @@ impl Node {
                 let at = if path.is_empty() {
                     String::new()
                 } else {
-                    format!(" in {path}")
+                    format!(" in {}", at(path))
                 };
                 errs.push(format!("missing required property '{r}'{at}"));
             }
@@ -785,8 +785,9 @@ impl Node {
                 match &self.additional {
                     Additional::Any => {}
                     Additional::Deny => errs.push(format!(
-                        "unexpected property '{path}' (allowed: {})",
-                        self.property_names().join(", ")
+                        "unexpected property '{}' (allowed: {})",
+                        at(path),
+                        allowed_list(&self.property_names())
                     )),
                     Additional::Schema(node) => node.validate_at(child, path, errs, limit),
                 }
@@ -814,8 +815,32 @@ impl Node {
     }
 }
 
+/// The path as errors show it: `arguments` for the root, and at most 120
+/// bytes of a longer one (a model-written property name can be megabytes).
 fn at(path: &str) -> &str {
-    if path.is_empty() { "arguments" } else { path }
+    if path.is_empty() {
+        "arguments"
+    } else {
+        let mut end = path.len().min(120);
+        while !path.is_char_boundary(end) {
+            end -= 1;
+        }
+        &path[..end]
+    }
+}
+
+/// Allowed property names for an error: the first 20, then a count.
+fn allowed_list(names: &[&str]) -> String {
+    let mut out = names
+        .iter()
+        .take(20)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > 20 {
+        out.push_str(&format!(", ... ({} in all)", names.len()));
+    }
+    out
 }
 
 fn short(v: &Value) -> String {

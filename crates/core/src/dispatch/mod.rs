@@ -585,6 +585,11 @@ impl<'a> Flow<'a> {
                         self.finish_outcome();
                     }
                     let text = std::mem::take(&mut self.result);
+                    if matches!(self.outcome, Some(Outcome::Invalid(_))) {
+                        // Our own error JSON (bounded: at most 20 short
+                        // errors): cutting it would hand the model broken JSON.
+                        return Next::Done(text);
+                    }
                     return Next::Done(match limit::truncate_middle(&text, self.max_chars) {
                         std::borrow::Cow::Borrowed(_) => text,
                         std::borrow::Cow::Owned(cut) => cut,
