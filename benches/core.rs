@@ -238,6 +238,27 @@ fn main() {
         }
         return;
     }
+    // `-- filtered1k`: filtered definitions at 1 000 tools right after one
+    // tool changes, 20 000 times (for profiling).
+    if std::env::args().any(|a| a == "filtered1k") {
+        let rt = new_rt();
+        let specs: Vec<String> = (0..1000).map(spec_n).collect();
+        for (i, s) in specs.iter().enumerate() {
+            register(&rt, s, i % 2 == 0, i % 50 + 1);
+        }
+        let q = all_sets_query();
+        let t = Instant::now();
+        for k in 0..20_000usize {
+            let i = k % 1000;
+            register(&rt, &specs[i], i.is_multiple_of(2), i % 50 + 1);
+            definitions_q(&rt, &q);
+        }
+        println!(
+            "filtered1k: {:.1} us per change + definitions",
+            t.elapsed().as_secs_f64() * 1e6 / 20_000.0
+        );
+        return;
+    }
     // `-- bulk`: only bulk registration of 10 000 tools, 20 times (for profiling).
     if std::env::args().any(|a| a == "bulk") {
         let specs: Vec<String> = (0..10_000).map(spec_n).collect();
