@@ -83,7 +83,8 @@ impl Compiled {
 
 /// A schema compiled now or on first use.
 pub struct Params {
-    cell: OnceCell<Result<Compiled, String>>,
+    /// Boxed: entries are moved while they are built, and most are never compiled.
+    cell: OnceCell<Result<Box<Compiled>, String>>,
     /// `limits.max_schema_patterns` in force when the tool was registered.
     patterns: Option<usize>,
 }
@@ -93,7 +94,7 @@ impl Params {
     pub fn now(text: &str, path: &str) -> Result<Params, String> {
         let c = Compiled::new(text, path)?;
         Ok(Params {
-            cell: OnceCell::with_value(Ok(c)),
+            cell: OnceCell::with_value(Ok(Box::new(c))),
             patterns: None,
         })
     }
@@ -120,13 +121,15 @@ impl Params {
                 let out = match self.patterns {
                     Some(max) => with_pattern_limit(max, || Compiled::new(text, path)),
                     None => Compiled::new(text, path),
-                };
+                }
+                .map(Box::new);
                 if let Err(e) = &out {
                     tracing::warn!(tool, error = %e, "tool's parameters schema does not compile; its calls fail");
                 }
                 out
             })
             .as_ref()
+            .map(|c| &**c)
             .map_err(|e| e.as_str())
     }
 }

@@ -180,45 +180,60 @@ pub fn parse_spec(text: &str) -> Result<ToolSpec> {
     Ok(spec)
 }
 
-/// Parse a JSON array of specs (bulk registration), checking every name.
-pub fn parse_specs(text: &str) -> Result<Vec<ToolSpec>> {
-    let specs = parse_spec_array(text).map_err(|e| Error::json(format!("tool specs: {e}")))?;
-    for (i, spec) in specs.iter().enumerate() {
-        // The message is only built for a bad name.
-        if !valid_name(&spec.name) {
-            check_name(&format!("tool specs[{i}]: name"), &spec.name)?;
-        }
-        if !valid_name(&spec.toolset) {
-            check_name(&format!("tool specs[{i}]: toolset"), &spec.toolset)?;
-        }
+/// Read a JSON array of specs (bulk registration) one at a time, checking
+/// every name and handing each spec to `each` as soon as it is read (no
+/// vector of specs: at 10 000 specs that is megabytes of fresh memory).
+/// Stops at the first error, from the JSON or from `each`; returns the count.
+pub fn parse_specs_each(
+    text: &str,
+    mut each: impl FnMut(usize, ToolSpec) -> Result<()>,
+) -> Result<usize> {
+    struct Seq<'f> {
+        each: &'f mut dyn FnMut(usize, ToolSpec) -> Result<()>,
+        failed: &'f mut Option<Error>,
     }
-    Ok(specs)
-}
-
-/// A JSON array of specs, read into a vector sized from the text (about
-/// one spec per 256 bytes) so that it rarely grows and moves.
-fn parse_spec_array(text: &str) -> serde_json::Result<Vec<ToolSpec>> {
-    struct Seq(usize);
-    impl<'de> serde::de::Visitor<'de> for Seq {
-        type Value = Vec<ToolSpec>;
+    impl<'de> serde::de::Visitor<'de> for Seq<'_> {
+        type Value = usize;
         fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
             f.write_str("an array of tool specs")
         }
         fn visit_seq<A: serde::de::SeqAccess<'de>>(
             self,
             mut seq: A,
-        ) -> std::result::Result<Vec<ToolSpec>, A::Error> {
-            let mut out = Vec::with_capacity(self.0);
-            while let Some(s) = seq.next_element()? {
-                out.push(s);
+        ) -> std::result::Result<usize, A::Error> {
+            let mut i = 0;
+            while let Some(spec) = seq.next_element::<ToolSpec>()? {
+                let checked = if !valid_name(&spec.name) {
+                    check_name(&format!("tool specs[{i}]: name"), &spec.name)
+                } else if !valid_name(&spec.toolset) {
+                    check_name(&format!("tool specs[{i}]: toolset"), &spec.toolset)
+                } else {
+                    Ok(())
+                };
+                if let Err(e) = checked.and_then(|()| (self.each)(i, spec)) {
+                    *self.failed = Some(e);
+                    return Err(serde::de::Error::custom("stopped"));
+                }
+                i += 1;
             }
-            Ok(out)
+            Ok(i)
         }
     }
+    let mut failed = None;
     let mut de = serde_json::Deserializer::from_str(text);
-    let out = serde::Deserializer::deserialize_seq(&mut de, Seq((text.len() / 256).min(1 << 20)))?;
-    de.end()?;
-    Ok(out)
+    let out = serde::Deserializer::deserialize_seq(
+        &mut de,
+        Seq {
+            each: &mut each,
+            failed: &mut failed,
+        },
+    )
+    .and_then(|n| de.end().map(|()| n));
+    match (out, failed) {
+        (_, Some(e)) => Err(e),
+        (Ok(n), None) => Ok(n),
+        (Err(e), None) => Err(Error::json(format!("tool specs: {e}"))),
+    }
 }
 
 /// When a tool's parameters schema is compiled (see `params.rs`).
@@ -274,7 +289,10 @@ pub fn build_entry_with(
             // The patterns limit bounds what compiling will cost, so it holds
             // here too: a fast count of the keyword (an over-count when a
             // property is named "pattern", never an under-count).
+            // Each pattern takes at least 13 bytes (`"pattern":""`), so only
+            // a schema that long can be over the limit.
             if let Some(max) = crate::schema::pattern_limit()
+                && parameters.get().len() > max.saturating_mul(13)
                 && parameters.get().matches("\"pattern\"").count() > max
             {
                 return Err(Error::invalid(format!(

@@ -423,12 +423,12 @@ impl Runtime {
         check: Option<Arc<dyn Check>>,
     ) -> Result<usize> {
         let _g = self.core.enter()?;
-        let specs = registry::parse_specs(specs_json)?;
-        let override_ = specs.iter().any(|s| s.override_);
-        // Sized up front: entries are large, and growing the vector would move them.
-        let mut entries = Vec::with_capacity(specs.len());
-        for (i, spec) in specs.into_iter().enumerate() {
+        // Built as the specs are read: no vector of specs in between.
+        let mut entries = Vec::with_capacity((specs_json.len() / 256).min(1 << 20));
+        let mut override_ = false;
+        registry::parse_specs_each(specs_json, |i, spec| {
             self.check_schema_size(|| format!("tool specs[{i}]"), &spec)?;
+            override_ |= spec.override_;
             let entry = self
                 .build_entry(
                     spec,
@@ -438,7 +438,8 @@ impl Runtime {
                 )
                 .map_err(|e| Error::new(e.kind, format!("tool specs[{i}]: {}", e.message)))?;
             entries.push(entry);
-        }
+            Ok(())
+        })?;
         self.core.register_many(entries, override_)
     }
 
