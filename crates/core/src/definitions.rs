@@ -7,11 +7,12 @@
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::availability::Check;
+use crate::availability::{Check, KeyHasher};
 use crate::core::Core;
 pub use crate::defs_cache::Text;
 use crate::defs_cache::{Cached, Candidates, NameSet, Selection};
@@ -161,17 +162,32 @@ pub fn available<'a>(
     core: &Core,
     entries: &[&'a Arc<ToolEntry>],
 ) -> (Vec<&'a Arc<ToolEntry>>, Instant, u64) {
-    let checks: Vec<&Arc<dyn Check>> = entries.iter().filter_map(|e| e.check.as_ref()).collect();
+    // Many tools share one check (one host registration, one MCP server):
+    // evaluate each distinct check once.
+    let mut index: HashMap<(usize, usize), usize, BuildHasherDefault<KeyHasher>> =
+        HashMap::default();
+    let mut checks: Vec<&Arc<dyn Check>> = Vec::new();
+    let slots: Vec<Option<usize>> = entries
+        .iter()
+        .map(|e| {
+            e.check.as_ref().map(|c| {
+                *index.entry(c.key()).or_insert_with(|| {
+                    checks.push(c);
+                    checks.len() - 1
+                })
+            })
+        })
+        .collect();
     let verdicts = core.availability.evaluate(&checks);
-    let mut results = verdicts.values.iter();
     let out = entries
         .iter()
         .copied()
-        .filter(|e| {
-            // `values` is aligned with `checks`: consume one per checked entry.
-            let check_ok = e.check.is_none() || results.next().copied().unwrap_or(false);
+        .zip(&slots)
+        .filter(|(e, slot)| {
+            let check_ok = slot.is_none_or(|i| verdicts.values.get(i).copied().unwrap_or(false));
             check_ok && env_ok(e)
         })
+        .map(|(e, _)| e)
         .collect();
     (out, verdicts.valid_until, verdicts.epoch)
 }
