@@ -249,7 +249,13 @@ impl Core {
     }
 
     /// Register many tools at once: all or nothing.
-    pub fn register_many(&self, entries: Vec<ToolEntry>, override_: bool) -> Result<usize> {
+    pub fn register_many<E: Into<Arc<ToolEntry>>>(
+        &self,
+        entries: Vec<E>,
+        override_: bool,
+    ) -> Result<usize> {
+        // No copy when they come as Arcs already (bulk registration).
+        let entries: Vec<Arc<ToolEntry>> = entries.into_iter().map(Into::into).collect();
         let n = entries.len();
         let old = self.with_registry(|reg| reg.insert_many(entries, override_))?;
         tracing::debug!(tools = n, "tools registered in bulk");

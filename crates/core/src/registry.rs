@@ -405,11 +405,10 @@ impl Registry {
     /// collected there to be added in one sorted batch by [`Registry::join`].
     fn put(
         &mut self,
-        entry: ToolEntry,
+        entry: Arc<ToolEntry>,
         joined: Option<&mut HashMap<String, Vec<Arc<str>>>>,
     ) -> Option<Arc<ToolEntry>> {
         let key: Arc<str> = Arc::from(entry.name.as_str());
-        let entry = Arc::new(entry);
         let old = self.tools.insert(key.clone(), entry.clone());
         match &old {
             Some(o) if o.toolset == entry.toolset => {
@@ -476,7 +475,7 @@ impl Registry {
     /// Insert an entry under the collision rules; returns the replaced entry.
     pub fn insert(&mut self, entry: ToolEntry, override_: bool) -> Result<Option<Arc<ToolEntry>>> {
         self.check_collision(&entry, override_)?;
-        let old = self.put(entry, None);
+        let old = self.put(Arc::new(entry), None);
         self.generation += 1;
         Ok(old)
     }
@@ -484,7 +483,7 @@ impl Registry {
     /// Insert many entries: all are checked first, so a conflict changes nothing.
     pub fn insert_many(
         &mut self,
-        entries: Vec<ToolEntry>,
+        entries: Vec<Arc<ToolEntry>>,
         override_: bool,
     ) -> Result<Vec<Arc<ToolEntry>>> {
         let mut seen = std::collections::HashSet::with_capacity_and_hasher(

@@ -437,7 +437,8 @@ impl Runtime {
                     registry::Compile::OnFirstUse,
                 )
                 .map_err(|e| Error::new(e.kind, format!("tool specs[{i}]: {}", e.message)))?;
-            entries.push(entry);
+            // Shared at once: the registry keeps it behind an Arc anyway.
+            entries.push(Arc::new(entry));
             Ok(())
         })?;
         self.core.register_many(entries, override_)
