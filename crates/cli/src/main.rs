@@ -11,6 +11,7 @@ mod call;
 mod check;
 mod doctor;
 mod out;
+mod serve;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -78,6 +79,27 @@ enum Command {
         #[arg(long)]
         config: Option<PathBuf>,
     },
+    /// Serve the runtime to MCP clients.
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
+    /// Print the man page (roff) generated from these definitions.
+    #[command(hide = true)]
+    Man,
+}
+
+#[derive(Subcommand)]
+enum McpCommand {
+    /// Serve the config's tools as an MCP server on standard input and
+    /// output: tools/list, tools/call through the full pipeline,
+    /// cancellation, list_changed; commands that need approval are asked
+    /// about through elicitation, or blocked when the client cannot answer.
+    Serve {
+        /// The runtime config (JSON); none: no built-in tools.
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -97,6 +119,16 @@ fn main() -> ExitCode {
             args,
         } => call::call(config.as_deref(), json, &tool, &args),
         Command::Doctor { config } => doctor::run(config.as_deref()),
+        Command::Mcp {
+            command: McpCommand::Serve { config },
+        } => serve::run(config.as_deref()),
+        Command::Man => {
+            let man = clap_mangen::Man::new(<Cli as clap::CommandFactory>::command());
+            match man.render(&mut std::io::stdout()) {
+                Ok(()) => 0,
+                Err(e) => out::fail(format!("man: {e}")),
+            }
+        }
     };
     ExitCode::from(code)
 }
