@@ -10,6 +10,7 @@
 pub mod api;
 pub mod approval;
 pub mod builtins;
+pub mod cancel;
 pub mod host;
 pub mod logging;
 pub mod status;
