@@ -49,6 +49,14 @@ export declare class ToolCall {
   readonly context: { [key: string]: any };
   /** True once the call was answered. */
   readonly answered: boolean;
+  /**
+   * Aborts (reason: HermesToolsError with status CANCELLED) when the library
+   * stops waiting for this call: timeout, cancel() or close(). Not aborted
+   * when the call is answered.
+   */
+  readonly signal: AbortSignal;
+  /** True once the library stopped waiting for this call (timeout, cancel, close). */
+  readonly cancelled: boolean;
   /** True after defer(). */
   readonly deferred: boolean;
   /** Promise to answer later with respond(); the handler's return value is then ignored. */
