@@ -558,9 +558,14 @@ ht_status ht_runtime_cancel(struct ht_runtime *rt,
 
 /**
  * Dispatch a model's `tool_calls` array (`[{"id","type":"function","function":{"name","arguments"}}]`;
- * `arguments` a JSON string or object). Parallel-safe tools run concurrently,
- * others in order; results `[{"tool_call_id","name","content"}]` keep input
- * order and one failing call never loses the others. Blocks like `ht_runtime_dispatch`.
+ * `arguments` a JSON string or object), Anthropic `tool_use` blocks, OpenAI
+ * Responses `function_call` items or MCP `tools/call` params, or an assistant
+ * message holding them. Parallel-safe tools run concurrently, others in
+ * order; results `[{"tool_call_id","name","is_error","content"}]` keep input
+ * order and one failing call never loses the others. `"answer_format"`
+ * (`openai`, `openai_responses`, `anthropic`, `mcp`, `auto`; in the batch
+ * object or the context) answers in the model's shape (docs/json-shapes.md).
+ * Blocks like `ht_runtime_dispatch`.
  * `*out_json` is owned: free with `ht_string_free`.
  *
  * # Safety
