@@ -1033,6 +1033,29 @@ ht_status ht_call_on_cancel(struct ht_call *call,
                             ht_free_fn free_user_data);
 
 /**
+ * Report progress of a waiting call: the runtime's event handler gets
+ * `{"type":"tool.progress","call":<this handle as an integer>,"tool_name",
+ * "tool_call_id","task_id","progress_token"?,"progress","total"?,"message"?}`
+ * (queued, on the callback thread; dropped without an event handler).
+ * `total` is left out when it is not a positive finite number (unknown).
+ * `message` (copied; may be NULL/0) is optional text for a person.
+ * Any thread, any number of times before the answer. Returns
+ * `HT_STATUS_OK`, `HT_STATUS_INVALID_ARGUMENT` (NULL call, non-finite
+ * `progress`), `HT_STATUS_INVALID_UTF8`, or `HT_STATUS_NOT_FOUND` (the call
+ * was answered, timed out or cancelled, or its runtime is freed).
+ *
+ * # Safety
+ * - `call` may be any value: it is an id, never dereferenced.
+ * - `message` is NULL with `message_len` 0, or points at `message_len` bytes that stay readable
+ *   and unchanged until this returns.
+ */
+ht_status ht_call_progress(struct ht_call *call,
+                           double progress,
+                           double total,
+                           const char *message,
+                           size_t message_len);
+
+/**
  * Type into a running command: `id` is a background process id
  * (`"proc_..."` from `terminal(background=true)`) or the `tool_call_id` of a
  * foreground command that runs with `pty=true` (the `id` of its

@@ -567,6 +567,14 @@ pub fn on_abandon(id: u64, kind: Kind, f: OnAbandon) -> Result<(), (State, OnAba
     Err((state(id, kind), f))
 }
 
+/// A waiting request's runtime, name and secondary text (for a call: its
+/// context), or `None` when `id` is not a waiting request of `kind`.
+pub fn live_info(id: u64, kind: Kind) -> Option<(u64, Arc<str>, Option<Arc<str>>)> {
+    let guard = shard(id).lock();
+    let e = guard.get(&id).filter(|e| e.kind == kind)?;
+    Some((e.runtime_id, e.name.clone(), e.extra.clone()))
+}
+
 /// Abandoned requests still remembered, process-wide (tests, diagnostics).
 pub fn late_count() -> usize {
     LATE.lock().map.len()

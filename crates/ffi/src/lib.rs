@@ -13,6 +13,7 @@ pub mod builtins;
 pub mod cancel;
 pub mod host;
 pub mod logging;
+pub mod progress;
 pub mod status;
 pub mod terminal;
 pub mod text;
