@@ -247,6 +247,14 @@ class Call {
   /// Answers with an error; the library wraps it as a sanitised {"error": ...}.
   Status respond_error(std::string_view message) noexcept { return finish(true, message); }
 
+  /// Reports progress (total <= 0: unknown): the event handler gets a
+  /// "tool.progress" event with this call's ids. NotFound once answered,
+  /// timed out or cancelled.
+  Status progress(double progress, double total = 0, std::string_view message = {}) const noexcept {
+    if (call_ == nullptr) return Status::NotFound;
+    return static_cast<Status>(ht_call_progress(call_, progress, total, message.data(), message.size()));
+  }
+
   /// True once the library stopped waiting for this call (timeout, cancel,
   /// runtime freed): an answer now is dropped. Also true once answered.
   bool cancelled() const noexcept { return ht_call_is_cancelled(call_); }

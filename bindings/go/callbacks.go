@@ -36,7 +36,7 @@ func htgoToolHandler(handle C.uintptr_t, call C.uintptr_t) {
 		return
 	}
 	var n C.size_t
-	c := Call{}
+	c := Call{call: uintptr(call)}
 	p := C.htgo_call_tool_name(call, &n)
 	c.ToolName = borrowed(p, n)
 	p = C.htgo_call_args(call, &n)

@@ -7,6 +7,7 @@ package hermestools
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -102,5 +103,36 @@ func TestAnsweredCallEndsItsContext(t *testing.T) {
 	case <-ctx.Done():
 	case <-time.After(2 * time.Second):
 		t.Fatal("the context of an answered call stays live")
+	}
+}
+
+func TestProgressReachesTheEventHandler(t *testing.T) {
+	rt := newRT(t, "")
+	events := make(chan string, 8)
+	if err := rt.SetEventHandler(func(e string) {
+		if strings.Contains(e, `"tool.progress"`) {
+			events <- e
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	mustRegister(t, rt, ToolSpec("long", "go", "reports progress", "", false), func(c Call) (string, error) {
+		if st := c.Progress(1, 4, "a quarter"); st != StatusOK {
+			return "", fmt.Errorf("progress: %v", st)
+		}
+		return "done", nil
+	}, nil)
+	if out := mustDispatch(t, rt, "long", "{}", `{"tool_call_id":"call_1"}`); out != "done" {
+		t.Fatal(out)
+	}
+	select {
+	case e := <-events:
+		for _, want := range []string{`"tool_call_id":"call_1"`, `"progress":1.0`, `"total":4.0`, `"message":"a quarter"`} {
+			if !strings.Contains(e, want) {
+				t.Fatalf("%s lacks %s", e, want)
+			}
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no tool.progress event")
 	}
 }

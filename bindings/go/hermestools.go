@@ -136,6 +136,21 @@ type Call struct {
 	// answered. A handler doing slow work should watch Ctx.Done(): an answer
 	// after it is dropped (Respond returns StatusTimeout or StatusCancelled).
 	Ctx context.Context
+
+	call uintptr // the ht_call handle, for Progress
+}
+
+// Progress reports how far the handler got (total <= 0: unknown; message may
+// be ""): the runtime's event handler gets a "tool.progress" event with this
+// call's ids. StatusNotFound once the call is answered, timed out or cancelled.
+func (c Call) Progress(progress, total float64, message string) Status {
+	if c.call == 0 {
+		return StatusNotFound
+	}
+	var a cstrs
+	defer a.free()
+	p, n := a.str(message)
+	return Status(C.htgo_call_progress(C.uintptr_t(c.call), C.double(progress), C.double(total), p, n))
 }
 
 // Unmarshal decodes the arguments into v.

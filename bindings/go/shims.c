@@ -66,6 +66,9 @@ const char *htgo_call_tool_name(uintptr_t call, size_t *out_len) {
 ht_status htgo_call_on_cancel(uintptr_t call, uintptr_t handle) {
   return ht_call_on_cancel((ht_call *)call, tramp_cancel, (void *)handle, tramp_free);
 }
+ht_status htgo_call_progress(uintptr_t call, double progress, double total, const char *message, size_t len) {
+  return ht_call_progress((ht_call *)call, progress, total, message, len);
+}
 ht_status htgo_call_respond(uintptr_t call, bool is_error, const char *result, size_t len) {
   return ht_call_respond((ht_call *)call, is_error, result, len);
 }

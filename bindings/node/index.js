@@ -56,6 +56,7 @@ const EVENT_TYPES = Object.freeze([
   'process.completed',
   'process.watch_match',
   'process.watch_disabled',
+  'tool.progress',
 ]);
 
 const STATUS_NAMES = Object.fromEntries(Object.entries(Status).map(([k, v]) => [v, k]));
@@ -244,6 +245,9 @@ Object.assign(C, {
     'int32_t ht_call_on_cancel(void *call, ht_cancel_fn *cb, uintptr_t user_data, ht_free_fn *free_user_data)',
   ),
   callIsCancelled: optional('bool ht_call_is_cancelled(const void *call)'),
+  callProgress: optional(
+    'int32_t ht_call_progress(void *call, double progress, double total, const uint8_t *message, size_t len)',
+  ),
   setApprovalHandler: optional(
     'int32_t ht_runtime_set_approval_handler(void *rt, ht_approval_fn *fn, uintptr_t user_data, ' +
       'ht_free_fn *free_user_data, _Out_ void **out_err)',
@@ -582,6 +586,16 @@ class ToolCall {
       if (!ac.signal.aborted) ac.abort(callCancelledError());
     }
     return ac.signal;
+  }
+  /**
+   * Report progress (total <= 0 or omitted: unknown): the event handler gets
+   * a 'tool.progress' event with this call's ids. Returns the ht_status
+   * (NOT_FOUND once answered, timed out or cancelled).
+   */
+  progress(progress, total = 0, message = '') {
+    if (this._ptr === null || !C.callProgress) return Status.NOT_FOUND;
+    const [b, n] = bytes(message == null ? '' : String(message));
+    return C.callProgress(this._ptr, Number(progress), Number(total) || 0, b, n);
   }
   /** True once the library stopped waiting for this call (timeout, cancel, close). */
   get cancelled() {

@@ -203,6 +203,25 @@ TEST(cancellation_reaches_the_handler) {
   CHECK(got.second == ht::Status::Timeout);
 }
 
+TEST(progress_reaches_the_event_handler) {
+  ht::Runtime rt;
+  auto got = std::make_shared<std::promise<std::string>>();
+  auto fut = got->get_future();
+  auto once = std::make_shared<std::atomic<bool>>(false);
+  rt.set_event_handler([got, once](std::string_view e) {
+    if (e.find("\"tool.progress\"") != std::string_view::npos && !once->exchange(true)) got->set_value(std::string(e));
+  });
+  rt.register_tool(ht::tool_spec("long", "cpp", "reports progress"), [](const ht::Call &c) {
+    CHECK(c.progress(1, 4, "a quarter") == ht::Status::Ok);
+    return std::string("done");
+  });
+  CHECK(rt.dispatch("long", "{}", R"({"tool_call_id":"call_1"})") == "done");
+  CHECK(fut.wait_for(5s) == std::future_status::ready);
+  std::string e = fut.get();
+  CONTAINS(e, "\"tool_call_id\":\"call_1\"");
+  CONTAINS(e, "\"message\":\"a quarter\"");
+}
+
 TEST(callback_resources_released_exactly_once) {
   std::atomic<int> destroyed{0};
   {
@@ -688,6 +707,7 @@ int main() {
   RUN(exceptions_never_cross);
   RUN(async_handler_answers_from_thread);
   RUN(cancellation_reaches_the_handler);
+  RUN(progress_reaches_the_event_handler);
   RUN(callback_resources_released_exactly_once);
   RUN(dispatch_async_future_and_callback);
   RUN(cancel_and_close_with_pending_calls);

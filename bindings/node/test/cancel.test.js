@@ -78,3 +78,27 @@ test('an answered call does not abort its signal', async () => {
     assert.equal(rt.liveHandles, 0);
   }
 });
+
+test('call.progress reaches the event handler', async () => {
+  const rt = new Runtime({});
+  try {
+    const events = [];
+    rt.setEventHandler((e) => events.push(e));
+    rt.registerTool({ ...SPEC, name: 'long' }, (_args, call) => {
+      assert.equal(call.progress(1, 4, 'a quarter'), Status.OK);
+      return 'done';
+    });
+    assert.equal(await rt.dispatch('long', {}, { tool_call_id: 'call_1' }), 'done');
+    for (let i = 0; i < 200 && !events.some((e) => e.type === 'tool.progress'); i++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const e = events.find((x) => x.type === 'tool.progress');
+    assert.ok(e, 'no tool.progress event');
+    assert.equal(e.tool_call_id, 'call_1');
+    assert.equal(e.progress, 1);
+    assert.equal(e.total, 4);
+    assert.equal(e.message, 'a quarter');
+  } finally {
+    await rt.close();
+  }
+});

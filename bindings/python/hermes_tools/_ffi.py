@@ -16,6 +16,7 @@ from ctypes import (
     POINTER,
     c_bool,
     c_char_p,
+    c_double,
     c_int32,
     c_size_t,
     c_uint32,
@@ -137,6 +138,7 @@ _OPTIONAL_SIGNATURES = {
     "ht_runtime_set_interceptor": (c_int32, [c_void_p, HANDLER_FN, c_void_p, FREE_FN, _P]),
     "ht_call_on_cancel": (c_int32, [c_void_p, CANCEL_FN, c_void_p, FREE_FN]),
     "ht_call_is_cancelled": (c_bool, [c_void_p]),
+    "ht_call_progress": (c_int32, [c_void_p, c_double, c_double, c_char_p, c_size_t]),
 }
 
 

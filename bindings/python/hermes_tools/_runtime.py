@@ -293,6 +293,16 @@ class ToolCall:
         ptr = self._ptr
         return ptr is not None and hasattr(lib, "ht_call_is_cancelled") and bool(lib.ht_call_is_cancelled(ptr))
 
+    def progress(self, progress: float, total: Optional[float] = None, message: Optional[str] = None) -> int:
+        """Report progress (``total`` None or <= 0: unknown): the event handler
+        gets a ``tool.progress`` event with this call's ids. Returns the
+        ht_status (NOT_FOUND once answered, timed out or cancelled)."""
+        ptr = self._ptr
+        if ptr is None or not hasattr(lib, "ht_call_progress"):
+            return NOT_FOUND
+        data = (message or "").encode("utf-8", "replace")
+        return int(lib.ht_call_progress(ptr, float(progress), float(total or 0), data, len(data)))
+
     def on_cancel(self, fn: Callable[[], Any]) -> None:
         """Run ``fn()`` once when the library stops waiting for this call (at
         once if it already has), on a library thread: keep it quick. Async

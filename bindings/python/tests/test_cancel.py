@@ -84,3 +84,25 @@ def test_answered_call_is_not_cancelled():
         assert rt.dispatch("quick", {}) == "ok"
         time.sleep(0.05)
         assert not events[0].is_set()
+
+
+def test_progress_reaches_the_event_handler():
+    events = []
+    got = threading.Event()
+
+    def on_event(e):
+        if e.get("type") == "tool.progress":
+            events.append(e)
+            got.set()
+
+    def handler(call: ToolCall):
+        assert call.progress(1, 4, "a quarter") == 0
+        return "done"
+
+    with Runtime() as rt:
+        rt.set_event_handler(on_event)
+        rt.register_tool({**SPEC, "name": "long"}, handler)
+        assert rt.dispatch("long", {}, {"tool_call_id": "call_1"}) == "done"
+        assert got.wait(5), "no tool.progress event"
+        e = events[0]
+        assert (e["tool_call_id"], e["progress"], e["total"], e["message"]) == ("call_1", 1.0, 4.0, "a quarter")
