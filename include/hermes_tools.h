@@ -201,6 +201,12 @@ typedef void (*ht_log_fn)(void *user_data,
 typedef void (*ht_approval_fn)(void *user_data,
                                struct ht_approval *approval);
 
+/**
+ * A cancellation callback: `user_data` as given to `ht_call_on_cancel`, and the call.
+ */
+typedef void (*ht_cancel_fn)(void *user_data,
+                             struct ht_call *call);
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -552,9 +558,14 @@ ht_status ht_runtime_cancel(struct ht_runtime *rt,
 
 /**
  * Dispatch a model's `tool_calls` array (`[{"id","type":"function","function":{"name","arguments"}}]`;
- * `arguments` a JSON string or object). Parallel-safe tools run concurrently,
- * others in order; results `[{"tool_call_id","name","content"}]` keep input
- * order and one failing call never loses the others. Blocks like `ht_runtime_dispatch`.
+ * `arguments` a JSON string or object), Anthropic `tool_use` blocks, OpenAI
+ * Responses `function_call` items or MCP `tools/call` params, or an assistant
+ * message holding them. Parallel-safe tools run concurrently, others in
+ * order; results `[{"tool_call_id","name","is_error","content"}]` keep input
+ * order and one failing call never loses the others. `"answer_format"`
+ * (`openai`, `openai_responses`, `anthropic`, `mcp`, `auto`; in the batch
+ * object or the context) answers in the model's shape (docs/json-shapes.md).
+ * Blocks like `ht_runtime_dispatch`.
  * `*out_json` is owned: free with `ht_string_free`.
  *
  * # Safety
@@ -615,9 +626,12 @@ const char *ht_call_tool_name(const struct ht_call *call,
  * the call. `result` (copied) is the tool's text for the model; with
  * `is_error` it is wrapped as a sanitised `{"error": ...}`. Invalid UTF-8 is
  * delivered with replacement characters and reported as `HT_STATUS_INVALID_UTF8`.
- * A second answer gives `HT_STATUS_NOT_FOUND`; an answer after a timeout,
- * a cancellation or `ht_runtime_free` gives `HT_STATUS_TIMEOUT` (within 60 s
- * of the wait ending; later, `HT_STATUS_NOT_FOUND`). All are harmless.
+ * A second answer gives `HT_STATUS_NOT_FOUND`; an answer after the wait
+ * ended is dropped (the model already got the timeout or cancelled result)
+ * and gives `HT_STATUS_TIMEOUT` after a timeout, `HT_STATUS_CANCELLED` after
+ * `ht_runtime_cancel` or `ht_runtime_free` (within 60 s of the wait ending;
+ * later, `HT_STATUS_NOT_FOUND`). All are harmless. See `ht_call_is_cancelled`
+ * and `ht_call_on_cancel` to stop work early.
  *
  * # Safety
  * - `call` may be any value: it is an id, never dereferenced.
@@ -868,7 +882,8 @@ const char *ht_approval_request_json(const struct ht_approval *approval,
  * Answer an approval request exactly once (any thread); frees it. An
  * unreadable answer is a deny (for the reviewer: escalate). A second answer
  * gives `HT_STATUS_NOT_FOUND`; an answer after the wait ended (timeout:
- * already denied) gives `HT_STATUS_TIMEOUT`.
+ * already denied) gives `HT_STATUS_TIMEOUT` (`HT_STATUS_CANCELLED` when it
+ * ended by `ht_runtime_free`).
  *
  * # Safety
  * - `approval` may be any value: it is an id, never dereferenced.
@@ -966,6 +981,79 @@ ht_status ht_skill_scan(const char *dir,
                         char **out_json,
                         size_t *out_len,
                         struct ht_error **out_err);
+
+/**
+ * Whether the library has stopped waiting for this call's answer: true after
+ * a timeout, `ht_runtime_cancel` or `ht_runtime_free` (the answer would be
+ * dropped), and for a handle that is no longer a waiting call (answered,
+ * forgotten 60 s after the wait ended, never issued, NULL, or an `ht_hook` /
+ * `ht_approval`). False only while the call waits for its answer, so a
+ * handler may poll it and stop working when it turns true. Never blocks.
+ *
+ * Thread: any. Note that a synchronous `ht_runtime_dispatch` waits (and so
+ * can time out) only after the handler returns: a handler that wants to
+ * notice its timeout must return and answer later from another thread.
+ *
+ * # Safety
+ * - `call` may be any value: it is an id, never dereferenced.
+ */
+bool ht_call_is_cancelled(const struct ht_call *call);
+
+/**
+ * Ask to be told when the library stops waiting for this call's answer
+ * (timeout, `ht_runtime_cancel`, `ht_runtime_free`): `cb(user_data, call)` runs
+ * at most once, on the thread that ended the wait (an engine thread at an
+ * async call's timeout, the dispatching thread at a synchronous call's,
+ * the thread calling `ht_runtime_cancel` or `ht_runtime_free`), never while
+ * the library holds a lock, so it may call any `ht_call_*` function. If the
+ * call is already cancelled, `cb` runs at once, inside this call. If the
+ * call is answered first (`ht_call_respond` returns `HT_STATUS_OK`), `cb`
+ * never runs. `cb` must be quick and must not block (signal a condition,
+ * cancel a context). Several registrations on one call all run, in order.
+ *
+ * `free_user_data` (may be NULL) runs exactly once if this returns
+ * `HT_STATUS_OK`: right after `cb`, or when `cb` will never run (inside the
+ * `ht_call_respond` that answered the call). On any other status neither
+ * function runs and the caller keeps `user_data`.
+ *
+ * Returns `HT_STATUS_OK`, `HT_STATUS_INVALID_ARGUMENT` (NULL `cb` or `call`,
+ * or a handle of another kind) or `HT_STATUS_NOT_FOUND` (already answered,
+ * forgotten, or never issued).
+ *
+ * # Safety
+ * - `call` may be any value: it is an id, never dereferenced.
+ * - `cb`, `free_user_data` are each NULL or a function of the declared type that does not unwind.
+ *   They are called with `user_data` on library threads (see Thread safety at the top of the
+ *   header), so `user_data` must stay usable from any thread until `free_user_data` has run (or,
+ *   without one, until the call is answered or `cb` has returned).
+ */
+ht_status ht_call_on_cancel(struct ht_call *call,
+                            ht_cancel_fn cb,
+                            void *user_data,
+                            ht_free_fn free_user_data);
+
+/**
+ * Report progress of a waiting call: the runtime's event handler gets
+ * `{"type":"tool.progress","call":<this handle as an integer>,"tool_name",
+ * "tool_call_id","task_id","progress_token"?,"progress","total"?,"message"?}`
+ * (queued, on the callback thread; dropped without an event handler).
+ * `total` is left out when it is not a positive finite number (unknown).
+ * `message` (copied; may be NULL/0) is optional text for a person.
+ * Any thread, any number of times before the answer. Returns
+ * `HT_STATUS_OK`, `HT_STATUS_INVALID_ARGUMENT` (NULL call, non-finite
+ * `progress`), `HT_STATUS_INVALID_UTF8`, or `HT_STATUS_NOT_FOUND` (the call
+ * was answered, timed out or cancelled, or its runtime is freed).
+ *
+ * # Safety
+ * - `call` may be any value: it is an id, never dereferenced.
+ * - `message` is NULL with `message_len` 0, or points at `message_len` bytes that stay readable
+ *   and unchanged until this returns.
+ */
+ht_status ht_call_progress(struct ht_call *call,
+                           double progress,
+                           double total,
+                           const char *message,
+                           size_t message_len);
 
 /**
  * Type into a running command: `id` is a background process id

@@ -10,9 +10,14 @@ CPP_LINK := -L$(LIBDIR) -Wl,-rpath,$(CURDIR)/$(LIBDIR) -lhermes_tools -pthread
 CPP_TEST_SRC := bindings/cpp/test/test_hermes_tools.cpp
 CPP_DEPS := bindings/cpp/hermes_tools.hpp include/hermes_tools.h
 
-.PHONY: test-cpp test-cpp-plain test-cpp-asan example-cpp
+.PHONY: test-cpp test-cpp-plain test-cpp-asan test-cpp20 example-cpp
 
-test-cpp: test-cpp-plain test-cpp-asan
+test-cpp: test-cpp-plain test-cpp-asan test-cpp20
+
+# The same test as C++20: Call::stop_token() (std::stop_token) instead of on_cancel.
+test-cpp20: ht-lib
+	$(CXX) -std=c++20 $(CPP_WARN) -g $(CPP_INC) $(CPP_TEST_SRC) -o $(BUILD)/test_cpp20_binding $(CPP_LINK)
+	./$(BUILD)/test_cpp20_binding
 
 test-cpp-plain: ht-lib
 	$(CXX) $(CPP_STD) $(CPP_WARN) -g $(CPP_INC) $(CPP_TEST_SRC) -o $(BUILD)/test_cpp_binding $(CPP_LINK)

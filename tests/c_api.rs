@@ -102,6 +102,11 @@ fn c_contract() {
 }
 
 #[test]
+fn c_cancel_contract() {
+    run_all("tests/c/cancel.c", "cancel-c");
+}
+
+#[test]
 fn cpp_contract() {
     run_all("tests/cpp/contract.cpp", "contract-cpp");
 }

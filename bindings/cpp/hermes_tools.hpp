@@ -44,6 +44,10 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#if __cplusplus >= 202002L && __has_include(<stop_token>)
+#include <stop_token>
+#define HT_CPP_HAS_STOP_TOKEN 1
+#endif
 
 /// The C ABI version this wrapper was written against.
 #define HERMES_TOOLS_HPP_ABI 1
@@ -238,10 +242,49 @@ class Call {
   /// True until answered (or moved from).
   bool pending() const noexcept { return call_ != nullptr; }
 
-  /// Answers with the tool's text for the model. Ok, or Timeout/NotFound (harmless).
+  /// Answers with the tool's text for the model. Ok, or Timeout/Cancelled/NotFound (harmless).
   Status respond(std::string_view result) noexcept { return finish(false, result); }
   /// Answers with an error; the library wraps it as a sanitised {"error": ...}.
   Status respond_error(std::string_view message) noexcept { return finish(true, message); }
+
+  /// Reports progress (total <= 0: unknown): the event handler gets a
+  /// "tool.progress" event with this call's ids. NotFound once answered,
+  /// timed out or cancelled.
+  Status progress(double progress, double total = 0, std::string_view message = {}) const noexcept {
+    if (call_ == nullptr) return Status::NotFound;
+    return static_cast<Status>(ht_call_progress(call_, progress, total, message.data(), message.size()));
+  }
+
+  /// True once the library stopped waiting for this call (timeout, cancel,
+  /// runtime freed): an answer now is dropped. Also true once answered.
+  bool cancelled() const noexcept { return ht_call_is_cancelled(call_); }
+
+  /// Runs `fn()` once when the library stops waiting for this call (timeout,
+  /// cancel, runtime freed), on the library thread that ended the wait, or at
+  /// once (inside this call) if it already has. Never runs once the call is
+  /// answered. Keep it quick; exceptions are swallowed. Returns Ok, or
+  /// NotFound for a call that is answered (fn is then dropped unrun).
+  Status on_cancel(std::function<void()> fn) {
+    if (call_ == nullptr || !fn) return Status::NotFound;
+    auto *heap = new std::function<void()>(std::move(fn));
+    ht_status st = ht_call_on_cancel(call_, &Call::cancel_tramp, heap, &Call::cancel_free);
+    if (st != HT_STATUS_OK) delete heap;  // refused: neither callback runs
+    return static_cast<Status>(st);
+  }
+
+#ifdef HT_CPP_HAS_STOP_TOKEN
+  /// (C++20) A stop token whose stop is requested when the library stops
+  /// waiting for this call (timeout, cancel, runtime freed); already stopped
+  /// if it has. Not stopped when the call is answered.
+  std::stop_token stop_token() {
+    if (!stop_) {
+      stop_ = std::make_shared<std::stop_source>();
+      auto src = stop_;
+      if (on_cancel([src] { src->request_stop(); }) != Status::Ok && cancelled()) stop_->request_stop();
+    }
+    return stop_->get_token();
+  }
+#endif
 
   ht_call *capi() const noexcept { return call_; }
   /// Gives up ownership: the caller must answer with ht_call_respond.
@@ -256,7 +299,17 @@ class Call {
   void abandon() noexcept {
     if (call_ != nullptr) finish(true, "the host dropped this call without answering");
   }
+  static void cancel_tramp(void *ud, ht_call *) noexcept {
+    try {
+      (*static_cast<std::function<void()> *>(ud))();
+    } catch (...) {
+    }
+  }
+  static void cancel_free(void *ud) noexcept { delete static_cast<std::function<void()> *>(ud); }
   ht_call *call_ = nullptr;
+#ifdef HT_CPP_HAS_STOP_TOKEN
+  std::shared_ptr<std::stop_source> stop_;
+#endif
 };
 
 /// A hook invocation (see Runtime::add_hook_async). Move-only; answer once

@@ -12,6 +12,7 @@ package hermestools
 import "C"
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"runtime/cgo"
@@ -35,13 +36,23 @@ func htgoToolHandler(handle C.uintptr_t, call C.uintptr_t) {
 		return
 	}
 	var n C.size_t
-	c := Call{}
+	c := Call{call: uintptr(call)}
 	p := C.htgo_call_tool_name(call, &n)
 	c.ToolName = borrowed(p, n)
 	p = C.htgo_call_args(call, &n)
 	c.Args = borrowed(p, n)
 	p = C.htgo_call_context(call, &n)
 	c.Context = borrowed(p, n)
+	// Ctx is done when the library stops waiting (timeout, Runtime.Cancel,
+	// Close) or when the call is answered.
+	ctx, cancel := context.WithCancel(context.Background())
+	c.Ctx = ctx
+	reply.cancel = cancel
+	h := newHandle(cancel)
+	if Status(C.htgo_call_on_cancel(call, C.uintptr_t(h))) != StatusOK {
+		dropHandle(h) // refused: neither callback runs
+		cancel()      // the call is no longer waiting
+	}
 	if e.async != nil {
 		// Backstop: a Reply dropped without an answer answers with an error
 		// when collected, so the dispatch does not wait for its timeout.
@@ -87,6 +98,14 @@ func htgoCheck(handle C.uintptr_t) (ok C.bool) {
 //export htgoFree
 func htgoFree(handle C.uintptr_t) {
 	dropHandle(cgo.Handle(handle))
+}
+
+//export htgoCancel
+func htgoCancel(handle C.uintptr_t) {
+	defer func() { _ = recover() }()
+	if f, ok := cgo.Handle(handle).Value().(context.CancelFunc); ok {
+		f()
+	}
 }
 
 //export htgoDone

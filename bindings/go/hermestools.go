@@ -31,6 +31,7 @@ package hermestools
 import "C"
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"runtime/cgo"
@@ -130,6 +131,26 @@ type Call struct {
 	ToolName string
 	Args     string // JSON object text, repaired and validated against the schema
 	Context  string // dispatch context JSON ({} when none was given)
+	// Ctx is cancelled when the library stops waiting for the answer (the
+	// call timed out, Runtime.Cancel, Runtime.Close) and once the call is
+	// answered. A handler doing slow work should watch Ctx.Done(): an answer
+	// after it is dropped (Respond returns StatusTimeout or StatusCancelled).
+	Ctx context.Context
+
+	call uintptr // the ht_call handle, for Progress
+}
+
+// Progress reports how far the handler got (total <= 0: unknown; message may
+// be ""): the runtime's event handler gets a "tool.progress" event with this
+// call's ids. StatusNotFound once the call is answered, timed out or cancelled.
+func (c Call) Progress(progress, total float64, message string) Status {
+	if c.call == 0 {
+		return StatusNotFound
+	}
+	var a cstrs
+	defer a.free()
+	p, n := a.str(message)
+	return Status(C.htgo_call_progress(C.uintptr_t(c.call), C.double(progress), C.double(total), p, n))
 }
 
 // Unmarshal decodes the arguments into v.
@@ -146,12 +167,13 @@ type AsyncToolHandler func(call Call, reply *Reply)
 
 // Reply answers one call exactly once. Later answers return StatusNotFound.
 type Reply struct {
-	call uintptr
-	done int32
+	call   uintptr
+	done   int32
+	cancel context.CancelFunc // ends Call.Ctx once answered
 }
 
 // Respond answers with the tool's result text. It returns StatusOK, or
-// StatusTimeout / StatusNotFound for a late or second answer (both harmless).
+// StatusTimeout / StatusCancelled / StatusNotFound for a late or second answer (all harmless).
 func (r *Reply) Respond(result string) Status { return r.answer(false, result) }
 
 // Fail answers with an error; the library wraps it as a sanitised {"error": ...}.
@@ -173,7 +195,11 @@ func (r *Reply) answer(isErr bool, text string) Status {
 	var a cstrs
 	defer a.free()
 	p, n := a.str(text)
-	return Status(C.htgo_call_respond(C.uintptr_t(r.call), C.bool(isErr), p, n))
+	st := Status(C.htgo_call_respond(C.uintptr_t(r.call), C.bool(isErr), p, n))
+	if r.cancel != nil {
+		r.cancel()
+	}
+	return st
 }
 
 type toolEntry struct {
@@ -514,6 +540,32 @@ func (r *Runtime) Dispatch(name, argsJSON, contextJSON string) (string, error) {
 		return "", err
 	}
 	return takeString(out, on), nil
+}
+
+// DispatchContext runs one tool call like Dispatch, but as an async call
+// tied to ctx: when ctx is done first, the call is cancelled (its handler's
+// Call.Ctx is cancelled, a built-in tool's process is killed) and
+// DispatchContext returns the cancelled result text with ctx.Err(). Like
+// DispatchAsync it counts against limits.max_calls_in_flight.
+func (r *Runtime) DispatchContext(ctx context.Context, name, argsJSON, contextJSON string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	call, err := r.DispatchAsync(name, argsJSON, contextJSON)
+	if err != nil {
+		return "", err
+	}
+	select {
+	case res := <-call.Done:
+		return res.Text, res.Err
+	case <-ctx.Done():
+		_, _ = r.Cancel(call.ID)
+		res := <-call.Done
+		if res.Err != nil {
+			return res.Text, ctx.Err()
+		}
+		return res.Text, nil // it completed before the cancel reached it
+	}
 }
 
 // DispatchAsync starts a call and returns at once; AsyncCall.Done receives

@@ -5,6 +5,10 @@
 static void tramp_tool(void *ud, ht_call *call) { htgoToolHandler((uintptr_t)ud, (uintptr_t)call); }
 static bool tramp_check(void *ud) { return htgoCheck((uintptr_t)ud) != 0; }
 static void tramp_free(void *ud) { htgoFree((uintptr_t)ud); }
+static void tramp_cancel(void *ud, ht_call *call) {
+  (void)call;
+  htgoCancel((uintptr_t)ud);
+}
 static void tramp_done(void *ud, ht_status status, const char *result, size_t len) {
   htgoDone((uintptr_t)ud, (int32_t)status, (char *)result, len);
 }
@@ -58,6 +62,12 @@ const char *htgo_call_context(uintptr_t call, size_t *out_len) {
 }
 const char *htgo_call_tool_name(uintptr_t call, size_t *out_len) {
   return ht_call_tool_name((const ht_call *)call, out_len);
+}
+ht_status htgo_call_on_cancel(uintptr_t call, uintptr_t handle) {
+  return ht_call_on_cancel((ht_call *)call, tramp_cancel, (void *)handle, tramp_free);
+}
+ht_status htgo_call_progress(uintptr_t call, double progress, double total, const char *message, size_t len) {
+  return ht_call_progress((ht_call *)call, progress, total, message, len);
 }
 ht_status htgo_call_respond(uintptr_t call, bool is_error, const char *result, size_t len) {
   return ht_call_respond((ht_call *)call, is_error, result, len);

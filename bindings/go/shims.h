@@ -33,6 +33,10 @@ ht_status htgo_approval_respond(uintptr_t approval, const char *decision, size_t
 const char *htgo_call_args(uintptr_t call, size_t *out_len);
 const char *htgo_call_context(uintptr_t call, size_t *out_len);
 const char *htgo_call_tool_name(uintptr_t call, size_t *out_len);
+/* handle: a cgo.Handle of a context.CancelFunc, called once when the call is
+   cancelled; the handle is deleted through htgoFree. */
+ht_status htgo_call_on_cancel(uintptr_t call, uintptr_t handle);
+ht_status htgo_call_progress(uintptr_t call, double progress, double total, const char *message, size_t len);
 ht_status htgo_call_respond(uintptr_t call, bool is_error, const char *result, size_t len);
 const char *htgo_hook_event(uintptr_t hook, size_t *out_len);
 ht_status htgo_hook_respond(uintptr_t hook, const char *decision, size_t len);

@@ -49,6 +49,19 @@ export declare class ToolCall {
   readonly context: { [key: string]: any };
   /** True once the call was answered. */
   readonly answered: boolean;
+  /**
+   * Aborts (reason: HermesToolsError with status CANCELLED) when the library
+   * stops waiting for this call: timeout, cancel() or close(). Not aborted
+   * when the call is answered.
+   */
+  readonly signal: AbortSignal;
+  /** True once the library stopped waiting for this call (timeout, cancel, close). */
+  readonly cancelled: boolean;
+  /**
+   * Report progress (total <= 0 or omitted: unknown): the event handler gets
+   * a 'tool.progress' event with this call's ids. Returns the ht_status.
+   */
+  progress(progress: number, total?: number, message?: string): number;
   /** True after defer(). */
   readonly deferred: boolean;
   /** Promise to answer later with respond(); the handler's return value is then ignored. */
@@ -224,7 +237,8 @@ export type EventType =
   | 'process.output'
   | 'process.completed'
   | 'process.watch_match'
-  | 'process.watch_disabled';
+  | 'process.watch_disabled'
+  | 'tool.progress';
 /** The event type list, at run time. */
 export declare const EVENT_TYPES: readonly EventType[];
 /**
@@ -257,6 +271,17 @@ export type RuntimeEvent =
       suppressed: number;
     }
   | { type: 'process.watch_disabled'; session_id: string; task_id: string; reason: string }
+  | {
+      type: 'tool.progress';
+      call: number;
+      tool_name: string;
+      tool_call_id: string;
+      task_id: string;
+      progress_token?: unknown;
+      progress: number;
+      total?: number;
+      message?: string;
+    }
   | { type: string; [key: string]: any };
 
 export type HookEvent = 'pre_tool_call' | 'post_tool_call' | 'transform_tool_result';

@@ -56,6 +56,7 @@ const EVENT_TYPES = Object.freeze([
   'process.completed',
   'process.watch_match',
   'process.watch_disabled',
+  'tool.progress',
 ]);
 
 const STATUS_NAMES = Object.fromEntries(Object.entries(Status).map(([k, v]) => [v, k]));
@@ -149,6 +150,7 @@ const CompletionFn = koffi.proto(
 const HookFn = koffi.proto('void ht_hook_fn(uintptr_t user_data, void *hook)');
 const EventFn = koffi.proto('void ht_event_fn(uintptr_t user_data, const void *event_json, size_t len)');
 const ApprovalFn = koffi.proto('void ht_approval_fn(uintptr_t user_data, void *approval)');
+const CancelFn = koffi.proto('void ht_cancel_fn(uintptr_t user_data, void *call)');
 const LogFn = koffi.proto('void ht_log_fn(uintptr_t user_data, int32_t level, const void *message, size_t len)');
 
 // Every function of the header. Strings go in as (Buffer, length); outputs as
@@ -239,6 +241,13 @@ function optional(decl) {
   }
 }
 Object.assign(C, {
+  callOnCancel: optional(
+    'int32_t ht_call_on_cancel(void *call, ht_cancel_fn *cb, uintptr_t user_data, ht_free_fn *free_user_data)',
+  ),
+  callIsCancelled: optional('bool ht_call_is_cancelled(const void *call)'),
+  callProgress: optional(
+    'int32_t ht_call_progress(void *call, double progress, double total, const uint8_t *message, size_t len)',
+  ),
   setApprovalHandler: optional(
     'int32_t ht_runtime_set_approval_handler(void *rt, ht_approval_fn *fn, uintptr_t user_data, ' +
       'ht_free_fn *free_user_data, _Out_ void **out_err)',
@@ -505,9 +514,41 @@ async function setLogHandler(fn, level = 3) {
 // ToolCall
 // ---------------------------------------------------------------------------
 
+// Call cancellation: one AbortController per call whose `signal` was read,
+// registered with ht_call_on_cancel; the library's free callback drops it
+// (after the abort, or when the call is answered).
+const callAborts = new Map();
+let nextAbortId = 1;
+let cancelTramps = null;
+function callCancelTramps() {
+  if (cancelTramps) return cancelTramps;
+  cancelTramps = {
+    cancel: koffi.register((ud, _call) => {
+      try {
+        const ac = callAborts.get(Number(ud));
+        if (ac && !ac.signal.aborted) ac.abort(callCancelledError());
+      } catch (e) {
+        reportUncaught('call cancellation', e);
+      }
+    }, koffi.pointer(CancelFn)),
+    free: koffi.register((ud) => {
+      callAborts.delete(Number(ud));
+    }, koffi.pointer(FreeFn)),
+  };
+  return cancelTramps;
+}
+function callCancelledError() {
+  return new HermesToolsError(
+    Status.CANCELLED,
+    'the library stopped waiting for this call (timeout, cancel or close); its answer is dropped',
+    CANCELLED_RESULT,
+  );
+}
+
 class ToolCall {
   constructor(ptr) {
     this._ptr = ptr;
+    this._ac = null;
     this._deferred = false;
     /** The called tool's name. */
     this.name = borrowed(C.callToolName, ptr) || '';
@@ -524,6 +565,42 @@ class ToolCall {
   }
   get answered() {
     return this._ptr === null;
+  }
+  /**
+   * An AbortSignal that aborts (reason: HermesToolsError(CANCELLED)) when the
+   * library stops waiting for this call: it timed out, was cancelled, or the
+   * runtime closed. It does not abort when the call is answered.
+   */
+  get signal() {
+    if (this._ac) return this._ac.signal;
+    const ac = new AbortController();
+    this._ac = ac;
+    if (this._ptr === null || !C.callOnCancel) return ac.signal;
+    const id = nextAbortId++;
+    callAborts.set(id, ac);
+    const t = callCancelTramps();
+    // The callback may run inside this call (already cancelled).
+    const st = C.callOnCancel(this._ptr, t.cancel, id, t.free);
+    if (st !== Status.OK) {
+      callAborts.delete(id); // refused: neither callback runs
+      if (!ac.signal.aborted) ac.abort(callCancelledError());
+    }
+    return ac.signal;
+  }
+  /**
+   * Report progress (total <= 0 or omitted: unknown): the event handler gets
+   * a 'tool.progress' event with this call's ids. Returns the ht_status
+   * (NOT_FOUND once answered, timed out or cancelled).
+   */
+  progress(progress, total = 0, message = '') {
+    if (this._ptr === null || !C.callProgress) return Status.NOT_FOUND;
+    const [b, n] = bytes(message == null ? '' : String(message));
+    return C.callProgress(this._ptr, Number(progress), Number(total) || 0, b, n);
+  }
+  /** True once the library stopped waiting for this call (timeout, cancel, close). */
+  get cancelled() {
+    if (this._ac && this._ac.signal.aborted) return true;
+    return this._ptr !== null && !!C.callIsCancelled && C.callIsCancelled(this._ptr);
   }
   get deferred() {
     return this._deferred;

@@ -313,7 +313,8 @@ int main(void) {
     size_t alen = 0;
     const char *args = ht_call_args_json(parked, &alen);
     CHECK(args != NULL && alen == 2 && memcmp(args, "{}", 2) == 0);
-    CHECK(ht_call_respond(parked, false, S("x")) == HT_STATUS_TIMEOUT);
+    CHECK(ht_call_is_cancelled(parked));
+    CHECK(ht_call_respond(parked, false, S("x")) == HT_STATUS_CANCELLED);
     CHECK(ht_call_respond(parked, false, S("x")) == HT_STATUS_NOT_FOUND);
     CHECK(ht_call_args_json(parked, &alen) == NULL);
   }

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <unistd.h>
 #include <chrono>
+#include <condition_variable>
+#include <functional>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -154,6 +156,70 @@ TEST(async_handler_answers_from_thread) {
                          [](ht::Call &&c) { c.respond_error("nope"); });
   CONTAINS(rt.dispatch("err"), "\"error\"");
   CONTAINS(rt.dispatch("err"), "nope");
+}
+
+// Issue 11: a handler waiting on its cancellation returns promptly when the
+// call times out (on_cancel in C++17, std::stop_token in C++20).
+TEST(cancellation_reaches_the_handler) {
+  ht::Runtime rt(R"({"dispatch":{"timeout":0.1}})");
+  auto woke = std::make_shared<std::promise<std::pair<double, ht::Status>>>();
+  auto fut = woke->get_future();
+  rt.register_tool_async(ht::tool_spec("waits", "cpp", "waits for its cancellation"), [woke](ht::Call &&call) {
+    CHECK(!call.cancelled());
+    auto mu = std::make_shared<std::mutex>();
+    auto cv = std::make_shared<std::condition_variable>();
+    auto flag = std::make_shared<bool>(false);
+#ifdef HT_CPP_HAS_STOP_TOKEN
+    std::stop_token tok = call.stop_token();
+    auto cb = std::make_shared<std::stop_callback<std::function<void()>>>(tok, std::function<void()>([mu, cv, flag] {
+      std::lock_guard<std::mutex> g(*mu);
+      *flag = true;
+      cv->notify_all();
+    }));
+    std::shared_ptr<void> keep = cb;  // the stop_callback lives as long as the worker
+#else
+    std::shared_ptr<void> keep;
+    CHECK(call.on_cancel([mu, cv, flag] {
+      std::lock_guard<std::mutex> g(*mu);
+      *flag = true;
+      cv->notify_all();
+    }) == ht::Status::Ok);
+#endif
+    std::thread([c = std::move(call), woke, mu, cv, flag, keep]() mutable {
+      auto t0 = std::chrono::steady_clock::now();
+      {
+        std::unique_lock<std::mutex> l(*mu);
+        cv->wait_for(l, 20s, [&] { return *flag; });
+      }
+      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      CHECK(c.cancelled());
+      woke->set_value({secs, c.respond("too late")});
+    }).detach();
+  });
+  CONTAINS(rt.dispatch("waits"), "\"status\":\"timeout\"");
+  CHECK(fut.wait_for(5s) == std::future_status::ready);
+  auto got = fut.get();
+  CHECK(got.first < 2.0);
+  CHECK(got.second == ht::Status::Timeout);
+}
+
+TEST(progress_reaches_the_event_handler) {
+  ht::Runtime rt;
+  auto got = std::make_shared<std::promise<std::string>>();
+  auto fut = got->get_future();
+  auto once = std::make_shared<std::atomic<bool>>(false);
+  rt.set_event_handler([got, once](std::string_view e) {
+    if (e.find("\"tool.progress\"") != std::string_view::npos && !once->exchange(true)) got->set_value(std::string(e));
+  });
+  rt.register_tool(ht::tool_spec("long", "cpp", "reports progress"), [](const ht::Call &c) {
+    CHECK(c.progress(1, 4, "a quarter") == ht::Status::Ok);
+    return std::string("done");
+  });
+  CHECK(rt.dispatch("long", "{}", R"({"tool_call_id":"call_1"})") == "done");
+  CHECK(fut.wait_for(5s) == std::future_status::ready);
+  std::string e = fut.get();
+  CONTAINS(e, "\"tool_call_id\":\"call_1\"");
+  CONTAINS(e, "\"message\":\"a quarter\"");
 }
 
 TEST(callback_resources_released_exactly_once) {
@@ -640,6 +706,8 @@ int main() {
   RUN(sync_handler_and_call_accessors);
   RUN(exceptions_never_cross);
   RUN(async_handler_answers_from_thread);
+  RUN(cancellation_reaches_the_handler);
+  RUN(progress_reaches_the_event_handler);
   RUN(callback_resources_released_exactly_once);
   RUN(dispatch_async_future_and_callback);
   RUN(cancel_and_close_with_pending_calls);

@@ -16,6 +16,7 @@ from ctypes import (
     POINTER,
     c_bool,
     c_char_p,
+    c_double,
     c_int32,
     c_size_t,
     c_uint32,
@@ -53,6 +54,7 @@ HOOK_FN = CFUNCTYPE(None, c_void_p, c_void_p)  # (user_data, ht_hook*)
 EVENT_FN = CFUNCTYPE(None, c_void_p, c_void_p, c_size_t)
 LOG_FN = CFUNCTYPE(None, c_void_p, c_int32, c_void_p, c_size_t)
 APPROVAL_FN = CFUNCTYPE(None, c_void_p, c_void_p)  # (user_data, ht_approval*)
+CANCEL_FN = CFUNCTYPE(None, c_void_p, c_void_p)  # (user_data, ht_call*)
 
 _P = POINTER(c_void_p)
 _SZ = POINTER(c_size_t)
@@ -134,6 +136,9 @@ _OPTIONAL_SIGNATURES = {
     "ht_runtime_allowlist_set": (c_int32, [c_void_p, c_char_p, c_size_t, _P]),
     "ht_runtime_clear_session_approvals": (c_int32, [c_void_p, c_char_p, c_size_t, _P]),
     "ht_runtime_set_interceptor": (c_int32, [c_void_p, HANDLER_FN, c_void_p, FREE_FN, _P]),
+    "ht_call_on_cancel": (c_int32, [c_void_p, CANCEL_FN, c_void_p, FREE_FN]),
+    "ht_call_is_cancelled": (c_bool, [c_void_p]),
+    "ht_call_progress": (c_int32, [c_void_p, c_double, c_double, c_char_p, c_size_t]),
 }
 
 

@@ -225,12 +225,13 @@ class ToolCall:
     value, unless it already answered or called :meth:`defer`.
     """
 
-    __slots__ = ("name", "args_json", "context_json", "_ptr", "_lock", "_deferred")
+    __slots__ = ("name", "args_json", "context_json", "_ptr", "_lock", "_deferred", "_cancel")
 
     def __init__(self, ptr: int):
         self._ptr = ptr
         self._lock = threading.Lock()
         self._deferred = False
+        self._cancel: Optional[_CancelState] = None
         self.name = _borrowed(lib.ht_call_tool_name, ptr) or ""
         self.args_json = _borrowed(lib.ht_call_args_json, ptr) or "{}"
         self.context_json = _borrowed(lib.ht_call_context_json, ptr) or "{}"
@@ -256,6 +257,58 @@ class ToolCall:
         self._deferred = True
         return self
 
+    # -- cancellation ------------------------------------------------------
+
+    def _cancel_state(self) -> "_CancelState":
+        with self._lock:
+            if self._cancel is not None:
+                return self._cancel
+            st = self._cancel = _CancelState()
+            ptr = self._ptr
+        if ptr is None or not hasattr(lib, "ht_call_on_cancel"):
+            return st
+        uid = next(_cancel_ids)
+        _cancel_regs[uid] = st
+        # The callback may run inside this call (already cancelled).
+        rc = int(lib.ht_call_on_cancel(ptr, _cancel_tramp, uid, _cancel_free_tramp))
+        if rc != OK:
+            _cancel_regs.pop(uid, None)  # refused: neither callback runs
+            if self._ptr is not None:  # not answered by us: the wait is over
+                st.fire()
+        return st
+
+    @property
+    def cancel_event(self) -> threading.Event:
+        """A :class:`threading.Event` set when the library stops waiting for
+        this call (timeout, :meth:`Runtime.cancel`, close). Not set when the
+        call is answered. Sync handlers can ``wait`` on it or poll it."""
+        return self._cancel_state().event
+
+    @property
+    def cancelled(self) -> bool:
+        """True once the library stopped waiting for this call (its answer would be dropped)."""
+        st = self._cancel
+        if st is not None and st.event.is_set():
+            return True
+        ptr = self._ptr
+        return ptr is not None and hasattr(lib, "ht_call_is_cancelled") and bool(lib.ht_call_is_cancelled(ptr))
+
+    def progress(self, progress: float, total: Optional[float] = None, message: Optional[str] = None) -> int:
+        """Report progress (``total`` None or <= 0: unknown): the event handler
+        gets a ``tool.progress`` event with this call's ids. Returns the
+        ht_status (NOT_FOUND once answered, timed out or cancelled)."""
+        ptr = self._ptr
+        if ptr is None or not hasattr(lib, "ht_call_progress"):
+            return NOT_FOUND
+        data = (message or "").encode("utf-8", "replace")
+        return int(lib.ht_call_progress(ptr, float(progress), float(total or 0), data, len(data)))
+
+    def on_cancel(self, fn: Callable[[], Any]) -> None:
+        """Run ``fn()`` once when the library stops waiting for this call (at
+        once if it already has), on a library thread: keep it quick. Async
+        handlers need nothing: their task is cancelled (``asyncio.CancelledError``)."""
+        self._cancel_state().add(fn)
+
     def respond(self, result: Any, is_error: bool = False) -> int:
         """Answer the call. ``result``: str (sent as is) or any JSON-serialisable value.
         Returns the ht_status (OK; TIMEOUT or NOT_FOUND when too late: harmless)."""
@@ -276,6 +329,60 @@ class ToolCall:
 
 
 CALL_TYPES.append(ToolCall)
+
+
+class _CancelState:
+    """A call's cancellation: an event plus callbacks, fired at most once."""
+
+    __slots__ = ("event", "_fns", "_lock")
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self._fns: list = []
+        self._lock = threading.Lock()
+
+    def add(self, fn: Callable[[], Any]) -> None:
+        with self._lock:
+            if not self.event.is_set():
+                self._fns.append(fn)
+                return
+        _call_quietly(fn)
+
+    def fire(self) -> None:
+        with self._lock:
+            if self.event.is_set():
+                return
+            self.event.set()
+            fns, self._fns = self._fns, []
+        for fn in fns:
+            _call_quietly(fn)
+
+
+def _call_quietly(fn: Callable[[], Any]) -> None:
+    try:
+        fn()
+    except BaseException:
+        _report("cancellation callback")
+
+
+# Registrations with ht_call_on_cancel, by user_data id; the free callback drops them.
+_cancel_regs: dict = {}
+_cancel_ids = itertools.count(1)
+
+
+@_ffi.CANCEL_FN
+def _cancel_tramp(user_data, call_ptr):
+    try:
+        st = _cancel_regs.get(user_data)
+        if st is not None:
+            st.fire()
+    except BaseException:
+        _report("call cancellation")
+
+
+@_ffi.FREE_FN
+def _cancel_free_tramp(user_data):
+    _cancel_regs.pop(user_data, None)
 
 
 # ---------------------------------------------------------------------------
@@ -693,6 +800,8 @@ class Runtime:
             call.respond_error(_exc_text(e))
             return
         fut.add_done_callback(done)
+        # A timeout, cancel or close cancels the handler's task (CancelledError in it).
+        call.on_cancel(fut.cancel)
 
     def _run_hook_awaitable(self, aw: Awaitable, answer: Callable) -> None:
         def done(fut: concurrent.futures.Future):

@@ -20,11 +20,14 @@ impl FlowCtl {
     /// at least one side sees the other: a cancel is never lost.
     pub fn cancel(&self) {
         self.cancelled.store(true, Ordering::SeqCst);
-        self.token.cancel();
         let w = self.waiting.load(Ordering::SeqCst);
         if w != 0 {
             pending::abandon(w, Answer::Cancelled);
         }
+        // After the wait ended: a built-in tool that answers at once when its
+        // token fires (a killed terminal command, exit 130) must not win the
+        // race, so every cancelled call ends the same way, as cancelled.
+        self.token.cancel();
     }
     pub fn is_cancelled(&self) -> bool {
         self.cancelled.load(Ordering::SeqCst)

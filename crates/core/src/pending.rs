@@ -123,7 +123,14 @@ struct Entry {
     waiter: Option<Waiter>,
     /// When an unanswered request nobody waits on is abandoned (observe hooks).
     expires: Option<Instant>,
+    /// Run once when the wait ends without an answer (timeout, cancellation,
+    /// runtime free); dropped unrun when the host answers.
+    on_abandon: Vec<OnAbandon>,
 }
+
+/// A host's cancellation callback: called at most once, when the wait ends
+/// unanswered; dropped without being called when the request is answered.
+pub type OnAbandon = Box<dyn FnOnce() + Send>;
 
 #[derive(Default)]
 struct IdHasher(u64);
@@ -219,6 +226,7 @@ fn insert_entry(
         name: name.into(),
         waiter: Some(waiter),
         expires,
+        on_abandon: Vec::new(),
     };
     let sweep = {
         let mut guard = shard(id).lock();
@@ -293,8 +301,11 @@ pub fn borrow(id: u64, kind: Kind, field: Field) -> Option<(*const u8, usize)> {
 pub enum RespondOutcome {
     /// Delivered to a waiter.
     Delivered,
-    /// The wait had already ended (timeout, cancel): the answer is dropped, harmlessly.
+    /// The wait had already ended by a timeout: the answer is dropped, harmlessly.
     Late,
+    /// The wait had already ended by a cancellation (`cancel`, runtime free):
+    /// the answer is dropped, harmlessly.
+    LateCancelled,
     /// No such live handle: answered before, freed with its runtime, or never issued.
     Unknown,
     /// The handle is of another kind (e.g. an ht_hook passed to ht_call_respond).
@@ -321,9 +332,13 @@ pub fn respond(id: u64, kind: Kind, answer: Answer) -> RespondOutcome {
         return match late.map.get(&id) {
             Some(e) if e.kind != kind => RespondOutcome::WrongKind,
             Some(_) => {
-                late.map.remove(&id);
+                let e = late.map.remove(&id).expect("present");
                 late.shrink();
-                RespondOutcome::Late
+                if e.cancelled {
+                    RespondOutcome::LateCancelled
+                } else {
+                    RespondOutcome::Late
+                }
             }
             None => RespondOutcome::Unknown,
         };
@@ -357,6 +372,8 @@ pub const MAX_LATE: usize = 65_536;
 /// An abandoned request: only what the host can still read or answer.
 struct LateEntry {
     kind: Kind,
+    /// The wait ended by a cancellation (not a timeout).
+    cancelled: bool,
     payload: Arc<str>,
     extra: Option<Arc<str>>,
     name: Arc<str>,
@@ -372,7 +389,7 @@ struct LateStore {
 }
 
 impl LateStore {
-    fn add(&mut self, id: u64, e: Entry, now: Instant) {
+    fn add(&mut self, id: u64, e: Entry, cancelled: bool, now: Instant) {
         self.expire(now);
         while self.map.len() >= MAX_LATE {
             match self.order.pop_front() {
@@ -386,6 +403,7 @@ impl LateStore {
             id,
             LateEntry {
                 kind: e.kind,
+                cancelled,
                 payload: e.payload,
                 extra: e.extra,
                 name: e.name,
@@ -428,19 +446,25 @@ static LATE: once_cell::sync::Lazy<Mutex<LateStore>> =
 /// its borrowed texts stay valid (for [`LATE_GRACE`]).
 /// Returns false when the answer already arrived.
 pub fn abandon(id: u64, answer: Answer) -> bool {
-    let waiter = {
+    let cancelled = matches!(answer, Answer::Cancelled);
+    let (waiter, callbacks) = {
         let mut guard = shard(id).lock();
         let Some(mut entry) = guard.remove(&id) else {
             return false;
         };
         shrink(&mut guard);
         let waiter = entry.waiter.take();
+        let callbacks = std::mem::take(&mut entry.on_abandon);
         // Moved while the shard is still locked: a respond or an accessor
         // finds the request in one place or the other, never in neither.
         // (Lock order: shard, then the late store.)
-        LATE.lock().add(id, entry, Instant::now());
-        waiter
+        LATE.lock().add(id, entry, cancelled, Instant::now());
+        (waiter, callbacks)
     };
+    // Host code, outside every lock.
+    for f in callbacks {
+        f();
+    }
     match waiter {
         Some(w) => {
             w.deliver(answer);
@@ -455,6 +479,7 @@ pub fn abandon(id: u64, answer: Answer) -> bool {
 /// read its texts and answer (harmlessly, `Late`) after the runtime is gone.
 pub fn cancel_runtime(runtime_id: u64) -> usize {
     let mut waiters = Vec::new();
+    let mut callbacks = Vec::new();
     let now = Instant::now();
     for s in TABLE.iter() {
         let mut guard = s.lock();
@@ -472,17 +497,82 @@ pub fn cancel_runtime(runtime_id: u64) -> usize {
                 if let Some(w) = e.waiter.take() {
                     waiters.push(w);
                 }
-                late.add(id, e, now);
+                callbacks.append(&mut e.on_abandon);
+                late.add(id, e, true, now);
             }
         }
         drop(late);
         shrink(&mut guard);
     }
     let n = waiters.len();
+    // Host code, outside every lock.
+    for f in callbacks {
+        f();
+    }
     for w in waiters {
         w.deliver(Answer::Cancelled);
     }
     n
+}
+
+/// Where a request stands, for a handler asking whether to keep working.
+#[derive(Debug, PartialEq, Eq)]
+pub enum State {
+    /// Waiting for its answer.
+    Waiting,
+    /// The wait ended without an answer (timeout, cancellation, runtime free).
+    Abandoned,
+    /// Answered, forgotten after [`LATE_GRACE`], or never issued.
+    Unknown,
+    /// The handle is of another kind.
+    WrongKind,
+}
+
+/// Where request `id` stands.
+pub fn state(id: u64, kind: Kind) -> State {
+    {
+        let guard = shard(id).lock();
+        if let Some(e) = guard.get(&id) {
+            return if e.kind == kind {
+                State::Waiting
+            } else {
+                State::WrongKind
+            };
+        }
+    }
+    match LATE.lock().map.get(&id) {
+        Some(e) if e.kind == kind => State::Abandoned,
+        Some(_) => State::WrongKind,
+        None => State::Unknown,
+    }
+}
+
+/// Run `f` once when the wait of request `id` ends without an answer. A
+/// request still waiting keeps `f` (dropped unrun if it is answered); for one
+/// already abandoned `f` is given back to run now; otherwise `f` is given
+/// back with the request's state and must not run.
+pub fn on_abandon(id: u64, kind: Kind, f: OnAbandon) -> Result<(), (State, OnAbandon)> {
+    {
+        let mut guard = shard(id).lock();
+        if let Some(e) = guard.get_mut(&id) {
+            if e.kind != kind {
+                return Err((State::WrongKind, f));
+            }
+            e.on_abandon.push(f);
+            return Ok(());
+        }
+    }
+    // Not in the table: `state` looks at the late store (an abandon moves the
+    // entry there under the shard lock, so it is in one place or the other).
+    Err((state(id, kind), f))
+}
+
+/// A waiting request's runtime, name and secondary text (for a call: its
+/// context), or `None` when `id` is not a waiting request of `kind`.
+pub fn live_info(id: u64, kind: Kind) -> Option<(u64, Arc<str>, Option<Arc<str>>)> {
+    let guard = shard(id).lock();
+    let e = guard.get(&id).filter(|e| e.kind == kind)?;
+    Some((e.runtime_id, e.name.clone(), e.extra.clone()))
 }
 
 /// Abandoned requests still remembered, process-wide (tests, diagnostics).

@@ -731,9 +731,14 @@ pub unsafe extern "C" fn ht_runtime_cancel(
 }
 
 /// Dispatch a model's `tool_calls` array (`[{"id","type":"function","function":{"name","arguments"}}]`;
-/// `arguments` a JSON string or object). Parallel-safe tools run concurrently,
-/// others in order; results `[{"tool_call_id","name","content"}]` keep input
-/// order and one failing call never loses the others. Blocks like `ht_runtime_dispatch`.
+/// `arguments` a JSON string or object), Anthropic `tool_use` blocks, OpenAI
+/// Responses `function_call` items or MCP `tools/call` params, or an assistant
+/// message holding them. Parallel-safe tools run concurrently, others in
+/// order; results `[{"tool_call_id","name","is_error","content"}]` keep input
+/// order and one failing call never loses the others. `"answer_format"`
+/// (`openai`, `openai_responses`, `anthropic`, `mcp`, `auto`; in the batch
+/// object or the context) answers in the model's shape (docs/json-shapes.md).
+/// Blocks like `ht_runtime_dispatch`.
 /// `*out_json` is owned: free with `ht_string_free`.
 ///
 /// # Safety
@@ -852,8 +857,9 @@ pub unsafe extern "C" fn ht_call_tool_name(
 fn outcome_status(outcome: RespondOutcome) -> Status {
     match outcome {
         RespondOutcome::Delivered => Status::Ok,
-        // The wait had ended (timeout or cancellation): the answer is dropped.
+        // The wait had ended: the answer is dropped; the status says how it ended.
         RespondOutcome::Late => Status::Timeout,
+        RespondOutcome::LateCancelled => Status::Cancelled,
         // Answered before, its runtime freed, or never issued.
         RespondOutcome::Unknown => Status::NotFound,
         // A handle of another kind (an ht_hook given to ht_approval_respond...).
@@ -894,9 +900,12 @@ pub(crate) fn answer_decision(
 /// the call. `result` (copied) is the tool's text for the model; with
 /// `is_error` it is wrapped as a sanitised `{"error": ...}`. Invalid UTF-8 is
 /// delivered with replacement characters and reported as `HT_STATUS_INVALID_UTF8`.
-/// A second answer gives `HT_STATUS_NOT_FOUND`; an answer after a timeout,
-/// a cancellation or `ht_runtime_free` gives `HT_STATUS_TIMEOUT` (within 60 s
-/// of the wait ending; later, `HT_STATUS_NOT_FOUND`). All are harmless.
+/// A second answer gives `HT_STATUS_NOT_FOUND`; an answer after the wait
+/// ended is dropped (the model already got the timeout or cancelled result)
+/// and gives `HT_STATUS_TIMEOUT` after a timeout, `HT_STATUS_CANCELLED` after
+/// `ht_runtime_cancel` or `ht_runtime_free` (within 60 s of the wait ending;
+/// later, `HT_STATUS_NOT_FOUND`). All are harmless. See `ht_call_is_cancelled`
+/// and `ht_call_on_cancel` to stop work early.
 ///
 /// # Safety
 /// - `call` may be any value: it is an id, never dereferenced.

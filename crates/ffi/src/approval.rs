@@ -134,7 +134,8 @@ pub unsafe extern "C" fn ht_approval_request_json(
 /// Answer an approval request exactly once (any thread); frees it. An
 /// unreadable answer is a deny (for the reviewer: escalate). A second answer
 /// gives `HT_STATUS_NOT_FOUND`; an answer after the wait ended (timeout:
-/// already denied) gives `HT_STATUS_TIMEOUT`.
+/// already denied) gives `HT_STATUS_TIMEOUT` (`HT_STATUS_CANCELLED` when it
+/// ended by `ht_runtime_free`).
 ///
 /// # Safety
 /// - `approval` may be any value: it is an id, never dereferenced.

@@ -10,8 +10,10 @@
 pub mod api;
 pub mod approval;
 pub mod builtins;
+pub mod cancel;
 pub mod host;
 pub mod logging;
+pub mod progress;
 pub mod status;
 pub mod terminal;
 pub mod text;

@@ -9,6 +9,7 @@
 
 pub mod approvals;
 pub mod config;
+pub mod progress;
 
 use parking_lot::{Mutex, RwLock};
 use serde_json::Value;
@@ -193,6 +194,7 @@ impl Runtime {
                 closed: AtomicBool::new(false),
             }),
         });
+        progress::register(core.id, &(services.clone() as Arc<dyn ToolServices>));
         let mut rt = Runtime {
             core,
             services,
@@ -566,6 +568,25 @@ impl Runtime {
         hermes_core::definitions::toolsets_json(&self.core)
     }
 
+    /// Report progress of one of this runtime's waiting host calls (see
+    /// [`progress::call_progress`]): a `tool.progress` event.
+    pub fn call_progress(
+        &self,
+        call_id: u64,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&str>,
+    ) -> Result<()> {
+        match hermes_core::pending::live_info(call_id, hermes_core::pending::Kind::Call) {
+            Some((rt, _, _)) if rt == self.core.id => {
+                progress::call_progress(call_id, progress, total, message)
+            }
+            _ => Err(Error::not_found(format!(
+                "progress: call {call_id} is not a waiting call of this runtime"
+            ))),
+        }
+    }
+
     /// Cancel an async dispatch by its call id.
     pub fn cancel(&self, call_id: u64) -> Result<()> {
         self.core.cancel(call_id)
@@ -595,6 +616,7 @@ impl Runtime {
             return;
         }
         self.services.approvals.close();
+        progress::unregister(core.id);
         // Queued events are dropped from here on: close never waits for a
         // slow event handler.
         self.services.close_events();

@@ -4,7 +4,10 @@
 //! blocking pool (at most `max_parallel` at once, each worker taking the next
 //! call as soon as it is free: no chunk barrier), everything else runs in
 //! order, and results come back in input order. One failing call never
-//! loses the others.
+//! loses the others. `answer_format` answers in the shape the host forwards
+//! to its model: OpenAI `role: tool` messages, OpenAI Responses
+//! `function_call_output` items, Anthropic `tool_result` blocks or MCP
+//! `CallToolResult`s (`auto`: each call's own shape).
 
 use parking_lot::Mutex;
 use serde_json::{Value, json};
@@ -15,7 +18,143 @@ use super::{CallContext, dispatch_sync, is_parallel_safe, limit};
 use crate::core::Core;
 use crate::error::{Error, Result};
 
+/// The shape of one call as the model sent it, and of the answer that matches it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shape {
+    /// The library's own result shape: `{"tool_call_id","name","is_error","content"}`.
+    Native,
+    /// OpenAI Chat Completions: `{"role":"tool","tool_call_id","content"}` messages.
+    OpenAi,
+    /// OpenAI Responses: `{"type":"function_call_output","call_id","output"}` items.
+    OpenAiResponses,
+    /// Anthropic: `{"type":"tool_result","tool_use_id","content","is_error"}` blocks.
+    Anthropic,
+    /// MCP `CallToolResult`: `{"content":[{"type":"text","text"}],"isError","structuredContent"?}`.
+    Mcp,
+}
+
+/// `answer_format`: one shape for every result, or `auto` (each result in its call's shape).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AnswerFormat {
+    Fixed(Shape),
+    Auto,
+}
+
+fn answer_format(v: Option<&Value>) -> Result<AnswerFormat> {
+    let f = match v {
+        None | Some(Value::Null) => return Ok(AnswerFormat::Fixed(Shape::Native)),
+        Some(Value::String(s)) => s.as_str(),
+        Some(_) => return Err(Error::json("answer_format: must be a string")),
+    };
+    Ok(match f {
+        "native" => AnswerFormat::Fixed(Shape::Native),
+        "openai" => AnswerFormat::Fixed(Shape::OpenAi),
+        "openai_responses" => AnswerFormat::Fixed(Shape::OpenAiResponses),
+        "anthropic" => AnswerFormat::Fixed(Shape::Anthropic),
+        "mcp" => AnswerFormat::Fixed(Shape::Mcp),
+        "auto" => AnswerFormat::Auto,
+        other => {
+            return Err(Error::invalid(format!(
+                "answer_format: must be \"native\", \"openai\", \"openai_responses\", \"anthropic\", \"mcp\" or \"auto\", got \"{other}\""
+            )));
+        }
+    })
+}
+
+/// The shape a call came in.
+fn shape_of(v: &Value) -> Shape {
+    match v.get("type").and_then(Value::as_str) {
+        Some("tool_use") => Shape::Anthropic,
+        Some("function_call") => Shape::OpenAiResponses,
+        Some("function") => Shape::OpenAi,
+        _ if v.get("function").is_some() => Shape::OpenAi,
+        _ => Shape::Mcp,
+    }
+}
+
+/// The answer to `item` in `shape`.
+fn answer(shape: Shape, item: &Item, content: String) -> Value {
+    let is_error = is_error_result(&content);
+    match shape {
+        Shape::Native => json!({
+            "tool_call_id": item.id,
+            "name": item.name,
+            "is_error": is_error,
+            "content": content,
+        }),
+        Shape::OpenAi => json!({"role": "tool", "tool_call_id": item.id, "content": content}),
+        Shape::OpenAiResponses => {
+            json!({"type": "function_call_output", "call_id": item.id, "output": content})
+        }
+        Shape::Anthropic => json!({
+            "type": "tool_result",
+            "tool_use_id": item.id,
+            "content": content,
+            "is_error": is_error,
+        }),
+        Shape::Mcp => {
+            let structured = if is_error || !content.starts_with('{') {
+                None
+            } else {
+                match serde_json::from_str::<Value>(&content) {
+                    Ok(o @ Value::Object(_)) => Some(o),
+                    _ => None,
+                }
+            };
+            let mut m = serde_json::Map::new();
+            m.insert("content".into(), json!([{"type": "text", "text": content}]));
+            m.insert("isError".into(), Value::Bool(is_error));
+            if let Some(o) = structured {
+                m.insert("structuredContent".into(), o);
+            }
+            Value::Object(m)
+        }
+    }
+}
+
+/// The calls of a batch and its `answer_format`: a JSON array of calls, or an
+/// object holding them (`tool_calls`: an OpenAI assistant message; `content`:
+/// an Anthropic assistant message, whose blocks other than `tool_use` are
+/// skipped; `calls`) plus an optional `answer_format`. The context's
+/// `answer_format` applies when the batch names none.
+fn batch_input(v: Value, ctx: &CallContext) -> Result<(Vec<Value>, AnswerFormat)> {
+    let ctx_format = || -> Result<AnswerFormat> {
+        match ctx.json.as_deref().map(serde_json::from_str::<Value>) {
+            Some(Ok(Value::Object(m))) => answer_format(m.get("answer_format")),
+            _ => Ok(AnswerFormat::Fixed(Shape::Native)),
+        }
+    };
+    match v {
+        Value::Array(list) => Ok((list, ctx_format()?)),
+        Value::Object(mut m) => {
+            let format = match m.get("answer_format") {
+                Some(f) => answer_format(Some(f))?,
+                None => ctx_format()?,
+            };
+            let list = if let Some(Value::Array(l)) = m.remove("tool_calls") {
+                l
+            } else if let Some(Value::Array(l)) = m.remove("calls") {
+                l
+            } else if let Some(Value::Array(l)) = m.remove("content") {
+                l.into_iter()
+                    .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+                    .collect()
+            } else {
+                return Err(Error::json(
+                    "tool_calls: an object batch needs a \"tool_calls\", \"calls\" or \"content\" array",
+                ));
+            };
+            Ok((list, format))
+        }
+        _ => Err(Error::json(
+            "tool_calls: must be a JSON array of tool calls (or an object holding one)",
+        )),
+    }
+}
+
 struct Item {
+    /// The shape the call came in (for `answer_format: "auto"`).
+    shape: Shape,
     id: String,
     name: String,
     args: String,
@@ -24,8 +163,15 @@ struct Item {
 }
 
 fn parse_item(i: usize, v: &Value) -> Item {
+    let shape = shape_of(v);
+    // OpenAI Responses `function_call` items are answered by `call_id`.
+    let id_key = if shape == Shape::OpenAiResponses && v.get("call_id").is_some() {
+        "call_id"
+    } else {
+        "id"
+    };
     let id = v
-        .get("id")
+        .get(id_key)
         .and_then(Value::as_str)
         .map(str::to_string)
         .unwrap_or_else(|| format!("call_{i}"));
@@ -48,6 +194,7 @@ fn parse_item(i: usize, v: &Value) -> Item {
             .then(|| format!("tool call #{i} has no function name; it was not run"))
     });
     Item {
+        shape,
         id,
         name,
         args,
@@ -138,11 +285,7 @@ pub fn dispatch_batch(core: &Arc<Core>, calls_json: &str, ctx: &CallContext) -> 
     }
     let v: Value =
         serde_json::from_str(calls_json).map_err(|e| Error::json(format!("tool_calls: {e}")))?;
-    let Value::Array(list) = v else {
-        return Err(Error::json(
-            "tool_calls: must be a JSON array of tool calls",
-        ));
-    };
+    let (list, format) = batch_input(v, ctx)?;
     if list.len() > limits.max_batch_calls {
         return Err(Error::invalid(format!(
             "tool_calls: the batch has {} calls, over limits.max_batch_calls ({})",
@@ -180,13 +323,11 @@ pub fn dispatch_batch(core: &Arc<Core>, calls_json: &str, ctx: &CallContext) -> 
         .iter()
         .zip(results)
         .map(|(item, r)| {
-            let content = r.unwrap_or_default();
-            json!({
-                "tool_call_id": item.id,
-                "name": item.name,
-                "is_error": is_error_result(&content),
-                "content": content,
-            })
+            let shape = match format {
+                AnswerFormat::Fixed(s) => s,
+                AnswerFormat::Auto => item.shape,
+            };
+            answer(shape, item, r.unwrap_or_default())
         })
         .collect();
     Ok(Value::Array(out).to_string())
