@@ -45,10 +45,11 @@ OPTIONAL_GROUPS=(ssh containers mcp)
 APT_ssh=(/usr/sbin/sshd:openssh-server)
 APT_containers=(docker:docker.io podman:podman)
 NPM_mcp=()
-PIP_mcp=(mcp)
+PIP_mcp=()
 
-# Always: pytest in build/venv for the Python binding's tests.
-PIP_CORE=(pytest)
+# Always: pytest in build/venv for the Python binding's tests, and the
+# official Python MCP SDK (pinned) that tests `hermes-tools mcp serve`.
+PIP_CORE=(pytest mcp==2.3.0)
 # Always: the reference MCP servers the MCP client's tests run
 # (crates/mcp-client/tests find them in build/tools/node_modules). Pinned:
 # the tests name their tools.

@@ -147,10 +147,17 @@ impl ServerHandler for Server {
             .map(|a| Value::Object(a).to_string())
             .unwrap_or_else(|| "{}".into());
         let (tx, rx) = tokio::sync::oneshot::channel();
+        // Someone can answer approvals only through elicitation: without it
+        // the call is non-interactive, and a command that needs approval is
+        // blocked without asking.
+        let can_elicit = context
+            .peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.elicitation.is_some());
         let ctx = CallContext {
             task_id: "mcp".into(),
             session_id: "mcp".into(),
-            interactive: Some(false),
+            interactive: Some(can_elicit),
             ..CallContext::default()
         };
         let id = self
