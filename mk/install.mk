@@ -8,6 +8,7 @@
 #   $(PREFIX)/lib/pkgconfig/hermes_tools.pc          Libs carry -Wl,-rpath
 #   $(PREFIX)/lib/cmake/hermes_tools/hermes_toolsConfig{,Version}.cmake
 #   $(PREFIX)/bin/hermes-tools                       the command line (crates/cli)
+#   $(PREFIX)/share/man/man1/hermes-tools.1          its man page (generated from clap)
 # Programs built with pkg-config or CMake run without LD_LIBRARY_PATH: both
 # add an rpath to the library folder unless it is one the loader searches
 # anyway (/usr/lib, /lib, ...).
@@ -55,6 +56,8 @@ install: release
 	$(INSTALL) -m 644 include/hermes_tools.h bindings/cpp/hermes_tools.hpp $(DESTDIR)$(INSTALL_INCDIR)/; \
 	$(INSTALL) -d $(DESTDIR)$(PREFIX)/bin; \
 	$(INSTALL) -m 755 target/release/hermes-tools $(DESTDIR)$(PREFIX)/bin/hermes-tools; \
+	$(INSTALL) -d $(DESTDIR)$(PREFIX)/share/man/man1; \
+	target/release/hermes-tools man > $(DESTDIR)$(PREFIX)/share/man/man1/hermes-tools.1; \
 	$(HT_SUBST) packaging/hermes_tools.pc.in > $(DESTDIR)$(INSTALL_LIBDIR)/pkgconfig/hermes_tools.pc; \
 	$(HT_SUBST) packaging/hermes_toolsConfig.cmake.in > $(DESTDIR)$(INSTALL_LIBDIR)/cmake/hermes_tools/hermes_toolsConfig.cmake; \
 	$(HT_SUBST) packaging/hermes_toolsConfigVersion.cmake.in > $(DESTDIR)$(INSTALL_LIBDIR)/cmake/hermes_tools/hermes_toolsConfigVersion.cmake; \
@@ -64,7 +67,7 @@ install: release
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/hermes-tools
+	rm -f $(DESTDIR)$(PREFIX)/bin/hermes-tools $(DESTDIR)$(PREFIX)/share/man/man1/hermes-tools.1
 	rm -f $(DESTDIR)$(INSTALL_LIBDIR)/libhermes_tools.so $(DESTDIR)$(INSTALL_LIBDIR)/libhermes_tools.so.* \
 	  $(DESTDIR)$(INSTALL_LIBDIR)/libhermes_tools.a \
 	  $(DESTDIR)$(INSTALL_INCDIR)/hermes_tools.h $(DESTDIR)$(INSTALL_INCDIR)/hermes_tools.hpp \
