@@ -136,7 +136,13 @@ impl Engine {
         self.0.closed.store(true, Ordering::Release);
         let rt = self.0.rt.lock().take();
         if let Some(rt) = rt {
-            rt.shutdown_timeout(Duration::from_millis(100));
+            if tokio::runtime::Handle::try_current().is_ok() {
+                // Closed from async code (a Rust host on its own tokio
+                // runtime, the MCP server): waiting would panic there.
+                rt.shutdown_background();
+            } else {
+                rt.shutdown_timeout(Duration::from_millis(100));
+            }
         }
     }
 }
