@@ -69,6 +69,48 @@ pub const BEYOND_SUBSET: &[&str] = &[
     "unevaluatedItems",
 ];
 
+/// Whether `k` is one of [`BEYOND_SUBSET`]: a `match`, which compiles to a
+/// length switch, since every ignored key (`description`, `title`, ...)
+/// is looked up.
+fn beyond_subset(k: &str) -> bool {
+    matches!(
+        k,
+        "$ref"
+            | "$dynamicRef"
+            | "$recursiveRef"
+            | "format"
+            | "not"
+            | "if"
+            | "then"
+            | "else"
+            | "patternProperties"
+            | "propertyNames"
+            | "dependentRequired"
+            | "dependentSchemas"
+            | "dependencies"
+            | "prefixItems"
+            | "additionalItems"
+            | "contains"
+            | "minContains"
+            | "maxContains"
+            | "uniqueItems"
+            | "multipleOf"
+            | "minProperties"
+            | "maxProperties"
+            | "unevaluatedProperties"
+            | "unevaluatedItems"
+    )
+}
+
+#[cfg(test)]
+#[test]
+fn the_match_and_the_list_agree() {
+    for k in BEYOND_SUBSET {
+        assert!(beyond_subset(k), "{k}");
+    }
+    assert!(!beyond_subset("description") && !beyond_subset("title"));
+}
+
 /// The patterns limit in force on this thread, if any (kept by schemas
 /// compiled later, on first use).
 pub fn pattern_limit() -> Option<usize> {
@@ -951,14 +993,35 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
                         _ => n.rare_mut().all_of = nodes,
                     }
                 }
-                k @ ("type" | "nullable" | "required" | "enum" | "const" | "minimum"
-                | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" | "minLength"
-                | "maxLength" | "minItems" | "maxItems" | "pattern") => {
+                "type" => {
+                    // Read in place: every property has one, so no `Value`.
+                    n.types = match map.next_value::<TypeWord>()? {
+                        TypeWord::Bits(b) => b,
+                        TypeWord::Unknown(t) => {
+                            return Err(de::Error::custom(format!(
+                                "{path}.type: unknown type '{t}'"
+                            )));
+                        }
+                        TypeWord::NotStrings => {
+                            return Err(de::Error::custom(format!(
+                                "{path}.type: entries must be strings"
+                            )));
+                        }
+                        TypeWord::Invalid => {
+                            return Err(de::Error::custom(format!(
+                                "{path}.type: must be a string or an array of strings"
+                            )));
+                        }
+                    };
+                }
+                k @ ("nullable" | "required" | "enum" | "const" | "minimum" | "maximum"
+                | "exclusiveMinimum" | "exclusiveMaximum" | "minLength" | "maxLength"
+                | "minItems" | "maxItems" | "pattern") => {
                     let v: Value = map.next_value()?;
                     n.keyword(k, v, path, &mut st).map_err(de::Error::custom)?;
                 }
                 k => {
-                    if BEYOND_SUBSET.contains(&k) {
+                    if beyond_subset(k) {
                         BEYOND.with(|b| b.set(true));
                     }
                     map.next_value::<IgnoredAny>()?;
@@ -969,6 +1032,66 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
         n.finish(path, st)
             .map(Parsed::Node)
             .map_err(de::Error::custom)
+    }
+}
+
+/// A schema's `type`, read without building a `Value`.
+enum TypeWord {
+    Bits(u8),
+    Unknown(String),
+    NotStrings,
+    Invalid,
+}
+
+impl<'de> serde::Deserialize<'de> for TypeWord {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = TypeWord;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a type name or a list of them")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<TypeWord, E> {
+                Ok(type_bit(s).map_or_else(|| TypeWord::Unknown(s.to_string()), TypeWord::Bits))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<TypeWord, A::Error> {
+                let mut bits = 0u8;
+                let mut out = None;
+                while let Some(item) = seq.next_element::<Value>()? {
+                    if out.is_some() {
+                        continue;
+                    }
+                    match item.as_str() {
+                        Some(s) => match type_bit(s) {
+                            Some(b) => bits |= b,
+                            None => out = Some(TypeWord::Unknown(s.to_string())),
+                        },
+                        None => out = Some(TypeWord::NotStrings),
+                    }
+                }
+                Ok(out.unwrap_or(TypeWord::Bits(bits)))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<TypeWord, E> {
+                Ok(TypeWord::Invalid)
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<TypeWord, E> {
+                Ok(TypeWord::Invalid)
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<TypeWord, E> {
+                Ok(TypeWord::Invalid)
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<TypeWord, E> {
+                Ok(TypeWord::Invalid)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<TypeWord, E> {
+                Ok(TypeWord::Invalid)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<TypeWord, A::Error> {
+                while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(TypeWord::Invalid)
+            }
+        }
+        d.deserialize_any(V)
     }
 }
 
