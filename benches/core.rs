@@ -153,6 +153,29 @@ fn throughput(rt: &Rt, threads: usize, dur: Duration) -> f64 {
     total as f64 / dur.as_secs_f64()
 }
 
+/// Register the JSON array `array` of `n` specs in one call; its duration.
+fn register_bulk(rt: &Rt, array: &str, n: usize) -> Duration {
+    let t = Instant::now();
+    let mut count = 0usize;
+    // SAFETY: a live runtime, a valid buffer of `array.len()` bytes, out pointers to locals.
+    let st = unsafe {
+        ht_runtime_register_tools(
+            rt.0,
+            array.as_ptr() as *const c_char,
+            array.len(),
+            Some(answer_inline),
+            None,
+            std::ptr::null_mut(),
+            None,
+            &mut count,
+            std::ptr::null_mut(),
+        )
+    };
+    let took = t.elapsed();
+    assert_eq!((st, count), (Status::Ok, n));
+    took
+}
+
 /// The toolset filter hosts use: every toolset of the registry named.
 fn all_sets_query() -> String {
     let sets: Vec<String> = (0..20).map(|i| format!("\"set_{i}\"")).collect();
@@ -171,23 +194,7 @@ fn scale(n: usize) {
     let one_by_one = t.elapsed();
     let bulk_rt = new_rt();
     let array = format!("[{}]", specs.join(","));
-    let t = Instant::now();
-    let mut count = 0usize;
-    let st = unsafe {
-        ht_runtime_register_tools(
-            bulk_rt.0,
-            array.as_ptr() as *const c_char,
-            array.len(),
-            Some(answer_inline),
-            None,
-            std::ptr::null_mut(),
-            None,
-            &mut count,
-            std::ptr::null_mut(),
-        )
-    };
-    let bulk = t.elapsed();
-    assert_eq!((st, count), (Status::Ok, n));
+    let bulk = register_bulk(&bulk_rt, &array, n);
     println!(
         "register {n} tools: one by one {:.1} ms, bulk {:.2} ms",
         one_by_one.as_secs_f64() * 1e3,
@@ -265,24 +272,8 @@ fn main() {
         let array = format!("[{}]", specs.join(","));
         for _ in 0..20 {
             let rt = new_rt();
-            let t = Instant::now();
-            let mut count = 0usize;
-            // SAFETY: a live runtime, a valid buffer of `array.len()` bytes, out pointers to locals.
-            let st = unsafe {
-                ht_runtime_register_tools(
-                    rt.0,
-                    array.as_ptr() as *const c_char,
-                    array.len(),
-                    Some(answer_inline),
-                    None,
-                    std::ptr::null_mut(),
-                    None,
-                    &mut count,
-                    std::ptr::null_mut(),
-                )
-            };
-            assert_eq!((st, count), (Status::Ok, 10_000));
-            println!("bulk 10000: {:.2} ms", t.elapsed().as_secs_f64() * 1e3);
+            let took = register_bulk(&rt, &array, 10_000);
+            println!("bulk 10000: {:.2} ms", took.as_secs_f64() * 1e3);
             unsafe { ht_runtime_free(rt.0) };
         }
         return;

@@ -612,28 +612,6 @@ fn filtered_definitions_follow_in_place_replacements_and_log_overflow() {
     assert!(all.windows(2).all(|w| w[0] < w[1]));
 }
 
-fn register_bulk(rt: &Rt, specs: &str) -> Result<usize, (Status, String)> {
-    let (mut count, mut err) = (0usize, std::ptr::null_mut());
-    let st = unsafe {
-        ht_runtime_register_tools(
-            rt.0,
-            specs.as_ptr() as *const c_char,
-            specs.len(),
-            Some(echo),
-            None,
-            std::ptr::null_mut(),
-            None,
-            &mut count,
-            &mut err,
-        )
-    };
-    if st == Status::Ok {
-        Ok(count)
-    } else {
-        Err((st, err_text(err)))
-    }
-}
-
 /// Bulk registration checks the JSON and each schema's top-level shape and
 /// compiles a schema when its tool is first called: a bad nested schema
 /// fails that tool's calls with a message naming the fault, and leaves the

@@ -480,22 +480,8 @@ fn schemas_are_capped_in_bytes_and_patterns() {
     assert!(msg.contains("limits.max_schema_bytes (4000)"), "{msg}");
     // Bulk registration applies the same limits, naming the spec.
     let specs = format!("[{}]", spec("bulk", "t", &props(11, true)));
-    let mut err = std::ptr::null_mut();
-    let st = unsafe {
-        ht_runtime_register_tools(
-            rt.0,
-            specs.as_ptr() as *const c_char,
-            specs.len(),
-            Some(echo),
-            None,
-            std::ptr::null_mut(),
-            None,
-            std::ptr::null_mut(),
-            &mut err,
-        )
-    };
+    let (st, msg) = register_bulk(&rt, &specs).unwrap_err();
     assert_eq!(st, Status::InvalidArgument);
-    let msg = err_text(err);
     assert!(
         msg.contains("tool specs[0]") && msg.contains("limits.max_schema_patterns"),
         "{msg}"

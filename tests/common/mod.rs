@@ -273,3 +273,26 @@ pub fn wait_calls(d: &Done, max_ms: u64) -> usize {
     std::thread::sleep(std::time::Duration::from_millis(20));
     d.calls.load(Ordering::SeqCst)
 }
+
+/// Register a JSON array of specs in one call, all answered by `echo`.
+pub fn register_bulk(rt: &Rt, specs: &str) -> Result<usize, (Status, String)> {
+    let (mut count, mut err) = (0usize, std::ptr::null_mut());
+    let st = unsafe {
+        ht_runtime_register_tools(
+            rt.0,
+            specs.as_ptr() as *const c_char,
+            specs.len(),
+            Some(echo),
+            None,
+            std::ptr::null_mut(),
+            None,
+            &mut count,
+            &mut err,
+        )
+    };
+    if st == Status::Ok {
+        Ok(count)
+    } else {
+        Err((st, err_text(err)))
+    }
+}
