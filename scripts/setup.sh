@@ -52,7 +52,7 @@ PIP_mcp=()
 PIP_CORE=(pytest mcp==2.3.0)
 # Always: the reference MCP servers the MCP client's tests run, and the
 # TypeScript SDK whose client tests `hermes-tools mcp serve`
-# (crates/mcp-client/tests find them in build/tools/node_modules). Pinned:
+# (crates/runtime/tests/mcp_*.rs find them in build/tools/node_modules). Pinned:
 # the tests name their tools.
 NPM_CORE=(@modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/server-filesystem@2026.8.31 @modelcontextprotocol/sdk@1.32.2)
 # ---------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 //! `ht_runtime_mcp_status` through the C API (no MCP server needed: the
-//! servers' own tests live in crates/mcp-client/tests).
+//! servers' own tests live in crates/runtime/tests/mcp_*.rs).
 
 mod common;
 use common::*;

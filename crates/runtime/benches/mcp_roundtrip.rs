@@ -2,7 +2,7 @@
 //! the runtime's dispatch (sync, and async with a completion) against a bare
 //! rmcp client calling the same server. Issue 13's target: dispatch costs at
 //! most 1.2x the bare call.
-//! `cargo bench -p hermes-mcp-client --bench roundtrip` (HT_BENCH_N calls, default 500).
+//! `cargo bench -p hermes-runtime --bench mcp_roundtrip` (HT_BENCH_N calls, default 500).
 
 use hermes_core::dispatch::CallContext;
 use hermes_runtime::Runtime;

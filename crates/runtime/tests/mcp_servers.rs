@@ -2,6 +2,7 @@
 //! tools' names: namespaced, never shadowing) and a small SDK server whose
 //! tool list changes (`notifications/tools/list_changed`).
 
+#[path = "mcp_common/mod.rs"]
 mod common;
 use common::*;
 use hermes_core::{Tool, ToolCall, ToolOutput};
