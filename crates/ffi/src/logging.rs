@@ -37,7 +37,9 @@ impl Drop for Sink {
 }
 
 enum Msg {
-    Line(i32, String),
+    /// A line, with the handler installed when it was logged: removing or
+    /// replacing the handler never loses lines already queued for it.
+    Line(i32, String, Arc<Sink>),
     Flush(std::sync::mpsc::Sender<()>),
 }
 
@@ -107,13 +109,18 @@ impl<S: Subscriber> Layer<S> for HostLayer {
     }
     fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
         let Some(logger) = LOGGER.get() else { return };
+        // No handler: nothing to format or queue.
+        let Some(sink) = logger.sink.read().clone() else {
+            return;
+        };
         let mut f = Fmt(String::new());
         event.record(&mut f);
         let line = f.0;
-        match logger
-            .tx
-            .try_send(Msg::Line(level_num(event.metadata().level()) as i32, line))
-        {
+        match logger.tx.try_send(Msg::Line(
+            level_num(event.metadata().level()) as i32,
+            line,
+            sink,
+        )) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
                 DROPPED.fetch_add(1, Ordering::Relaxed);
@@ -126,26 +133,22 @@ fn logger() -> &'static Logger {
     LOGGER.get_or_init(|| {
         let (tx, rx) = sync_channel::<Msg>(4096);
         let sink: Arc<RwLock<Option<Arc<Sink>>>> = Arc::new(RwLock::new(None));
-        let s2 = sink.clone();
         let spawned = std::thread::Builder::new()
             .name("ht-log".into())
             .spawn(move || {
                 while let Ok(msg) = rx.recv() {
                     match msg {
-                        Msg::Line(level, line) => {
+                        Msg::Line(level, line, s) => {
                             // No lock is held while the host runs: a swap never waits for host code.
-                            let current = s2.read().clone();
-                            if let Some(s) = current {
-                                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(
-                                    // SAFETY: `func` is the host's log handler set with
-                                    // this user_data; `current` keeps the Sink (and so the
-                                    // user_data, not yet freed) alive across the call, and
-                                    // `line` outlives it ("borrowed for this invocation").
-                                    || unsafe {
-                                        (s.func)(s.user_data.0, level, line.as_ptr(), line.len())
-                                    },
-                                ));
-                            }
+                            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(
+                                // SAFETY: `func` is the host's log handler set with this
+                                // user_data; the message's Arc keeps the Sink (and so the
+                                // user_data, not yet freed) alive across the call, and
+                                // `line` outlives it ("borrowed for this invocation").
+                                || unsafe {
+                                    (s.func)(s.user_data.0, level, line.as_ptr(), line.len())
+                                },
+                            ));
                         }
                         Msg::Flush(done) => {
                             let _ = done.send(());
