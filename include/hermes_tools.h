@@ -562,6 +562,27 @@ ht_status ht_runtime_add_mcp_server(struct ht_runtime *rt,
                                     struct ht_error **out_err);
 
 /**
+ * Accept the changed definitions of an MCP server's tools: a tool whose
+ * description, input schema or annotations changed since it was first listed
+ * (event `mcp.tool_changed`, status `held_tools`) is held out of the registry
+ * while the server's `pin` is on (the default); this makes the current
+ * definitions the new pins and lists the tools again, so they come back.
+ * Blocks until that listing ends (at most the server's `connect_timeout` plus
+ * 1 s; then `HT_STATUS_TIMEOUT`, and the tools return in the background). An
+ * unknown name gives `HT_STATUS_NOT_FOUND`. Any thread.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - `name` is NULL with `name_len` 0, or points at that many bytes that stay readable and
+ *   unchanged until this returns.
+ * - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
+ */
+ht_status ht_runtime_mcp_accept_tools(struct ht_runtime *rt,
+                                      const char *name,
+                                      size_t name_len,
+                                      struct ht_error **out_err);
+
+/**
  * Remove an MCP server (configured or added): its process tree is stopped (TERM, then KILL
  * after 0.5 s), its tools deregistered; calls in flight to it end with an error. An unknown
  * (or empty) name gives `HT_STATUS_NOT_FOUND`, a NULL `rt` `HT_STATUS_INVALID_ARGUMENT`. Any

@@ -623,6 +623,38 @@ pub unsafe extern "C" fn ht_runtime_add_mcp_server(
     })
 }
 
+/// Accept the changed definitions of an MCP server's tools: a tool whose
+/// description, input schema or annotations changed since it was first listed
+/// (event `mcp.tool_changed`, status `held_tools`) is held out of the registry
+/// while the server's `pin` is on (the default); this makes the current
+/// definitions the new pins and lists the tools again, so they come back.
+/// Blocks until that listing ends (at most the server's `connect_timeout` plus
+/// 1 s; then `HT_STATUS_TIMEOUT`, and the tools return in the background). An
+/// unknown name gives `HT_STATUS_NOT_FOUND`. Any thread.
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - `name` is NULL with `name_len` 0, or points at that many bytes that stay readable and
+///   unchanged until this returns.
+/// - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_mcp_accept_tools(
+    rt: *mut ht_runtime,
+    name: *const c_char,
+    name_len: usize,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    status_boundary(out_err, || {
+        // SAFETY: `rt` is NULL (rt_ref rejects it) or, by this export's # Safety, a live runtime
+        // that no thread frees before we return.
+        let rt = unsafe { rt_ref(rt) }?;
+        // SAFETY: by this export's # Safety, `(name, name_len)` is NULL/0 or name_len bytes
+        // readable and unchanged until we return; the &str is not kept past the call.
+        let name = unsafe { str_arg(name, name_len, "name") }?;
+        rt.accept_mcp_tools(name).map(|_| ())
+    })
+}
+
 /// Remove an MCP server (configured or added): its process tree is stopped (TERM, then KILL
 /// after 0.5 s), its tools deregistered; calls in flight to it end with an error. An unknown
 /// (or empty) name gives `HT_STATUS_NOT_FOUND`, a NULL `rt` `HT_STATUS_INVALID_ARGUMENT`. Any

@@ -76,6 +76,40 @@ struct State {
 struct Registered {
     remote: String,
     fingerprint: String,
+    /// Annotated `destructiveHint: true` and not `readOnlyHint`.
+    destructive: bool,
+}
+
+/// What a tool's definition is pinned by: description, input schema and
+/// annotations, keys sorted (a server may reorder them between listings).
+fn definition_text(t: &rmcp::model::Tool) -> String {
+    fn sorted(v: Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let mut kv: Vec<(String, Value)> = m.into_iter().collect();
+                kv.sort_by(|a, b| a.0.cmp(&b.0));
+                Value::Object(kv.into_iter().map(|(k, v)| (k, sorted(v))).collect())
+            }
+            Value::Array(a) => Value::Array(a.into_iter().map(sorted).collect()),
+            v => v,
+        }
+    }
+    sorted(json!({
+        "description": t.description,
+        "inputSchema": &*t.input_schema,
+        "annotations": t.annotations,
+    }))
+    .to_string()
+}
+
+/// A short stable label of a definition text for events and logs (FNV-1a 64).
+fn short_hash(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
 }
 
 pub struct Server {
@@ -89,6 +123,12 @@ pub struct Server {
     conn: tokio::sync::Mutex<Option<Conn>>,
     state: Mutex<State>,
     tools: Mutex<BTreeMap<String, Registered>>,
+    /// Each tool's definition when first listed (or last accepted), by its
+    /// server-side name: what a later listing is compared with.
+    pins: Mutex<BTreeMap<String, String>>,
+    /// Tools whose definition changed from the pin: the changed definition,
+    /// by server-side name (held out of the registry when `pin` is on).
+    changed: Mutex<BTreeMap<String, String>>,
     refresh_lock: tokio::sync::Mutex<()>,
     /// The implementation shared by this server's tools.
     tool: Arc<McpTool>,
@@ -118,11 +158,18 @@ impl Server {
             conn: tokio::sync::Mutex::new(None),
             state: Mutex::new(State::default()),
             tools: Mutex::new(BTreeMap::new()),
+            pins: Mutex::new(BTreeMap::new()),
+            changed: Mutex::new(BTreeMap::new()),
             refresh_lock: tokio::sync::Mutex::new(()),
             tool: Arc::new(McpTool { server: me.clone() }),
             events,
             me: me.clone(),
         })
+    }
+
+    /// How long a listing may take: the connect timeout plus a second.
+    pub fn connect_timeout_hint(&self) -> Duration {
+        self.cfg.connect_timeout() + Duration::from_secs(1)
     }
 
     pub fn toolset(&self) -> &str {
@@ -451,12 +498,41 @@ impl Server {
         let mut want: BTreeMap<String, Registered> = BTreeMap::new();
         let mut entries = Vec::new();
         let mut skipped = Vec::new();
+        let mut rug_pulls = Vec::new();
         for (remote, t) in tools {
             let utility = remote.starts_with(UTILITY);
             if !utility && !self.cfg.tools.allows(&remote) {
                 continue;
             }
             let name = names::tool_name(&self.name, &t.name);
+            if !utility {
+                let text = definition_text(&t);
+                let mut pins = self.pins.lock();
+                match pins.get(&remote) {
+                    None => {
+                        pins.insert(remote.clone(), text);
+                    }
+                    Some(pinned) if *pinned != text => {
+                        let was = short_hash(pinned);
+                        let mut changed = self.changed.lock();
+                        if changed.get(&remote) != Some(&text) {
+                            tracing::warn!(server = %self.name, tool = %remote,
+                                "MCP tool definition changed since it was first listed ({was} -> {}){}",
+                                short_hash(&text),
+                                if self.cfg.pin { ": held until the host accepts it" } else { "" });
+                            rug_pulls.push(json!({"tool": remote, "name": name,
+                                "pinned": was, "now": short_hash(&text), "held": self.cfg.pin}));
+                            changed.insert(remote.clone(), text);
+                        }
+                        if self.cfg.pin {
+                            continue;
+                        }
+                    }
+                    Some(_) => {
+                        self.changed.lock().remove(&remote);
+                    }
+                }
+            }
             if want.contains_key(&name) {
                 tracing::warn!(server = %self.name, tool = %remote, "MCP tool skipped: its name '{name}' is taken by another tool of this server");
                 skipped.push(t.name.to_string());
@@ -473,6 +549,9 @@ impl Server {
                 continue;
             }
             let fingerprint = serde_json::to_string(&t).unwrap_or_default();
+            let destructive = t.annotations.as_ref().is_some_and(|a| {
+                a.destructive_hint == Some(true) && a.read_only_hint != Some(true)
+            });
             let unchanged = mine
                 .get(&name)
                 .is_some_and(|r| r.fingerprint == fingerprint);
@@ -509,6 +588,7 @@ impl Server {
                 Registered {
                     remote,
                     fingerprint,
+                    destructive,
                 },
             );
         }
@@ -560,6 +640,72 @@ impl Server {
                 json!({"registered": added_names, "removed": vanished}),
             );
         }
+        for ev in rug_pulls {
+            self.emit("mcp.tool_changed", ev);
+        }
+    }
+
+    /// Accept every changed tool definition as the new pin; the caller
+    /// refreshes so that held tools come back. Returns the tools accepted.
+    pub fn accept_changes(&self) -> Vec<String> {
+        let mut pins = self.pins.lock();
+        let changed = std::mem::take(&mut *self.changed.lock());
+        let names = changed.keys().cloned().collect();
+        pins.extend(changed);
+        names
+    }
+
+    /// List again now (after [`Server::accept_changes`]).
+    pub async fn refresh_now(self: Arc<Self>) -> Result<(), String> {
+        let (peer, _) = self.peer().await?;
+        self.refresh(&peer).await
+    }
+
+    /// Ask the runtime's approval policy whether destructive tool `shown`
+    /// may run (the host's approval handler; denied without one).
+    async fn approve_destructive(
+        &self,
+        shown: &str,
+        ctx: hermes_core::dispatch::CallContext,
+        cancel: CancelToken,
+    ) -> Result<(), String> {
+        let blocked = |why: &str| {
+            format!(
+                "BLOCKED: MCP tool '{shown}' of server '{}' is marked destructive and was not approved ({why}); it did not run",
+                self.name
+            )
+        };
+        let Some(services) = self.events.clone() else {
+            return Err(blocked("no approval service"));
+        };
+        let subject = format!("MCP tool '{shown}' of server '{}'", self.name);
+        let check = hermes_approval::CheckResult {
+            verdict: hermes_approval::Verdict::Ask,
+            reasons: vec![hermes_approval::Reason {
+                rule: "mcp_destructive_tool".into(),
+                description: format!(
+                    "a tool the untrusted MCP server '{}' marks destructive (destructiveHint)",
+                    self.name
+                ),
+                tier: hermes_approval::Verdict::Ask,
+                command: subject.clone(),
+                pack: "builtin".into(),
+                sandbox: None,
+                argv: Vec::new(),
+            }],
+            commands: Vec::new(),
+            normalized: vec![subject.clone()],
+            contained: Vec::new(),
+        };
+        let decision = tokio::task::spawn_blocking(move || {
+            services.approve_check(check, &subject, &ctx, &cancel)
+        })
+        .await;
+        match decision {
+            Ok(hermes_core::CommandDecision::Allow) => Ok(()),
+            Ok(hermes_core::CommandDecision::Deny { message, .. }) => Err(blocked(&message)),
+            Err(_) => Err(blocked("the approval did not complete")),
+        }
     }
 
     /// One `tools/call`, bounded by `deadline` and `cancel` (either sends
@@ -570,10 +716,16 @@ impl Server {
         args: Option<Map<String, Value>>,
         cancel: CancelToken,
         deadline: Instant,
+        approval: Option<hermes_core::dispatch::CallContext>,
     ) -> ToolOutput {
         let timeout = deadline.saturating_duration_since(Instant::now());
         let shown = remote.trim_start_matches(UTILITY).to_string();
         let work = async {
+            if let Some(ctx) = approval {
+                self.approve_destructive(&shown, ctx, cancel.clone())
+                    .await
+                    .map_err(err_text)?;
+            }
             let (peer, fresh) = self.peer().await.map_err(err_text)?;
             if fresh {
                 // Reconnected: its tool list may have changed.
@@ -633,14 +785,23 @@ impl Server {
         }
     }
 
-    fn remote_name(&self, name: &str) -> Option<String> {
-        self.tools.lock().get(name).map(|r| r.remote.clone())
+    /// The server-side name of tool `name` and whether a call must be approved.
+    fn remote_name(&self, name: &str) -> Option<(String, bool)> {
+        self.tools
+            .lock()
+            .get(name)
+            .map(|r| (r.remote.clone(), r.destructive && !self.cfg.trusted()))
     }
 
     /// This server's state as JSON.
     pub fn status(&self) -> Value {
         // One lock at a time: `apply` takes the tools, then the state.
         let tools: Vec<String> = self.tools.lock().keys().cloned().collect();
+        let held: Vec<String> = if self.cfg.pin {
+            self.changed.lock().keys().cloned().collect()
+        } else {
+            Vec::new()
+        };
         let st = self.state.lock();
         let state = if self.closed.is_cancelled() {
             "closed"
@@ -658,6 +819,8 @@ impl Server {
             "toolset": self.toolset,
             "tools": tools,
             "skipped_tools": st.skipped,
+            "held_tools": held,
+            "trust": self.cfg.trust,
             "pid": st.pid,
             "connects": st.connects,
             "failures": st.failures,
@@ -750,7 +913,7 @@ impl Tool for McpTool {
             call.reply.send(err_text("this MCP server is closed"));
             return;
         };
-        let Some(remote) = server.remote_name(call.name) else {
+        let Some((remote, ask)) = server.remote_name(call.name) else {
             call.reply.send(err_text(format!(
                 "MCP tool '{}' is no longer offered by server '{}'",
                 call.name, server.name
@@ -765,7 +928,8 @@ impl Tool for McpTool {
         let deadline = call
             .deadline
             .unwrap_or_else(|| Instant::now() + server.cfg.call_timeout());
-        let fut = server.call(remote, args, call.cancel.clone(), deadline);
+        let approval = ask.then(|| call.context.clone());
+        let fut = server.call(remote, args, call.cancel.clone(), deadline, approval);
         let Some(handle) = call.engine.handle() else {
             call.reply.send(err_text("the runtime is closing"));
             return;
