@@ -70,6 +70,12 @@ struct State {
     connects: u64,
     server_info: Option<Value>,
     skipped: Vec<String>,
+    /// Consecutive failed calls (connection lost or refused, timeouts).
+    call_failures: u32,
+    /// The circuit breaker: calls fail fast until then.
+    parked_until: Option<Instant>,
+    /// Why the breaker opened (the last failure).
+    parked_reason: Option<String>,
 }
 
 /// One registered tool: its server-side name and a fingerprint of its definition.
@@ -293,6 +299,9 @@ impl Server {
                 drop(st);
                 tracing::info!(server = %self.name, "MCP server connected");
                 self.emit("mcp.state", json!({"state": "ready", "connects": connects}));
+                if let (Some(every), Some(me)) = (self.cfg.keepalive(), self.me.upgrade()) {
+                    tokio::spawn(me.keepalive(peer.clone(), every));
+                }
                 Ok((peer, true))
             }
             Ok(Err(e)) => {
@@ -720,13 +729,22 @@ impl Server {
     ) -> ToolOutput {
         let timeout = deadline.saturating_duration_since(Instant::now());
         let shown = remote.trim_start_matches(UTILITY).to_string();
+        if let Err(e) = self.breaker_check() {
+            return err_text(e);
+        }
+        // Whether the server failed this call (counts toward the breaker).
+        let failed = std::sync::atomic::AtomicBool::new(false);
+        let fail = |e: String| {
+            failed.store(true, std::sync::atomic::Ordering::Relaxed);
+            err_text(e)
+        };
         let work = async {
             if let Some(ctx) = approval {
                 self.approve_destructive(&shown, ctx, cancel.clone())
                     .await
                     .map_err(err_text)?;
             }
-            let (peer, fresh) = self.peer().await.map_err(err_text)?;
+            let (peer, fresh) = self.peer().await.map_err(fail)?;
             if fresh {
                 // Reconnected: its tool list may have changed.
                 let me = self.clone();
@@ -759,7 +777,7 @@ impl Server {
                         );
                     if lost {
                         self.state.lock().last_error = Some(format!("connection lost: {e}"));
-                        Err(err_text(format!(
+                        Err(fail(format!(
                             "MCP call failed: server '{}' stopped or closed the connection ({e}); it is restarted on the next call",
                             self.name
                         )))
@@ -769,8 +787,13 @@ impl Server {
                 }
             }
         };
-        tokio::select! {
-            out = work => out.unwrap_or_else(|e| e),
+        // Some(ok) when the call ended on the server's account.
+        let mut outcome = None;
+        let out = tokio::select! {
+            out = work => {
+                outcome = Some(!failed.load(std::sync::atomic::Ordering::Relaxed));
+                out.unwrap_or_else(|e| e)
+            }
             _ = cancel.cancelled() => {
                 // Dispatch answers a cancelled call itself right after firing
                 // the token; answering at once could race ahead of it and
@@ -779,9 +802,127 @@ impl Server {
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 err_text(format!("MCP tool '{shown}' of server '{}' was cancelled", self.name))
             }
-            _ = tokio::time::sleep(timeout) => err_text(format!(
-                "MCP tool '{shown}' of server '{}' timed out after {:.0} s", self.name, timeout.as_secs_f64())),
+            _ = tokio::time::sleep(timeout) => {
+                outcome = Some(false);
+                err_text(format!(
+                "MCP tool '{shown}' of server '{}' timed out after {:.0} s", self.name, timeout.as_secs_f64()))
+            }
             _ = self.closed.cancelled() => err_text(format!("MCP server '{}' is closed", self.name)),
+        };
+        if let Some(ok) = outcome {
+            self.breaker_record(ok, &out);
+        }
+        out
+    }
+
+    /// Fail fast while the breaker is open. Once the cool-down is over calls
+    /// go through again; the first failure among them re-opens it at once
+    /// (the failure count is kept until a call succeeds).
+    fn breaker_check(&self) -> Result<(), String> {
+        let mut st = self.state.lock();
+        let Some(until) = st.parked_until else {
+            return Ok(());
+        };
+        let now = Instant::now();
+        if now >= until {
+            st.parked_until = None;
+            return Ok(());
+        }
+        Err(format!(
+            "MCP server '{}' is parked after {} consecutive failures (last: {}); calls fail fast until it is retried in {} s",
+            self.name,
+            st.call_failures,
+            st.parked_reason.as_deref().unwrap_or("unknown"),
+            until.saturating_duration_since(now).as_secs() + 1
+        ))
+    }
+
+    /// Count a call's end toward the circuit breaker.
+    fn breaker_record(&self, ok: bool, out: &ToolOutput) {
+        let limit = self.cfg.breaker_failures;
+        if limit == 0 {
+            return;
+        }
+        let mut st = self.state.lock();
+        if ok {
+            st.call_failures = 0;
+            st.parked_reason = None;
+            return;
+        }
+        st.call_failures = st.call_failures.saturating_add(1);
+        if st.call_failures < limit {
+            return;
+        }
+        let reason = serde_json::from_str::<Value>(&out.text)
+            .ok()
+            .and_then(|v| v["error"].as_str().map(str::to_string))
+            .unwrap_or_else(|| "call failed".into());
+        let cooldown = self.cfg.breaker_cooldown();
+        st.parked_until = Some(Instant::now() + cooldown);
+        st.parked_reason = Some(reason.clone());
+        let failures = st.call_failures;
+        drop(st);
+        tracing::warn!(server = %self.name, failures, "MCP server parked for {:.0} s: {reason}", cooldown.as_secs_f64());
+        self.emit(
+            "mcp.state",
+            json!({"state": "parked", "failures": failures, "error": reason,
+                "retry_in_ms": cooldown.as_millis() as u64}),
+        );
+    }
+
+    /// Ping the server every `every` while this connection lives. A ping
+    /// that fails or is not answered in time (`every`, at most the call
+    /// timeout, at least 1 s) drops the connection and kills the child: the
+    /// next call reconnects. A server without `ping` (-32601) is left alone.
+    async fn keepalive(self: Arc<Self>, peer: Peer<RoleClient>, every: Duration) {
+        let wait = every
+            .min(self.cfg.call_timeout())
+            .max(Duration::from_secs(1));
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(every) => {}
+                _ = self.closed.cancelled() => return,
+            }
+            if peer.is_transport_closed() {
+                return;
+            }
+            let ping = rmcp::model::ClientRequest::PingRequest(Default::default());
+            let error = match tokio::time::timeout(wait, peer.send_request(ping)).await {
+                Ok(Ok(_)) => continue,
+                Ok(Err(rmcp::ServiceError::McpError(e)))
+                    if e.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND =>
+                {
+                    tracing::debug!(server = %self.name, "MCP server has no ping: keepalive off");
+                    return;
+                }
+                Ok(Err(e)) => format!("keepalive ping failed: {e}"),
+                Err(_) => format!(
+                    "keepalive ping not answered within {:.0} s",
+                    wait.as_secs_f64()
+                ),
+            };
+            if peer.is_transport_closed() {
+                // Already known dead: the next call reconnects.
+                return;
+            }
+            tracing::warn!(server = %self.name, "{error}: dropping the connection");
+            {
+                let mut conn = self.conn.lock().await;
+                conn.take();
+            }
+            self.kill_child();
+            {
+                let mut st = self.state.lock();
+                st.peer = None;
+                st.last_error = Some(error.clone());
+            }
+            self.emit(
+                "mcp.state",
+                json!({"state": "disconnected", "error": error}),
+            );
+            let out = err_text(error);
+            self.breaker_record(false, &out);
+            return;
         }
     }
 
@@ -810,8 +951,18 @@ impl Server {
                 Some(p) if !p.is_transport_closed() => "ready",
                 Some(_) => "disconnected",
                 None if st.failures > 0 => "failed",
+                None if st.connects > 0 => "disconnected",
                 None => "connecting",
             }
+        };
+        let parked_ms = st
+            .parked_until
+            .map(|t| t.saturating_duration_since(Instant::now()).as_millis() as u64)
+            .filter(|ms| *ms > 0);
+        let state = if parked_ms.is_some() && state != "closed" {
+            "parked"
+        } else {
+            state
         };
         json!({
             "state": state,
@@ -826,6 +977,8 @@ impl Server {
             "failures": st.failures,
             "retry_in_ms": st.retry_at.map(|t| t.saturating_duration_since(Instant::now()).as_millis() as u64),
             "last_error": st.last_error,
+            "call_failures": st.call_failures,
+            "parked_retry_in_ms": parked_ms,
             "server_info": st.server_info,
         })
     }
