@@ -15,7 +15,7 @@ BUILD_DIR := build
 # Output folder used by the mk/ fragments (a variable only: `build` is the cargo target).
 BUILD   := $(BUILD_DIR)
 
-.PHONY: all build release quickstart example-c example-approval setup setup-check test test-rust stress fuzz-json lint bench install clean
+.PHONY: all build release quickstart example-c example-approval example-plugin setup setup-check test test-rust stress fuzz-json lint bench install clean
 
 all: build
 
@@ -32,7 +32,14 @@ quickstart: build
 	  -L$(LIBDIR) -Wl,-rpath,$(CURDIR)/$(LIBDIR) -lhermes_tools
 	./$(BUILD_DIR)/quickstart
 
-example-c: quickstart example-approval
+example-c: quickstart example-approval example-plugin
+
+# The example plugin (examples/c/plugin): a shared library that links against
+# nothing; list build/plugins/libhello_plugin.so in a config's "plugins".
+example-plugin:
+	mkdir -p $(BUILD_DIR)/plugins
+	$(CC) -std=c11 -Wall -Wextra -Werror -fPIC -shared -Iinclude examples/c/plugin/hello_plugin.c \
+	  -o $(BUILD_DIR)/plugins/libhello_plugin.so
 
 # The approval round trip in C: the host's handler approves one command and denies another.
 example-approval: build

@@ -50,6 +50,24 @@
 #define HT_VERSION_MINOR 1
 #define HT_VERSION_PATCH 0
 #define HT_VERSION "0.1.0"
+/** The plugin ABI (see ht_plugin_host): a plugin built for another is refused. */
+#define HT_PLUGIN_ABI_VERSION 1
+/**
+ * Plugins. A plugin is a shared library with these two exports; list it in the
+ * runtime config's "plugins" and ht_runtime_new loads it and calls its init.
+ *
+ *     HT_PLUGIN_DECLARE_ABI;
+ *     HT_PLUGIN_EXPORT ht_status ht_plugin_init(const ht_plugin_host *host,
+ *                                               char *err_buf, size_t err_cap) { ... }
+ *
+ * See ht_plugin_host and ht_plugin_init_fn; example: examples/c/plugin/.
+ */
+#if defined(__cplusplus)
+#define HT_PLUGIN_EXPORT extern "C" __attribute__((visibility("default")))
+#else
+#define HT_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+#define HT_PLUGIN_DECLARE_ABI HT_PLUGIN_EXPORT const uint32_t ht_plugin_abi_version = HT_PLUGIN_ABI_VERSION
 
 
 /**
@@ -206,6 +224,126 @@ typedef void (*ht_approval_fn)(void *user_data,
  */
 typedef void (*ht_cancel_fn)(void *user_data,
                              struct ht_call *call);
+
+/**
+ * What a plugin's `ht_plugin_init` receives: the runtime and the C functions
+ * it registers and answers through (the plugin links against nothing). The
+ * table is borrowed for the init call only: copy what you keep. The function
+ * pointers stay valid while the plugin is loaded (the library keeps a plugin
+ * mapped until the last of its registrations is gone and its free functions
+ * ran); `runtime` stays valid until the host frees it. Register during init,
+ * on the calling thread: those registrations are what keep the plugin mapped.
+ * Fields are appended only; `struct_size` is the size the library built.
+ */
+typedef struct ht_plugin_host {
+  /**
+   * `HT_PLUGIN_ABI_VERSION` of the loading library.
+   */
+  uint32_t abi_version;
+  /**
+   * `sizeof(ht_plugin_host)` as the loading library built it.
+   */
+  size_t struct_size;
+  /**
+   * The runtime being created.
+   */
+  struct ht_runtime *runtime;
+  /**
+   * The plugin's path as configured (NUL-terminated, borrowed for the init call).
+   */
+  const char *plugin_path;
+  /**
+   * `ht_runtime_register_tool`.
+   */
+  ht_status (*register_tool)(struct ht_runtime*,
+                             const char*,
+                             size_t,
+                             ht_tool_handler_fn,
+                             ht_check_fn,
+                             void*,
+                             ht_free_fn,
+                             struct ht_error**);
+  /**
+   * `ht_runtime_register_tools`.
+   */
+  ht_status (*register_tools)(struct ht_runtime*,
+                              const char*,
+                              size_t,
+                              ht_tool_handler_fn,
+                              ht_check_fn,
+                              void*,
+                              ht_free_fn,
+                              size_t*,
+                              struct ht_error**);
+  /**
+   * `ht_runtime_deregister_tool`.
+   */
+  ht_status (*deregister_tool)(struct ht_runtime*,
+                               const char*,
+                               size_t,
+                               struct ht_error**);
+  /**
+   * `ht_runtime_define_toolset`.
+   */
+  ht_status (*define_toolset)(struct ht_runtime*,
+                              const char*,
+                              size_t,
+                              struct ht_error**);
+  /**
+   * `ht_runtime_alias_toolset`.
+   */
+  ht_status (*alias_toolset)(struct ht_runtime*,
+                             const char*,
+                             size_t,
+                             const char*,
+                             size_t,
+                             struct ht_error**);
+  /**
+   * `ht_call_args_json`.
+   */
+  const char *(*call_args_json)(const struct ht_call*,
+                                size_t*);
+  /**
+   * `ht_call_context_json`.
+   */
+  const char *(*call_context_json)(const struct ht_call*,
+                                   size_t*);
+  /**
+   * `ht_call_tool_name`.
+   */
+  const char *(*call_tool_name)(const struct ht_call*,
+                                size_t*);
+  /**
+   * `ht_call_respond`.
+   */
+  ht_status (*call_respond)(struct ht_call*,
+                            bool,
+                            const char*,
+                            size_t);
+  /**
+   * `ht_string_free`.
+   */
+  void (*string_free)(char*);
+  /**
+   * `ht_error_message`.
+   */
+  const char *(*error_message)(const struct ht_error*);
+  /**
+   * `ht_error_free`.
+   */
+  void (*error_free)(struct ht_error*);
+} ht_plugin_host;
+
+/**
+ * The entry point a plugin exports as `ht_plugin_init` (declared in this
+ * header; the plugin also declares `HT_PLUGIN_DECLARE_ABI`). Return
+ * `HT_STATUS_OK`, or another status after writing a one-line NUL-terminated
+ * message of at most `err_cap` bytes to `err_buf`: runtime creation then
+ * fails with that message and the plugin's path. Must not unwind.
+ */
+typedef ht_status (*ht_plugin_init_fn)(const struct ht_plugin_host *host,
+                                       char *err_buf,
+                                       size_t err_cap);
 
 #ifdef __cplusplus
 extern "C" {
@@ -428,6 +566,27 @@ ht_status ht_runtime_add_mcp_server(struct ht_runtime *rt,
                                     const char *config_json,
                                     size_t config_len,
                                     struct ht_error **out_err);
+
+/**
+ * Accept the changed definitions of an MCP server's tools: a tool whose
+ * description, input schema or annotations changed since it was first listed
+ * (event `mcp.tool_changed`, status `held_tools`) is held out of the registry
+ * while the server's `pin` is on (the default); this makes the current
+ * definitions the new pins and lists the tools again, so they come back.
+ * Blocks until that listing ends (at most the server's `connect_timeout` plus
+ * 1 s; then `HT_STATUS_TIMEOUT`, and the tools return in the background). An
+ * unknown name gives `HT_STATUS_NOT_FOUND`. Any thread.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - `name` is NULL with `name_len` 0, or points at that many bytes that stay readable and
+ *   unchanged until this returns.
+ * - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
+ */
+ht_status ht_runtime_mcp_accept_tools(struct ht_runtime *rt,
+                                      const char *name,
+                                      size_t name_len,
+                                      struct ht_error **out_err);
 
 /**
  * Remove an MCP server (configured or added): its process tree is stopped (TERM, then KILL

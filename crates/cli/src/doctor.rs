@@ -79,6 +79,34 @@ fn sandbox_works(r: &mut Report) {
     }
 }
 
+/// Each configured plugin opens, has the symbols and speaks this ABI (its
+/// init is not run: that happens when a C host creates a runtime).
+fn plugins_load(r: &mut Report, text: &str) {
+    let Ok(cfg) = hermes_runtime::config::Config::parse(text) else {
+        return; // already reported by the runtime check
+    };
+    let files = match cfg.plugins.files() {
+        Ok(f) => f,
+        Err(e) => {
+            r.fail(&e.message, "point plugins.dirs at a readable folder");
+            return;
+        }
+    };
+    for f in files {
+        match hermes_ffi::plugin::probe(&f) {
+            Ok(_) => r.ok(&format!(
+                "plugin '{}' loads (ABI {})",
+                f.display(),
+                hermes_ffi::plugin::PLUGIN_ABI_VERSION
+            )),
+            Err(e) => r.fail(
+                &e.message,
+                "rebuild the plugin against this hermes_tools.h, or fix its path",
+            ),
+        }
+    }
+}
+
 pub fn run(config: Option<&Path>) -> u8 {
     let mut r = Report { failed: 0 };
     let text = match config {
@@ -116,6 +144,7 @@ pub fn run(config: Option<&Path>) -> u8 {
             "correct the key it names (docs/json-shapes.md)",
         ),
     }
+    plugins_load(&mut r, &text);
     let term = &cfg["terminal"];
     if term["backend"] == "sandbox" {
         sandbox_works(&mut r);

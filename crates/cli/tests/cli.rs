@@ -208,3 +208,36 @@ fn doctor_names_what_to_fix() {
     let o = run(&["doctor", "--config", "/nonexistent/ht.json"]);
     assert_eq!(o.status.code(), Some(1));
 }
+
+#[test]
+fn doctor_reports_whether_each_plugin_loads() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let so = std::env::temp_dir().join(format!("ht-doctor-plugin-{}.so", std::process::id()));
+    let built = Command::new("cc")
+        .args(["-std=c11", "-fPIC", "-shared", "-I"])
+        .arg(root.join("include"))
+        .arg(root.join("examples/c/plugin/hello_plugin.c"))
+        .arg("-o")
+        .arg(&so)
+        .status();
+    if !built.is_ok_and(|s| s.success()) {
+        eprintln!("SKIP: no C compiler to build the example plugin");
+        return;
+    }
+    let cfg = config(&format!(
+        r#"{{"plugins": ["{}", "/nonexistent/libht-nope.so"]}}"#,
+        so.display()
+    ));
+    let o = run(&["doctor", "--config", cfg.arg()]);
+    let _ = std::fs::remove_file(&so);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains(&format!("plugin '{}' loads (ABI 1)", so.display())),
+        "{out}"
+    );
+    assert!(
+        out.contains("plugin '/nonexistent/libht-nope.so': no such file"),
+        "{out}"
+    );
+}

@@ -19,6 +19,9 @@ pub struct ht_runtime {
     /// Definitions texts handed out last, by the core's shared text: a cache
     /// hit hands the same block out again without copying.
     defs: parking_lot::Mutex<Vec<(Arc<String>, Text)>>,
+    /// Plugins loaded from the config; dropped after `rt` (field order), and
+    /// each registration they made holds its library too (host.rs).
+    plugins: parking_lot::Mutex<Vec<crate::plugin::Plugin>>,
 }
 
 impl ht_runtime {
@@ -165,17 +168,147 @@ pub unsafe extern "C" fn ht_runtime_new(
         if let Some(level) = &rt.config().log_level {
             crate::logging::set_level(level);
         }
+        let files = rt.config().plugins.files()?;
         let b = Box::new(ht_runtime {
             rt,
             defs: parking_lot::Mutex::new(Vec::new()),
+            plugins: parking_lot::Mutex::new(Vec::new()),
         });
+        let raw = Box::into_raw(b);
+        if let Err(e) = load_plugins(raw, &files) {
+            // SAFETY: `raw` comes from Box::into_raw just above and was never given to the host;
+            // the plugins that ran saw it only during their init, so we own it and free it once.
+            let b = unsafe { Box::from_raw(raw) };
+            b.rt.close();
+            drop(b);
+            return Err(e);
+        }
         // SAFETY: `out_rt` is non-NULL (required above) and, by this export's # Safety, points at a
         // writable `ht_runtime *`. The Box's ownership passes to the host, who frees it once with
         // ht_runtime_free.
-        unsafe { *out_rt = Box::into_raw(b) };
+        unsafe { *out_rt = raw };
         Ok(())
     })
 }
+
+/// Load the config's plugins into a runtime that the host does not hold yet.
+fn load_plugins(raw: *mut ht_runtime, files: &[std::path::PathBuf]) -> Result<(), Error> {
+    for path in files {
+        let cpath = std::ffi::CString::new(path.to_string_lossy().as_bytes())
+            .map_err(|_| Error::invalid(format!("plugin '{}': NUL in path", path.display())))?;
+        let host = ht_plugin_host {
+            abi_version: crate::plugin::PLUGIN_ABI_VERSION,
+            struct_size: std::mem::size_of::<ht_plugin_host>(),
+            runtime: raw,
+            plugin_path: cpath.as_ptr(),
+            register_tool: ht_runtime_register_tool,
+            register_tools: ht_runtime_register_tools,
+            deregister_tool: ht_runtime_deregister_tool,
+            define_toolset: ht_runtime_define_toolset,
+            alias_toolset: ht_runtime_alias_toolset,
+            call_args_json: ht_call_args_json,
+            call_context_json: ht_call_context_json,
+            call_tool_name: ht_call_tool_name,
+            call_respond: ht_call_respond,
+            string_free: ht_string_free,
+            error_message: ht_error_message,
+            error_free: ht_error_free,
+        };
+        // SAFETY: `host` lives on this frame for the whole call; its runtime is the live one we are
+        // building, its path a CString held above, its functions our exports.
+        let plugin =
+            unsafe { crate::plugin::load(path, &host as *const ht_plugin_host as *const c_void) }?;
+        // SAFETY: `raw` is the live runtime ht_runtime_new is building (from Box::into_raw, not
+        // freed); shared access only, as for any export.
+        unsafe { &*raw }.plugins.lock().push(plugin);
+    }
+    Ok(())
+}
+
+/// What a plugin's `ht_plugin_init` receives: the runtime and the C functions
+/// it registers and answers through (the plugin links against nothing). The
+/// table is borrowed for the init call only: copy what you keep. The function
+/// pointers stay valid while the plugin is loaded (the library keeps a plugin
+/// mapped until the last of its registrations is gone and its free functions
+/// ran); `runtime` stays valid until the host frees it. Register during init,
+/// on the calling thread: those registrations are what keep the plugin mapped.
+/// Fields are appended only; `struct_size` is the size the library built.
+#[repr(C)]
+pub struct ht_plugin_host {
+    /// `HT_PLUGIN_ABI_VERSION` of the loading library.
+    pub abi_version: u32,
+    /// `sizeof(ht_plugin_host)` as the loading library built it.
+    pub struct_size: usize,
+    /// The runtime being created.
+    pub runtime: *mut ht_runtime,
+    /// The plugin's path as configured (NUL-terminated, borrowed for the init call).
+    pub plugin_path: *const c_char,
+    /// `ht_runtime_register_tool`.
+    pub register_tool: unsafe extern "C" fn(
+        *mut ht_runtime,
+        *const c_char,
+        usize,
+        ht_tool_handler_fn,
+        ht_check_fn,
+        *mut c_void,
+        ht_free_fn,
+        *mut *mut ht_error,
+    ) -> Status,
+    /// `ht_runtime_register_tools`.
+    pub register_tools: unsafe extern "C" fn(
+        *mut ht_runtime,
+        *const c_char,
+        usize,
+        ht_tool_handler_fn,
+        ht_check_fn,
+        *mut c_void,
+        ht_free_fn,
+        *mut usize,
+        *mut *mut ht_error,
+    ) -> Status,
+    /// `ht_runtime_deregister_tool`.
+    pub deregister_tool:
+        unsafe extern "C" fn(*mut ht_runtime, *const c_char, usize, *mut *mut ht_error) -> Status,
+    /// `ht_runtime_define_toolset`.
+    pub define_toolset:
+        unsafe extern "C" fn(*mut ht_runtime, *const c_char, usize, *mut *mut ht_error) -> Status,
+    /// `ht_runtime_alias_toolset`.
+    pub alias_toolset: unsafe extern "C" fn(
+        *mut ht_runtime,
+        *const c_char,
+        usize,
+        *const c_char,
+        usize,
+        *mut *mut ht_error,
+    ) -> Status,
+    /// `ht_call_args_json`.
+    pub call_args_json: unsafe extern "C" fn(*const ht_call, *mut usize) -> *const c_char,
+    /// `ht_call_context_json`.
+    pub call_context_json: unsafe extern "C" fn(*const ht_call, *mut usize) -> *const c_char,
+    /// `ht_call_tool_name`.
+    pub call_tool_name: unsafe extern "C" fn(*const ht_call, *mut usize) -> *const c_char,
+    /// `ht_call_respond`.
+    pub call_respond: unsafe extern "C" fn(*mut ht_call, bool, *const c_char, usize) -> Status,
+    /// `ht_string_free`.
+    pub string_free: unsafe extern "C" fn(*mut c_char),
+    /// `ht_error_message`.
+    pub error_message: unsafe extern "C" fn(*const ht_error) -> *const c_char,
+    /// `ht_error_free`.
+    pub error_free: unsafe extern "C" fn(*mut ht_error),
+}
+
+/// The entry point a plugin exports as `ht_plugin_init` (declared in this
+/// header; the plugin also declares `HT_PLUGIN_DECLARE_ABI`). Return
+/// `HT_STATUS_OK`, or another status after writing a one-line NUL-terminated
+/// message of at most `err_cap` bytes to `err_buf`: runtime creation then
+/// fails with that message and the plugin's path. Must not unwind.
+pub type ht_plugin_init_fn = Option<
+    unsafe extern "C" fn(
+        host: *const ht_plugin_host,
+        err_buf: *mut c_char,
+        err_cap: usize,
+    ) -> Status,
+>;
 
 /// Free a runtime (NULL is a no-op). Rejects new work, completes pending
 /// async calls with `HT_STATUS_CANCELLED`, kills built-in processes, runs
@@ -487,6 +620,38 @@ pub unsafe extern "C" fn ht_runtime_add_mcp_server(
         // bytes readable and unchanged until we return; the &str is not kept past the call.
         let config = unsafe { str_arg(config_json, config_len, "config_json") }?;
         rt.add_mcp_server(name, config)
+    })
+}
+
+/// Accept the changed definitions of an MCP server's tools: a tool whose
+/// description, input schema or annotations changed since it was first listed
+/// (event `mcp.tool_changed`, status `held_tools`) is held out of the registry
+/// while the server's `pin` is on (the default); this makes the current
+/// definitions the new pins and lists the tools again, so they come back.
+/// Blocks until that listing ends (at most the server's `connect_timeout` plus
+/// 1 s; then `HT_STATUS_TIMEOUT`, and the tools return in the background). An
+/// unknown name gives `HT_STATUS_NOT_FOUND`. Any thread.
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - `name` is NULL with `name_len` 0, or points at that many bytes that stay readable and
+///   unchanged until this returns.
+/// - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_mcp_accept_tools(
+    rt: *mut ht_runtime,
+    name: *const c_char,
+    name_len: usize,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    status_boundary(out_err, || {
+        // SAFETY: `rt` is NULL (rt_ref rejects it) or, by this export's # Safety, a live runtime
+        // that no thread frees before we return.
+        let rt = unsafe { rt_ref(rt) }?;
+        // SAFETY: by this export's # Safety, `(name, name_len)` is NULL/0 or name_len bytes
+        // readable and unchanged until we return; the &str is not kept past the call.
+        let name = unsafe { str_arg(name, name_len, "name") }?;
+        rt.accept_mcp_tools(name).map(|_| ())
     })
 }
 

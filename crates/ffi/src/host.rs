@@ -34,6 +34,29 @@ pub type HandlerFn = unsafe extern "C" fn(user_data: *mut c_void, call: *mut ht_
 pub type CheckFn = unsafe extern "C" fn(user_data: *mut c_void) -> bool;
 pub type HookFn = unsafe extern "C" fn(user_data: *mut c_void, hook: *mut ht_hook);
 
+/// What keeps a plugin library mapped: registrations made while its
+/// `ht_plugin_init` runs hold one, so its code outlives every callback.
+pub type KeepAlive = Arc<dyn std::any::Any + Send + Sync>;
+
+thread_local! {
+    /// The plugin whose `ht_plugin_init` runs on this thread, if any.
+    static LOADING: std::cell::RefCell<Option<KeepAlive>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Run `f` with `keep` attached to every registration made on this thread
+/// meanwhile (a plugin's init; see plugin.rs).
+pub fn while_loading<R>(keep: KeepAlive, f: impl FnOnce() -> R) -> R {
+    struct Reset(Option<KeepAlive>);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            let old = self.0.take();
+            LOADING.with(|l| *l.borrow_mut() = old);
+        }
+    }
+    let _reset = Reset(LOADING.with(|l| l.borrow_mut().replace(keep)));
+    f()
+}
+
 /// `user_data` plus its free function. Dropping the last reference queues the
 /// free function on the callback thread (or runs it here once that thread is gone).
 pub struct HostData {
@@ -41,6 +64,9 @@ pub struct HostData {
     free: Option<FreeFn>,
     armed: AtomicBool,
     callbacks: Arc<CallbackThread>,
+    /// The plugin library whose code `free` and the callbacks are, if any:
+    /// released only after `free` ran.
+    keep: Option<KeepAlive>,
 }
 
 // SAFETY: the library never dereferences `user_data`; it only passes it back to
@@ -65,6 +91,7 @@ impl HostData {
             free,
             armed: AtomicBool::new(false),
             callbacks,
+            keep: LOADING.with(|l| l.borrow().clone()),
         })
     }
     /// Registration succeeded: from now on the free function will run on drop.
@@ -75,6 +102,7 @@ impl HostData {
 
 impl Drop for HostData {
     fn drop(&mut self) {
+        let keep = self.keep.take();
         if !self.armed.load(Ordering::Acquire) {
             return;
         }
@@ -82,6 +110,8 @@ impl Drop for HostData {
             let ud = SendPtr(self.user_data);
             self.callbacks.post(Box::new(move || {
                 let ud = ud;
+                // Dropped after `free` returned: the plugin stays mapped until then.
+                let _keep = keep;
                 // SAFETY: `free` is the function the host registered for this
                 // user_data. It runs once: Drop runs once per HostData and only
                 // when armed (the registration succeeded), and it is queued

@@ -14,6 +14,7 @@ pub mod cancel;
 pub mod host;
 pub mod logging;
 pub mod progress;
+pub mod plugin;
 pub mod status;
 pub mod terminal;
 pub mod text;
@@ -28,7 +29,7 @@ pub use status::Status;
 pub const FEATURES_JSON: &str = concat!(
     r#"{"version":""#,
     env!("CARGO_PKG_VERSION"),
-    r#"","abi":1,"formats":["openai","anthropic","mcp"],"hooks":["pre_tool_call","post_tool_call","transform_tool_result"],"builtin_toolsets":["terminal","file","todo","memory","skills","tool_search"],"pty":true,"sandbox":"bubblewrap","bulk_registration":true}"#,
+    r#"","abi":1,"formats":["openai","anthropic","mcp"],"hooks":["pre_tool_call","post_tool_call","transform_tool_result"],"builtin_toolsets":["terminal","file","todo","memory","skills","tool_search"],"pty":true,"sandbox":"bubblewrap","bulk_registration":true,"mcp":{"transports":["stdio","streamable_http"],"list_changed":true,"cancellation":true},"plugins":{"abi":1,"entry":"ht_plugin_init"}}"#,
     "\0"
 );
 

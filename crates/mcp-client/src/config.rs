@@ -37,6 +37,26 @@ pub struct ServerConfig {
     pub enabled: bool,
     #[serde(default)]
     pub tools: ToolsFilter,
+    /// `"trusted"`: its destructive tools run without asking. Default
+    /// `"untrusted"`: a tool annotated `destructiveHint: true` (and not
+    /// `readOnlyHint`) asks the approval handler first (denied without one).
+    #[serde(default = "untrusted")]
+    pub trust: String,
+    /// Hold a tool whose description, schema or annotations changed since it
+    /// was first listed (a "rug pull") until the host accepts the change
+    /// (`ht_runtime_mcp_accept_tools`). Default true; false only reports it.
+    #[serde(default = "yes")]
+    pub pin: bool,
+    /// Seconds between liveness pings of a connected server (0 = none; default 180, min 1).
+    #[serde(default = "default_keepalive")]
+    pub keepalive_interval: f64,
+    /// Consecutive call failures (transport lost, timeouts) that park the
+    /// server (default 3; 0 = never).
+    #[serde(default = "default_breaker_failures")]
+    pub breaker_failures: u32,
+    /// Seconds a parked server fails calls fast before one probe (default 60).
+    #[serde(default = "default_breaker_cooldown")]
+    pub breaker_cooldown: f64,
 }
 
 /// `tools`: which of the server's tools become tools here.
@@ -75,6 +95,18 @@ fn default_connect_timeout() -> f64 {
 }
 fn yes() -> bool {
     true
+}
+fn untrusted() -> String {
+    "untrusted".into()
+}
+fn default_keepalive() -> f64 {
+    180.0
+}
+fn default_breaker_failures() -> u32 {
+    3
+}
+fn default_breaker_cooldown() -> f64 {
+    60.0
 }
 
 impl ToolsFilter {
@@ -129,6 +161,24 @@ impl ServerConfig {
             self.connect_timeout,
             false,
         )?;
+        if !matches!(self.trust.as_str(), "trusted" | "untrusted") {
+            return Err(Error::invalid(format!(
+                "{what}.trust: '{}' is not one of trusted, untrusted",
+                self.trust
+            )));
+        }
+        if self.keepalive_interval != 0.0 {
+            hermes_core::error::seconds(
+                &format!("{what}.keepalive_interval"),
+                self.keepalive_interval,
+                false,
+            )?;
+        }
+        hermes_core::error::seconds(
+            &format!("{what}.breaker_cooldown"),
+            self.breaker_cooldown,
+            false,
+        )?;
         for k in self.env.keys() {
             if k.is_empty() || k.contains('=') || k.contains('\0') {
                 return Err(Error::invalid(format!(
@@ -161,6 +211,16 @@ impl ServerConfig {
     }
     pub fn connect_timeout(&self) -> Duration {
         Duration::from_secs_f64(self.connect_timeout)
+    }
+    pub fn trusted(&self) -> bool {
+        self.trust == "trusted"
+    }
+    /// The keepalive period, if any.
+    pub fn keepalive(&self) -> Option<Duration> {
+        (self.keepalive_interval > 0.0).then(|| Duration::from_secs_f64(self.keepalive_interval))
+    }
+    pub fn breaker_cooldown(&self) -> Duration {
+        Duration::from_secs_f64(self.breaker_cooldown)
     }
 
     /// The child's environment: a safe baseline taken from ours (`PATH`,

@@ -119,6 +119,47 @@ impl Mcp {
         }
     }
 
+    /// Accept the changed tool definitions of server `name` (held after a
+    /// "rug pull" while its `pin` is on): they become the new pins and the
+    /// tools are listed again, so they come back. Waits for that listing (at
+    /// most the server's connect timeout). Returns the tools accepted.
+    pub fn accept_tools(&self, name: &str) -> Result<Vec<String>> {
+        let server = self
+            .servers
+            .lock()
+            .iter()
+            .find(|s| s.name == name)
+            .cloned()
+            .ok_or_else(|| Error::not_found(format!("no running MCP server named '{name}'")))?;
+        let accepted = server.accept_changes();
+        let core = self
+            .core
+            .upgrade()
+            .ok_or_else(|| Error::new(hermes_core::ErrorKind::Closed, "the runtime is closed"))?;
+        let handle = core
+            .engine
+            .handle()
+            .ok_or_else(|| Error::new(hermes_core::ErrorKind::Closed, "the runtime is closed"))?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        let limit = server.connect_timeout_hint();
+        handle.spawn(async move {
+            let _ = tx.send(server.refresh_now().await);
+        });
+        match rx.recv_timeout(limit) {
+            Ok(Ok(())) => Ok(accepted),
+            Ok(Err(e)) => Err(Error::new(
+                hermes_core::ErrorKind::Internal,
+                format!("MCP server '{name}': changes accepted, but listing its tools failed: {e}"),
+            )),
+            Err(_) => Err(Error::new(
+                hermes_core::ErrorKind::Timeout,
+                format!(
+                    "MCP server '{name}': changes accepted; its tools are listed again in the background"
+                ),
+            )),
+        }
+    }
+
     /// `{"<server>": {"state": ..., ...}, ...}` (docs/json-shapes.md).
     pub fn status(&self) -> Value {
         let mut out = Map::new();

@@ -70,12 +70,52 @@ struct State {
     connects: u64,
     server_info: Option<Value>,
     skipped: Vec<String>,
+    /// Consecutive failed calls (connection lost or refused, timeouts).
+    call_failures: u32,
+    /// The circuit breaker: calls fail fast until then.
+    parked_until: Option<Instant>,
+    /// Why the breaker opened (the last failure).
+    parked_reason: Option<String>,
 }
 
 /// One registered tool: its server-side name and a fingerprint of its definition.
 struct Registered {
     remote: String,
     fingerprint: String,
+    /// Annotated `destructiveHint: true` and not `readOnlyHint`.
+    destructive: bool,
+}
+
+/// What a tool's definition is pinned by: description, input schema and
+/// annotations, keys sorted (a server may reorder them between listings).
+fn definition_text(t: &rmcp::model::Tool) -> String {
+    fn sorted(v: Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let mut kv: Vec<(String, Value)> = m.into_iter().collect();
+                kv.sort_by(|a, b| a.0.cmp(&b.0));
+                Value::Object(kv.into_iter().map(|(k, v)| (k, sorted(v))).collect())
+            }
+            Value::Array(a) => Value::Array(a.into_iter().map(sorted).collect()),
+            v => v,
+        }
+    }
+    sorted(json!({
+        "description": t.description,
+        "inputSchema": &*t.input_schema,
+        "annotations": t.annotations,
+    }))
+    .to_string()
+}
+
+/// A short stable label of a definition text for events and logs (FNV-1a 64).
+fn short_hash(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
 }
 
 pub struct Server {
@@ -89,6 +129,12 @@ pub struct Server {
     conn: tokio::sync::Mutex<Option<Conn>>,
     state: Mutex<State>,
     tools: Mutex<BTreeMap<String, Registered>>,
+    /// Each tool's definition when first listed (or last accepted), by its
+    /// server-side name: what a later listing is compared with.
+    pins: Mutex<BTreeMap<String, String>>,
+    /// Tools whose definition changed from the pin: the changed definition,
+    /// by server-side name (held out of the registry when `pin` is on).
+    changed: Mutex<BTreeMap<String, String>>,
     refresh_lock: tokio::sync::Mutex<()>,
     /// The implementation shared by this server's tools.
     tool: Arc<McpTool>,
@@ -118,11 +164,18 @@ impl Server {
             conn: tokio::sync::Mutex::new(None),
             state: Mutex::new(State::default()),
             tools: Mutex::new(BTreeMap::new()),
+            pins: Mutex::new(BTreeMap::new()),
+            changed: Mutex::new(BTreeMap::new()),
             refresh_lock: tokio::sync::Mutex::new(()),
             tool: Arc::new(McpTool { server: me.clone() }),
             events,
             me: me.clone(),
         })
+    }
+
+    /// How long a listing may take: the connect timeout plus a second.
+    pub fn connect_timeout_hint(&self) -> Duration {
+        self.cfg.connect_timeout() + Duration::from_secs(1)
     }
 
     pub fn toolset(&self) -> &str {
@@ -246,6 +299,9 @@ impl Server {
                 drop(st);
                 tracing::info!(server = %self.name, "MCP server connected");
                 self.emit("mcp.state", json!({"state": "ready", "connects": connects}));
+                if let (Some(every), Some(me)) = (self.cfg.keepalive(), self.me.upgrade()) {
+                    tokio::spawn(me.keepalive(peer.clone(), every));
+                }
                 Ok((peer, true))
             }
             Ok(Err(e)) => {
@@ -451,12 +507,41 @@ impl Server {
         let mut want: BTreeMap<String, Registered> = BTreeMap::new();
         let mut entries = Vec::new();
         let mut skipped = Vec::new();
+        let mut rug_pulls = Vec::new();
         for (remote, t) in tools {
             let utility = remote.starts_with(UTILITY);
             if !utility && !self.cfg.tools.allows(&remote) {
                 continue;
             }
             let name = names::tool_name(&self.name, &t.name);
+            if !utility {
+                let text = definition_text(&t);
+                let mut pins = self.pins.lock();
+                match pins.get(&remote) {
+                    None => {
+                        pins.insert(remote.clone(), text);
+                    }
+                    Some(pinned) if *pinned != text => {
+                        let was = short_hash(pinned);
+                        let mut changed = self.changed.lock();
+                        if changed.get(&remote) != Some(&text) {
+                            tracing::warn!(server = %self.name, tool = %remote,
+                                "MCP tool definition changed since it was first listed ({was} -> {}){}",
+                                short_hash(&text),
+                                if self.cfg.pin { ": held until the host accepts it" } else { "" });
+                            rug_pulls.push(json!({"tool": remote, "name": name,
+                                "pinned": was, "now": short_hash(&text), "held": self.cfg.pin}));
+                            changed.insert(remote.clone(), text);
+                        }
+                        if self.cfg.pin {
+                            continue;
+                        }
+                    }
+                    Some(_) => {
+                        self.changed.lock().remove(&remote);
+                    }
+                }
+            }
             if want.contains_key(&name) {
                 tracing::warn!(server = %self.name, tool = %remote, "MCP tool skipped: its name '{name}' is taken by another tool of this server");
                 skipped.push(t.name.to_string());
@@ -473,6 +558,9 @@ impl Server {
                 continue;
             }
             let fingerprint = serde_json::to_string(&t).unwrap_or_default();
+            let destructive = t.annotations.as_ref().is_some_and(|a| {
+                a.destructive_hint == Some(true) && a.read_only_hint != Some(true)
+            });
             let unchanged = mine
                 .get(&name)
                 .is_some_and(|r| r.fingerprint == fingerprint);
@@ -509,6 +597,7 @@ impl Server {
                 Registered {
                     remote,
                     fingerprint,
+                    destructive,
                 },
             );
         }
@@ -560,6 +649,72 @@ impl Server {
                 json!({"registered": added_names, "removed": vanished}),
             );
         }
+        for ev in rug_pulls {
+            self.emit("mcp.tool_changed", ev);
+        }
+    }
+
+    /// Accept every changed tool definition as the new pin; the caller
+    /// refreshes so that held tools come back. Returns the tools accepted.
+    pub fn accept_changes(&self) -> Vec<String> {
+        let mut pins = self.pins.lock();
+        let changed = std::mem::take(&mut *self.changed.lock());
+        let names = changed.keys().cloned().collect();
+        pins.extend(changed);
+        names
+    }
+
+    /// List again now (after [`Server::accept_changes`]).
+    pub async fn refresh_now(self: Arc<Self>) -> Result<(), String> {
+        let (peer, _) = self.peer().await?;
+        self.refresh(&peer).await
+    }
+
+    /// Ask the runtime's approval policy whether destructive tool `shown`
+    /// may run (the host's approval handler; denied without one).
+    async fn approve_destructive(
+        &self,
+        shown: &str,
+        ctx: hermes_core::dispatch::CallContext,
+        cancel: CancelToken,
+    ) -> Result<(), String> {
+        let blocked = |why: &str| {
+            format!(
+                "BLOCKED: MCP tool '{shown}' of server '{}' is marked destructive and was not approved ({why}); it did not run",
+                self.name
+            )
+        };
+        let Some(services) = self.events.clone() else {
+            return Err(blocked("no approval service"));
+        };
+        let subject = format!("MCP tool '{shown}' of server '{}'", self.name);
+        let check = hermes_approval::CheckResult {
+            verdict: hermes_approval::Verdict::Ask,
+            reasons: vec![hermes_approval::Reason {
+                rule: "mcp_destructive_tool".into(),
+                description: format!(
+                    "a tool the untrusted MCP server '{}' marks destructive (destructiveHint)",
+                    self.name
+                ),
+                tier: hermes_approval::Verdict::Ask,
+                command: subject.clone(),
+                pack: "builtin".into(),
+                sandbox: None,
+                argv: Vec::new(),
+            }],
+            commands: Vec::new(),
+            normalized: vec![subject.clone()],
+            contained: Vec::new(),
+        };
+        let decision = tokio::task::spawn_blocking(move || {
+            services.approve_check(check, &subject, &ctx, &cancel)
+        })
+        .await;
+        match decision {
+            Ok(hermes_core::CommandDecision::Allow) => Ok(()),
+            Ok(hermes_core::CommandDecision::Deny { message, .. }) => Err(blocked(&message)),
+            Err(_) => Err(blocked("the approval did not complete")),
+        }
     }
 
     /// One `tools/call`, bounded by `deadline` and `cancel` (either sends
@@ -570,11 +725,26 @@ impl Server {
         args: Option<Map<String, Value>>,
         cancel: CancelToken,
         deadline: Instant,
+        approval: Option<hermes_core::dispatch::CallContext>,
     ) -> ToolOutput {
         let timeout = deadline.saturating_duration_since(Instant::now());
         let shown = remote.trim_start_matches(UTILITY).to_string();
+        if let Err(e) = self.breaker_check() {
+            return err_text(e);
+        }
+        // Whether the server failed this call (counts toward the breaker).
+        let failed = std::sync::atomic::AtomicBool::new(false);
+        let fail = |e: String| {
+            failed.store(true, std::sync::atomic::Ordering::Relaxed);
+            err_text(e)
+        };
         let work = async {
-            let (peer, fresh) = self.peer().await.map_err(err_text)?;
+            if let Some(ctx) = approval {
+                self.approve_destructive(&shown, ctx, cancel.clone())
+                    .await
+                    .map_err(err_text)?;
+            }
+            let (peer, fresh) = self.peer().await.map_err(fail)?;
             if fresh {
                 // Reconnected: its tool list may have changed.
                 let me = self.clone();
@@ -607,7 +777,7 @@ impl Server {
                         );
                     if lost {
                         self.state.lock().last_error = Some(format!("connection lost: {e}"));
-                        Err(err_text(format!(
+                        Err(fail(format!(
                             "MCP call failed: server '{}' stopped or closed the connection ({e}); it is restarted on the next call",
                             self.name
                         )))
@@ -617,8 +787,13 @@ impl Server {
                 }
             }
         };
-        tokio::select! {
-            out = work => out.unwrap_or_else(|e| e),
+        // Some(ok) when the call ended on the server's account.
+        let mut outcome = None;
+        let out = tokio::select! {
+            out = work => {
+                outcome = Some(!failed.load(std::sync::atomic::Ordering::Relaxed));
+                out.unwrap_or_else(|e| e)
+            }
             _ = cancel.cancelled() => {
                 // Dispatch answers a cancelled call itself right after firing
                 // the token; answering at once could race ahead of it and
@@ -627,20 +802,147 @@ impl Server {
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 err_text(format!("MCP tool '{shown}' of server '{}' was cancelled", self.name))
             }
-            _ = tokio::time::sleep(timeout) => err_text(format!(
-                "MCP tool '{shown}' of server '{}' timed out after {:.0} s", self.name, timeout.as_secs_f64())),
+            _ = tokio::time::sleep(timeout) => {
+                outcome = Some(false);
+                err_text(format!(
+                "MCP tool '{shown}' of server '{}' timed out after {:.0} s", self.name, timeout.as_secs_f64()))
+            }
             _ = self.closed.cancelled() => err_text(format!("MCP server '{}' is closed", self.name)),
+        };
+        if let Some(ok) = outcome {
+            self.breaker_record(ok, &out);
+        }
+        out
+    }
+
+    /// Fail fast while the breaker is open. Once the cool-down is over calls
+    /// go through again; the first failure among them re-opens it at once
+    /// (the failure count is kept until a call succeeds).
+    fn breaker_check(&self) -> Result<(), String> {
+        let mut st = self.state.lock();
+        let Some(until) = st.parked_until else {
+            return Ok(());
+        };
+        let now = Instant::now();
+        if now >= until {
+            st.parked_until = None;
+            return Ok(());
+        }
+        Err(format!(
+            "MCP server '{}' is parked after {} consecutive failures (last: {}); calls fail fast until it is retried in {} s",
+            self.name,
+            st.call_failures,
+            st.parked_reason.as_deref().unwrap_or("unknown"),
+            until.saturating_duration_since(now).as_secs() + 1
+        ))
+    }
+
+    /// Count a call's end toward the circuit breaker.
+    fn breaker_record(&self, ok: bool, out: &ToolOutput) {
+        let limit = self.cfg.breaker_failures;
+        if limit == 0 {
+            return;
+        }
+        let mut st = self.state.lock();
+        if ok {
+            st.call_failures = 0;
+            st.parked_reason = None;
+            return;
+        }
+        st.call_failures = st.call_failures.saturating_add(1);
+        if st.call_failures < limit {
+            return;
+        }
+        let reason = serde_json::from_str::<Value>(&out.text)
+            .ok()
+            .and_then(|v| v["error"].as_str().map(str::to_string))
+            .unwrap_or_else(|| "call failed".into());
+        let cooldown = self.cfg.breaker_cooldown();
+        st.parked_until = Some(Instant::now() + cooldown);
+        st.parked_reason = Some(reason.clone());
+        let failures = st.call_failures;
+        drop(st);
+        tracing::warn!(server = %self.name, failures, "MCP server parked for {:.0} s: {reason}", cooldown.as_secs_f64());
+        self.emit(
+            "mcp.state",
+            json!({"state": "parked", "failures": failures, "error": reason,
+                "retry_in_ms": cooldown.as_millis() as u64}),
+        );
+    }
+
+    /// Ping the server every `every` while this connection lives. A ping
+    /// that fails or is not answered in time (`every`, at most the call
+    /// timeout, at least 1 s) drops the connection and kills the child: the
+    /// next call reconnects. A server without `ping` (-32601) is left alone.
+    async fn keepalive(self: Arc<Self>, peer: Peer<RoleClient>, every: Duration) {
+        let wait = every
+            .min(self.cfg.call_timeout())
+            .max(Duration::from_secs(1));
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(every) => {}
+                _ = self.closed.cancelled() => return,
+            }
+            if peer.is_transport_closed() {
+                return;
+            }
+            let ping = rmcp::model::ClientRequest::PingRequest(Default::default());
+            let error = match tokio::time::timeout(wait, peer.send_request(ping)).await {
+                Ok(Ok(_)) => continue,
+                Ok(Err(rmcp::ServiceError::McpError(e)))
+                    if e.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND =>
+                {
+                    tracing::debug!(server = %self.name, "MCP server has no ping: keepalive off");
+                    return;
+                }
+                Ok(Err(e)) => format!("keepalive ping failed: {e}"),
+                Err(_) => format!(
+                    "keepalive ping not answered within {:.0} s",
+                    wait.as_secs_f64()
+                ),
+            };
+            if peer.is_transport_closed() {
+                // Already known dead: the next call reconnects.
+                return;
+            }
+            tracing::warn!(server = %self.name, "{error}: dropping the connection");
+            {
+                let mut conn = self.conn.lock().await;
+                conn.take();
+            }
+            self.kill_child();
+            {
+                let mut st = self.state.lock();
+                st.peer = None;
+                st.last_error = Some(error.clone());
+            }
+            self.emit(
+                "mcp.state",
+                json!({"state": "disconnected", "error": error}),
+            );
+            let out = err_text(error);
+            self.breaker_record(false, &out);
+            return;
         }
     }
 
-    fn remote_name(&self, name: &str) -> Option<String> {
-        self.tools.lock().get(name).map(|r| r.remote.clone())
+    /// The server-side name of tool `name` and whether a call must be approved.
+    fn remote_name(&self, name: &str) -> Option<(String, bool)> {
+        self.tools
+            .lock()
+            .get(name)
+            .map(|r| (r.remote.clone(), r.destructive && !self.cfg.trusted()))
     }
 
     /// This server's state as JSON.
     pub fn status(&self) -> Value {
         // One lock at a time: `apply` takes the tools, then the state.
         let tools: Vec<String> = self.tools.lock().keys().cloned().collect();
+        let held: Vec<String> = if self.cfg.pin {
+            self.changed.lock().keys().cloned().collect()
+        } else {
+            Vec::new()
+        };
         let st = self.state.lock();
         let state = if self.closed.is_cancelled() {
             "closed"
@@ -649,8 +951,18 @@ impl Server {
                 Some(p) if !p.is_transport_closed() => "ready",
                 Some(_) => "disconnected",
                 None if st.failures > 0 => "failed",
+                None if st.connects > 0 => "disconnected",
                 None => "connecting",
             }
+        };
+        let parked_ms = st
+            .parked_until
+            .map(|t| t.saturating_duration_since(Instant::now()).as_millis() as u64)
+            .filter(|ms| *ms > 0);
+        let state = if parked_ms.is_some() && state != "closed" {
+            "parked"
+        } else {
+            state
         };
         json!({
             "state": state,
@@ -658,11 +970,15 @@ impl Server {
             "toolset": self.toolset,
             "tools": tools,
             "skipped_tools": st.skipped,
+            "held_tools": held,
+            "trust": self.cfg.trust,
             "pid": st.pid,
             "connects": st.connects,
             "failures": st.failures,
             "retry_in_ms": st.retry_at.map(|t| t.saturating_duration_since(Instant::now()).as_millis() as u64),
             "last_error": st.last_error,
+            "call_failures": st.call_failures,
+            "parked_retry_in_ms": parked_ms,
             "server_info": st.server_info,
         })
     }
@@ -750,7 +1066,7 @@ impl Tool for McpTool {
             call.reply.send(err_text("this MCP server is closed"));
             return;
         };
-        let Some(remote) = server.remote_name(call.name) else {
+        let Some((remote, ask)) = server.remote_name(call.name) else {
             call.reply.send(err_text(format!(
                 "MCP tool '{}' is no longer offered by server '{}'",
                 call.name, server.name
@@ -765,7 +1081,8 @@ impl Tool for McpTool {
         let deadline = call
             .deadline
             .unwrap_or_else(|| Instant::now() + server.cfg.call_timeout());
-        let fut = server.call(remote, args, call.cancel.clone(), deadline);
+        let approval = ask.then(|| call.context.clone());
+        let fut = server.call(remote, args, call.cancel.clone(), deadline, approval);
         let Some(handle) = call.engine.handle() else {
             call.reply.send(err_text("the runtime is closing"));
             return;

@@ -45,6 +45,74 @@ pub struct Config {
     pub log_level: Option<String>,
     /// MCP servers whose tools become toolsets `mcp-<name>` (docs/json-shapes.md).
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
+    /// Plugin libraries loaded when the C runtime is created (`ht_runtime_new`):
+    /// `["/path/libfoo.so", ...]` or `{"paths": [...], "dirs": [...]}`.
+    pub plugins: PluginsConfig,
+}
+
+/// The `plugins` key: shared libraries exporting `ht_plugin_init`. Either a
+/// list of paths or `{"paths": [...], "dirs": [...]}` (every `*.so` of each
+/// folder, in name order). The loading itself is the C layer's (crates/ffi
+/// plugin.rs): a plugin registers through the C ABI.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PluginsConfig {
+    pub paths: Vec<String>,
+    pub dirs: Vec<String>,
+}
+
+impl<'de> Deserialize<'de> for PluginsConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Object {
+            #[serde(default)]
+            paths: Vec<String>,
+            #[serde(default)]
+            dirs: Vec<String>,
+        }
+        let v = serde_json::Value::deserialize(d)?;
+        if v.is_array() {
+            let paths: Vec<String> = serde_json::from_value(v).map_err(|e| {
+                serde::de::Error::custom(format!("plugins: a list of library paths ({e})"))
+            })?;
+            return Ok(PluginsConfig {
+                paths,
+                dirs: Vec::new(),
+            });
+        }
+        let o: Object = serde_json::from_value(v).map_err(|e| {
+            serde::de::Error::custom(format!(
+                "plugins: a list of paths or {{\"paths\": [...], \"dirs\": [...]}} ({e})"
+            ))
+        })?;
+        Ok(PluginsConfig {
+            paths: o.paths,
+            dirs: o.dirs,
+        })
+    }
+}
+
+impl PluginsConfig {
+    /// The libraries to load, in order: `paths` (with `~` expanded), then the
+    /// `*.so` files of each of `dirs` sorted by name. A folder that cannot be
+    /// read is an error naming it; a missing file is reported by the loader.
+    pub fn files(&self) -> Result<Vec<std::path::PathBuf>> {
+        let mut out: Vec<std::path::PathBuf> =
+            self.paths.iter().map(|p| expand_home(p).into()).collect();
+        for dir in &self.dirs {
+            let d = expand_home(dir);
+            let entries = std::fs::read_dir(&d).map_err(|e| {
+                Error::invalid(format!("runtime config: plugins.dirs: '{dir}': {e}"))
+            })?;
+            let mut libs: Vec<std::path::PathBuf> = entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "so") && p.is_file())
+                .collect();
+            libs.sort();
+            out.extend(libs);
+        }
+        Ok(out)
+    }
 }
 
 /// The `approvals` section: mode, allowlist file, non-interactive policy,

@@ -375,6 +375,17 @@ impl Runtime {
         }
     }
 
+    /// Accept the changed definitions of server `name`'s tools held after a
+    /// "rug pull" (event `mcp.tool_changed`); they are registered again.
+    /// Returns the server-side names accepted.
+    pub fn accept_mcp_tools(&self, name: &str) -> Result<Vec<String>> {
+        let _g = self.core.enter()?;
+        match &self.mcp {
+            Some(m) => m.accept_tools(name),
+            None => Err(Error::not_found(format!("no MCP server named '{name}'"))),
+        }
+    }
+
     /// Each MCP server's state as JSON text (`{}` without servers).
     pub fn mcp_status(&self) -> String {
         match &self.mcp {
