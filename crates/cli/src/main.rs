@@ -92,13 +92,20 @@ enum Command {
 #[derive(Subcommand)]
 enum McpCommand {
     /// Serve the config's tools as an MCP server on standard input and
-    /// output: tools/list, tools/call through the full pipeline,
-    /// cancellation, list_changed; commands that need approval are asked
-    /// about through elicitation, or blocked when the client cannot answer.
+    /// output (or streamable HTTP with --http): tools/list, tools/call
+    /// through the full pipeline, cancellation, progress, list_changed,
+    /// background processes as process://<id> resources; commands that need
+    /// approval are asked about through elicitation, or blocked when the
+    /// client cannot answer.
     Serve {
         /// The runtime config (JSON); none: no built-in tools.
         #[arg(long)]
         config: Option<PathBuf>,
+        /// Serve streamable HTTP on this loopback address (127.0.0.1:PORT;
+        /// port 0 picks a free one) at /mcp instead of stdio. The address
+        /// served is printed on standard error.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<String>,
     },
 }
 
@@ -120,8 +127,8 @@ fn main() -> ExitCode {
         } => call::call(config.as_deref(), json, &tool, &args),
         Command::Doctor { config } => doctor::run(config.as_deref()),
         Command::Mcp {
-            command: McpCommand::Serve { config },
-        } => serve::run(config.as_deref()),
+            command: McpCommand::Serve { config, http },
+        } => serve::run(config.as_deref(), http.as_deref()),
         Command::Man => {
             let man = clap_mangen::Man::new(<Cli as clap::CommandFactory>::command());
             match man.render(&mut std::io::stdout()) {

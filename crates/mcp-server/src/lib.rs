@@ -1,6 +1,6 @@
 //! The MCP server front end: a runtime's enabled tools (built-in, host,
-//! plugin and MCP-sourced) served to any MCP client over stdio (or any
-//! async byte stream), with the official rmcp SDK.
+//! plugin and MCP-sourced) served to any MCP client over stdio, any
+//! async byte stream or streamable HTTP, with the official rmcp SDK.
 //!
 //! Why a front end of its own: editors, desktop assistants and other agents
 //! speak MCP; this gives them the same registry, repair, validation, hooks,
@@ -15,22 +15,36 @@
 //!   elicitation if it declared that capability; otherwise (or on decline,
 //!   cancel, error) the call is blocked. Nothing runs unapproved.
 //! - `notifications/tools/list_changed` when the registry's generation moves.
+//! - progress: `notifications/progress` for calls with a progress token
+//!   (progress.rs); background processes as resources (processes.rs).
+//! - transports: stdio or any byte stream ([`serve`]), and streamable HTTP
+//!   on a loopback address ([`serve_http`]).
+
+mod approval;
+mod calls;
+mod http;
+mod processes;
+mod progress;
+mod serve;
+
+pub use http::serve_http;
+pub use serve::{Approvals, Options, serve, serve_with};
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use parking_lot::Mutex;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ElicitRequestParams,
-    ElicitationAction, Implementation, InitializeResult, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, InitializeResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
-use rmcp::service::{Peer, RequestContext, RoleServer};
-use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt};
+use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer};
+use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::{Value, json};
 
 use hermes_core::context::CallContext;
-use hermes_runtime::{ApprovalSink, Runtime};
+use hermes_runtime::Runtime;
 
 /// Tools whose effects we know: (name, read-only, destructive).
 const HINTS: &[(&str, bool, bool)] = &[
@@ -48,32 +62,88 @@ const HINTS: &[(&str, bool, bool)] = &[
     ("todo", false, false),
 ];
 
-/// The server: one runtime, shared by every request.
+/// What every session of one served runtime shares.
+pub(crate) struct Shared {
+    pub rt: Arc<Runtime>,
+    pub calls: Arc<calls::Calls>,
+    pub followers: processes::Followers,
+    sessions: AtomicU64,
+    /// Every session's client, for `notifications/tools/list_changed`.
+    pub peers: parking_lot::Mutex<Vec<Peer<RoleServer>>>,
+}
+
+impl Shared {
+    pub fn new(rt: Arc<Runtime>) -> Arc<Shared> {
+        Arc::new(Shared {
+            rt,
+            calls: Arc::default(),
+            followers: processes::Followers::default(),
+            sessions: AtomicU64::new(0),
+            peers: parking_lot::Mutex::new(Vec::new()),
+        })
+    }
+}
+
+/// One MCP session's handler (stdio has one; HTTP one per session).
 #[derive(Clone)]
 pub struct Server {
-    rt: Arc<Runtime>,
-    /// The client, once it has initialized (approvals ask it).
-    peer: Arc<Mutex<Option<Peer<RoleServer>>>>,
+    shared: Arc<Shared>,
+    session: u64,
+    /// The task id of this session's calls (terminal cwd, environment and
+    /// background processes are per task).
+    task: String,
+    /// This session's client is in `Shared::peers`.
+    known: Arc<AtomicBool>,
 }
 
 impl Server {
-    pub fn new(rt: Arc<Runtime>) -> Server {
+    pub(crate) fn new(shared: Arc<Shared>, task: Option<&str>) -> Server {
+        let session = shared.sessions.fetch_add(1, Ordering::Relaxed) + 1;
+        let task = task.map_or_else(|| format!("mcp-{session}"), String::from);
         Server {
-            rt,
-            peer: Arc::new(Mutex::new(None)),
+            shared,
+            session,
+            task,
+            known: Arc::new(AtomicBool::new(false)),
         }
     }
 
     fn remember(&self, peer: &Peer<RoleServer>) {
-        let mut slot = self.peer.lock();
-        if slot.is_none() {
-            *slot = Some(peer.clone());
+        if !self.known.swap(true, Ordering::AcqRel) {
+            let mut peers = self.shared.peers.lock();
+            peers.retain(|p| !p.is_transport_closed());
+            peers.push(peer.clone());
+        }
+    }
+
+    fn rt(&self) -> &Runtime {
+        &self.shared.rt
+    }
+
+    /// The task of a request: over HTTP, sessions are told apart by their
+    /// `mcp-session-id` header (a session's handler may be rebuilt per
+    /// request); otherwise the session's own task.
+    fn task_of(&self, ext: &rmcp::model::Extensions) -> String {
+        let header = ext
+            .get::<::http::request::Parts>()
+            .and_then(|p| p.headers.get("mcp-session-id"))
+            .and_then(|v| v.to_str().ok());
+        match header {
+            Some(h) => {
+                let clean: String = h
+                    .chars()
+                    .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+                    .take(40)
+                    .collect();
+                format!("mcp-{clean}")
+            }
+            None => self.task.clone(),
         }
     }
 
     fn tools(&self) -> Result<Vec<Tool>, McpError> {
         let text = self
-            .rt
+            .rt()
             .definitions(r#"{"format":"mcp"}"#)
             .map_err(|e| McpError::internal_error(e.message, None))?;
         let defs: Vec<Value> = serde_json::from_str(&text)
@@ -121,10 +191,17 @@ impl ServerHandler for Server {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
+                .enable_resources()
+                .enable_resources_subscribe()
+                .enable_resources_list_changed()
                 .build(),
         )
         .with_server_info(Implementation::new("hermes-tools", env!("CARGO_PKG_VERSION")))
-        .with_instructions("The hermes-tools runtime's tools. Commands that need approval are asked about through elicitation when the client supports it, and blocked otherwise.")
+        .with_instructions("The hermes-tools runtime's tools. Commands that need approval are asked about through elicitation when the client supports it, and blocked otherwise. Background processes of the terminal are resources (process://<id>): read one to see its output, subscribe to follow it.")
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.remember(&context.peer);
     }
 
     async fn list_tools(
@@ -141,12 +218,12 @@ impl ServerHandler for Server {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        self.remember(&context.peer);
         let args = request
             .arguments
             .map(|a| Value::Object(a).to_string())
             .unwrap_or_else(|| "{}".into());
-        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.remember(&context.peer);
+        let task = self.task_of(&context.extensions);
         // Someone can answer approvals only through elicitation: without it
         // the call is non-interactive, and a command that needs approval is
         // blocked without asking.
@@ -154,14 +231,29 @@ impl ServerHandler for Server {
             .peer
             .peer_info()
             .is_some_and(|info| info.capabilities.elicitation.is_some());
-        let ctx = CallContext {
-            task_id: "mcp".into(),
-            session_id: "mcp".into(),
-            interactive: Some(can_elicit),
-            ..CallContext::default()
-        };
+        let token = context.meta.get_progress_token();
+        let entry = self.shared.calls.begin(context.peer.clone(), token);
+        let mut ctx_json = json!({
+            "task_id": task,
+            "session_id": task,
+            "tool_call_id": entry.id,
+            "interactive": can_elicit,
+        });
+        if let Some(t) = &entry.live.token {
+            ctx_json["progress_token"] = serde_json::to_value(t).unwrap_or(Value::Null);
+        }
+        let ctx = CallContext::parse(Some(&ctx_json.to_string()))
+            .map_err(|e| McpError::internal_error(e.message, None))?;
+        // Followers of the session's processes: a background command
+        // started by this call shows up in resources/list_changed.
+        if request.name == "terminal" || request.name == "process" {
+            self.shared
+                .followers
+                .watch_list(self.rt(), &task, self.session, context.peer.clone());
+        }
+        let (tx, rx) = tokio::sync::oneshot::channel();
         let id = self
-            .rt
+            .rt()
             .dispatch_async(
                 &request.name,
                 &args,
@@ -171,9 +263,8 @@ impl ServerHandler for Server {
                 }),
             )
             .map_err(|e| McpError::internal_error(e.message, None))?;
-        let rt = self.rt.clone();
-        let ct = context.ct.clone();
-        tokio::select! {
+        let beat = progress::heartbeat(entry.live.clone());
+        let out = tokio::select! {
             done = rx => match done {
                 Ok(d) => Ok(CallToolResponse::Complete(to_result(d.text, d.cancelled))),
                 Err(_) => Ok(CallToolResponse::Complete(to_result(
@@ -181,126 +272,89 @@ impl ServerHandler for Server {
                     true,
                 ))),
             },
-            _ = ct.cancelled() => {
-                let _ = rt.cancel(id);
+            _ = context.ct.cancelled() => {
+                let _ = self.rt().cancel(id);
                 Ok(CallToolResponse::Complete(to_result(
                     json!({"error": "cancelled by the client"}).to_string(),
                     true,
                 )))
             }
-        }
-    }
-}
-
-/// Approval requests go to the client as elicitations.
-struct Elicit {
-    peer: Arc<Mutex<Option<Peer<RoleServer>>>>,
-    handle: tokio::runtime::Handle,
-    timeout: Duration,
-}
-
-fn deny(id: u64, why: &str) {
-    tracing::info!(approval = id, reason = why, "mcp server: approval denied");
-    hermes_runtime::approvals::respond(id, json!({ "choice": "deny" }).to_string());
-}
-
-impl ApprovalSink for Elicit {
-    fn ask(&self, request: &Arc<str>, id: u64) {
-        let peer = self.peer.lock().clone();
-        let Some(peer) = peer else {
-            return deny(id, "no client");
         };
-        let can_elicit = peer
-            .peer_info()
-            .is_some_and(|info| info.capabilities.elicitation.is_some());
-        if !can_elicit {
-            return deny(id, "the client does not support elicitation");
+        if let Some(b) = beat {
+            b.abort();
         }
-        let req: Value = serde_json::from_str(request).unwrap_or(Value::Null);
-        let command = req["untrusted_command_text"].as_str().unwrap_or("?");
-        let reasons: Vec<String> = req["reasons"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|r| r["description"].as_str().map(String::from))
-            .collect();
-        let message = format!(
-            "Approve running this command?\n\n{command}\n\nWhy it needs approval: {}",
-            reasons.join("; ")
-        );
-        let params: Result<ElicitRequestParams, _> = serde_json::from_value(json!({
-            "mode": "form",
-            "message": message,
-            "requestedSchema": {
-                "type": "object",
-                "properties": {
-                    "approve": {"type": "boolean", "title": "Run it", "description": "Run this command once"}
-                },
-                "required": ["approve"]
-            }
-        }));
-        let Ok(params) = params else {
-            return deny(id, "cannot build the elicitation");
-        };
-        let timeout = self.timeout;
-        self.handle.spawn(async move {
-            let answer = tokio::time::timeout(timeout, peer.create_elicitation(params)).await;
-            match answer {
-                Ok(Ok(r))
-                    if r.action == ElicitationAction::Accept
-                        && r.content.as_ref().and_then(|c| c["approve"].as_bool())
-                            == Some(true) =>
-                {
-                    hermes_runtime::approvals::respond(id, json!({ "choice": "once" }).to_string());
-                }
-                Ok(Ok(_)) => deny(id, "declined by the client"),
-                Ok(Err(e)) => deny(id, &format!("elicitation failed: {e}")),
-                Err(_) => deny(id, "the client did not answer in time"),
-            }
-        });
+        drop(entry);
+        out
     }
-}
 
-/// Serve `rt` over `transport` (stdin/stdout: [`rmcp::transport::stdio`])
-/// until the client disconnects. Approvals ask the client; the registry is
-/// watched for changes (`notifications/tools/list_changed`).
-pub async fn serve<T, E, A>(rt: Arc<Runtime>, transport: T) -> Result<(), String>
-where
-    T: rmcp::transport::IntoTransport<RoleServer, E, A>,
-    E: std::error::Error + Send + Sync + 'static,
-{
-    let server = Server::new(rt.clone());
-    rt.set_approval_sink(
-        false,
-        Some(Arc::new(Elicit {
-            peer: server.peer.clone(),
-            handle: tokio::runtime::Handle::current(),
-            timeout: Duration::from_secs(120),
-        })),
-    )
-    .map_err(|e| e.message)?;
-    let running = server
-        .clone()
-        .serve(transport)
-        .await
-        .map_err(|e| format!("mcp serve: {e}"))?;
-    let peer = running.peer().clone();
-    let watch_rt = rt.clone();
-    let watcher = tokio::spawn(async move {
-        let mut seen = watch_rt.generation();
-        loop {
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            let now = watch_rt.generation();
-            if now != seen {
-                seen = now;
-                if peer.notify_tool_list_changed().await.is_err() {
-                    break;
-                }
-            }
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let task = self.task_of(&context.extensions);
+        self.shared
+            .followers
+            .watch_list(self.rt(), &task, self.session, context.peer.clone());
+        let items = processes::list(self.rt(), &task);
+        serde_json::from_value(json!({ "resources": items }))
+            .map_err(|e| McpError::internal_error(format!("resources: {e}"), None))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let task = self.task_of(&context.extensions);
+        let Some(v) = processes::read(self.rt(), &task, &request.uri) else {
+            return Err(McpError::resource_not_found(
+                format!(
+                    "no resource '{}': this server's resources are the session's background processes (process://<id>, see resources/list)",
+                    request.uri
+                ),
+                None,
+            ));
+        };
+        let contents = serde_json::from_value(json!([{
+            "uri": request.uri,
+            "mimeType": "application/json",
+            "text": v.to_string(),
+        }]))
+        .map_err(|e| McpError::internal_error(format!("resource: {e}"), None))?;
+        Ok(ReadResourceResponse::Complete(ReadResourceResult::new(
+            contents,
+        )))
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let task = self.task_of(&context.extensions);
+        if processes::id_of(&request.uri).is_none() {
+            return Err(McpError::invalid_params(
+                format!(
+                    "cannot subscribe to '{}': only process://<id> resources change",
+                    request.uri
+                ),
+                None,
+            ));
         }
-    });
-    let out = running.waiting().await;
-    watcher.abort();
-    let _ = rt.set_approval_sink(false, None);
-    out.map(|_| ()).map_err(|e| format!("mcp serve: {e}"))
+        self.shared
+            .followers
+            .subscribe(self.rt(), &task, &request.uri, context.peer.clone());
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let task = self.task_of(&context.extensions);
+        self.shared.followers.unsubscribe(&task, &request.uri);
+        Ok(())
+    }
 }

@@ -40,6 +40,14 @@ pub trait EventSink: Send + Sync {
     fn event(&self, json: &str);
 }
 
+/// A front end's view of library events, beside the host's [`EventSink`]:
+/// the MCP server forwards `tool.progress` through one. Called on the
+/// emitting thread with the event before it is queued for the host, so it
+/// must not block (hand the event to a channel).
+pub trait EventTap: Send + Sync {
+    fn event(&self, event: &Value);
+}
+
 /// The services tools may use: command approval and events. Owned apart
 /// from the core, so tools holding them never keep the registry alive.
 pub struct Services {
@@ -47,6 +55,8 @@ pub struct Services {
     pub policy: Arc<hermes_approval::Policy>,
     pub approvals: approvals::Approvals,
     pub events: RwLock<Option<Arc<dyn EventSink>>>,
+    /// Taps by id ([`Runtime::add_event_tap`]).
+    taps: RwLock<Vec<(u64, Arc<dyn EventTap>)>>,
     pub(crate) callbacks: Arc<CallbackThread>,
     gate: Arc<EventGate>,
 }
@@ -95,6 +105,12 @@ impl ToolServices for Services {
     }
 
     fn emit_event(&self, event: Value) {
+        {
+            let taps = self.taps.read();
+            for (_, tap) in taps.iter() {
+                tap.event(&event);
+            }
+        }
         let sink = self.events.read().clone();
         let Some(sink) = sink else {
             return;
@@ -186,6 +202,7 @@ impl Runtime {
             policy,
             approvals,
             events: RwLock::new(None),
+            taps: RwLock::new(Vec::new()),
             callbacks: core.callbacks.clone(),
             gate: Arc::new(EventGate {
                 max: config.limits.max_queued_events.max(1),
@@ -532,6 +549,33 @@ impl Runtime {
         Ok(())
     }
 
+    /// Add a tap that sees every event from now on (see [`EventTap`]); the
+    /// id removes it. Taps do not count as an event handler: events emitted
+    /// only for a host's handler (streamed output) stay off.
+    pub fn add_event_tap(&self, tap: Arc<dyn EventTap>) -> Result<u64> {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let _g = self.core.enter()?;
+        let id = NEXT.fetch_add(1, Ordering::Relaxed);
+        self.services.taps.write().push((id, tap));
+        Ok(id)
+    }
+
+    /// Remove a tap added by [`Runtime::add_event_tap`] (unknown ids are ignored).
+    pub fn remove_event_tap(&self, id: u64) {
+        self.services.taps.write().retain(|(t, _)| *t != id);
+    }
+
+    /// The approval handler (`reviewer == false`) or smart-mode reviewer now
+    /// installed (front ends that install their own keep it to hand back).
+    pub fn approval_sink(&self, reviewer: bool) -> Option<Arc<dyn ApprovalSink>> {
+        let slot = if reviewer {
+            &self.services.approvals.reviewer
+        } else {
+            &self.services.approvals.handler
+        };
+        slot.read().clone()
+    }
+
     /// Set the approval handler (`reviewer == false`) or the smart-mode reviewer.
     pub fn set_approval_sink(
         &self,
@@ -648,6 +692,7 @@ impl Runtime {
         }
         core.finish_close();
         *self.services.events.write() = None;
+        self.services.taps.write().clear();
         *self.services.approvals.handler.write() = None;
         *self.services.approvals.reviewer.write() = None;
         let left = until

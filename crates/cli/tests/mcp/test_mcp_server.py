@@ -148,3 +148,116 @@ def test_cancellation_ends_the_command():
     started = time.monotonic()
     assert run(lambda: session_run(cfg, body)), "sleep still running after cancel"
     assert time.monotonic() - started < 20
+
+
+def test_progress_notifications_for_a_long_call():
+    cfg = config("progress")
+
+    async def body(s):
+        seen = []
+
+        async def on_progress(progress, total, message):
+            seen.append((progress, message))
+
+        r = await s.call_tool(
+            "terminal", {"command": "sleep 2.4; echo finished"}, progress_callback=on_progress
+        )
+        assert not r.is_error, text_of(r)
+        return seen
+
+    seen = run(lambda: session_run(cfg, body))
+    assert len(seen) >= 2, seen
+    assert [p for p, _ in seen] == sorted(p for p, _ in seen), "progress must rise"
+    assert "running for" in seen[0][1]
+
+
+def test_background_process_output_is_a_resource_that_can_be_followed():
+    cfg = config("follow")
+
+    async def body(s):
+        updates = []
+
+        async def on_message(m):
+            root = getattr(m, "root", m)
+            if getattr(root, "method", "") == "notifications/resources/updated":
+                updates.append(str(root.params.uri))
+
+        s._message_handler = on_message
+        r = await s.call_tool(
+            "terminal",
+            {"command": "for i in 1 2 3; do echo tick$i; sleep 0.4; done", "background": True},
+        )
+        assert not r.is_error, text_of(r)
+        pid = r.structured_content["session_id"]
+        uris = [str(x.uri) for x in (await s.list_resources()).resources]
+        uri = f"process://{pid}"
+        assert uri in uris, uris
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            await s.subscribe_resource(uri)
+        for _ in range(60):
+            state = json.loads((await s.read_resource(uri)).contents[0].text)
+            if state["status"] == "exited":
+                break
+            await anyio.sleep(0.1)
+        await anyio.sleep(0.5)
+        assert state["output"].split() == ["tick1", "tick2", "tick3"], state
+        assert state["exit_code"] == 0
+        assert uri in updates, updates
+        # An unknown process is a clear error, not an empty answer.
+        try:
+            await s.read_resource("process://proc_nope")
+        except Exception as e:  # McpError
+            assert "process://" in str(e)
+        else:
+            raise AssertionError("reading an unknown process succeeded")
+
+    run(lambda: session_run(cfg, body))
+
+
+def test_streamable_http_serves_sessions_with_their_own_task():
+    from mcp.client.streamable_http import streamable_http_client
+
+    cfg = config("http")
+    proc = subprocess.Popen(
+        [BIN, "mcp", "serve", "--config", cfg, "--http", "127.0.0.1:0"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = proc.stderr.readline()
+        assert "listening on http://" in line, line
+        url = line.strip().split()[-1]
+
+        async def client(cd):
+            async with streamable_http_client(url) as (r, w, *_):
+                async with ClientSession(r, w) as s:
+                    await s.initialize()
+                    names = {t.name for t in (await s.list_tools()).tools}
+                    assert {"terminal", "todo"} <= names, names
+                    await s.call_tool("terminal", {"command": f"cd {cd}"})
+                    r = await s.call_tool("terminal", {"command": "pwd"})
+                    return r.structured_content["output"]
+
+        a = victim("http-a")
+        b = victim("http-b")
+
+        async def both():
+            out = {}
+
+            async def one(d):
+                out[d] = await client(d)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(one, a)
+                tg.start_soon(one, b)
+            return out
+
+        out = run(both)
+        # Each session keeps its own working directory.
+        assert out == {a: a, b: b}, out
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=10) == 0

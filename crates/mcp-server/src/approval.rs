@@ -1,0 +1,101 @@
+//! Approvals of a served runtime: a command that needs one is put to the MCP
+//! client that made the call, through elicitation when that client declared
+//! it. Without elicitation, on decline, cancel, error or timeout, the call
+//! is denied: nothing runs unapproved. Requests that come from calls the
+//! server did not make (a C host's own dispatches while it also serves) go
+//! to the handler the host had installed, or are denied without one.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{ElicitRequestParams, ElicitationAction};
+use serde_json::{Value, json};
+
+use hermes_runtime::ApprovalSink;
+
+use crate::calls::Calls;
+
+pub(crate) struct Elicit {
+    pub calls: Arc<Calls>,
+    pub handle: tokio::runtime::Handle,
+    pub timeout: Duration,
+    /// The host's handler, for requests that are not from MCP calls.
+    pub fallback: Option<Arc<dyn ApprovalSink>>,
+}
+
+fn deny(id: u64, why: &str) {
+    tracing::info!(approval = id, reason = why, "mcp server: approval denied");
+    hermes_runtime::approvals::respond(id, json!({ "choice": "deny" }).to_string());
+}
+
+/// The elicitation message and form for one approval request.
+fn elicitation(req: &Value) -> Option<ElicitRequestParams> {
+    let command = req["untrusted_command_text"]
+        .as_str()
+        .or_else(|| req["subject"].as_str())
+        .unwrap_or("?");
+    let reasons: Vec<String> = req["reasons"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r["description"].as_str().map(String::from))
+        .collect();
+    let mut message = format!("Approve running this command?\n\n{command}\n");
+    if let Some(place) = req["runs_on"].as_str().or_else(|| req["where"].as_str()) {
+        message.push_str(&format!("\nRuns {place}.\n"));
+    }
+    if !reasons.is_empty() {
+        message.push_str(&format!("\nWhy it needs approval: {}", reasons.join("; ")));
+    }
+    serde_json::from_value(json!({
+        "mode": "form",
+        "message": message,
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "approve": {"type": "boolean", "title": "Run it", "description": "Run this command once"}
+            },
+            "required": ["approve"]
+        }
+    }))
+    .ok()
+}
+
+impl ApprovalSink for Elicit {
+    fn ask(&self, request: &Arc<str>, id: u64) {
+        let req: Value = serde_json::from_str(request).unwrap_or(Value::Null);
+        let call = req["tool_call_id"].as_str().unwrap_or_default();
+        let Some(live) = self.calls.get(call) else {
+            return match &self.fallback {
+                Some(host) => host.ask(request, id),
+                None => deny(id, "no MCP client made this call"),
+            };
+        };
+        let peer = live.peer.clone();
+        let can_elicit = peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.elicitation.is_some());
+        if !can_elicit {
+            return deny(id, "the client does not support elicitation");
+        }
+        let Some(params) = elicitation(&req) else {
+            return deny(id, "cannot build the elicitation");
+        };
+        let timeout = self.timeout;
+        self.handle.spawn(async move {
+            let answer = tokio::time::timeout(timeout, peer.create_elicitation(params)).await;
+            match answer {
+                Ok(Ok(r))
+                    if r.action == ElicitationAction::Accept
+                        && r.content.as_ref().and_then(|c| c["approve"].as_bool())
+                            == Some(true) =>
+                {
+                    hermes_runtime::approvals::respond(id, json!({ "choice": "once" }).to_string());
+                }
+                Ok(Ok(_)) => deny(id, "declined by the client"),
+                Ok(Err(e)) => deny(id, &format!("elicitation failed: {e}")),
+                Err(_) => deny(id, "the client did not answer in time"),
+            }
+        });
+    }
+}

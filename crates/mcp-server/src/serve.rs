@@ -1,0 +1,175 @@
+//! Serving one runtime: what is installed on it while it is served (the
+//! approval sink, the progress tap, the watcher that turns registry and
+//! process changes into notifications) and the stdio / byte-stream entry
+//! points. HTTP is in http.rs over the same pieces.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+use rmcp::service::RoleServer;
+use tokio_util::sync::CancellationToken;
+
+use hermes_runtime::{ApprovalSink, Runtime};
+
+use crate::approval::Elicit;
+use crate::processes::Notice;
+use crate::progress::Tap;
+use crate::{Server, Shared};
+
+/// Who answers approvals of served calls.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Approvals {
+    /// The MCP client that made the call, through elicitation; denied when
+    /// it cannot answer. Requests from calls the server did not make go to
+    /// the handler installed before serving (denied without one).
+    #[default]
+    Client,
+    /// The handler the host installed on the runtime, for every call.
+    Host,
+}
+
+/// How to serve.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub approvals: Approvals,
+    /// How long an elicitation may wait for the client's answer.
+    pub approval_timeout: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            approvals: Approvals::Client,
+            approval_timeout: Duration::from_secs(120),
+        }
+    }
+}
+
+/// What serving installed on the runtime; removed by [`Installed::remove`].
+pub(crate) struct Installed {
+    pub shared: Arc<Shared>,
+    tap: Option<u64>,
+    previous: Option<Option<Arc<dyn ApprovalSink>>>,
+    watcher: tokio::task::JoinHandle<()>,
+}
+
+impl Installed {
+    /// Install on `rt`; must run inside a tokio runtime.
+    pub fn new(rt: Arc<Runtime>, opts: &Options) -> Result<Installed, String> {
+        let handle = tokio::runtime::Handle::current();
+        let shared = Shared::new(rt.clone());
+        let previous = match opts.approvals {
+            Approvals::Host => None,
+            Approvals::Client => {
+                let host = rt.approval_sink(false);
+                rt.set_approval_sink(
+                    false,
+                    Some(Arc::new(Elicit {
+                        calls: shared.calls.clone(),
+                        handle: handle.clone(),
+                        timeout: opts.approval_timeout,
+                        fallback: host.clone(),
+                    })),
+                )
+                .map_err(|e| e.message)?;
+                Some(host)
+            }
+        };
+        let tap = rt
+            .add_event_tap(Arc::new(Tap {
+                calls: shared.calls.clone(),
+                handle,
+            }))
+            .map_err(|e| e.message)?;
+        let watcher = tokio::spawn(watch(shared.clone()));
+        Ok(Installed {
+            shared,
+            tap: Some(tap),
+            previous,
+            watcher,
+        })
+    }
+
+    pub fn remove(mut self) {
+        self.watcher.abort();
+        let rt = &self.shared.rt;
+        if let Some(t) = self.tap.take() {
+            rt.remove_event_tap(t);
+        }
+        if let Some(host) = self.previous.take() {
+            let _ = rt.set_approval_sink(false, host);
+        }
+    }
+}
+
+/// Every 200 ms: the registry's generation (tools/list_changed to every
+/// session) and the followed processes (resources/updated, list_changed).
+async fn watch(shared: Arc<Shared>) {
+    let mut seen = shared.rt.generation();
+    loop {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let now = shared.rt.generation();
+        if now != seen {
+            seen = now;
+            let peers: Vec<_> = {
+                let mut p = shared.peers.lock();
+                p.retain(|p| !p.is_transport_closed());
+                p.clone()
+            };
+            for p in peers {
+                let _ = p.notify_tool_list_changed().await;
+            }
+        }
+        for n in shared.followers.changes(&shared.rt) {
+            match n {
+                Notice::Updated(p, uri) => {
+                    let _ = p
+                        .notify_resource_updated(
+                            rmcp::model::ResourceUpdatedNotificationParam::new(uri),
+                        )
+                        .await;
+                }
+                Notice::ListChanged(p) => {
+                    let _ = p.notify_resource_list_changed().await;
+                }
+            }
+        }
+    }
+}
+
+/// Serve `rt` over `transport` (stdin/stdout, a socket, a pipe) until the
+/// client disconnects, with the default [`Options`].
+pub async fn serve<T, E, A>(rt: Arc<Runtime>, transport: T) -> Result<(), String>
+where
+    T: rmcp::transport::IntoTransport<RoleServer, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    serve_with(rt, transport, &Options::default(), CancellationToken::new()).await
+}
+
+/// Serve `rt` over `transport` until the client disconnects or `stop` is
+/// cancelled. The session's calls run as task `mcp`.
+pub async fn serve_with<T, E, A>(
+    rt: Arc<Runtime>,
+    transport: T,
+    opts: &Options,
+    stop: CancellationToken,
+) -> Result<(), String>
+where
+    T: rmcp::transport::IntoTransport<RoleServer, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let installed = Installed::new(rt, opts)?;
+    let server = Server::new(installed.shared.clone(), Some("mcp"));
+    let out = match server.serve_with_ct(transport, stop).await {
+        Ok(running) => running
+            .waiting()
+            .await
+            .map(|_| ())
+            .map_err(|e| format!("mcp serve: {e}")),
+        Err(e) => Err(format!("mcp serve: {e}")),
+    };
+    installed.remove();
+    out
+}
