@@ -161,6 +161,11 @@ typedef struct ht_error ht_error;
 typedef struct ht_hook ht_hook;
 
 /**
+ * A server started by `ht_runtime_serve_mcp`. Opaque.
+ */
+typedef struct ht_mcp_server ht_mcp_server;
+
+/**
  * A runtime: registry, hooks, built-in tools and threads. Thread-safe.
  */
 typedef struct ht_runtime ht_runtime;
@@ -1213,6 +1218,83 @@ ht_status ht_call_progress(struct ht_call *call,
                            double total,
                            const char *message,
                            size_t message_len);
+
+/**
+ * Serve the runtime's enabled tools (host callback tools, built-ins, plugin
+ * and MCP-sourced tools) as an MCP server, on a thread of the library's, until
+ * the client disconnects, `ht_mcp_server_free` or `ht_runtime_free`.
+ *
+ * `options_json` (NULL/0 or `{}` = stdio on descriptors 0 and 1):
+ * - `"transport": "stdio"` with `"read_fd"`, `"write_fd"` (default 0 and 1):
+ *   newline-delimited JSON-RPC over those descriptors. The library serves on
+ *   duplicates; the host keeps, and may close, its own.
+ * - `"transport": "http"` with `"address"` (default `"127.0.0.1:0"`, a free
+ *   port): streamable HTTP at `/mcp`, loopback addresses only (the endpoint
+ *   has no authentication). `ht_mcp_server_address` tells the URL.
+ * - `"approvals"`: `"client"` (default: a command that needs approval is put
+ *   to the calling MCP client through elicitation, and denied when it cannot
+ *   answer; approvals of the host's own dispatches still go to its handler)
+ *   or `"host"` (the runtime's approval handler answers every call).
+ *
+ * Each MCP session's calls run as a task of their own (cwd, environment and
+ * background processes), which are also listed as `process://<id>` resources.
+ *
+ * On success `*out_server` owns a handle the host frees once with
+ * `ht_mcp_server_free` (before or after `ht_runtime_free`, which stops the
+ * server but leaves the handle to the host). Errors: bad options
+ * (`HT_STATUS_INVALID_ARGUMENT`, `HT_STATUS_INVALID_JSON`), an address in use
+ * (`HT_STATUS_INTERNAL`), a closed runtime (`HT_STATUS_CLOSED`). Any thread.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - `options_json` is NULL with `options_len` 0, or points at `options_len` bytes that stay
+ *   readable and unchanged until this returns.
+ * - `out_server`, `out_err` are each NULL or point at a writable, aligned variable of the
+ *   pointee type.
+ */
+ht_status ht_runtime_serve_mcp(struct ht_runtime *rt,
+                               const char *options_json,
+                               size_t options_len,
+                               struct ht_mcp_server **out_server,
+                               struct ht_error **out_err);
+
+/**
+ * The URL a server started with `"transport": "http"` serves
+ * (`http://127.0.0.1:PORT/mcp`), or `""` for descriptors. Owned by the
+ * handle: valid until `ht_mcp_server_free`. NULL for a NULL `server`. Any thread.
+ *
+ * # Safety
+ * `server` is NULL or a handle from `ht_runtime_serve_mcp` that no thread frees before the
+ * returned string's last use.
+ */
+const char *ht_mcp_server_address(const struct ht_mcp_server *server);
+
+/**
+ * Wait up to `timeout_ms` (0: just look) for the server to end (the client
+ * disconnected, or it was stopped). `HT_STATUS_OK` when it ended normally,
+ * `HT_STATUS_TIMEOUT` while it is still serving, `HT_STATUS_INTERNAL` with
+ * the reason when it ended with an error. Any thread; several may wait.
+ *
+ * # Safety
+ * - `server` is NULL or a handle from `ht_runtime_serve_mcp` that no thread frees before this
+ *   returns.
+ * - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
+ */
+ht_status ht_mcp_server_wait(const struct ht_mcp_server *server,
+                             uint64_t timeout_ms,
+                             struct ht_error **out_err);
+
+/**
+ * Stop the server (it stops taking requests; calls in flight are cancelled)
+ * and free its handle. Waits up to 5 s for the server's thread. NULL is a
+ * no-op. Not from inside a tool call served by this same server (that call
+ * would wait for itself; the stop is then bounded by those 5 s).
+ *
+ * # Safety
+ * `server` is NULL or a handle from `ht_runtime_serve_mcp` not yet freed, which no other thread
+ * uses during or after this call.
+ */
+void ht_mcp_server_free(struct ht_mcp_server *server);
 
 /**
  * Type into a running command: `id` is a background process id

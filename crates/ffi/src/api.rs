@@ -15,7 +15,10 @@ use hermes_runtime::Runtime;
 
 /// A runtime: registry, hooks, built-in tools and threads. Thread-safe.
 pub struct ht_runtime {
-    rt: Runtime,
+    /// Shared with the MCP servers serving it (serve.rs), which stop at free.
+    pub(crate) rt: Arc<Runtime>,
+    /// MCP servers started on this runtime (stopped and joined at free).
+    pub(crate) servers: parking_lot::Mutex<Vec<std::sync::Weak<crate::serve::Serving>>>,
     /// Definitions texts handed out last, by the core's shared text: a cache
     /// hit hands the same block out again without copying.
     defs: parking_lot::Mutex<Vec<(Arc<String>, Text)>>,
@@ -120,7 +123,7 @@ pub(crate) unsafe fn rt_ref<'a>(rt: *mut ht_runtime) -> Result<&'a Runtime, Erro
     // SAFETY: `rt` is non-NULL (checked above) and, by our caller's contract, a live `ht_runtime`
     // from ht_runtime_new that is not freed during 'a; ht_runtime is Sync and only ever borrowed
     // shared, so the shared reference aliases nothing mutable.
-    Ok(unsafe { &(*rt).rt })
+    Ok(unsafe { &(*rt).rt }.as_ref())
 }
 
 /// The ABI version of the loaded library. Compare with `HT_ABI_VERSION` and refuse to run on a mismatch.
@@ -170,7 +173,8 @@ pub unsafe extern "C" fn ht_runtime_new(
         }
         let files = rt.config().plugins.files()?;
         let b = Box::new(ht_runtime {
-            rt,
+            rt: Arc::new(rt),
+            servers: parking_lot::Mutex::new(Vec::new()),
             defs: parking_lot::Mutex::new(Vec::new()),
             plugins: parking_lot::Mutex::new(Vec::new()),
         });
@@ -339,6 +343,7 @@ pub unsafe extern "C" fn ht_runtime_free(rt: *mut ht_runtime) {
         // ht_runtime_new (Box::into_raw) that was not freed and that no other thread uses, so we
         // own the Box exclusively and it is dropped once.
         let b = unsafe { Box::from_raw(rt) };
+        crate::serve::stop_all(&b);
         b.rt.close();
         drop(b);
     })

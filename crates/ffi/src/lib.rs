@@ -15,6 +15,7 @@ pub mod host;
 pub mod logging;
 pub mod plugin;
 pub mod progress;
+pub mod serve;
 pub mod status;
 pub mod terminal;
 pub mod text;

@@ -27,7 +27,7 @@ mod processes;
 mod progress;
 mod serve;
 
-pub use http::serve_http;
+pub use http::{PATH as HTTP_PATH, serve_http};
 pub use serve::{Approvals, Options, serve, serve_with};
 
 use std::sync::Arc;

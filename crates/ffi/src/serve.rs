@@ -1,0 +1,438 @@
+//! `ht_runtime_serve_mcp`: a host serves its runtime (its own callback
+//! tools included) to MCP clients without writing a server, over a pair of
+//! file descriptors (stdio) or streamable HTTP on a loopback address. Each
+//! server runs on a thread of its own with a small tokio runtime; its handle
+//! stops it, and the runtime's free stops whatever is still serving it.
+
+use std::ffi::CString;
+use std::os::fd::{BorrowedFd, OwnedFd};
+use std::os::raw::c_char;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use parking_lot::{Condvar, Mutex};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use hermes_core::error::{Error, ErrorKind};
+use hermes_mcp_server::{Approvals, Options};
+
+use crate::api::ht_runtime;
+use crate::status::Status;
+use crate::{boundary, ht_error, require, status_boundary, str_arg};
+
+/// How long a stop waits for the server's thread before leaving it behind.
+const STOP_WAIT: Duration = Duration::from_secs(5);
+
+/// One running server, shared by its C handle and its runtime's list.
+pub struct Serving {
+    stop: CancellationToken,
+    /// `http://127.0.0.1:PORT/mcp`, or empty for descriptors.
+    address: CString,
+    /// Set when the server ended: how.
+    ended: Mutex<Option<Result<(), String>>>,
+    ended_cv: Condvar,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl Serving {
+    /// Stop and wait (bounded) for the thread to end.
+    fn stop(&self) {
+        self.stop.cancel();
+        let mut ended = self.ended.lock();
+        if ended.is_none() {
+            self.ended_cv.wait_for(&mut ended, STOP_WAIT);
+        }
+        let finished = ended.is_some();
+        drop(ended);
+        let thread = self.thread.lock().take();
+        if let Some(t) = thread {
+            if finished {
+                let _ = t.join();
+            } else {
+                tracing::warn!(
+                    "mcp server: still running {STOP_WAIT:?} after stop; its thread is left to end on its own"
+                );
+            }
+        }
+    }
+}
+
+/// A server started by `ht_runtime_serve_mcp`. Opaque.
+pub struct ht_mcp_server {
+    serving: Arc<Serving>,
+}
+
+impl ht_mcp_server {
+    fn address_ptr(&self) -> *const c_char {
+        self.serving.address.as_ptr()
+    }
+}
+
+/// Stop every server still serving `rt` (runtime free).
+pub(crate) fn stop_all(rt: &ht_runtime) {
+    let servers = std::mem::take(&mut *rt.servers.lock());
+    for s in servers.iter().filter_map(Weak::upgrade) {
+        s.stop();
+    }
+}
+
+enum Transport {
+    Fds(OwnedFd, OwnedFd),
+    Http(std::net::TcpListener),
+}
+
+fn parse_options(text: &str) -> Result<(Transport, Options), Error> {
+    let text = if text.trim().is_empty() { "{}" } else { text };
+    let v: Value =
+        serde_json::from_str(text).map_err(|e| Error::json(format!("serve options: {e}")))?;
+    let Value::Object(m) = v else {
+        return Err(Error::json("serve options: must be a JSON object"));
+    };
+    for k in m.keys() {
+        if !["transport", "read_fd", "write_fd", "address", "approvals"].contains(&k.as_str()) {
+            return Err(Error::invalid(format!(
+                "serve options: unknown key '{k}' (transport, read_fd, write_fd, address, approvals)"
+            )));
+        }
+    }
+    let mut opts = Options::default();
+    match m.get("approvals").map(|a| a.as_str()) {
+        None | Some(Some("client")) => {}
+        Some(Some("host")) => opts.approvals = Approvals::Host,
+        Some(_) => {
+            return Err(Error::invalid(
+                "serve options: approvals must be \"client\" (elicitation) or \"host\" (the runtime's handler)",
+            ));
+        }
+    }
+    let transport = match m.get("transport").map(|t| t.as_str()) {
+        None | Some(Some("stdio")) => {
+            let fd = |k: &str, d: i32| -> Result<OwnedFd, Error> {
+                let n = match m.get(k) {
+                    None => d,
+                    Some(v) => v
+                        .as_i64()
+                        .and_then(|n| i32::try_from(n).ok())
+                        .filter(|n| *n >= 0)
+                        .ok_or_else(|| {
+                            Error::invalid(format!(
+                                "serve options: {k} must be an open file descriptor number"
+                            ))
+                        })?,
+                };
+                if !fd_is_open(n) {
+                    return Err(Error::invalid(format!(
+                        "serve options: {k} {n} is not an open file descriptor"
+                    )));
+                }
+                // SAFETY: `n` is an open descriptor of this process (checked just above); we
+                // borrow it only to duplicate it, and the duplicate is ours. The host keeps its own.
+                let borrowed = unsafe { BorrowedFd::borrow_raw(n) };
+                borrowed.try_clone_to_owned().map_err(|e| {
+                    Error::new(
+                        ErrorKind::Internal,
+                        format!("serve options: cannot duplicate {k} {n}: {e}"),
+                    )
+                })
+            };
+            Transport::Fds(fd("read_fd", 0)?, fd("write_fd", 1)?)
+        }
+        Some(Some("http")) => {
+            let addr = m
+                .get("address")
+                .and_then(Value::as_str)
+                .unwrap_or("127.0.0.1:0");
+            let addr: std::net::SocketAddr = addr.parse().map_err(|_| {
+                Error::invalid(format!(
+                    "serve options: address '{addr}' is not IP:PORT (127.0.0.1:0 picks a free port)"
+                ))
+            })?;
+            if !addr.ip().is_loopback() {
+                return Err(Error::invalid(format!(
+                    "serve options: {addr} is not a loopback address; the endpoint has no authentication"
+                )));
+            }
+            let l = std::net::TcpListener::bind(addr).map_err(|e| {
+                Error::new(
+                    ErrorKind::Internal,
+                    format!("serve options: cannot listen on {addr}: {e}"),
+                )
+            })?;
+            l.set_nonblocking(true)
+                .map_err(|e| Error::new(ErrorKind::Internal, format!("listener: {e}")))?;
+            Transport::Http(l)
+        }
+        Some(_) => {
+            return Err(Error::invalid(
+                "serve options: transport must be \"stdio\" or \"http\"",
+            ));
+        }
+    };
+    Ok((transport, opts))
+}
+
+fn fd_is_open(fd: i32) -> bool {
+    // SAFETY: F_GETFD reads the descriptor flags of `fd` and touches no memory; an unused number
+    // just fails with EBADF.
+    unsafe { libc::fcntl(fd, libc::F_GETFD) != -1 }
+}
+
+/// Serve the runtime's enabled tools (host callback tools, built-ins, plugin
+/// and MCP-sourced tools) as an MCP server, on a thread of the library's, until
+/// the client disconnects, `ht_mcp_server_free` or `ht_runtime_free`.
+///
+/// `options_json` (NULL/0 or `{}` = stdio on descriptors 0 and 1):
+/// - `"transport": "stdio"` with `"read_fd"`, `"write_fd"` (default 0 and 1):
+///   newline-delimited JSON-RPC over those descriptors. The library serves on
+///   duplicates; the host keeps, and may close, its own.
+/// - `"transport": "http"` with `"address"` (default `"127.0.0.1:0"`, a free
+///   port): streamable HTTP at `/mcp`, loopback addresses only (the endpoint
+///   has no authentication). `ht_mcp_server_address` tells the URL.
+/// - `"approvals"`: `"client"` (default: a command that needs approval is put
+///   to the calling MCP client through elicitation, and denied when it cannot
+///   answer; approvals of the host's own dispatches still go to its handler)
+///   or `"host"` (the runtime's approval handler answers every call).
+///
+/// Each MCP session's calls run as a task of their own (cwd, environment and
+/// background processes), which are also listed as `process://<id>` resources.
+///
+/// On success `*out_server` owns a handle the host frees once with
+/// `ht_mcp_server_free` (before or after `ht_runtime_free`, which stops the
+/// server but leaves the handle to the host). Errors: bad options
+/// (`HT_STATUS_INVALID_ARGUMENT`, `HT_STATUS_INVALID_JSON`), an address in use
+/// (`HT_STATUS_INTERNAL`), a closed runtime (`HT_STATUS_CLOSED`). Any thread.
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - `options_json` is NULL with `options_len` 0, or points at `options_len` bytes that stay
+///   readable and unchanged until this returns.
+/// - `out_server`, `out_err` are each NULL or point at a writable, aligned variable of the
+///   pointee type.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_serve_mcp(
+    rt: *mut ht_runtime,
+    options_json: *const c_char,
+    options_len: usize,
+    out_server: *mut *mut ht_mcp_server,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    status_boundary(out_err, || {
+        require(rt, "runtime")?;
+        require(out_server, "out_server")?;
+        // SAFETY: `rt` is non-NULL (required above) and, by this export's # Safety, a live runtime
+        // that no thread frees before we return; only shared borrows are taken.
+        let handle = unsafe { &*rt };
+        if handle.rt.is_closed() {
+            return Err(Error::new(ErrorKind::Closed, "the runtime is closed"));
+        }
+        // SAFETY: by this export's # Safety, `(options_json, options_len)` is NULL/0 or
+        // options_len bytes readable and unchanged until we return; the &str is not kept.
+        let text = unsafe { str_arg(options_json, options_len, "options_json") }?;
+        let (transport, opts) = parse_options(text)?;
+        let address = match &transport {
+            Transport::Http(l) => l
+                .local_addr()
+                .map(|a| format!("http://{a}{}", hermes_mcp_server::HTTP_PATH))
+                .unwrap_or_default(),
+            Transport::Fds(..) => String::new(),
+        };
+        let serving = Arc::new(Serving {
+            stop: CancellationToken::new(),
+            address: CString::new(address).unwrap_or_default(),
+            ended: Mutex::new(None),
+            ended_cv: Condvar::new(),
+            thread: Mutex::new(None),
+        });
+        let engine = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Error::new(ErrorKind::Internal, format!("mcp server: {e}")))?;
+        let runtime = handle.rt.clone();
+        let s = serving.clone();
+        let thread = std::thread::Builder::new()
+            .name("ht-mcp-server".into())
+            .spawn(move || {
+                let stop = s.stop.clone();
+                let out = engine.block_on(async move {
+                    match transport {
+                        Transport::Fds(r, w) => {
+                            let (r, reader_stop) = match fd_reader(r) {
+                                Ok(r) => r,
+                                Err(e) => return Err(format!("mcp server: reader thread: {e}")),
+                            };
+                            let w = tokio::fs::File::from_std(std::fs::File::from(w));
+                            let out =
+                                hermes_mcp_server::serve_with(runtime, (r, w), &opts, stop).await;
+                            drop(reader_stop);
+                            out
+                        }
+                        Transport::Http(l) => match tokio::net::TcpListener::from_std(l) {
+                            Ok(l) => hermes_mcp_server::serve_http(runtime, l, &opts, stop).await,
+                            Err(e) => Err(format!("mcp server: listener: {e}")),
+                        },
+                    }
+                });
+                if let Err(e) = &out {
+                    tracing::warn!(error = %e, "mcp server ended with an error");
+                }
+                // A write still blocked on a pipe nobody reads must not hold the stop.
+                engine.shutdown_timeout(Duration::from_millis(200));
+                *s.ended.lock() = Some(out);
+                s.ended_cv.notify_all();
+            })
+            .map_err(|e| Error::new(ErrorKind::Internal, format!("mcp server thread: {e}")))?;
+        *serving.thread.lock() = Some(thread);
+        {
+            let mut list = handle.servers.lock();
+            list.retain(|w| w.strong_count() > 0);
+            list.push(Arc::downgrade(&serving));
+        }
+        let b = Box::new(ht_mcp_server { serving });
+        // SAFETY: `out_server` is non-NULL (required above) and, by this export's # Safety, points
+        // at a writable `ht_mcp_server *`. Ownership passes to the host (ht_mcp_server_free).
+        unsafe { *out_server = Box::into_raw(b) };
+        Ok(())
+    })
+}
+
+/// Read `fd` on a thread of its own, into an in-memory pipe the server reads.
+///
+/// A blocking `read` cannot be cancelled: on tokio's blocking pool it would
+/// hold a stopped server's runtime (its drop waits for it) and then eat the
+/// host's next input. This thread `poll`s the descriptor together with a stop
+/// pipe and reads only when data is there; it ends on EOF, an error, the
+/// server dropping its end, or the returned writer being dropped.
+fn fd_reader(fd: OwnedFd) -> std::io::Result<(tokio::io::DuplexStream, std::io::PipeWriter)> {
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    use tokio::io::AsyncWriteExt;
+
+    let (stop_r, stop_w) = std::io::pipe()?;
+    let (ours, mut theirs) = tokio::io::duplex(64 * 1024);
+    let handle = tokio::runtime::Handle::current();
+    std::thread::Builder::new()
+        .name("ht-mcp-read".into())
+        .spawn(move || {
+            let mut file = std::fs::File::from(fd);
+            let mut buf = vec![0u8; 64 * 1024];
+            loop {
+                let mut fds = [
+                    libc::pollfd {
+                        fd: file.as_raw_fd(),
+                        events: libc::POLLIN,
+                        revents: 0,
+                    },
+                    libc::pollfd {
+                        fd: stop_r.as_raw_fd(),
+                        events: libc::POLLIN,
+                        revents: 0,
+                    },
+                ];
+                // SAFETY: `fds` is a live array of two initialised pollfd structs whose
+                // descriptors stay open (owned by `file` and `stop_r`) for the call.
+                let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
+                if n < 0 {
+                    if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                        continue;
+                    }
+                    break;
+                }
+                if fds[1].revents != 0 {
+                    break; // stopped: the writer end was dropped
+                }
+                if fds[0].revents == 0 {
+                    continue;
+                }
+                match file.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        // Waits only on the in-memory pipe, which needs no I/O driver.
+                        if handle.block_on(theirs.write_all(&buf[..n])).is_err() {
+                            break; // the server is gone
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+        })?;
+    Ok((ours, stop_w))
+}
+
+/// The URL a server started with `"transport": "http"` serves
+/// (`http://127.0.0.1:PORT/mcp`), or `""` for descriptors. Owned by the
+/// handle: valid until `ht_mcp_server_free`. NULL for a NULL `server`. Any thread.
+///
+/// # Safety
+/// `server` is NULL or a handle from `ht_runtime_serve_mcp` that no thread frees before the
+/// returned string's last use.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_mcp_server_address(server: *const ht_mcp_server) -> *const c_char {
+    boundary(|| {
+        if server.is_null() {
+            return std::ptr::null();
+        }
+        // SAFETY: non-NULL and, by this export's # Safety, a live handle; the CString lives in
+        // the handle's Arc until ht_mcp_server_free.
+        unsafe { (*server).address_ptr() }
+    })
+}
+
+/// Wait up to `timeout_ms` (0: just look) for the server to end (the client
+/// disconnected, or it was stopped). `HT_STATUS_OK` when it ended normally,
+/// `HT_STATUS_TIMEOUT` while it is still serving, `HT_STATUS_INTERNAL` with
+/// the reason when it ended with an error. Any thread; several may wait.
+///
+/// # Safety
+/// - `server` is NULL or a handle from `ht_runtime_serve_mcp` that no thread frees before this
+///   returns.
+/// - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_mcp_server_wait(
+    server: *const ht_mcp_server,
+    timeout_ms: u64,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    status_boundary(out_err, || {
+        require(server, "server")?;
+        // SAFETY: non-NULL (required above) and, by this export's # Safety, a live handle.
+        let s = unsafe { &(*server).serving };
+        let mut ended = s.ended.lock();
+        if ended.is_none() && timeout_ms > 0 {
+            s.ended_cv.wait_for(
+                &mut ended,
+                Duration::from_millis(timeout_ms.min(u32::MAX as u64)),
+            );
+        }
+        match &*ended {
+            None => Err(Error::new(
+                ErrorKind::Timeout,
+                "the MCP server is still serving",
+            )),
+            Some(Ok(())) => Ok(()),
+            Some(Err(e)) => Err(Error::new(ErrorKind::Internal, e.clone())),
+        }
+    })
+}
+
+/// Stop the server (it stops taking requests; calls in flight are cancelled)
+/// and free its handle. Waits up to 5 s for the server's thread. NULL is a
+/// no-op. Not from inside a tool call served by this same server (that call
+/// would wait for itself; the stop is then bounded by those 5 s).
+///
+/// # Safety
+/// `server` is NULL or a handle from `ht_runtime_serve_mcp` not yet freed, which no other thread
+/// uses during or after this call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_mcp_server_free(server: *mut ht_mcp_server) {
+    boundary(|| {
+        if server.is_null() {
+            return;
+        }
+        // SAFETY: non-NULL and, by this export's # Safety, a Box from ht_runtime_serve_mcp that
+        // was not freed and that no other thread uses, so it is dropped exactly once.
+        let b = unsafe { Box::from_raw(server) };
+        b.serving.stop();
+    })
+}

@@ -1,0 +1,264 @@
+//! `ht_runtime_serve_mcp` (issue 15 item 8): a C host serves its own
+//! callback tools to MCP clients. Over streamable HTTP against the official
+//! Python SDK (build/venv, installed by scripts/setup.sh): list, call, the
+//! host tool's `ht_call_progress` as MCP progress; over a pair of pipes with
+//! raw JSON-RPC lines; bad options; stop by handle and by runtime free.
+
+mod common;
+use common::*;
+use hermes_tools::Status;
+use hermes_tools::ffi::progress::ht_call_progress;
+use hermes_tools::ffi::serve::*;
+use hermes_tools::host::ht_call;
+use serde_json::Value;
+use std::ffi::{CStr, c_char, c_void};
+use std::io::{BufRead, BufReader, Write};
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::process::Command;
+use std::ptr::null_mut;
+use std::time::Duration;
+
+unsafe extern "C" fn add_numbers(_: *mut c_void, call: *mut ht_call) {
+    let args: Value = serde_json::from_str(&args_of(call)).unwrap_or(Value::Null);
+    let msg = "half way";
+    unsafe { ht_call_progress(call, 1.0, 2.0, msg.as_ptr() as *const c_char, msg.len()) };
+    // Let the progress notification go out before the result.
+    std::thread::sleep(Duration::from_millis(300));
+    let sum = args["a"].as_i64().unwrap_or(0) + args["b"].as_i64().unwrap_or(0);
+    respond(call, false, &format!(r#"{{"sum":{sum}}}"#));
+}
+
+const SPEC: &str = r#"{"name":"add_numbers","toolset":"host","schema":{"description":"Add two integers","parameters":{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"]}}}"#;
+
+fn serve(rt: &Rt, options: &str) -> Result<*mut ht_mcp_server, (Status, String)> {
+    let mut server = null_mut();
+    let mut err = null_mut();
+    let st = unsafe {
+        ht_runtime_serve_mcp(
+            rt.0,
+            options.as_ptr() as *const c_char,
+            options.len(),
+            &mut server,
+            &mut err,
+        )
+    };
+    if st == Status::Ok {
+        Ok(server)
+    } else {
+        Err((st, err_text(err)))
+    }
+}
+
+fn wait(server: *mut ht_mcp_server, ms: u64) -> Status {
+    let mut err = null_mut();
+    let st = unsafe { ht_mcp_server_wait(server, ms, &mut err) };
+    err_text(err);
+    st
+}
+
+const CLIENT: &str = r#"
+import anyio, json, sys
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+async def main():
+    async with streamable_http_client(sys.argv[1]) as (r, w, *_):
+        async with ClientSession(r, w) as s:
+            await s.initialize()
+            names = [t.name for t in (await s.list_tools()).tools]
+            seen = []
+            async def on_progress(p, total, message):
+                seen.append([p, total, message])
+            res = await s.call_tool("add_numbers", {"a": 2, "b": "40"}, progress_callback=on_progress)
+            bad = await s.call_tool("add_numbers", {"a": "x"})
+            print(json.dumps({"names": names, "result": res.structured_content,
+                              "progress": seen, "bad_is_error": bad.is_error,
+                              "bad": "".join(c.text for c in bad.content)}))
+
+anyio.run(main)
+"#;
+
+#[test]
+fn a_host_tool_served_over_http_to_the_python_sdk() {
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("build/venv/bin/python");
+    let has_mcp = Command::new(&python)
+        .args(["-c", "import mcp"])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        has_mcp,
+        "build/venv lacks the Python `mcp` SDK: run scripts/setup.sh (it installs it)"
+    );
+    let rt = new_rt("{}");
+    add(&rt, SPEC, add_numbers);
+    let server = serve(&rt, r#"{"transport":"http","address":"127.0.0.1:0"}"#).unwrap();
+    let url = unsafe { CStr::from_ptr(ht_mcp_server_address(server)) }
+        .to_string_lossy()
+        .into_owned();
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
+        "{url}"
+    );
+    assert_eq!(wait(server, 0), Status::Timeout, "serving");
+    let out = Command::new(&python)
+        .args(["-c", CLIENT, &url])
+        .output()
+        .expect("python");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "client failed: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(v["names"], serde_json::json!(["add_numbers"]));
+    // "40" repaired to 40 by the pipeline before the host handler ran.
+    assert_eq!(v["result"]["sum"], 42);
+    assert_eq!(v["progress"][0], serde_json::json!([1.0, 2.0, "half way"]));
+    assert_eq!(v["bad_is_error"], true);
+    assert!(
+        v["bad"].as_str().unwrap().contains("Invalid arguments"),
+        "{v}"
+    );
+    unsafe { ht_mcp_server_free(server) };
+}
+
+/// One JSON-RPC line out, the answer with that id back (notifications skipped).
+fn rpc(w: &mut impl Write, r: &mut impl BufRead, id: u64, method: &str, params: Value) -> Value {
+    let msg = serde_json::json!({"jsonrpc":"2.0","id":id,"method":method,"params":params});
+    writeln!(w, "{msg}").unwrap();
+    w.flush().unwrap();
+    loop {
+        let mut line = String::new();
+        assert!(r.read_line(&mut line).unwrap() > 0, "server closed");
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if v["id"] == id {
+            return v;
+        }
+    }
+}
+
+#[test]
+fn served_on_a_pair_of_pipes_and_stopped_by_runtime_free() {
+    let rt = new_rt("{}");
+    add(&rt, SPEC, add_numbers);
+    let (to_server_r, mut to_server_w) = std::io::pipe().unwrap();
+    let (from_server_r, from_server_w) = std::io::pipe().unwrap();
+    let opts = format!(
+        r#"{{"transport":"stdio","read_fd":{},"write_fd":{}}}"#,
+        to_server_r.as_raw_fd(),
+        from_server_w.as_raw_fd()
+    );
+    let server = serve(&rt, &opts).unwrap();
+    // The library serves on duplicates: the host may close its own ends.
+    drop(to_server_r);
+    drop(from_server_w);
+    assert_eq!(
+        unsafe { CStr::from_ptr(ht_mcp_server_address(server)) }.to_bytes(),
+        b""
+    );
+    let mut r = BufReader::new(from_server_r);
+    let init = rpc(
+        &mut to_server_w,
+        &mut r,
+        1,
+        "initialize",
+        serde_json::json!({"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}),
+    );
+    assert_eq!(
+        init["result"]["serverInfo"]["name"], "hermes-tools",
+        "{init}"
+    );
+    writeln!(
+        to_server_w,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
+    let list = rpc(
+        &mut to_server_w,
+        &mut r,
+        2,
+        "tools/list",
+        serde_json::json!({}),
+    );
+    assert_eq!(list["result"]["tools"][0]["name"], "add_numbers", "{list}");
+    let call = rpc(
+        &mut to_server_w,
+        &mut r,
+        3,
+        "tools/call",
+        serde_json::json!({"name":"add_numbers","arguments":{"a":1,"b":2}}),
+    );
+    assert_eq!(call["result"]["structuredContent"]["sum"], 3, "{call}");
+
+    // Runtime free stops the server; the handle stays the host's to free.
+    drop(rt);
+    assert_eq!(
+        wait(server, 5000),
+        Status::Ok,
+        "server ended with the runtime"
+    );
+    let mut rest = String::new();
+    assert_eq!(r.read_line(&mut rest).unwrap(), 0, "pipe closed: {rest}");
+    unsafe { ht_mcp_server_free(server) };
+}
+
+#[test]
+fn bad_options_are_refused_with_the_fix() {
+    let rt = new_rt("{}");
+    for (opts, status, needle) in [
+        (
+            r#"{"transport":"carrier-pigeon"}"#,
+            Status::InvalidArgument,
+            "stdio",
+        ),
+        (
+            r#"{"transport":"http","address":"0.0.0.0:0"}"#,
+            Status::InvalidArgument,
+            "loopback",
+        ),
+        (
+            r#"{"transport":"http","address":"nowhere"}"#,
+            Status::InvalidArgument,
+            "IP:PORT",
+        ),
+        (
+            r#"{"transprot":"http"}"#,
+            Status::InvalidArgument,
+            "unknown key",
+        ),
+        (
+            r#"{"read_fd":987654,"write_fd":1}"#,
+            Status::InvalidArgument,
+            "not an open file descriptor",
+        ),
+        (
+            r#"{"approvals":"nobody"}"#,
+            Status::InvalidArgument,
+            "client",
+        ),
+        ("[1]", Status::InvalidJson, "object"),
+    ] {
+        match serve(&rt, opts) {
+            Ok(s) => {
+                unsafe { ht_mcp_server_free(s) };
+                panic!("{opts} accepted");
+            }
+            Err((st, msg)) => {
+                assert_eq!(st, status, "{opts}: {msg}");
+                assert!(msg.contains(needle), "{opts}: {msg}");
+            }
+        }
+    }
+    // NULL handles.
+    assert!(unsafe { ht_mcp_server_address(std::ptr::null()) }.is_null());
+    assert_eq!(wait(null_mut(), 0), Status::InvalidArgument);
+    unsafe { ht_mcp_server_free(null_mut()) };
+    // A second server on the same runtime while one serves; each stops alone.
+    let a = serve(&rt, r#"{"transport":"http"}"#).unwrap();
+    let b = serve(&rt, r#"{"transport":"http"}"#).unwrap();
+    unsafe { ht_mcp_server_free(a) };
+    assert_eq!(wait(b, 0), Status::Timeout);
+    unsafe { ht_mcp_server_free(b) };
+}
