@@ -41,7 +41,9 @@ fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let modules = root.join("../../build/tools/node_modules");
     if !modules.join("@modelcontextprotocol/sdk").is_dir() {
-        eprintln!("servers: @modelcontextprotocol/sdk missing in build/tools: run scripts/setup.sh");
+        eprintln!(
+            "servers: @modelcontextprotocol/sdk missing in build/tools: run scripts/setup.sh"
+        );
         return;
     }
     let modules = modules.canonicalize().unwrap();
@@ -73,7 +75,9 @@ fn main() {
     assert!(out.contains("t042"), "{out}");
 
     let spec = |i: usize| {
-        format!(r#"{{"name":"bench_nop_{i}","toolset":"bench","schema":{{"description":"x","parameters":{{"type":"object","properties":{{}}}}}}}}"#)
+        format!(
+            r#"{{"name":"bench_nop_{i}","toolset":"bench","schema":{{"description":"x","parameters":{{"type":"object","properties":{{}}}}}}}}"#
+        )
     };
     let filtered = r#"{"enabled_toolsets":["mcp-s3"]}"#;
     let mut rows = Vec::new();
