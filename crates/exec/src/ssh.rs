@@ -569,6 +569,9 @@ impl Environment for Ssh {
         let suffix = format!("-{}", self.next.fetch_add(1, Ordering::Relaxed));
         let token = format!("{}{suffix}", self.id);
         let mut s = String::with_capacity(req.script.len() + 4096);
+        // One stream, in order: ssh carries stdout and stderr on separate
+        // channels, which the client would interleave at random.
+        s.push_str("exec 2>&1\n");
         // The complete environment: the login's exports are replaced by the request's.
         s.push_str(
             "for __ht_v in $(builtin compgen -e); do case $__ht_v in HERMES_TOOLS_TREE|SSH_CLIENT|SSH_CONNECTION|SSH_TTY|SSH_AUTH_SOCK) ;; *) builtin unset -v \"$__ht_v\" 2>/dev/null;; esac; done; builtin unset -v __ht_v\n",

@@ -67,7 +67,7 @@ impl SshSection {
     /// The exec layer's config (`~` in paths is this machine's home).
     pub fn to_exec(&self) -> hermes_exec::ssh::SshConfig {
         let d = hermes_exec::ssh::SshConfig::default();
-        let path = |p: &Option<String>| p.as_deref().map(|p| super::expand_home(p));
+        let path = |p: &Option<String>| p.as_deref().map(super::expand_home);
         hermes_exec::ssh::SshConfig {
             host: self.host.clone(),
             port: self.port.unwrap_or(d.port),
