@@ -106,7 +106,7 @@ impl HostFs {
     /// What the sandbox backend's commands see (see `sandbox.rs`): the
     /// system folders and read-only binds for reading, the working root and
     /// writable binds for both.
-    pub fn sandboxed(cfg: &crate::sandbox::SandboxConfig) -> HostFs {
+    pub fn sandboxed(cfg: &crate::spawn::SandboxConfig) -> HostFs {
         let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
         let mut writable: Vec<PathBuf> = vec![canon(&cfg.root)];
         writable.extend(cfg.rw_binds.iter().map(|p| canon(p)));

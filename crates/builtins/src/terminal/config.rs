@@ -67,7 +67,7 @@ impl SshSection {
     /// The exec layer's config (`~` in paths is this machine's home).
     pub fn to_exec(&self) -> hermes_exec::ssh::SshConfig {
         let d = hermes_exec::ssh::SshConfig::default();
-        let path = |p: &Option<String>| p.as_deref().map(super::expand_home);
+        let path = |p: &Option<String>| p.as_deref().map(expand_home);
         hermes_exec::ssh::SshConfig {
             host: self.host.clone(),
             port: self.port.unwrap_or(d.port),
@@ -111,4 +111,14 @@ impl Default for TerminalConfig {
             ssh: None,
         }
     }
+}
+
+/// `~` and `~/...` in a path of this machine.
+fn expand_home(p: &str) -> std::path::PathBuf {
+    if let Some(rest) = p.strip_prefix('~')
+        && let Ok(home) = std::env::var("HOME")
+    {
+        return std::path::PathBuf::from(format!("{home}{rest}"));
+    }
+    std::path::PathBuf::from(p)
 }
