@@ -545,7 +545,7 @@ pub fn find_ssh() -> Option<PathBuf> {
 
 impl RemoteShell for Ssh {
     fn run_script(&self, script: &str, stdin: &[u8]) -> io::Result<ScriptOutput> {
-        let out = self.run_remote(&format!("exec bash -c {}", shq(script)), stdin)?;
+        let out = self.run_remote(&format!("exec bash --norc -c {}", shq(script)), stdin)?;
         if out.code == 255 && self.master_pid().is_none() {
             return Err(io::Error::new(
                 io::ErrorKind::ConnectionAborted,
@@ -587,11 +587,11 @@ impl Environment for Ssh {
         }
         let cwd = shq(&req.cwd.to_string_lossy());
         s.push_str(&format!(
-            "builtin cd -- {cwd} 2>/dev/null || builtin cd 2>/dev/null\n\"$BASH\" -c {}\n__ht_ec=$?\n\
+            "builtin cd -- {cwd} 2>/dev/null || builtin cd 2>/dev/null\n\"$BASH\" --norc -c {}\n__ht_ec=$?\n\
              builtin trap '' TERM\nbuiltin kill -TERM -- -$$ 2>/dev/null\nbuiltin exit $__ht_ec\n",
             shq(req.script)
         ));
-        let remote = format!("export {MARK_VAR}={token}; exec bash -c {}", shq(&s));
+        let remote = format!("export {MARK_VAR}={token}; exec bash --norc -c {}", shq(&s));
         let argv = self.client_argv(req.pty, remote);
         let local = SpawnRequest {
             script: "",
