@@ -6,7 +6,7 @@
 #   scripts/setup.sh --check       what `make test` runs first: the same as
 #                                  root; as another user it never calls sudo
 #                                  and stops with one line naming the command
-#   scripts/setup.sh --with mcp,ssh   also install optional groups (below)
+#   scripts/setup.sh --with containers   also install optional groups (below)
 #   scripts/setup.sh --dry-run     print what is missing, install nothing
 #   HT_SETUP_WITH=mcp make test       the same through make
 #
@@ -35,14 +35,14 @@ APT_CORE=(
   go:golang-go
   node:nodejs npm:npm
   python3:python3
+  /usr/sbin/sshd:openssh-server ssh:openssh-client
 )
 
 # Optional groups, installed only when named with --with / HT_SETUP_WITH.
 # To add a group: define APT_<group>, NPM_<group> and/or PIP_<group>, and list
 # it in OPTIONAL_GROUPS. To make one part of every setup, move its entries
 # into APT_CORE / NPM_CORE / PIP_CORE.
-OPTIONAL_GROUPS=(ssh containers mcp)
-APT_ssh=(/usr/sbin/sshd:openssh-server)
+OPTIONAL_GROUPS=(containers mcp)
 APT_containers=(docker:docker.io podman:podman)
 NPM_mcp=()
 PIP_mcp=()

@@ -23,6 +23,44 @@ pub trait Environment: Send + Sync {
     fn cleanup_task(&self, _task_id: &str) {}
     /// The runtime closes.
     fn cleanup(&self) {}
+
+    /// Where commands run, for approval prompts and messages
+    /// (`"on this machine"`, `"on ssh root@host:22"`).
+    fn location(&self) -> String {
+        "on this machine".into()
+    }
+    /// Remote backends (ssh, containers): commands see another machine's
+    /// files and environment, so the terminal neither checks paths here nor
+    /// passes this process's environment on.
+    fn remote(&self) -> Option<&dyn Remote> {
+        None
+    }
+    /// Files where the commands run, over the backend's own connection,
+    /// when they are not this machine's (`None`: the host's files).
+    fn files(&self) -> Option<std::sync::Arc<dyn crate::fs::FileSystem>> {
+        None
+    }
+}
+
+/// What a remote backend adds to [`Environment`], for the terminal's
+/// per-task state (directory and exported variables) which lives on the
+/// far side.
+pub trait Remote: Send + Sync {
+    /// The environment a command gets there before any state was captured
+    /// (the remote login's exported variables).
+    fn base_env(&self) -> io::Result<Vec<(String, String)>>;
+    /// The remote home directory (the default working directory).
+    fn home(&self) -> io::Result<String>;
+    /// A private directory on the far side where a command may write its
+    /// captured state.
+    fn state_dir(&self) -> io::Result<std::path::PathBuf>;
+    /// Read and delete a state file a command wrote there (at most `max` bytes).
+    fn take_file(&self, path: &std::path::Path, max: u64) -> Option<Vec<u8>>;
+    /// Whether `path` is a directory there.
+    fn is_dir(&self, path: &std::path::Path) -> bool;
+    /// Why a command that ended with `code` ended so, when it was the
+    /// connection's doing (`None`: the command's own exit status).
+    fn explain_exit(&self, pid: i32, code: i32) -> Option<String>;
 }
 
 /// Terminate a tree: TERM, then KILL after `grace` if anything is left.

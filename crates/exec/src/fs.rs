@@ -63,6 +63,28 @@ pub trait FileSystem: Send + Sync {
     fn read_dir(&self, path: &Path) -> io::Result<Vec<Entry>>;
     /// The path with symlinks and `..` resolved (the path must exist).
     fn canonicalize(&self, path: &Path) -> io::Result<PathBuf>;
+    /// For search where [`FileSystem::host_paths`] is false: the regular
+    /// files under `root` (hidden names skipped, like the local walk), with
+    /// their contents when `contents` is set (files over `max_file` bytes
+    /// left out), fetched in one go. Unsupported unless a backend says so.
+    fn walk(&self, _root: &Path, _contents: bool, _max_file: u64) -> io::Result<Vec<WalkedFile>> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!(
+                "searching is not available on the '{}' backend",
+                self.name()
+            ),
+        ))
+    }
+}
+
+/// A file found by [`FileSystem::walk`].
+#[derive(Clone, Debug)]
+pub struct WalkedFile {
+    pub path: PathBuf,
+    pub mtime_ns: i128,
+    /// The contents, when asked for.
+    pub data: Option<Vec<u8>>,
 }
 
 /// This machine's files, optionally restricted to what a sandbox sees.
@@ -84,7 +106,7 @@ impl HostFs {
     /// What the sandbox backend's commands see (see `sandbox.rs`): the
     /// system folders and read-only binds for reading, the working root and
     /// writable binds for both.
-    pub fn sandboxed(cfg: &crate::sandbox::SandboxConfig) -> HostFs {
+    pub fn sandboxed(cfg: &crate::spawn::SandboxConfig) -> HostFs {
         let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
         let mut writable: Vec<PathBuf> = vec![canon(&cfg.root)];
         writable.extend(cfg.rw_binds.iter().map(|p| canon(p)));

@@ -21,13 +21,15 @@ pub mod env;
 pub mod fs;
 pub mod local;
 pub mod pump;
+pub mod remote_fs;
 pub mod sandbox;
 pub mod spawn;
+pub mod ssh;
 #[allow(unsafe_code)]
 pub mod sys;
 pub mod tree;
 
-pub use env::{Environment, Files, terminate_tree};
+pub use env::{Environment, Files, Remote, terminate_tree};
 pub use portable_pty::MasterPty;
 pub use pump::{Ended, PumpOpts, pump, pump_async};
 pub use spawn::{Input, SpawnRequest, Spawned};

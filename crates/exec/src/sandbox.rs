@@ -27,18 +27,7 @@ const MASKED: &[&str] = &[
     "/etc/sudoers",
 ];
 
-/// What a sandbox needs to know.
-#[derive(Clone, Debug, Default)]
-pub struct SandboxConfig {
-    /// The writable root (the working directory of the task).
-    pub root: PathBuf,
-    /// Keep the network (off by default).
-    pub network: bool,
-    /// Extra read-only binds.
-    pub ro_binds: Vec<PathBuf>,
-    /// Extra writable binds.
-    pub rw_binds: Vec<PathBuf>,
-}
+pub use crate::spawn::SandboxConfig;
 
 pub struct Sandbox {
     bwrap: PathBuf,

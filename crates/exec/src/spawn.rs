@@ -34,3 +34,16 @@ pub struct Spawned {
 pub struct Input {
     pub(crate) fd: OwnedFd,
 }
+
+/// What a sandbox needs to know.
+#[derive(Clone, Debug, Default)]
+pub struct SandboxConfig {
+    /// The writable root (the working directory of the task).
+    pub root: PathBuf,
+    /// Keep the network (off by default).
+    pub network: bool,
+    /// Extra read-only binds.
+    pub ro_binds: Vec<PathBuf>,
+    /// Extra writable binds.
+    pub rw_binds: Vec<PathBuf>,
+}

@@ -84,9 +84,17 @@ pub struct Approvals {
     /// Where commands run: the sandbox's guarantees (effects it contains do
     /// not need approval), or on the host.
     check_options: hermes_approval::CheckOptions,
+    /// Where the terminal's commands run (`"on ssh root@host:22"`), told
+    /// to the host in every approval prompt as `runs_on`.
+    runs_on: parking_lot::RwLock<Option<String>>,
 }
 
 impl Approvals {
+    /// Say where the commands run (shown in approval prompts).
+    pub fn set_runs_on(&self, location: String) {
+        *self.runs_on.write() = Some(location);
+    }
+
     pub fn new(
         approval_engine: Arc<hermes_approval::Engine>,
         policy: Arc<hermes_approval::Policy>,
@@ -106,6 +114,7 @@ impl Approvals {
             core_id,
             closed: AtomicBool::new(false),
             check_options,
+            runs_on: Default::default(),
         }
     }
 
@@ -356,6 +365,9 @@ fn prompt(
         m.insert("task_id".into(), ctx.task_id.clone().into());
         m.insert("tool_call_id".into(), ctx.tool_call_id.clone().into());
         m.insert("timeout_s".into(), timeout.as_secs().into());
+        if let Some(w) = shared.runs_on.read().clone() {
+            m.insert("runs_on".into(), w.into());
+        }
         if kind == "review" {
             m.insert(
                 "note".into(),

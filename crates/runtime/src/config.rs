@@ -147,9 +147,19 @@ impl Config {
         }
         match cfg.terminal.backend.as_str() {
             "local" | "sandbox" => {}
+            "ssh" => match &cfg.terminal.ssh {
+                None => {
+                    return Err(Error::invalid(
+                        "runtime config: terminal.backend 'ssh' needs a terminal.ssh section with at least \"host\"",
+                    ));
+                }
+                Some(s) => s
+                    .validate()
+                    .map_err(|e| Error::invalid(format!("runtime config: {e}")))?,
+            },
             other => {
                 return Err(Error::invalid(format!(
-                    "runtime config: terminal.backend: unknown backend '{other}' (local, sandbox)"
+                    "runtime config: terminal.backend: unknown backend '{other}' (local, sandbox, ssh)"
                 )));
             }
         }

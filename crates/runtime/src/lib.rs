@@ -159,6 +159,19 @@ fn check_options(config: &Config) -> hermes_approval::CheckOptions {
     }
 }
 
+/// Where the terminal's commands run, for approval prompts (`None`: here).
+fn runs_on(config: &Config) -> Option<String> {
+    let t = &config.terminal;
+    match t.backend.as_str() {
+        "sandbox" => Some("in the bubblewrap sandbox on this machine".into()),
+        "ssh" => t
+            .ssh
+            .as_ref()
+            .map(|s| format!("on ssh {}", s.to_exec().label())),
+        _ => None,
+    }
+}
+
 /// A runtime: the Rust API (the C ABI wraps the same thing).
 pub struct Runtime {
     core: Arc<Core>,
@@ -197,6 +210,9 @@ impl Runtime {
             core.id,
             check_options(&config),
         );
+        if let Some(w) = runs_on(&config) {
+            approvals.set_runs_on(w);
+        }
         let services = Arc::new(Services {
             approval_engine,
             policy,
@@ -306,6 +322,21 @@ impl Runtime {
                 ro_binds: tcfg.sandbox_ro_binds.iter().map(Into::into).collect(),
                 rw_binds: tcfg.sandbox_rw_binds.iter().map(Into::into).collect(),
             })),
+            "ssh" => {
+                match self.terminal.as_ref().and_then(|t| t.backend.files()) {
+                    Some(fs) => fs,
+                    None => {
+                        // The file toolset without the terminal: a connection of its own.
+                        let section = tcfg.ssh.as_ref().ok_or_else(|| {
+                        Error::invalid("runtime config: terminal.backend 'ssh' needs a terminal.ssh section")
+                    })?;
+                        hermes_exec::ssh::SshBackend::new(section.to_exec())
+                            .map_err(|e| Error::invalid(format!("runtime config: {e}")))?
+                            .files_handle()
+                            .ok_or_else(|| Error::invalid("ssh backend without files"))?
+                    }
+                }
+            }
             _ => Arc::new(HostFs::local()),
         };
         let cwd: hermes_builtins::file::CwdFn = match &self.terminal {

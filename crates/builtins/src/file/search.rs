@@ -160,16 +160,11 @@ pub fn run(fc: &FileCtx, args: &Value, ctx: &RunCtx) -> (Value, bool) {
         Ok(p) => p,
         Err(e) => return (json!({"total_count": 0, "error": e}), true),
     };
-    if !fc.fs.host_paths() {
-        return (
-            json!({"error": format!("search_files is not available on the '{}' backend yet", fc.fs.name())}),
-            true,
-        );
-    }
     if let Err(e) = fc.fs.check_read(&root) {
         return (json!({"total_count": 0, "error": e.to_string()}), true);
     }
-    if !root.exists() {
+    // Remote file systems: the walk there says when the path is missing.
+    if fc.fs.host_paths() && !root.exists() {
         return (
             json!({"total_count": 0, "error": format!("Path not found: {given}")}),
             true,
@@ -252,11 +247,122 @@ fn content(
             );
         }
     };
-    let wb = match walker(root, glob) {
-        Ok(w) => w,
-        Err(e) => return (json!({"error": e}), true),
-    };
     let keep = (offset + limit) * (1 + 2 * context);
+    let (hits, omitted) = if fc.fs.host_paths() {
+        match local_hits(fc, &matcher, root, glob, keep, context, mode) {
+            Ok(x) => x,
+            Err(e) => return (json!({"error": e}), true),
+        }
+    } else {
+        match remote_hits(fc, &matcher, given, root, glob, keep, context, mode) {
+            Ok(x) => x,
+            Err(e) => return (e, true),
+        }
+    };
+    render_content(hits, omitted, given, root, limit, offset, context, mode)
+}
+
+/// A file glob (`file_glob`) as the local walk applies it: against the
+/// name, or the path under the root when it has a `/`.
+fn name_glob(
+    root: &Path,
+    glob: Option<&str>,
+) -> Result<Option<(globset::GlobMatcher, bool)>, String> {
+    let Some(g) = glob else { return Ok(None) };
+    let m = globset::GlobBuilder::new(g)
+        .literal_separator(false)
+        .build()
+        .map_err(|e| format!("invalid file_glob '{g}': {e}"))?
+        .compile_matcher();
+    let _ = root;
+    Ok(Some((m, g.contains('/'))))
+}
+
+fn glob_ok(root: &Path, p: &Path, g: &Option<(globset::GlobMatcher, bool)>) -> bool {
+    match g {
+        None => true,
+        Some((m, true)) => p.strip_prefix(root).is_ok_and(|r| m.is_match(r)),
+        Some((m, false)) => p.file_name().is_some_and(|n| m.is_match(n)),
+    }
+}
+
+/// Largest file searched on a remote file system (fetched over the connection).
+const REMOTE_MAX_FILE: u64 = 8 * 1024 * 1024;
+
+/// Walk error as the model sees it.
+fn walk_error(given: &str, e: std::io::Error) -> Value {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        json!({"total_count": 0, "error": format!("Path not found: {given}")})
+    } else {
+        json!({"total_count": 0, "error": format!("Search failed: {e}")})
+    }
+}
+
+/// Content search on a remote file system: the files come over the
+/// connection in one go ([`hermes_exec::fs::FileSystem::walk`]) and are
+/// searched here with the same matcher and searcher as local files.
+#[allow(clippy::too_many_arguments)]
+fn remote_hits(
+    fc: &FileCtx,
+    matcher: &grep_regex::RegexMatcher,
+    given: &str,
+    root: &Path,
+    glob: Option<&str>,
+    keep: usize,
+    context: usize,
+    mode: OutMode,
+) -> Result<(Vec<FileHits>, usize), Value> {
+    let g = name_glob(root, glob).map_err(|e| json!({"error": e}))?;
+    let files = fc
+        .fs
+        .walk(root, true, REMOTE_MAX_FILE)
+        .map_err(|e| walk_error(given, e))?;
+    let mut searcher = SearcherBuilder::new()
+        .line_number(true)
+        .binary_detection(BinaryDetection::quit(0))
+        .before_context(context)
+        .after_context(context)
+        .build();
+    let mut hits = Vec::new();
+    let mut omitted = 0usize;
+    for f in files {
+        if !glob_ok(root, &f.path, &g) {
+            continue;
+        }
+        let Some(data) = &f.data else { continue };
+        let mut sink = Collect {
+            mode,
+            keep,
+            count: 0,
+            lines: Vec::new(),
+        };
+        if searcher.search_slice(matcher, data, &mut sink).is_err() || sink.count == 0 {
+            continue;
+        }
+        if paths::read_sensitive(&f.path, &fc.home, &fc.data_dir).is_some() {
+            omitted += 1;
+            continue;
+        }
+        hits.push(FileHits {
+            path: f.path,
+            count: sink.count,
+            lines: sink.lines,
+        });
+    }
+    Ok((hits, omitted))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn local_hits(
+    fc: &FileCtx,
+    matcher: &grep_regex::RegexMatcher,
+    root: &Path,
+    glob: Option<&str>,
+    keep: usize,
+    context: usize,
+    mode: OutMode,
+) -> Result<(Vec<FileHits>, usize), String> {
+    let wb = walker(root, glob)?;
     let hits: Mutex<Vec<FileHits>> = Mutex::new(Vec::new());
     let omitted = Mutex::new(0usize);
     let home = fc.home.clone();
@@ -306,9 +412,21 @@ fn content(
             WalkState::Continue
         })
     });
-    let mut hits = hits.into_inner();
+    Ok((hits.into_inner(), omitted.into_inner()))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn render_content(
+    mut hits: Vec<FileHits>,
+    omitted: usize,
+    given: &str,
+    root: &Path,
+    limit: usize,
+    offset: usize,
+    context: usize,
+    mode: OutMode,
+) -> (Value, bool) {
     hits.sort_by(|a, b| a.path.cmp(&b.path));
-    let omitted = omitted.into_inner();
     let mut v = match mode {
         OutMode::FilesOnly => {
             let total = hits.len();
@@ -446,6 +564,26 @@ fn files(
             );
         }
     };
+    if !fc.fs.host_paths() {
+        let walked = match fc.fs.walk(root, false, 0) {
+            Ok(w) => w,
+            Err(e) => return (walk_error(given, e), true),
+        };
+        let found: Vec<(i128, PathBuf)> = walked
+            .into_iter()
+            .filter(|f| {
+                let p = &f.path;
+                let ok = if by_path {
+                    p.strip_prefix(root).is_ok_and(|r| glob.is_match(r))
+                } else {
+                    p.file_name().is_some_and(|n| glob.is_match(n))
+                };
+                ok && paths::read_sensitive(p, &fc.home, &fc.data_dir).is_none()
+            })
+            .map(|f| (f.mtime_ns, f.path))
+            .collect();
+        return render_files(found, given, root, limit, offset);
+    }
     let wb = match walker(root, None) {
         Ok(w) => w,
         Err(e) => return (json!({"error": e}), true),
@@ -483,7 +621,16 @@ fn files(
             WalkState::Continue
         })
     });
-    let mut found = found.into_inner();
+    render_files(found.into_inner(), given, root, limit, offset)
+}
+
+fn render_files(
+    mut found: Vec<(i128, PathBuf)>,
+    given: &str,
+    root: &Path,
+    limit: usize,
+    offset: usize,
+) -> (Value, bool) {
     // newest first (like rg --sortr=modified), then by path
     found.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     let total = found.len();

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TerminalConfig {
-    /// "local" or "sandbox".
+    /// "local", "sandbox" or "ssh".
     pub backend: String,
     pub cwd: Option<String>,
     /// Default foreground timeout in seconds.
@@ -40,6 +40,51 @@ pub struct TerminalConfig {
     pub sandbox_ro_binds: Vec<String>,
     /// Sandbox backend: extra writable binds.
     pub sandbox_rw_binds: Vec<String>,
+    /// ssh backend: where and how to connect.
+    pub ssh: Option<SshSection>,
+}
+
+/// `"terminal": {"ssh": {...}}`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SshSection {
+    pub host: String,
+    pub port: Option<u16>,
+    pub user: Option<String>,
+    pub identity_file: Option<String>,
+    pub known_hosts: Option<String>,
+    #[serde(default)]
+    pub accept_new_host_keys: bool,
+    #[serde(default)]
+    pub options: Vec<String>,
+    /// Seconds.
+    pub connect_timeout: Option<u64>,
+    /// Seconds the master connection stays up without commands.
+    pub control_persist: Option<u64>,
+}
+
+impl SshSection {
+    /// The exec layer's config (`~` in paths is this machine's home).
+    pub fn to_exec(&self) -> hermes_exec::ssh::SshConfig {
+        let d = hermes_exec::ssh::SshConfig::default();
+        let path = |p: &Option<String>| p.as_deref().map(expand_home);
+        hermes_exec::ssh::SshConfig {
+            host: self.host.clone(),
+            port: self.port.unwrap_or(d.port),
+            user: self.user.clone(),
+            identity_file: path(&self.identity_file),
+            known_hosts: path(&self.known_hosts),
+            accept_new_host_keys: self.accept_new_host_keys,
+            options: self.options.clone(),
+            connect_timeout: self.connect_timeout.unwrap_or(d.connect_timeout),
+            control_persist: self.control_persist.unwrap_or(d.control_persist),
+        }
+    }
+
+    /// One-line errors for a section that cannot work.
+    pub fn validate(&self) -> Result<(), String> {
+        self.to_exec().validate()
+    }
 }
 
 impl Default for TerminalConfig {
@@ -63,6 +108,17 @@ impl Default for TerminalConfig {
             env_passthrough: Vec::new(),
             sandbox_ro_binds: Vec::new(),
             sandbox_rw_binds: Vec::new(),
+            ssh: None,
         }
     }
+}
+
+/// `~` and `~/...` in a path of this machine.
+fn expand_home(p: &str) -> std::path::PathBuf {
+    if let Some(rest) = p.strip_prefix('~')
+        && let Ok(home) = std::env::var("HOME")
+    {
+        return std::path::PathBuf::from(format!("{home}{rest}"));
+    }
+    std::path::PathBuf::from(p)
 }

@@ -45,6 +45,8 @@ pub struct Terminal {
     base_env: Vec<(String, String)>,
     default_cwd: PathBuf,
     state_dir: PathBuf,
+    /// Remote backends: where commands write their captured state there.
+    capture_dir: Option<PathBuf>,
     tasks: Mutex<HashMap<String, TaskState>>,
     next_task: AtomicU64,
     pub procs: process::Registry,
@@ -130,9 +132,16 @@ fn valid_env_name(k: &str) -> bool {
         && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
-fn base_env(cfg: &TerminalConfig) -> Vec<(String, String)> {
+/// The environment a command starts with: this process's (secrets left
+/// out) on local backends, the remote login's (`remote`) on remote ones;
+/// then the non-interactive defaults and the configured variables.
+fn base_env(cfg: &TerminalConfig, remote: Option<Vec<(String, String)>>) -> Vec<(String, String)> {
     let mut m: BTreeMap<String, String> = BTreeMap::new();
-    for (k, v) in std::env::vars_os() {
+    let own: Vec<(std::ffi::OsString, std::ffi::OsString)> = match remote {
+        Some(r) => r.into_iter().map(|(k, v)| (k.into(), v.into())).collect(),
+        None => std::env::vars_os().collect(),
+    };
+    for (k, v) in own {
         let (Some(k), Some(v)) = (k.to_str(), v.to_str()) else {
             continue;
         };
@@ -169,8 +178,18 @@ fn environment(cfg: &TerminalConfig) -> Result<Box<dyn Environment>> {
         })
         .map(|s| Box::new(s) as Box<dyn Environment>)
         .map_err(Error::invalid),
+        "ssh" => {
+            let section = cfg.ssh.as_ref().ok_or_else(|| {
+                Error::invalid(
+                    "runtime config: terminal.backend 'ssh' needs a terminal.ssh section",
+                )
+            })?;
+            hermes_exec::ssh::SshBackend::new(section.to_exec())
+                .map(|s| Box::new(s) as Box<dyn Environment>)
+                .map_err(|e| Error::invalid(format!("runtime config: {e}")))
+        }
         other => Err(Error::invalid(format!(
-            "runtime config: terminal.backend: unknown backend '{other}' (local, sandbox)"
+            "runtime config: terminal.backend: unknown backend '{other}' (local, sandbox, ssh)"
         ))),
     }
 }
@@ -185,8 +204,35 @@ impl Terminal {
         engine: Option<hermes_core::engine::Engine>,
     ) -> Result<Arc<Terminal>> {
         let backend = environment(&cfg)?;
-        let default_cwd = default_cwd(&cfg);
-        if !default_cwd.is_dir() {
+        let (remote_env, default_cwd, capture_dir) = match backend.remote() {
+            Some(r) => {
+                let unreachable = |e: std::io::Error| {
+                    Error::new(
+                        ErrorKind::Internal,
+                        format!("terminal.backend '{}': {e}", backend.name()),
+                    )
+                };
+                let env = r.base_env().map_err(unreachable)?;
+                let home = r.home().map_err(unreachable)?;
+                let cwd = match cfg.cwd.as_deref() {
+                    Some(c) if c == "~" || c.starts_with("~/") => {
+                        PathBuf::from(format!("{home}{}", &c[1..]))
+                    }
+                    Some(c) => PathBuf::from(c),
+                    None => PathBuf::from(&home),
+                };
+                if !cwd.is_absolute() || !r.is_dir(&cwd) {
+                    return Err(Error::invalid(format!(
+                        "runtime config: terminal.cwd: '{}' is not a directory {}",
+                        cwd.display(),
+                        backend.location()
+                    )));
+                }
+                (Some(env), cwd, Some(r.state_dir().map_err(unreachable)?))
+            }
+            None => (None, default_cwd(&cfg), None),
+        };
+        if capture_dir.is_none() && !default_cwd.is_dir() {
             return Err(Error::invalid(format!(
                 "runtime config: terminal.cwd: '{}' is not a directory",
                 default_cwd.display()
@@ -214,7 +260,8 @@ impl Terminal {
         }
         let term = Arc::new(Terminal {
             services,
-            base_env: base_env(&cfg),
+            base_env: base_env(&cfg, remote_env),
+            capture_dir,
             procs: process::Registry::new(&cfg),
             engine,
             cfg,
@@ -281,7 +328,7 @@ impl Terminal {
                 "cwd must be an absolute path: '{cwd}'"
             )));
         }
-        if !p.is_dir() {
+        if !self.dir_exists(&p) {
             return Err(Error::invalid(format!("cwd is not a directory: '{cwd}'")));
         }
         self.task(task_id);
@@ -354,7 +401,7 @@ impl Terminal {
         }
         let cwd = match workdir {
             Some(w) => w.to_path_buf(),
-            None if t.cwd.is_dir() => t.cwd.clone(),
+            None if self.capture_dir.is_some() || t.cwd.is_dir() => t.cwd.clone(),
             None => self.default_cwd.clone(),
         };
         if let Some((_, pwd)) = env.iter_mut().find(|(k, _)| k == "PWD") {
@@ -362,7 +409,9 @@ impl Terminal {
         }
         let (script, capture) = if foreground && needs_capture(command) {
             let p = self
-                .state_dir
+                .capture_dir
+                .as_ref()
+                .unwrap_or(&self.state_dir)
                 .join(format!("task-{}.{}.new", t.index, unique_suffix()));
             let s = format!(
                 "builtin eval -- {}
@@ -395,8 +444,14 @@ builtin exit $__ht_ec
         let Some(path) = &prepared.capture else {
             return;
         };
-        let text = read_capture(path);
-        let _ = std::fs::remove_file(path);
+        let text = match self.backend.remote() {
+            Some(r) => r.take_file(path, CAPTURE_MAX),
+            None => {
+                let text = read_capture(path);
+                let _ = std::fs::remove_file(path);
+                text
+            }
+        };
         let Some(text) = text else { return };
         let text = String::from_utf8_lossy(&text);
         let Some((first, rest)) = text.split_once('\n') else {
@@ -404,14 +459,18 @@ builtin exit $__ht_ec
         };
         let cwd = first.strip_prefix("# ").map(PathBuf::from);
         let mut exported = parse_export_p(rest);
-        exported.retain(|(k, _)| k != "_" && k != "SHLVL");
+        exported.retain(|(k, _)| k != "_" && k != "SHLVL" && k != hermes_exec::tree::MARK_VAR);
         let mut tasks = self.tasks.lock();
         if let Some(t) = tasks.get_mut(task_key(task_id))
             && t.index == prepared.task_index
         {
             t.exported = Some(Arc::new(exported));
             if let Some(c) = cwd.filter(|c| c.is_absolute()) {
-                let stayed_in_workdir = prepared.workdir.as_ref().is_some_and(|w| same_dir(w, &c));
+                let remote = self.capture_dir.is_some();
+                let stayed_in_workdir = prepared
+                    .workdir
+                    .as_ref()
+                    .is_some_and(|w| w == &c || (!remote && same_dir(w, &c)));
                 if !stayed_in_workdir {
                     t.cwd = c;
                 }
@@ -421,6 +480,25 @@ builtin exit $__ht_ec
 
     pub fn state_dir(&self) -> &Path {
         &self.state_dir
+    }
+
+    /// Whether `p` is a directory where the commands run.
+    pub fn dir_exists(&self, p: &Path) -> bool {
+        match self.backend.remote() {
+            Some(r) => r.is_dir(p),
+            None => p.is_dir(),
+        }
+    }
+
+    /// Drop a capture file a command did not get to adopt.
+    pub(crate) fn discard_capture(&self, prepared: &Prepared) {
+        if let Some(p) = &prepared.capture {
+            if self.capture_dir.is_some() {
+                // left for the backend's cleanup of its folder
+            } else {
+                let _ = std::fs::remove_file(p);
+            }
+        }
     }
 
     pub(crate) fn live_add(&self, key: &str, pid: i32, task_id: &str, input: Option<Arc<Input>>) {

@@ -180,7 +180,7 @@ impl BlockingTool for TerminalTool {
                 } else {
                     term.task(task_id).cwd.join(p)
                 };
-                if !p.is_dir() {
+                if !term.dir_exists(&p) {
                     return err_result(
                         &format!(
                             "workdir does not exist or is not a directory: {}",
@@ -283,9 +283,13 @@ fn run_foreground(
     drop(sp.pty);
     if ended == Ended::Exited {
         term.adopt_capture(task_id, &prep);
-    } else if let Some(p) = &prep.capture {
-        let _ = std::fs::remove_file(p);
+    } else {
+        term.discard_capture(&prep);
     }
+    let cut = term
+        .backend
+        .remote()
+        .and_then(|r| r.explain_exit(sp.pid, code));
     let (mut text, spilled) = cap.finish();
     match ended {
         Ended::TimedOut => {
@@ -297,7 +301,10 @@ fn run_foreground(
         Ended::Cancelled => text.push_str("\n[Command interrupted]"),
         Ended::Exited => {}
     }
-    let mut v = json!({"output": text, "exit_code": code, "error": null});
+    if let Some(msg) = &cut {
+        text.push_str(&format!("\n[{msg}]"));
+    }
+    let mut v = json!({"output": text, "exit_code": code, "error": cut});
     if ended == Ended::TimedOut {
         v["timed_out"] = json!(true);
     }

@@ -1,0 +1,277 @@
+//! A [`FileSystem`] for backends whose files are on the far side of a
+//! connection (ssh, a container): every operation is a small POSIX shell
+//! script run there through a [`RemoteShell`] (GNU coreutils and findutils
+//! assumed, as on any Linux host). Kept apart from the backends so ssh and
+//! docker/podman share it: a backend only says how to run a script.
+//!
+//! Writes are atomic on the far side: the data goes to a temporary file in
+//! the target's folder (`mktemp`), gets its mode, then `mv -f` replaces the
+//! target. Paths are passed as single-quoted words, never interpolated.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::fs::{Entry, FileSystem, Meta, WalkedFile};
+
+/// Most bytes one search fetches over the connection.
+pub const WALK_MAX_TOTAL: u64 = 256 * 1024 * 1024;
+
+/// The remote walker: one perl process (perl-base is part of every Debian
+/// and Ubuntu system, and of git's dependencies elsewhere) that prints
+/// `path NUL mtime NUL length NUL bytes` for each regular file, binary safe
+/// and without races between listing and reading.
+const WALK_PL: &str = r#"use strict; use File::Find; use Time::HiRes qw(stat);
+my ($root, $want, $max, $cap) = @ARGV; binmode STDOUT; my $tot = 0;
+find({no_chdir => 1, wanted => sub {
+  my $p = $File::Find::name; my @parts = split m{/}, $p; my $b = $parts[-1];
+  if ($p ne $root && defined $b && $b =~ /^\./) { $File::Find::prune = 1 if -d $p; return; }
+  return unless -f $p; my @st = stat($p); my $d = "";
+  if ($want) { return if $st[7] > $max; open(my $fh, "<:raw", $p) or return; local $/; $d = <$fh>; close $fh; $d = "" unless defined $d;
+    $tot += length $d; if ($tot > $cap) { print STDERR "more than $cap bytes to search: narrow the path or use file_glob
+"; exit 3; } }
+  printf "%s\0%.9f\0%d\0", $p, $st[9], length $d; print $d;
+}}, $root);
+"#;
+
+/// What a script run on the far side returned.
+pub struct ScriptOutput {
+    /// Exit status (255 or -1 when the connection itself failed).
+    pub code: i32,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
+/// A way to run a short `bash` script where the commands run, with `stdin`
+/// fed to it.
+pub trait RemoteShell: Send + Sync {
+    fn run_script(&self, script: &str, stdin: &[u8]) -> io::Result<ScriptOutput>;
+    /// Where, for messages (`ssh root@host:22`).
+    fn label(&self) -> String;
+}
+
+/// Single-quote a word for a POSIX shell.
+pub fn shq(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+fn p(path: &Path) -> String {
+    shq(&path.to_string_lossy())
+}
+
+/// Files reached through a [`RemoteShell`].
+pub struct RemoteFs {
+    shell: Arc<dyn RemoteShell>,
+    name: &'static str,
+}
+
+impl RemoteFs {
+    pub fn new(shell: Arc<dyn RemoteShell>, name: &'static str) -> RemoteFs {
+        RemoteFs { shell, name }
+    }
+
+    /// Run `script`; a non-zero exit becomes an error whose kind follows
+    /// the message (`No such file` -> NotFound, ...).
+    fn run(&self, script: &str, stdin: &[u8]) -> io::Result<ScriptOutput> {
+        let out = self.shell.run_script(script, stdin)?;
+        if out.code == 0 {
+            return Ok(out);
+        }
+        Err(self.error(&out))
+    }
+
+    fn error(&self, out: &ScriptOutput) -> io::Error {
+        let msg = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        let kind = if msg.contains("No such file") || msg.contains("cannot stat") {
+            io::ErrorKind::NotFound
+        } else if msg.contains("Permission denied") || msg.contains("Read-only file system") {
+            io::ErrorKind::PermissionDenied
+        } else if msg.contains("File exists") {
+            io::ErrorKind::AlreadyExists
+        } else if msg.contains("Directory not empty") {
+            io::ErrorKind::DirectoryNotEmpty
+        } else if msg.contains("Is a directory") {
+            io::ErrorKind::IsADirectory
+        } else if msg.contains("Not a directory") {
+            io::ErrorKind::NotADirectory
+        } else {
+            io::ErrorKind::Other
+        };
+        let first = msg.lines().last().unwrap_or("").to_string();
+        let text = if first.is_empty() {
+            format!("{}: exit status {}", self.shell.label(), out.code)
+        } else {
+            // `ssh ...: No such file or directory` reads like the local error
+            first
+        };
+        io::Error::new(kind, text)
+    }
+}
+
+impl FileSystem for RemoteFs {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn host_paths(&self) -> bool {
+        false
+    }
+    fn check_read(&self, _path: &Path) -> io::Result<()> {
+        Ok(()) // the remote account's permissions decide
+    }
+    fn check_write(&self, _path: &Path) -> io::Result<()> {
+        Ok(())
+    }
+    fn metadata(&self, path: &Path) -> io::Result<Meta> {
+        let out = self.run(&format!("stat -L -c '%s %.9Y %a %F' -- {}", p(path)), b"")?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let mut it = text.trim().splitn(4, ' ');
+        let bad = || io::Error::other(format!("unreadable stat output: {}", text.trim()));
+        let len: u64 = it.next().and_then(|s| s.parse().ok()).ok_or_else(bad)?;
+        let mtime = it.next().ok_or_else(bad)?;
+        let (secs, frac) = mtime.split_once('.').unwrap_or((mtime, "0"));
+        let secs: i128 = secs.parse().map_err(|_| bad())?;
+        let frac = format!("{frac:0<9}");
+        let nanos: i128 = frac[..9].parse().map_err(|_| bad())?;
+        let mode = u32::from_str_radix(it.next().ok_or_else(bad)?, 8).map_err(|_| bad())?;
+        let kind = it.next().unwrap_or("");
+        Ok(Meta {
+            len,
+            mtime_ns: secs * 1_000_000_000 + nanos,
+            mode,
+            is_dir: kind == "directory",
+            is_file: kind.starts_with("regular"),
+        })
+    }
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        Ok(self.run(&format!("cat -- {}", p(path)), b"")?.stdout)
+    }
+    fn read_head(&self, path: &Path, n: usize) -> io::Result<Vec<u8>> {
+        Ok(self
+            .run(&format!("head -c {n} -- {}", p(path)), b"")?
+            .stdout)
+    }
+    fn write_atomic(&self, path: &Path, data: &[u8], mode: Option<u32>) -> io::Result<()> {
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+        let dir = dir.unwrap_or(Path::new("."));
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let chmod = match mode {
+            Some(m) => format!("chmod {m:o} \"$t\""),
+            None => format!(
+                "if [ -e {f} ]; then chmod --reference={f} \"$t\"; else chmod \"$(printf %o $((0666 & ~$(umask))))\" \"$t\"; fi",
+                f = p(path)
+            ),
+        };
+        let script = format!(
+            "t=$(mktemp {tmpl}) || exit 1\n\
+             if cat > \"$t\" && {chmod} && mv -f -- \"$t\" {f}; then exit 0; fi\n\
+             rm -f -- \"$t\"; exit 1\n",
+            tmpl = shq(&format!(
+                "{}/.{name}.ht-tmp.XXXXXXXX",
+                dir.to_string_lossy()
+            )),
+            f = p(path),
+        );
+        self.run(&script, data).map(|_| ())
+    }
+    fn create_dir_all(&self, path: &Path) -> io::Result<bool> {
+        let out = self.shell.run_script(
+            &format!("[ -d {f} ] && exit 3; mkdir -p -- {f}", f = p(path)),
+            b"",
+        )?;
+        match out.code {
+            0 => Ok(true),
+            3 => Ok(false),
+            _ => Err(self.error(&out)),
+        }
+    }
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        self.run(&format!("rm -- {}", p(path)), b"").map(|_| ())
+    }
+    fn remove_dir(&self, path: &Path) -> io::Result<()> {
+        self.run(&format!("rmdir -- {}", p(path)), b"").map(|_| ())
+    }
+    fn remove_dir_all(&self, path: &Path) -> io::Result<()> {
+        self.run(
+            &format!("[ -e {f} ] || {{ echo {f}: No such file or directory >&2; exit 1; }}; rm -rf -- {f}", f = p(path)),
+            b"",
+        )
+        .map(|_| ())
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.run(&format!("mv -f -T -- {} {}", p(from), p(to)), b"")
+            .map(|_| ())
+    }
+    fn read_dir(&self, path: &Path) -> io::Result<Vec<Entry>> {
+        let out = self.run(
+            &format!(
+                "[ -d {f} ] || {{ if [ -e {f} ]; then echo {f}: Not a directory; else echo {f}: No such file or directory; fi >&2; exit 1; }}\n\
+                 find {f} -mindepth 1 -maxdepth 1 -printf '%Y %P\\0'",
+                f = p(path)
+            ),
+            b"",
+        )?;
+        let mut v: Vec<Entry> = out
+            .stdout
+            .split(|b| *b == 0)
+            .filter(|r| r.len() > 2)
+            .map(|r| Entry {
+                is_dir: r[0] == b'd',
+                name: String::from_utf8_lossy(&r[2..]).into_owned(),
+            })
+            .collect();
+        v.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(v)
+    }
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        let out = self.run(&format!("realpath -e -- {}", p(path)), b"")?;
+        let s = String::from_utf8_lossy(&out.stdout);
+        Ok(PathBuf::from(s.trim_end_matches('\n')))
+    }
+    fn walk(&self, root: &Path, contents: bool, max_file: u64) -> io::Result<Vec<WalkedFile>> {
+        let script = format!(
+            "command -v perl >/dev/null || {{ echo 'searching needs perl on the remote side' >&2; exit 2; }}\n\
+             [ -e {r} ] || {{ echo {r}: No such file or directory >&2; exit 1; }}\n\
+             exec perl -e {pl} -- {r} {w} {max_file} {WALK_MAX_TOTAL}",
+            r = p(root),
+            pl = shq(WALK_PL),
+            w = u8::from(contents),
+        );
+        let out = self.run(&script, b"")?;
+        parse_walk(&out.stdout, contents)
+    }
+}
+
+/// Parse the walker's records.
+fn parse_walk(mut b: &[u8], contents: bool) -> io::Result<Vec<WalkedFile>> {
+    let bad = || io::Error::other("unreadable file list from the remote side");
+    let mut out = Vec::new();
+    let field = |b: &mut &[u8]| -> io::Result<String> {
+        let i = b.iter().position(|c| *c == 0).ok_or_else(bad)?;
+        let s = String::from_utf8_lossy(&b[..i]).into_owned();
+        *b = &b[i + 1..];
+        Ok(s)
+    };
+    while !b.is_empty() {
+        let path = field(&mut b)?;
+        let mtime = field(&mut b)?;
+        let len: usize = field(&mut b)?.parse().map_err(|_| bad())?;
+        if b.len() < len {
+            return Err(bad());
+        }
+        let data = &b[..len];
+        b = &b[len..];
+        let (secs, frac) = mtime.split_once('.').unwrap_or((&mtime, "0"));
+        let frac = format!("{frac:0<9}");
+        let mtime_ns = secs.parse::<i128>().unwrap_or(0) * 1_000_000_000
+            + frac[..9].parse::<i128>().unwrap_or(0);
+        out.push(WalkedFile {
+            path: PathBuf::from(path),
+            mtime_ns,
+            data: contents.then(|| data.to_vec()),
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,774 @@
+//! The ssh backend: every command is `bash -c` on a remote host, through
+//! the system `ssh` client multiplexed over one master connection per
+//! runtime (ControlMaster, its socket in a private 0700 folder here).
+//!
+//! Why the system client and not a Rust ssh crate: it reads the user's
+//! `~/.ssh/config`, agent, ProxyJump/ProxyCommand, certificates and
+//! known_hosts exactly as the user's own `ssh` does, and we carry no
+//! cryptography of our own; a multiplexed call costs a few milliseconds.
+//!
+//! Host keys are checked (`StrictHostKeyChecking=yes`, or `accept-new`
+//! when the config says so), `BatchMode=yes` never prompts, and agent and
+//! X11 forwarding are off. The master is started on first use and again on
+//! the next call after it died; a call cut by a lost connection is told
+//! apart from the command's own exit status 255 ([`Remote::explain_exit`]).
+//!
+//! Remote processes are marked like local ones (`HERMES_TOOLS_TREE=<token>`
+//! in their environment, set before the wrapper starts), and killed on the
+//! remote side by that mark and their process group: killing the local
+//! `ssh` client alone would leave a non-PTY command running there. After a
+//! reconnect and at cleanup, everything this runtime marked is killed.
+
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use crate::env::{Environment, Remote};
+use crate::local::spawn_argv;
+use crate::remote_fs::{RemoteShell, ScriptOutput, shq};
+use crate::spawn::{SpawnRequest, Spawned};
+use crate::tree::{MARK_VAR, kill_tree};
+
+/// Where and how to connect.
+#[derive(Clone, Debug)]
+pub struct SshConfig {
+    pub host: String,
+    pub port: u16,
+    pub user: Option<String>,
+    pub identity_file: Option<PathBuf>,
+    /// `UserKnownHostsFile` (else the user's own).
+    pub known_hosts: Option<PathBuf>,
+    /// `StrictHostKeyChecking=accept-new` instead of `yes`.
+    pub accept_new_host_keys: bool,
+    /// Extra `-o` options (`Name=value`). They come after ours, and ssh
+    /// keeps the first value of an option, so they cannot loosen host key
+    /// checking or the multiplexing settings.
+    pub options: Vec<String>,
+    /// Seconds (`ConnectTimeout`).
+    pub connect_timeout: u64,
+    /// Seconds the master stays up without clients (`ControlPersist`).
+    pub control_persist: u64,
+}
+
+impl Default for SshConfig {
+    fn default() -> Self {
+        SshConfig {
+            host: String::new(),
+            port: 22,
+            user: None,
+            identity_file: None,
+            known_hosts: None,
+            accept_new_host_keys: false,
+            options: Vec::new(),
+            connect_timeout: 10,
+            control_persist: 600,
+        }
+    }
+}
+
+impl SshConfig {
+    /// One-line errors for what cannot work.
+    pub fn validate(&self) -> Result<(), String> {
+        let bad = |c: char| c.is_whitespace() || c.is_control();
+        if self.host.is_empty() {
+            return Err("terminal.ssh.host is required for the ssh backend".into());
+        }
+        if self.host.starts_with('-') || self.host.chars().any(bad) {
+            return Err(format!(
+                "terminal.ssh.host: '{}' is not a host name",
+                self.host
+            ));
+        }
+        if self.port == 0 {
+            return Err("terminal.ssh.port must be 1-65535".into());
+        }
+        if let Some(u) = &self.user
+            && (u.is_empty() || u.starts_with('-') || u.chars().any(bad) || u.contains('@'))
+        {
+            return Err(format!("terminal.ssh.user: '{u}' is not a user name"));
+        }
+        for (key, f) in [
+            ("identity_file", &self.identity_file),
+            ("known_hosts", &self.known_hosts),
+        ] {
+            if let Some(f) = f
+                && !f.is_file()
+            {
+                return Err(format!(
+                    "terminal.ssh.{key}: '{}' is not a readable file",
+                    f.display()
+                ));
+            }
+        }
+        for o in &self.options {
+            let name = o.split(['=', ' ']).next().unwrap_or("");
+            if name.is_empty() || !o.contains(['=', ' ']) || o.chars().any(|c| c.is_control()) {
+                return Err(format!(
+                    "terminal.ssh.options: '{o}' is not an ssh option (Name=value)"
+                ));
+            }
+        }
+        if self.connect_timeout == 0 {
+            return Err("terminal.ssh.connect_timeout must be at least 1 second".into());
+        }
+        Ok(())
+    }
+
+    /// `user@host:port` for messages.
+    pub fn label(&self) -> String {
+        match &self.user {
+            Some(u) => format!("{u}@{}:{}", self.host, self.port),
+            None => format!("{}:{}", self.host, self.port),
+        }
+    }
+}
+
+/// What the first connection learnt about the far side.
+struct Boot {
+    env: Vec<(String, String)>,
+    home: String,
+    dir: PathBuf,
+}
+
+struct Master {
+    pid: Option<i32>,
+    /// Bumped on every (re)connection.
+    generation: u64,
+}
+
+/// A started command: its mark and the master it went through.
+struct Started {
+    token: String,
+    generation: u64,
+}
+
+pub struct Ssh {
+    /// The client binary (a full path: the spawn does not search PATH).
+    ssh: PathBuf,
+    cfg: SshConfig,
+    ctl_dir: PathBuf,
+    ctl: PathBuf,
+    /// Prefix of this runtime's marks.
+    id: String,
+    master: Mutex<Master>,
+    boot: OnceLock<Boot>,
+    boot_lock: Mutex<()>,
+    started: Mutex<HashMap<i32, Started>>,
+    next: AtomicU64,
+    closed: AtomicBool,
+    /// This process's environment, for the local `ssh` client (agent, HOME).
+    client_env: Vec<(String, String)>,
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// Variables of the remote login that are not the command's to keep.
+const NOT_STATE: &[&str] = &[
+    "_",
+    "SHLVL",
+    "PWD",
+    "OLDPWD",
+    "SSH_CLIENT",
+    "SSH_CONNECTION",
+    "SSH_TTY",
+    MARK_VAR,
+];
+
+impl Ssh {
+    pub fn new(cfg: SshConfig) -> Result<Ssh, String> {
+        cfg.validate()?;
+        let Some(ssh) = find_ssh() else {
+            return Err(
+                "terminal.backend 'ssh' needs the OpenSSH client (ssh), which is not installed"
+                    .into(),
+            );
+        };
+        let n = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let id = format!("ht{}x{n}x{nanos:x}", std::process::id());
+        // Short: a unix socket path is at most 107 bytes.
+        let ctl_dir = std::env::temp_dir().join(format!("ht-ssh-{id}"));
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new()
+                .mode(0o700)
+                .create(&ctl_dir)
+                .map_err(|e| format!("ssh: cannot create {}: {e}", ctl_dir.display()))?;
+        }
+        Ok(Ssh {
+            ssh,
+            ctl: ctl_dir.join("m"),
+            ctl_dir,
+            cfg,
+            id,
+            master: Mutex::new(Master {
+                pid: None,
+                generation: 0,
+            }),
+            boot: OnceLock::new(),
+            boot_lock: Mutex::new(()),
+            started: Mutex::new(HashMap::new()),
+            next: AtomicU64::new(1),
+            closed: AtomicBool::new(false),
+            client_env: std::env::vars().collect(),
+        })
+    }
+
+    /// The master's control socket (for tests and the bench).
+    pub fn control_path(&self) -> &Path {
+        &self.ctl
+    }
+
+    /// The master's pid, when it runs.
+    pub fn master_pid(&self) -> Option<i32> {
+        let m = self.master.lock().unwrap_or_else(|e| e.into_inner());
+        m.pid.filter(|p| alive(*p))
+    }
+
+    /// Options every invocation shares (ours first: ssh keeps the first value).
+    pub fn common_args(&self) -> Vec<String> {
+        let c = &self.cfg;
+        let mut a: Vec<String> = Vec::new();
+        let mut o = |s: String| {
+            a.push("-o".into());
+            a.push(s);
+        };
+        o("BatchMode=yes".into());
+        o(format!(
+            "StrictHostKeyChecking={}",
+            if c.accept_new_host_keys {
+                "accept-new"
+            } else {
+                "yes"
+            }
+        ));
+        if let Some(k) = &c.known_hosts {
+            o(format!("UserKnownHostsFile={}", k.display()));
+        }
+        o(format!("ConnectTimeout={}", c.connect_timeout));
+        o(format!("ControlPath={}", self.ctl.display()));
+        o("ForwardAgent=no".into());
+        o("ForwardX11=no".into());
+        o("LogLevel=ERROR".into());
+        o("ServerAliveInterval=15".into());
+        if c.identity_file.is_some() {
+            o("IdentitiesOnly=yes".into());
+        }
+        for x in &c.options {
+            o(x.clone());
+        }
+        a.push("-p".into());
+        a.push(c.port.to_string());
+        if let Some(u) = &c.user {
+            a.push("-l".into());
+            a.push(u.clone());
+        }
+        if let Some(i) = &c.identity_file {
+            a.push("-i".into());
+            a.push(i.display().to_string());
+        }
+        a
+    }
+
+    /// The argv of a client call over the master running `remote` there.
+    fn client_argv(&self, pty: bool, remote: String) -> Vec<String> {
+        let mut a = vec![self.ssh.display().to_string()];
+        a.extend(self.common_args());
+        a.extend(
+            [
+                "-o",
+                "ControlMaster=no",
+                "-e",
+                "none",
+                if pty { "-tt" } else { "-T" },
+            ]
+            .map(String::from),
+        );
+        a.push(self.cfg.host.clone());
+        a.push(remote);
+        a
+    }
+
+    /// Start the master unless it runs; returns its generation.
+    fn ensure_master(&self) -> io::Result<u64> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(io::Error::other("the ssh backend is closed"));
+        }
+        let (generation, reconnected) = {
+            let mut m = self.master.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(p) = m.pid
+                && alive(p)
+                && self.ctl.exists()
+            {
+                return Ok(m.generation);
+            }
+            let _ = std::fs::remove_file(&self.ctl);
+            let log = self.ctl_dir.join("master.log");
+            let _ = std::fs::remove_file(&log);
+            let status = Command::new(&self.ssh)
+                .args(self.common_args())
+                .args(["-M", "-N", "-f", "-o", "ControlMaster=yes", "-o"])
+                .arg(format!(
+                    "ControlPersist={}",
+                    self.cfg.control_persist.max(1)
+                ))
+                .arg("-E")
+                .arg(&log)
+                .arg(&self.cfg.host)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .env_clear()
+                .envs(self.client_env.iter().cloned())
+                .status()?;
+            if !status.success() {
+                let why = std::fs::read_to_string(&log).unwrap_or_default();
+                let why = why.trim().lines().last().unwrap_or("").to_string();
+                return Err(io::Error::new(
+                    io::ErrorKind::ConnectionRefused,
+                    format!(
+                        "ssh: cannot connect to {}: {}",
+                        self.cfg.label(),
+                        if why.is_empty() {
+                            format!("ssh exited with {status}")
+                        } else {
+                            why
+                        }
+                    ),
+                ));
+            }
+            let out = Command::new(&self.ssh)
+                .args(self.common_args())
+                .args(["-O", "check"])
+                .arg(&self.cfg.host)
+                .stdin(Stdio::null())
+                .env_clear()
+                .envs(self.client_env.iter().cloned())
+                .output()?;
+            let text = String::from_utf8_lossy(&out.stderr);
+            m.pid = text
+                .split("pid=")
+                .nth(1)
+                .and_then(|r| r.split(')').next())
+                .and_then(|p| p.trim().parse().ok());
+            if m.pid.is_none() {
+                return Err(io::Error::other(format!(
+                    "ssh: the master connection to {} did not start: {}",
+                    self.cfg.label(),
+                    text.trim()
+                )));
+            }
+            m.generation += 1;
+            (m.generation, m.generation > 1)
+        };
+        if reconnected {
+            // Every client of the old master died with it: what they
+            // started there runs on without anyone reading it.
+            let _ = self.run_script(
+                &format!(
+                    "{}\n{}",
+                    self.kill_script("", libc::SIGKILL),
+                    self.mkdir_script()
+                ),
+                b"",
+            );
+            tracing::info!(host = %self.cfg.label(), "ssh: reconnected");
+        }
+        Ok(generation)
+    }
+
+    fn mkdir_script(&self) -> String {
+        match self.boot.get() {
+            Some(b) => format!("mkdir -p -m 700 -- {}", shq(&b.dir.to_string_lossy())),
+            None => String::new(),
+        }
+    }
+
+    /// A script that signals every remote process whose mark starts with
+    /// this runtime's id followed by `suffix` ("": all of them), and each
+    /// one's process group.
+    fn kill_script(&self, token_suffix: &str, signal: i32) -> String {
+        let exact = !token_suffix.is_empty();
+        let pat = if exact {
+            format!("{MARK_VAR}={}{token_suffix}", self.id)
+        } else {
+            format!("{MARK_VAR}={}-", self.id)
+        };
+        let grep = if exact {
+            format!("grep -lsxzF {}", shq(&pat))
+        } else {
+            format!("grep -lszE {}", shq(&format!("^{pat}")))
+        };
+        format!(
+            "for f in $({grep} /proc/[0-9]*/environ 2>/dev/null); do p=${{f#/proc/}}; p=${{p%/environ}}; \
+             kill -{signal} -- -$p 2>/dev/null; kill -{signal} $p 2>/dev/null; done; true"
+        )
+    }
+
+    /// Learn the remote environment, home and a private folder (once).
+    fn boot(&self) -> io::Result<&Boot> {
+        if let Some(b) = self.boot.get() {
+            return Ok(b);
+        }
+        let _g = self.boot_lock.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(b) = self.boot.get() {
+            return Ok(b);
+        }
+        // A login shell, so profile additions to PATH count (as in the
+        // original's snapshot); whatever the profile prints comes before the marker.
+        let out = self.run_login(
+            "d=$(mktemp -d \"${TMPDIR:-/tmp}/hermes-tools.XXXXXXXX\") || exit 1\n\
+             printf '\\0__HT_BOOT__\\0%s\\0' \"$d\"; env -0",
+        )?;
+        if out.code != 0 {
+            return Err(io::Error::other(format!(
+                "ssh {}: cannot prepare the remote side: {}",
+                self.cfg.label(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        let marker = b"\0__HT_BOOT__\0";
+        let at = out
+            .stdout
+            .windows(marker.len())
+            .position(|w| w == marker)
+            .ok_or_else(|| io::Error::other("ssh: unreadable answer from the remote side"))?;
+        let mut parts = out.stdout[at + marker.len()..].split(|b| *b == 0);
+        let dir = PathBuf::from(String::from_utf8_lossy(parts.next().unwrap_or(b"")).into_owned());
+        let mut env = Vec::new();
+        for kv in parts {
+            let kv = String::from_utf8_lossy(kv);
+            if let Some((k, v)) = kv.split_once('=')
+                && !NOT_STATE.contains(&k)
+                && valid_name(k)
+            {
+                env.push((k.to_string(), v.to_string()));
+            }
+        }
+        let home = env
+            .iter()
+            .find(|(k, _)| k == "HOME")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| "/".into());
+        let _ = self.boot.set(Boot { env, home, dir });
+        Ok(self.boot.get().expect("set above"))
+    }
+
+    fn run_login(&self, script: &str) -> io::Result<ScriptOutput> {
+        self.run_remote(&format!("exec bash -l -c {}", shq(script)), b"")
+    }
+
+    /// Run `remote` (a command line for the remote login shell) over the master.
+    fn run_remote(&self, remote: &str, stdin: &[u8]) -> io::Result<ScriptOutput> {
+        self.ensure_master()?;
+        let argv = self.client_argv(false, remote.to_string());
+        let mut child = Command::new(&argv[0])
+            .args(&argv[1..])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .env_clear()
+            .envs(self.client_env.iter().cloned())
+            .spawn()?;
+        let mut sin = child.stdin.take();
+        let data = stdin.to_vec();
+        let writer = std::thread::spawn(move || {
+            if let Some(s) = sin.as_mut() {
+                let _ = s.write_all(&data);
+            }
+            drop(sin);
+        });
+        let mut err = Vec::new();
+        let mut errpipe = child.stderr.take();
+        let errt = std::thread::spawn(move || {
+            if let Some(e) = errpipe.as_mut() {
+                let _ = e.read_to_end(&mut err);
+            }
+            err
+        });
+        let mut out = Vec::new();
+        if let Some(o) = child.stdout.as_mut() {
+            o.read_to_end(&mut out)?;
+        }
+        let status = child.wait()?;
+        let _ = writer.join();
+        let stderr = errt.join().unwrap_or_default();
+        Ok(ScriptOutput {
+            code: status.code().unwrap_or(-1),
+            stdout: out,
+            stderr,
+        })
+    }
+
+    fn forget_dead(&self, started: &mut HashMap<i32, Started>) {
+        if started.len() > 1024 {
+            started.retain(|pid, _| alive(*pid));
+        }
+    }
+}
+
+/// Is `pid` a live process (not a zombie)?
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => !s
+            .rsplit_once(')')
+            .is_some_and(|(_, r)| r.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+fn valid_name(k: &str) -> bool {
+    !k.is_empty()
+        && !k.as_bytes()[0].is_ascii_digit()
+        && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// The OpenSSH client on PATH.
+pub fn find_ssh() -> Option<PathBuf> {
+    let path = std::env::var("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(
+            ["/usr/bin", "/usr/local/bin", "/bin"]
+                .iter()
+                .map(PathBuf::from),
+        )
+        .map(|d| d.join("ssh"))
+        .find(|p| p.is_file())
+}
+
+impl RemoteShell for Ssh {
+    fn run_script(&self, script: &str, stdin: &[u8]) -> io::Result<ScriptOutput> {
+        let out = self.run_remote(&format!("exec bash --norc -c {}", shq(script)), stdin)?;
+        if out.code == 255 && self.master_pid().is_none() {
+            return Err(io::Error::new(
+                io::ErrorKind::ConnectionAborted,
+                format!("ssh connection to {} lost", self.cfg.label()),
+            ));
+        }
+        Ok(out)
+    }
+    fn label(&self) -> String {
+        format!("ssh {}", self.cfg.label())
+    }
+}
+
+impl Environment for Ssh {
+    fn name(&self) -> &'static str {
+        "ssh"
+    }
+
+    fn spawn(&self, req: &SpawnRequest<'_>) -> io::Result<Spawned> {
+        let generation = self.ensure_master()?;
+        let suffix = format!("-{}", self.next.fetch_add(1, Ordering::Relaxed));
+        let token = format!("{}{suffix}", self.id);
+        let mut s = String::with_capacity(req.script.len() + 4096);
+        // One stream, in order: ssh carries stdout and stderr on separate
+        // channels, which the client would interleave at random.
+        s.push_str("exec 2>&1\n");
+        // The complete environment: the login's exports are replaced by the request's.
+        s.push_str(
+            "for __ht_v in $(builtin compgen -e); do case $__ht_v in HERMES_TOOLS_TREE|SSH_CLIENT|SSH_CONNECTION|SSH_TTY|SSH_AUTH_SOCK) ;; *) builtin unset -v \"$__ht_v\" 2>/dev/null;; esac; done; builtin unset -v __ht_v\n",
+        );
+        for (k, v) in req.env {
+            if valid_name(k) && k != MARK_VAR && !k.starts_with("SSH_") {
+                s.push_str("builtin export ");
+                s.push_str(k);
+                s.push('=');
+                s.push_str(&shq(v));
+                s.push('\n');
+            }
+        }
+        let cwd = shq(&req.cwd.to_string_lossy());
+        s.push_str(&format!(
+            "builtin cd -- {cwd} 2>/dev/null || builtin cd 2>/dev/null\n\"$BASH\" --norc -c {}\n__ht_ec=$?\n\
+             builtin trap '' TERM\nbuiltin kill -TERM -- -$$ 2>/dev/null\nbuiltin exit $__ht_ec\n",
+            shq(req.script)
+        ));
+        let remote = format!("export {MARK_VAR}={token}; exec bash --norc -c {}", shq(&s));
+        let argv = self.client_argv(req.pty, remote);
+        let local = SpawnRequest {
+            script: "",
+            cwd: Path::new("/"),
+            env: &self.client_env,
+            pty: req.pty,
+            extra_rw: &[],
+        };
+        let sp = spawn_argv(&argv, &local)?;
+        let mut started = self.started.lock().unwrap_or_else(|e| e.into_inner());
+        self.forget_dead(&mut started);
+        started.insert(
+            sp.pid,
+            Started {
+                token: suffix,
+                generation,
+            },
+        );
+        Ok(sp)
+    }
+
+    fn kill(&self, pid: i32, signal: i32) {
+        let token = {
+            let started = self.started.lock().unwrap_or_else(|e| e.into_inner());
+            started.get(&pid).map(|s| s.token.clone())
+        };
+        let Some(token) = token else {
+            kill_tree(pid, signal);
+            return;
+        };
+        let remote_ok = self
+            .run_script(&self.kill_script(&token, signal), b"")
+            .is_ok_and(|o| o.code == 0);
+        if !remote_ok || signal == libc::SIGKILL {
+            kill_tree(pid, signal);
+        }
+    }
+
+    fn cleanup(&self) {
+        if self.closed.load(Ordering::Acquire) {
+            return;
+        }
+        if self.master_pid().is_some() {
+            let rm = match self.boot.get() {
+                Some(b) => format!("; rm -rf -- {}", shq(&b.dir.to_string_lossy())),
+                None => String::new(),
+            };
+            let _ = self.run_script(&format!("{}{rm}", self.kill_script("", libc::SIGKILL)), b"");
+            let _ = Command::new(&self.ssh)
+                .args(self.common_args())
+                .args(["-O", "exit"])
+                .arg(&self.cfg.host)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .env_clear()
+                .envs(self.client_env.iter().cloned())
+                .status();
+        }
+        self.closed.store(true, Ordering::Release);
+        if let Some(p) = self
+            .master
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pid
+            .take()
+            && alive(p)
+        {
+            std::thread::sleep(Duration::from_millis(50));
+            if alive(p) {
+                crate::sys::kill(p, libc::SIGTERM);
+            }
+        }
+        let _ = std::fs::remove_dir_all(&self.ctl_dir);
+    }
+
+    fn location(&self) -> String {
+        format!("on ssh {}", self.cfg.label())
+    }
+
+    fn remote(&self) -> Option<&dyn Remote> {
+        Some(self)
+    }
+}
+
+impl Remote for Ssh {
+    fn base_env(&self) -> io::Result<Vec<(String, String)>> {
+        Ok(self.boot()?.env.clone())
+    }
+    fn home(&self) -> io::Result<String> {
+        Ok(self.boot()?.home.clone())
+    }
+    fn state_dir(&self) -> io::Result<PathBuf> {
+        Ok(self.boot()?.dir.clone())
+    }
+    fn take_file(&self, path: &Path, max: u64) -> Option<Vec<u8>> {
+        let f = shq(&path.to_string_lossy());
+        let out = self
+            .run_script(
+                &format!(
+                    "[ -f {f} ] && [ ! -L {f} ] || exit 1; head -c {max} -- {f}; rm -f -- {f}"
+                ),
+                b"",
+            )
+            .ok()?;
+        (out.code == 0).then_some(out.stdout)
+    }
+    fn is_dir(&self, path: &Path) -> bool {
+        self.run_script(&format!("[ -d {} ]", shq(&path.to_string_lossy())), b"")
+            .is_ok_and(|o| o.code == 0)
+    }
+    fn explain_exit(&self, pid: i32, code: i32) -> Option<String> {
+        let s = self
+            .started
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&pid)?;
+        if code != 255 {
+            return None;
+        }
+        let now = {
+            let m = self.master.lock().unwrap_or_else(|e| e.into_inner());
+            m.pid.filter(|p| alive(*p)).map(|_| m.generation)
+        };
+        (now != Some(s.generation)).then(|| {
+            format!(
+                "ssh connection to {} lost during the command; it may have partly run. The next command reconnects.",
+                self.cfg.label()
+            )
+        })
+    }
+}
+
+impl Drop for Ssh {
+    fn drop(&mut self) {
+        self.cleanup();
+    }
+}
+
+/// The backend as the terminal holds it: one [`Ssh`] connection shared
+/// with the file tools ([`Environment::files`]).
+pub struct SshBackend(pub Arc<Ssh>);
+
+impl SshBackend {
+    pub fn new(cfg: SshConfig) -> Result<SshBackend, String> {
+        Ok(SshBackend(Arc::new(Ssh::new(cfg)?)))
+    }
+
+    /// The file system over this connection (same as [`Environment::files`]).
+    pub fn files_handle(&self) -> Option<Arc<dyn crate::fs::FileSystem>> {
+        Environment::files(self)
+    }
+}
+
+impl Environment for SshBackend {
+    fn name(&self) -> &'static str {
+        "ssh"
+    }
+    fn spawn(&self, req: &SpawnRequest<'_>) -> io::Result<Spawned> {
+        self.0.spawn(req)
+    }
+    fn kill(&self, pid: i32, signal: i32) {
+        Environment::kill(&*self.0, pid, signal)
+    }
+    fn cleanup(&self) {
+        Environment::cleanup(&*self.0)
+    }
+    fn location(&self) -> String {
+        self.0.location()
+    }
+    fn remote(&self) -> Option<&dyn Remote> {
+        Some(&*self.0)
+    }
+    fn files(&self) -> Option<Arc<dyn crate::fs::FileSystem>> {
+        Some(Arc::new(crate::remote_fs::RemoteFs::new(
+            self.0.clone(),
+            "ssh",
+        )))
+    }
+}
