@@ -6,7 +6,7 @@
 #   scripts/setup.sh --check       what `make test` runs first: the same as
 #                                  root; as another user it never calls sudo
 #                                  and stops with one line naming the command
-#   scripts/setup.sh --with containers   also install optional groups (below)
+#   scripts/setup.sh --with mcp    also install optional groups (below)
 #   scripts/setup.sh --dry-run     print what is missing, install nothing
 #   HT_SETUP_WITH=mcp make test       the same through make
 #
@@ -36,14 +36,14 @@ APT_CORE=(
   node:nodejs npm:npm
   python3:python3
   /usr/sbin/sshd:openssh-server ssh:openssh-client
+  /usr/sbin/dockerd:docker.io podman:podman
 )
 
 # Optional groups, installed only when named with --with / HT_SETUP_WITH.
 # To add a group: define APT_<group>, NPM_<group> and/or PIP_<group>, and list
 # it in OPTIONAL_GROUPS. To make one part of every setup, move its entries
 # into APT_CORE / NPM_CORE / PIP_CORE.
-OPTIONAL_GROUPS=(containers mcp)
-APT_containers=(docker:docker.io podman:podman)
+OPTIONAL_GROUPS=(mcp)
 NPM_mcp=()
 PIP_mcp=()
 

@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::fs::{Entry, FileSystem, Meta, WalkedFile};
+use crate::spawn::SpawnRequest;
+use crate::tree::MARK_VAR;
 
 /// Most bytes one search fetches over the connection.
 pub const WALK_MAX_TOTAL: u64 = 256 * 1024 * 1024;
@@ -48,6 +50,124 @@ pub trait RemoteShell: Send + Sync {
     fn run_script(&self, script: &str, stdin: &[u8]) -> io::Result<ScriptOutput>;
     /// Where, for messages (`ssh root@host:22`).
     fn label(&self) -> String;
+}
+
+/// What a remote backend learns about the far side on first use.
+pub struct Boot {
+    /// The login's exported variables (minus the backend's `not_state`).
+    pub env: Vec<(String, String)>,
+    pub home: String,
+    /// A private folder there (`mktemp -d`).
+    pub dir: PathBuf,
+}
+
+/// Run by a login bash on the far side: a private folder, then the
+/// environment, after a marker (a profile may print first).
+pub const BOOT_SCRIPT: &str = "d=$(mktemp -d \"${TMPDIR:-/tmp}/hermes-tools.XXXXXXXX\") || exit 1\n\
+     printf '\\0__HT_BOOT__\\0%s\\0' \"$d\"; env -0";
+
+/// Read [`BOOT_SCRIPT`]'s output, leaving out the variables in `not_state`.
+pub fn parse_boot(stdout: &[u8], not_state: &[&str]) -> io::Result<Boot> {
+    let marker = b"\0__HT_BOOT__\0";
+    let at = stdout
+        .windows(marker.len())
+        .position(|w| w == marker)
+        .ok_or_else(|| io::Error::other("unreadable answer from the remote side"))?;
+    let mut parts = stdout[at + marker.len()..].split(|b| *b == 0);
+    let dir = PathBuf::from(String::from_utf8_lossy(parts.next().unwrap_or(b"")).into_owned());
+    let mut env = Vec::new();
+    for kv in parts {
+        let kv = String::from_utf8_lossy(kv);
+        if let Some((k, v)) = kv.split_once('=')
+            && !not_state.contains(&k)
+            && valid_name(k)
+        {
+            env.push((k.to_string(), v.to_string()));
+        }
+    }
+    let home = env
+        .iter()
+        .find(|(k, _)| k == "HOME")
+        .map(|(_, v)| v.clone())
+        .unwrap_or_else(|| "/".into());
+    Ok(Boot { env, home, dir })
+}
+
+/// Run a client command (`ssh ...`, `docker exec ...`) to the end: `stdin`
+/// written by a thread while stdout and stderr are read, so no pipe fills.
+pub fn run_capture(mut cmd: std::process::Command, stdin: &[u8]) -> io::Result<ScriptOutput> {
+    use std::io::{Read, Write};
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let mut sin = child.stdin.take();
+    let data = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        if let Some(s) = sin.as_mut() {
+            let _ = s.write_all(&data);
+        }
+    });
+    let mut errpipe = child.stderr.take();
+    let errt = std::thread::spawn(move || {
+        let mut err = Vec::new();
+        if let Some(e) = errpipe.as_mut() {
+            let _ = e.read_to_end(&mut err);
+        }
+        err
+    });
+    let mut out = Vec::new();
+    if let Some(o) = child.stdout.as_mut() {
+        o.read_to_end(&mut out)?;
+    }
+    let status = child.wait()?;
+    let _ = writer.join();
+    let stderr = errt.join().unwrap_or_default();
+    Ok(ScriptOutput {
+        code: status.code().unwrap_or(-1),
+        stdout: out,
+        stderr,
+    })
+}
+
+/// A name a shell can export.
+pub fn valid_name(k: &str) -> bool {
+    !k.is_empty()
+        && !k.as_bytes()[0].is_ascii_digit()
+        && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// The bash script a remote backend runs for one command: stderr merged
+/// into stdout in order (ssh and `docker exec` carry them on separate
+/// channels, which a client interleaves at random), the far side's
+/// environment replaced by the request's, the task's directory, the
+/// command in a child bash, then the rest of its process group killed so
+/// nothing it left behind outlives the call. The backend starts it with
+/// `HERMES_TOOLS_TREE` already set, as the mark its kill finds.
+pub fn command_script(req: &SpawnRequest<'_>) -> String {
+    let mut s = String::with_capacity(req.script.len() + 4096);
+    s.push_str("exec 2>&1\n");
+    s.push_str(
+        "for __ht_v in $(builtin compgen -e); do case $__ht_v in HERMES_TOOLS_TREE|SSH_CLIENT|SSH_CONNECTION|SSH_TTY|SSH_AUTH_SOCK) ;; *) builtin unset -v \"$__ht_v\" 2>/dev/null;; esac; done; builtin unset -v __ht_v\n",
+    );
+    for (k, v) in req.env {
+        if valid_name(k) && k != MARK_VAR && !k.starts_with("SSH_") {
+            s.push_str("builtin export ");
+            s.push_str(k);
+            s.push('=');
+            s.push_str(&shq(v));
+            s.push('\n');
+        }
+    }
+    let cwd = shq(&req.cwd.to_string_lossy());
+    s.push_str(&format!(
+        "builtin cd -- {cwd} 2>/dev/null || builtin cd 2>/dev/null\n\"$BASH\" --norc -c {}\n__ht_ec=$?\n\
+         builtin trap '' TERM\nbuiltin kill -TERM -- -$$ 2>/dev/null\nbuiltin exit $__ht_ec\n",
+        shq(req.script)
+    ));
+    s
 }
 
 /// Single-quote a word for a POSIX shell.

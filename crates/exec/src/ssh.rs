@@ -20,7 +20,7 @@
 //! reconnect and at cleanup, everything this runtime marked is killed.
 
 use std::collections::HashMap;
-use std::io::{self, Read, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -29,7 +29,9 @@ use std::time::Duration;
 
 use crate::env::{Environment, Remote};
 use crate::local::spawn_argv;
-use crate::remote_fs::{RemoteShell, ScriptOutput, shq};
+use crate::remote_fs::{
+    BOOT_SCRIPT, Boot, RemoteShell, ScriptOutput, command_script, parse_boot, run_capture, shq,
+};
 use crate::spawn::{SpawnRequest, Spawned};
 use crate::tree::{MARK_VAR, kill_tree};
 
@@ -125,13 +127,6 @@ impl SshConfig {
             None => format!("{}:{}", self.host, self.port),
         }
     }
-}
-
-/// What the first connection learnt about the far side.
-struct Boot {
-    env: Vec<(String, String)>,
-    home: String,
-    dir: PathBuf,
 }
 
 struct Master {
@@ -423,10 +418,7 @@ impl Ssh {
         }
         // A login shell, so profile additions to PATH count (as in the
         // original's snapshot); whatever the profile prints comes before the marker.
-        let out = self.run_login(
-            "d=$(mktemp -d \"${TMPDIR:-/tmp}/hermes-tools.XXXXXXXX\") || exit 1\n\
-             printf '\\0__HT_BOOT__\\0%s\\0' \"$d\"; env -0",
-        )?;
+        let out = self.run_login(BOOT_SCRIPT)?;
         if out.code != 0 {
             return Err(io::Error::other(format!(
                 "ssh {}: cannot prepare the remote side: {}",
@@ -434,30 +426,8 @@ impl Ssh {
                 String::from_utf8_lossy(&out.stderr).trim()
             )));
         }
-        let marker = b"\0__HT_BOOT__\0";
-        let at = out
-            .stdout
-            .windows(marker.len())
-            .position(|w| w == marker)
-            .ok_or_else(|| io::Error::other("ssh: unreadable answer from the remote side"))?;
-        let mut parts = out.stdout[at + marker.len()..].split(|b| *b == 0);
-        let dir = PathBuf::from(String::from_utf8_lossy(parts.next().unwrap_or(b"")).into_owned());
-        let mut env = Vec::new();
-        for kv in parts {
-            let kv = String::from_utf8_lossy(kv);
-            if let Some((k, v)) = kv.split_once('=')
-                && !NOT_STATE.contains(&k)
-                && valid_name(k)
-            {
-                env.push((k.to_string(), v.to_string()));
-            }
-        }
-        let home = env
-            .iter()
-            .find(|(k, _)| k == "HOME")
-            .map(|(_, v)| v.clone())
-            .unwrap_or_else(|| "/".into());
-        let _ = self.boot.set(Boot { env, home, dir });
+        let boot = parse_boot(&out.stdout, NOT_STATE)?;
+        let _ = self.boot.set(boot);
         Ok(self.boot.get().expect("set above"))
     }
 
@@ -469,42 +439,11 @@ impl Ssh {
     fn run_remote(&self, remote: &str, stdin: &[u8]) -> io::Result<ScriptOutput> {
         self.ensure_master()?;
         let argv = self.client_argv(false, remote.to_string());
-        let mut child = Command::new(&argv[0])
-            .args(&argv[1..])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..])
             .env_clear()
-            .envs(self.client_env.iter().cloned())
-            .spawn()?;
-        let mut sin = child.stdin.take();
-        let data = stdin.to_vec();
-        let writer = std::thread::spawn(move || {
-            if let Some(s) = sin.as_mut() {
-                let _ = s.write_all(&data);
-            }
-            drop(sin);
-        });
-        let mut err = Vec::new();
-        let mut errpipe = child.stderr.take();
-        let errt = std::thread::spawn(move || {
-            if let Some(e) = errpipe.as_mut() {
-                let _ = e.read_to_end(&mut err);
-            }
-            err
-        });
-        let mut out = Vec::new();
-        if let Some(o) = child.stdout.as_mut() {
-            o.read_to_end(&mut out)?;
-        }
-        let status = child.wait()?;
-        let _ = writer.join();
-        let stderr = errt.join().unwrap_or_default();
-        Ok(ScriptOutput {
-            code: status.code().unwrap_or(-1),
-            stdout: out,
-            stderr,
-        })
+            .envs(self.client_env.iter().cloned());
+        run_capture(cmd, stdin)
     }
 
     fn forget_dead(&self, started: &mut HashMap<i32, Started>) {
@@ -522,12 +461,6 @@ fn alive(pid: i32) -> bool {
             .is_some_and(|(_, r)| r.trim_start().starts_with('Z')),
         Err(_) => false,
     }
-}
-
-fn valid_name(k: &str) -> bool {
-    !k.is_empty()
-        && !k.as_bytes()[0].is_ascii_digit()
-        && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
 /// The OpenSSH client on PATH.
@@ -568,29 +501,7 @@ impl Environment for Ssh {
         let generation = self.ensure_master()?;
         let suffix = format!("-{}", self.next.fetch_add(1, Ordering::Relaxed));
         let token = format!("{}{suffix}", self.id);
-        let mut s = String::with_capacity(req.script.len() + 4096);
-        // One stream, in order: ssh carries stdout and stderr on separate
-        // channels, which the client would interleave at random.
-        s.push_str("exec 2>&1\n");
-        // The complete environment: the login's exports are replaced by the request's.
-        s.push_str(
-            "for __ht_v in $(builtin compgen -e); do case $__ht_v in HERMES_TOOLS_TREE|SSH_CLIENT|SSH_CONNECTION|SSH_TTY|SSH_AUTH_SOCK) ;; *) builtin unset -v \"$__ht_v\" 2>/dev/null;; esac; done; builtin unset -v __ht_v\n",
-        );
-        for (k, v) in req.env {
-            if valid_name(k) && k != MARK_VAR && !k.starts_with("SSH_") {
-                s.push_str("builtin export ");
-                s.push_str(k);
-                s.push('=');
-                s.push_str(&shq(v));
-                s.push('\n');
-            }
-        }
-        let cwd = shq(&req.cwd.to_string_lossy());
-        s.push_str(&format!(
-            "builtin cd -- {cwd} 2>/dev/null || builtin cd 2>/dev/null\n\"$BASH\" --norc -c {}\n__ht_ec=$?\n\
-             builtin trap '' TERM\nbuiltin kill -TERM -- -$$ 2>/dev/null\nbuiltin exit $__ht_ec\n",
-            shq(req.script)
-        ));
+        let s = command_script(req);
         let remote = format!("export {MARK_VAR}={token}; exec bash --norc -c {}", shq(&s));
         let argv = self.client_argv(req.pty, remote);
         let local = SpawnRequest {

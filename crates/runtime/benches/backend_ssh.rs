@@ -7,8 +7,10 @@
 //!   spawn-per-call `ssh ... bash -c`, ControlMaster=auto, the snapshot
 //!   sourced and re-exported, the cwd parsed from a marker) on the same sshd.
 //!
-//!     cargo bench -p hermes-runtime --bench backend_ssh
-//!     HT_BENCH_N=100 cargo bench -p hermes-runtime --bench backend_ssh
+//! ```text
+//! cargo bench -p hermes-runtime --bench backend_ssh
+//! HT_BENCH_N=100 cargo bench -p hermes-runtime --bench backend_ssh
+//! ```
 //!
 //! Targets (issue 14): ours at most 1.2x the bare call; faster than the original.
 
@@ -41,7 +43,9 @@ fn control_path(port: u16) -> Option<String> {
             .map(|a| String::from_utf8_lossy(a).into_owned())
             .collect();
         let is_master = args.iter().any(|a| a == "-M")
-            && args.windows(2).any(|w| w[0] == "-p" && w[1] == port.to_string());
+            && args
+                .windows(2)
+                .any(|w| w[0] == "-p" && w[1] == port.to_string());
         if is_master {
             return args
                 .iter()
@@ -118,7 +122,10 @@ fn main() {
         o.as_secs_f64() / b.as_secs_f64()
     );
     // The original's model, on the same sshd, right after.
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../benches/reference/hermes_ssh.py");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../benches/reference/hermes_ssh.py"
+    );
     let py = Command::new("python3")
         .arg(script)
         .args(["--port", &sshd.port.to_string(), "-n", &n.to_string()])
@@ -150,5 +157,8 @@ fn main() {
         ours();
         again.push(s.elapsed());
     }
-    println!("backend_ssh: ours again after it {:.1} ms", ms(median(again)));
+    println!(
+        "backend_ssh: ours again after it {:.1} ms",
+        ms(median(again))
+    );
 }

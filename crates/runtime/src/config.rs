@@ -157,9 +157,19 @@ impl Config {
                     .validate()
                     .map_err(|e| Error::invalid(format!("runtime config: {e}")))?,
             },
+            "docker" | "podman" => match &cfg.terminal.docker {
+                None => {
+                    return Err(Error::invalid(
+                        "runtime config: terminal.backend 'docker'/'podman' needs a terminal.docker section with at least \"image\"",
+                    ));
+                }
+                Some(s) => s
+                    .validate(&cfg.terminal.backend, cfg.terminal.cwd.as_deref())
+                    .map_err(|e| Error::invalid(format!("runtime config: {e}")))?,
+            },
             other => {
                 return Err(Error::invalid(format!(
-                    "runtime config: terminal.backend: unknown backend '{other}' (local, sandbox, ssh)"
+                    "runtime config: terminal.backend: unknown backend '{other}' (local, sandbox, ssh, docker, podman)"
                 )));
             }
         }

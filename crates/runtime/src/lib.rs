@@ -168,6 +168,13 @@ fn runs_on(config: &Config) -> Option<String> {
             .ssh
             .as_ref()
             .map(|s| format!("on ssh {}", s.to_exec().label())),
+        "docker" | "podman" => t.docker.as_ref().map(|d| {
+            format!(
+                "in a {} container (image {})",
+                d.engine.as_deref().unwrap_or(&t.backend),
+                d.image
+            )
+        }),
         _ => None,
     }
 }
@@ -334,6 +341,24 @@ impl Runtime {
                             .map_err(|e| Error::invalid(format!("runtime config: {e}")))?
                             .files_handle()
                             .ok_or_else(|| Error::invalid("ssh backend without files"))?
+                    }
+                }
+            }
+            "docker" | "podman" => {
+                match self.terminal.as_ref().and_then(|t| t.backend.files()) {
+                    Some(fs) => fs,
+                    None => {
+                        // The file toolset without the terminal: a container of its own.
+                        let section = tcfg.docker.as_ref().ok_or_else(|| {
+                            Error::invalid("runtime config: terminal.backend 'docker'/'podman' needs a terminal.docker section")
+                        })?;
+                        let c = section
+                            .to_exec(&tcfg.backend, tcfg.cwd.as_deref())
+                            .map_err(|e| Error::invalid(format!("runtime config: {e}")))?;
+                        let b = hermes_exec::container::ContainerBackend::new(c)
+                            .map_err(|e| Error::invalid(format!("runtime config: {e}")))?;
+                        hermes_exec::Environment::files(&b)
+                            .ok_or_else(|| Error::invalid("container backend without files"))?
                     }
                 }
             }

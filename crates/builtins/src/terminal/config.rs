@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TerminalConfig {
-    /// "local", "sandbox" or "ssh".
+    /// "local", "sandbox", "ssh", "docker" or "podman".
     pub backend: String,
     pub cwd: Option<String>,
     /// Default foreground timeout in seconds.
@@ -42,6 +42,73 @@ pub struct TerminalConfig {
     pub sandbox_rw_binds: Vec<String>,
     /// ssh backend: where and how to connect.
     pub ssh: Option<SshSection>,
+    /// docker / podman backend: the image and the container's limits.
+    pub docker: Option<ContainerSection>,
+}
+
+/// `"terminal": {"docker": {...}}` (the podman backend reads the same section).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContainerSection {
+    pub image: String,
+    /// "docker" or "podman" (default: the backend's name).
+    pub engine: Option<String>,
+    /// The client binary (default: found on PATH).
+    pub client: Option<String>,
+    /// The engine's address (`-H` / `--url`).
+    pub host: Option<String>,
+    #[serde(default)]
+    pub network: bool,
+    pub memory: Option<String>,
+    pub cpus: Option<f64>,
+    pub pids_limit: Option<u32>,
+    /// A folder of this machine bind-mounted at the same path (default: the
+    /// terminal's `cwd` when set).
+    pub workspace: Option<String>,
+    #[serde(default)]
+    pub run_args: Vec<String>,
+}
+
+impl ContainerSection {
+    /// The exec layer's config for `backend` ("docker" or "podman").
+    pub fn to_exec(
+        &self,
+        backend: &str,
+        cwd: Option<&str>,
+    ) -> Result<hermes_exec::container::ContainerConfig, String> {
+        use hermes_exec::container::{ContainerConfig, Engine};
+        let d = ContainerConfig::default();
+        let engine = match self.engine.as_deref().unwrap_or(backend) {
+            "docker" => Engine::Docker,
+            "podman" => Engine::Podman,
+            other => {
+                return Err(format!(
+                    "terminal.docker.engine: unknown engine '{other}' (docker, podman)"
+                ));
+            }
+        };
+        Ok(ContainerConfig {
+            engine,
+            client: self.client.as_deref().map(expand_home),
+            host: self.host.clone(),
+            image: self.image.clone(),
+            network: self.network,
+            memory: self.memory.clone().or(d.memory),
+            cpus: self.cpus.or(d.cpus),
+            pids_limit: self.pids_limit.unwrap_or(d.pids_limit),
+            workspace: self
+                .workspace
+                .as_deref()
+                .map(expand_home)
+                .or_else(|| cwd.filter(|c| c.starts_with('/')).map(Into::into)),
+            run_args: self.run_args.clone(),
+        })
+    }
+
+    /// One-line errors for a section that cannot work.
+    pub fn validate(&self, backend: &str, cwd: Option<&str>) -> Result<(), String> {
+        self.to_exec(backend, cwd)?.validate()
+    }
 }
 
 /// `"terminal": {"ssh": {...}}`.
@@ -109,6 +176,7 @@ impl Default for TerminalConfig {
             sandbox_ro_binds: Vec::new(),
             sandbox_rw_binds: Vec::new(),
             ssh: None,
+            docker: None,
         }
     }
 }

@@ -188,8 +188,21 @@ fn environment(cfg: &TerminalConfig) -> Result<Box<dyn Environment>> {
                 .map(|s| Box::new(s) as Box<dyn Environment>)
                 .map_err(|e| Error::invalid(format!("runtime config: {e}")))
         }
+        "docker" | "podman" => {
+            let section = cfg.docker.as_ref().ok_or_else(|| {
+                Error::invalid(
+                    "runtime config: terminal.backend 'docker'/'podman' needs a terminal.docker section with at least \"image\"",
+                )
+            })?;
+            let c = section
+                .to_exec(&cfg.backend, cfg.cwd.as_deref())
+                .map_err(|e| Error::invalid(format!("runtime config: {e}")))?;
+            hermes_exec::container::ContainerBackend::new(c)
+                .map(|s| Box::new(s) as Box<dyn Environment>)
+                .map_err(|e| Error::invalid(format!("runtime config: {e}")))
+        }
         other => Err(Error::invalid(format!(
-            "runtime config: terminal.backend: unknown backend '{other}' (local, sandbox, ssh)"
+            "runtime config: terminal.backend: unknown backend '{other}' (local, sandbox, ssh, docker, podman)"
         ))),
     }
 }

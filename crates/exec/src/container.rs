@@ -1,0 +1,846 @@
+//! The docker / podman backend: one container per runtime, started from a
+//! configured image on first use and locked down (`--cap-drop ALL`,
+//! `no-new-privileges`, pids, memory and CPU limits, no network unless the
+//! config allows it, an init process reaping orphans), with the workspace
+//! bind-mounted at the same path. Every command is `bash -c` through
+//! `<engine> exec`; the same code drives docker and podman, whose clients
+//! take the same arguments.
+//!
+//! Why the engine's own client and not its HTTP API: it reads the user's
+//! contexts, `DOCKER_HOST`, rootless podman's socket and credentials
+//! exactly as the user's `docker`/`podman` does, and an exec costs tens of
+//! milliseconds either way.
+//!
+//! Processes are marked and killed inside the container like remote ones
+//! on ssh (`HERMES_TOOLS_TREE=<token>` set by `exec -e`, found in
+//! `/proc/*/environ` by a bash loop: the image needs no procps or grep).
+//! A container that disappears (killed or removed from outside) is told
+//! apart from a command's own failure, and the next command starts a new
+//! one. Containers carry a label naming the process that started them:
+//! one whose process is gone (a crash) is removed by the next runtime on
+//! this machine, and the runtime's free removes its own.
+
+use std::collections::HashMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::env::{Environment, Remote};
+use crate::local::spawn_argv;
+use crate::remote_fs::{
+    BOOT_SCRIPT, Boot, RemoteShell, ScriptOutput, command_script, parse_boot, run_capture, shq,
+};
+use crate::spawn::{SpawnRequest, Spawned};
+use crate::tree::{MARK_VAR, kill_tree};
+
+/// The label every container of ours carries: `<boot id>-<pid>-<start time>`
+/// of the process that started it.
+pub const OWNER_LABEL: &str = "hermes-tools.owner";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    Docker,
+    Podman,
+}
+
+impl Engine {
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Docker => "docker",
+            Engine::Podman => "podman",
+        }
+    }
+}
+
+/// What to start and how to reach the engine.
+#[derive(Clone, Debug)]
+pub struct ContainerConfig {
+    pub engine: Engine,
+    /// The client binary (default: `docker` / `podman` on PATH).
+    pub client: Option<PathBuf>,
+    /// The engine's address (`-H` for docker, `--url` for podman; default:
+    /// the client's own, `DOCKER_HOST` included).
+    pub host: Option<String>,
+    pub image: String,
+    /// Network access (default off: `--network none`).
+    pub network: bool,
+    /// `--memory` (`"512m"`, `"2g"`).
+    pub memory: Option<String>,
+    /// `--cpus`.
+    pub cpus: Option<f64>,
+    /// `--pids-limit`.
+    pub pids_limit: u32,
+    /// A host folder bind-mounted read-write at the same path, the commands'
+    /// default directory.
+    pub workspace: Option<PathBuf>,
+    /// Extra `run` arguments (`--ulimit`, `--tmpfs`, `--user`, `-v`); ones
+    /// that would loosen the lockdown are refused.
+    pub run_args: Vec<String>,
+}
+
+impl Default for ContainerConfig {
+    fn default() -> Self {
+        ContainerConfig {
+            engine: Engine::Docker,
+            client: None,
+            host: None,
+            image: String::new(),
+            network: false,
+            memory: Some("2g".into()),
+            cpus: Some(2.0),
+            pids_limit: 1024,
+            workspace: None,
+            run_args: Vec::new(),
+        }
+    }
+}
+
+/// `run` arguments a config may not add: each undoes part of the lockdown
+/// (the network has its own setting).
+const REFUSED_RUN_ARGS: &[&str] = &[
+    "--privileged",
+    "--cap-add",
+    "--security-opt",
+    "--network",
+    "--net",
+    "--pid",
+    "--ipc",
+    "--uts",
+    "--userns",
+    "--cgroupns",
+    "--device",
+    "--pids-limit",
+    "--rm",
+    "-d",
+    "--detach",
+    "--name",
+    "--entrypoint",
+    "--init",
+];
+
+impl ContainerConfig {
+    /// One-line errors for what cannot work.
+    pub fn validate(&self) -> Result<(), String> {
+        let k = self.engine.name();
+        let bad = |s: &str| {
+            s.is_empty()
+                || s.starts_with('-')
+                || s.chars().any(|c| c.is_whitespace() || c.is_control())
+        };
+        if bad(&self.image) {
+            return Err(format!(
+                "terminal.{k}.image: '{}' is not an image name (an image of this engine, e.g. \"debian:12\")",
+                self.image
+            ));
+        }
+        if let Some(h) = &self.host
+            && bad(h)
+        {
+            return Err(format!("terminal.{k}.host: '{h}' is not an engine address"));
+        }
+        if let Some(m) = &self.memory {
+            let digits = m.trim_end_matches(['b', 'k', 'm', 'g', 'B', 'K', 'M', 'G']);
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(format!(
+                    "terminal.{k}.memory: '{m}' is not a size (\"512m\", \"2g\")"
+                ));
+            }
+        }
+        if let Some(c) = self.cpus
+            && !(c > 0.0 && c <= 1024.0)
+        {
+            return Err(format!("terminal.{k}.cpus must be above 0 (got {c})"));
+        }
+        if self.pids_limit == 0 {
+            return Err(format!("terminal.{k}.pids_limit must be at least 1"));
+        }
+        if let Some(w) = &self.workspace
+            && (!w.is_absolute() || !w.is_dir())
+        {
+            return Err(format!(
+                "terminal.{k}.workspace: '{}' is not an existing absolute folder",
+                w.display()
+            ));
+        }
+        for a in &self.run_args {
+            let name = a.split('=').next().unwrap_or("");
+            if REFUSED_RUN_ARGS.contains(&name) {
+                return Err(format!(
+                    "terminal.{k}.run_args: '{a}' is not allowed: it would undo the container's lockdown or our control of it"
+                ));
+            }
+            if a.chars().any(|c| c.is_control()) {
+                return Err(format!(
+                    "terminal.{k}.run_args: '{a}' has control characters"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Variables of the image's login that are not the command's to keep.
+const NOT_STATE: &[&str] = &["_", "SHLVL", "PWD", "OLDPWD", "HOSTNAME", MARK_VAR];
+
+struct Current {
+    /// The running container's id, when one runs.
+    id: Option<String>,
+    /// Bumped on every start.
+    generation: u64,
+}
+
+struct Started {
+    token: String,
+    generation: u64,
+}
+
+pub struct Container {
+    client: PathBuf,
+    cfg: ContainerConfig,
+    /// Prefix of this runtime's marks and its container's name.
+    id: String,
+    current: Mutex<Current>,
+    boot: OnceLock<Boot>,
+    boot_lock: Mutex<()>,
+    started: Mutex<HashMap<i32, Started>>,
+    next: AtomicU64,
+    closed: AtomicBool,
+    reaped: AtomicBool,
+    client_env: Vec<(String, String)>,
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Container {
+    pub fn new(cfg: ContainerConfig) -> Result<Container, String> {
+        cfg.validate()?;
+        let client = match &cfg.client {
+            Some(c) => c.clone(),
+            None => find_on_path(cfg.engine.name()).ok_or_else(|| {
+                format!(
+                    "terminal.backend '{0}' needs the {0} client, which is not installed",
+                    cfg.engine.name()
+                )
+            })?,
+        };
+        let n = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        Ok(Container {
+            client,
+            id: format!("ht{}x{n}x{nanos:x}", std::process::id()),
+            cfg,
+            current: Mutex::new(Current {
+                id: None,
+                generation: 0,
+            }),
+            boot: OnceLock::new(),
+            boot_lock: Mutex::new(()),
+            started: Mutex::new(HashMap::new()),
+            next: AtomicU64::new(1),
+            closed: AtomicBool::new(false),
+            reaped: AtomicBool::new(false),
+            client_env: std::env::vars().collect(),
+        })
+    }
+
+    /// The container's name (`hermes-tools-<id>`).
+    pub fn name(&self) -> String {
+        format!("hermes-tools-{}", self.id)
+    }
+
+    /// The running container's id, when one runs (for tests).
+    pub fn container_id(&self) -> Option<String> {
+        lock(&self.current).id.clone()
+    }
+
+    /// The engine client with its address.
+    fn client(&self) -> Command {
+        let mut c = Command::new(&self.client);
+        if let Some(h) = &self.cfg.host {
+            c.arg(match self.cfg.engine {
+                Engine::Docker => "-H",
+                Engine::Podman => "--url",
+            });
+            c.arg(h);
+        }
+        c.env_clear().envs(self.client_env.iter().cloned());
+        c.stdin(Stdio::null());
+        c
+    }
+
+    /// The argv of `exec` running `script` in the container.
+    fn exec_argv(
+        &self,
+        container: &str,
+        pty: bool,
+        mark: Option<&str>,
+        script: &str,
+    ) -> Vec<String> {
+        let mut a = vec![self.client.display().to_string()];
+        if let Some(h) = &self.cfg.host {
+            a.push(
+                match self.cfg.engine {
+                    Engine::Docker => "-H",
+                    Engine::Podman => "--url",
+                }
+                .into(),
+            );
+            a.push(h.clone());
+        }
+        a.push("exec".into());
+        a.push("-i".into());
+        if pty {
+            a.push("-t".into());
+        }
+        if let Some(m) = mark {
+            a.push("-e".into());
+            a.push(format!("{MARK_VAR}={m}"));
+        }
+        a.push(container.into());
+        a.extend(["bash", "--norc", "-c"].map(String::from));
+        a.push(script.into());
+        a
+    }
+
+    /// Start the container unless it runs; returns its id and generation.
+    fn ensure(&self) -> io::Result<(String, u64)> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(io::Error::other(format!(
+                "the {} backend is closed",
+                self.cfg.engine.name()
+            )));
+        }
+        if !self.reaped.swap(true, Ordering::AcqRel) {
+            self.reap_stale();
+        }
+        let (id, generation) = {
+            let mut cur = lock(&self.current);
+            if let Some(id) = &cur.id {
+                return Ok((id.clone(), cur.generation));
+            }
+            let id = self.start(cur.generation + 1)?;
+            cur.id = Some(id.clone());
+            cur.generation += 1;
+            (id, cur.generation)
+        };
+        if generation > 1
+            && let Some(b) = self.boot.get()
+        {
+            // A new container: the private folder is gone with the old one.
+            let _ = self.run_in(
+                &id,
+                &format!("mkdir -p -m 700 -- {}", shq(&b.dir.to_string_lossy())),
+                b"",
+            );
+            tracing::info!(container = %self.name(), "container backend: started a new container");
+        }
+        Ok((id, generation))
+    }
+
+    fn start(&self, generation: u64) -> io::Result<String> {
+        let c = &self.cfg;
+        let mut cmd = self.client();
+        cmd.args(["run", "-d"]);
+        // An init reaps the orphans of killed commands; podman's (catatonit)
+        // is a separate package, and without it bash as PID 1 reaps them.
+        if c.engine == Engine::Docker
+            || ["/usr/libexec/podman/catatonit", "/usr/bin/catatonit"]
+                .iter()
+                .any(|p| Path::new(p).exists())
+        {
+            cmd.arg("--init");
+        }
+        cmd.arg("--name");
+        cmd.arg(format!("{}-{generation}", self.name()));
+        cmd.args([
+            "--label",
+            &format!(
+                "{OWNER_LABEL}={}",
+                owner_of(std::process::id() as i32).unwrap_or_default()
+            ),
+        ]);
+        cmd.args(["--cap-drop", "ALL", "--security-opt", "no-new-privileges"]);
+        cmd.arg(format!("--pids-limit={}", c.pids_limit));
+        if let Some(m) = &c.memory {
+            cmd.arg(format!("--memory={m}"));
+        }
+        if let Some(n) = c.cpus {
+            cmd.arg(format!("--cpus={n}"));
+        }
+        if !c.network {
+            cmd.arg("--network=none");
+        }
+        if let Some(w) = &c.workspace {
+            let w = w.display();
+            cmd.arg("-v")
+                .arg(format!("{w}:{w}:rw"))
+                .arg("-w")
+                .arg(format!("{w}"));
+        }
+        cmd.args(&c.run_args);
+        // Sleep forever without depending on `sleep infinity` (busybox).
+        cmd.args([
+            "--entrypoint",
+            "bash",
+            &c.image,
+            "-c",
+            "while :; do sleep 86400; done",
+        ]);
+        let out = cmd.stderr(Stdio::piped()).stdout(Stdio::piped()).output()?;
+        if !out.status.success() {
+            let why = String::from_utf8_lossy(&out.stderr);
+            let why = why.trim().lines().last().unwrap_or("").to_string();
+            return Err(io::Error::new(
+                io::ErrorKind::ConnectionRefused,
+                format!(
+                    "{}: cannot start a container from image '{}': {}",
+                    c.engine.name(),
+                    c.image,
+                    if why.is_empty() {
+                        format!("exited with {}", out.status)
+                    } else {
+                        why
+                    }
+                ),
+            ));
+        }
+        let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        if id.is_empty() {
+            return Err(io::Error::other(format!(
+                "{}: run printed no container id",
+                c.engine.name()
+            )));
+        }
+        tracing::debug!(container = %id, image = %c.image, "container backend: started");
+        Ok(id)
+    }
+
+    /// Remove containers of ours whose starting process on this machine is gone.
+    fn reap_stale(&self) {
+        let Ok(out) = self
+            .client()
+            .args([
+                "ps",
+                "-a",
+                "--filter",
+                &format!("label={OWNER_LABEL}"),
+                "--format",
+                "{{.ID}} {{.Labels}}",
+            ])
+            .stderr(Stdio::null())
+            .output()
+        else {
+            return;
+        };
+        let boot = boot_id();
+        let mut stale = Vec::new();
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let Some((id, labels)) = line.split_once(' ') else {
+                continue;
+            };
+            let Some(owner) = label_value(labels, OWNER_LABEL) else {
+                continue;
+            };
+            let mut parts = owner.split('-');
+            let (Some(b), Some(pid), Some(start)) = (parts.next(), parts.next(), parts.next())
+            else {
+                continue;
+            };
+            if b != boot {
+                continue; // another machine's (a shared engine) or before a reboot
+            }
+            let Ok(pid) = pid.parse::<i32>() else {
+                continue;
+            };
+            if owner_of(pid).as_deref() != Some(&format!("{b}-{pid}-{start}")) {
+                stale.push(id.to_string());
+            }
+        }
+        if !stale.is_empty() {
+            tracing::info!(
+                count = stale.len(),
+                "container backend: removing containers left by a process that is gone"
+            );
+            let _ = self
+                .client()
+                .args(["rm", "-f"])
+                .args(&stale)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
+
+    /// Run `script` in container `id`.
+    fn run_in(&self, id: &str, script: &str, stdin: &[u8]) -> io::Result<ScriptOutput> {
+        let argv = self.exec_argv(id, false, None, script);
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..])
+            .env_clear()
+            .envs(self.client_env.iter().cloned());
+        run_capture(cmd, stdin)
+    }
+
+    /// Whether container `id` still runs (asked only after a failure).
+    fn running(&self, id: &str) -> bool {
+        self.client()
+            .args(["inspect", "-f", "{{.State.Running}}", id])
+            .stderr(Stdio::null())
+            .output()
+            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "true")
+    }
+
+    /// Forget container `id` (it is gone); the next command starts another.
+    fn forget(&self, id: &str) {
+        let mut cur = lock(&self.current);
+        if cur.id.as_deref() == Some(id) {
+            cur.id = None;
+            drop(cur);
+            // Whatever is left of it (a stopped container) goes.
+            let _ = self
+                .client()
+                .args(["rm", "-f", id])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
+
+    /// A bash loop that signals every process in the container whose mark
+    /// is this runtime's id followed by `suffix` ("": all of them), and each
+    /// one's process group.
+    fn kill_script(&self, suffix: &str, signal: i32) -> String {
+        let pat = if suffix.is_empty() {
+            format!("{MARK_VAR}={}-*", self.id)
+        } else {
+            format!("{MARK_VAR}={}{suffix}", self.id)
+        };
+        format!(
+            "for f in /proc/[0-9]*/environ; do p=${{f#/proc/}}; p=${{p%/environ}}; [ \"$p\" = $$ ] && continue; \
+             while IFS= read -r -d '' kv; do case $kv in {pat}) kill -{signal} -- -$p 2>/dev/null; kill -{signal} $p 2>/dev/null; break;; esac; done < \"$f\" 2>/dev/null; done; true"
+        )
+    }
+
+    fn boot(&self) -> io::Result<&Boot> {
+        if let Some(b) = self.boot.get() {
+            return Ok(b);
+        }
+        let _g = lock(&self.boot_lock);
+        if let Some(b) = self.boot.get() {
+            return Ok(b);
+        }
+        let out = self.run_script(&format!("exec bash -l -c {}", shq(BOOT_SCRIPT)), b"")?;
+        if out.code != 0 {
+            return Err(io::Error::other(format!(
+                "{}: cannot prepare the container: {}",
+                self.cfg.engine.name(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        let boot = parse_boot(&out.stdout, NOT_STATE)?;
+        let _ = self.boot.set(boot);
+        Ok(self.boot.get().expect("set above"))
+    }
+}
+
+/// The part of a `ps --format '{{.Labels}}'` line after `key`: docker
+/// prints `k=v,k2=v2`, podman `map[k:v k2:v2]`.
+fn label_value<'a>(labels: &'a str, key: &str) -> Option<&'a str> {
+    let at = labels.find(key)? + key.len();
+    let rest = labels[at..].strip_prefix(['=', ':'])?;
+    let end = rest.find([',', ' ', ']']).unwrap_or(rest.len());
+    Some(&rest[..end])
+}
+
+/// This boot of this machine (8 hex digits).
+fn boot_id() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .map(|s| {
+            s.trim()
+                .chars()
+                .filter(|c| c.is_ascii_hexdigit())
+                .take(8)
+                .collect()
+        })
+        .unwrap_or_else(|_| "0".into())
+}
+
+/// `<boot id>-<pid>-<start time>` of a live process (a pid alone can be reused).
+fn owner_of(pid: i32) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    // Fields after the command: state is field 3, start time field 22.
+    let start = rest.split_whitespace().nth(19)?;
+    Some(format!("{}-{pid}-{start}", boot_id()))
+}
+
+fn find_on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(
+            ["/usr/bin", "/usr/local/bin", "/bin"]
+                .iter()
+                .map(PathBuf::from),
+        )
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Did the engine say the container is not there (gone or stopped)?
+fn container_gone(stderr: &[u8]) -> bool {
+    let e = String::from_utf8_lossy(stderr).to_ascii_lowercase();
+    e.contains("no such container")
+        || e.contains("is not running")
+        || e.contains("container state improper")
+}
+
+impl RemoteShell for Container {
+    fn run_script(&self, script: &str, stdin: &[u8]) -> io::Result<ScriptOutput> {
+        let (id, _) = self.ensure()?;
+        let out = self.run_in(&id, script, stdin)?;
+        if out.code != 0 && container_gone(&out.stderr) {
+            // Killed or removed from outside: once more in a new one.
+            self.forget(&id);
+            let (id, _) = self.ensure()?;
+            return self.run_in(&id, script, stdin);
+        }
+        Ok(out)
+    }
+    fn label(&self) -> String {
+        format!("{} container {}", self.cfg.engine.name(), self.name())
+    }
+}
+
+impl Environment for Container {
+    fn name(&self) -> &'static str {
+        self.cfg.engine.name()
+    }
+
+    fn spawn(&self, req: &SpawnRequest<'_>) -> io::Result<Spawned> {
+        let (id, generation) = self.ensure()?;
+        let suffix = format!("-{}", self.next.fetch_add(1, Ordering::Relaxed));
+        let token = format!("{}{suffix}", self.id);
+        let argv = self.exec_argv(&id, req.pty, Some(&token), &command_script(req));
+        let local = SpawnRequest {
+            script: "",
+            cwd: Path::new("/"),
+            env: &self.client_env,
+            pty: req.pty,
+            extra_rw: &[],
+        };
+        let sp = spawn_argv(&argv, &local)?;
+        let mut started = lock(&self.started);
+        if started.len() > 1024 {
+            started.retain(|pid, _| crate::tree::tree_alive(*pid));
+        }
+        started.insert(
+            sp.pid,
+            Started {
+                token: suffix,
+                generation,
+            },
+        );
+        Ok(sp)
+    }
+
+    fn kill(&self, pid: i32, signal: i32) {
+        let token = lock(&self.started).get(&pid).map(|s| s.token.clone());
+        let Some(token) = token else {
+            kill_tree(pid, signal);
+            return;
+        };
+        // Killing the local client alone would leave the command running inside.
+        let inside_ok = self
+            .run_script(&self.kill_script(&token, signal), b"")
+            .is_ok_and(|o| o.code == 0);
+        if !inside_ok || signal == libc::SIGKILL {
+            kill_tree(pid, signal);
+        }
+    }
+
+    fn cleanup(&self) {
+        if self.closed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let id = lock(&self.current).id.take();
+        if let Some(id) = id {
+            let _ = self
+                .client()
+                .args(["rm", "-f", &id])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
+
+    fn location(&self) -> String {
+        format!(
+            "in {} container {} (image {})",
+            self.cfg.engine.name(),
+            self.name(),
+            self.cfg.image
+        )
+    }
+
+    fn remote(&self) -> Option<&dyn Remote> {
+        Some(self)
+    }
+}
+
+impl Remote for Container {
+    fn base_env(&self) -> io::Result<Vec<(String, String)>> {
+        Ok(self.boot()?.env.clone())
+    }
+    fn home(&self) -> io::Result<String> {
+        match &self.cfg.workspace {
+            Some(w) => Ok(w.display().to_string()),
+            None => Ok(self.boot()?.home.clone()),
+        }
+    }
+    fn state_dir(&self) -> io::Result<PathBuf> {
+        Ok(self.boot()?.dir.clone())
+    }
+    fn take_file(&self, path: &Path, max: u64) -> Option<Vec<u8>> {
+        let f = shq(&path.to_string_lossy());
+        let out = self
+            .run_script(
+                &format!(
+                    "[ -f {f} ] && [ ! -L {f} ] || exit 1; head -c {max} -- {f}; rm -f -- {f}"
+                ),
+                b"",
+            )
+            .ok()?;
+        (out.code == 0).then_some(out.stdout)
+    }
+    fn is_dir(&self, path: &Path) -> bool {
+        self.run_script(&format!("[ -d {} ]", shq(&path.to_string_lossy())), b"")
+            .is_ok_and(|o| o.code == 0)
+    }
+    fn explain_exit(&self, pid: i32, code: i32) -> Option<String> {
+        let s = lock(&self.started).remove(&pid)?;
+        // The client's own failures and kills (125-127, 128+signal); a
+        // command's ordinary failures cost no extra call.
+        if (0..125).contains(&code) {
+            return None;
+        }
+        let cur = lock(&self.current);
+        let id = cur.id.clone().filter(|_| cur.generation == s.generation)?;
+        drop(cur);
+        if self.running(&id) {
+            return None;
+        }
+        self.forget(&id);
+        Some(format!(
+            "the {} container {} stopped during the command (killed or removed from outside?); it may have partly run. The next command starts a new container.",
+            self.cfg.engine.name(),
+            self.name()
+        ))
+    }
+}
+
+impl Drop for Container {
+    fn drop(&mut self) {
+        self.cleanup();
+    }
+}
+
+/// The backend as the terminal holds it: one [`Container`] shared with the
+/// file tools ([`Environment::files`]).
+pub struct ContainerBackend(pub Arc<Container>);
+
+impl ContainerBackend {
+    pub fn new(cfg: ContainerConfig) -> Result<ContainerBackend, String> {
+        Ok(ContainerBackend(Arc::new(Container::new(cfg)?)))
+    }
+}
+
+impl Environment for ContainerBackend {
+    fn name(&self) -> &'static str {
+        self.0.cfg.engine.name()
+    }
+    fn spawn(&self, req: &SpawnRequest<'_>) -> io::Result<Spawned> {
+        self.0.spawn(req)
+    }
+    fn kill(&self, pid: i32, signal: i32) {
+        Environment::kill(&*self.0, pid, signal)
+    }
+    fn cleanup(&self) {
+        Environment::cleanup(&*self.0)
+    }
+    fn location(&self) -> String {
+        self.0.location()
+    }
+    fn remote(&self) -> Option<&dyn Remote> {
+        Some(&*self.0)
+    }
+    fn files(&self) -> Option<Arc<dyn crate::fs::FileSystem>> {
+        let name = self.0.cfg.engine.name();
+        Some(Arc::new(crate::remote_fs::RemoteFs::new(
+            self.0.clone(),
+            name,
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_of_both_engines() {
+        assert_eq!(
+            label_value("a=b,hermes-tools.owner=1f-2-3,c=d", OWNER_LABEL),
+            Some("1f-2-3")
+        );
+        assert_eq!(
+            label_value("map[hermes-tools.owner:1f-2-3 x:y]", OWNER_LABEL),
+            Some("1f-2-3")
+        );
+        assert_eq!(label_value("x=y", OWNER_LABEL), None);
+    }
+
+    #[test]
+    fn lockdown_cannot_be_undone_by_run_args() {
+        for a in [
+            "--privileged",
+            "--cap-add=SYS_ADMIN",
+            "--network=host",
+            "--pid=host",
+            "--security-opt",
+        ] {
+            let c = ContainerConfig {
+                image: "x".into(),
+                run_args: vec![a.into()],
+                ..Default::default()
+            };
+            assert!(c.validate().unwrap_err().contains("not allowed"), "{a}");
+        }
+        let ok = ContainerConfig {
+            image: "x".into(),
+            run_args: vec!["--ulimit=nofile=1024:1024".into()],
+            ..Default::default()
+        };
+        ok.validate().unwrap();
+        let bad = ContainerConfig {
+            image: "-x".into(),
+            ..Default::default()
+        };
+        assert!(bad.validate().is_err());
+    }
+
+    #[test]
+    fn owner_is_this_process() {
+        let me = owner_of(std::process::id() as i32).unwrap();
+        assert!(me.starts_with(&boot_id()), "{me}");
+        assert_eq!(me.split('-').count(), 3, "{me}");
+    }
+}

@@ -1,0 +1,538 @@
+//! The docker and podman terminal backends against a real dockerd
+//! (networking off, its own storage) and a real podman (its own storage),
+//! with a small image built from this machine's files; skipped with a
+//! printed reason only when the engine cannot start. Each scenario runs on
+//! both engines: the lockdown, the terminal, process and file tools as on
+//! the local backend, process groups killed inside on timeout, a container
+//! killed from outside mid-call, cleanup on close and after a crash.
+
+mod common;
+mod container_common;
+
+use container_common::Engine;
+use hermes_core::dispatch::CallContext;
+use hermes_runtime::Runtime;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+macro_rules! engine_or_skip {
+    ($e:expr) => {
+        match $e {
+            Ok(e) => e,
+            Err(why) => {
+                eprintln!("SKIPPED: {why}");
+                return;
+            }
+        }
+    };
+}
+
+/// One test per engine for each scenario.
+macro_rules! on_both {
+    ($scenario:ident) => {
+        mod $scenario {
+            #[test]
+            fn docker() {
+                super::$scenario(engine_or_skip!(super::container_common::docker()));
+            }
+            #[test]
+            fn podman() {
+                super::$scenario(engine_or_skip!(super::container_common::podman()));
+            }
+        }
+    };
+}
+
+fn workspace(e: &Engine, name: &str) -> PathBuf {
+    let w = e.dir.join("ws").join(name);
+    std::fs::create_dir_all(&w).unwrap();
+    w
+}
+
+fn runtime(e: &Engine, toolsets: &[&str], extra: Value) -> Runtime {
+    try_runtime(e, toolsets, extra).expect("runtime")
+}
+
+fn try_runtime(
+    e: &Engine,
+    toolsets: &[&str],
+    extra: Value,
+) -> Result<Runtime, hermes_core::error::Error> {
+    let mut term = json!({"backend": e.name, "kill_grace": 0.5, "docker": e.section()});
+    if let (Value::Object(t), Value::Object(x)) = (&mut term, extra) {
+        for (k, v) in x {
+            if k == "docker" {
+                if let (Some(Value::Object(s)), Value::Object(o)) = (t.get_mut("docker"), v) {
+                    s.extend(o);
+                }
+            } else {
+                t.insert(k, v);
+            }
+        }
+    }
+    let data = tempfile::tempdir().unwrap().keep();
+    let cfg = json!({
+        "builtin_toolsets": toolsets,
+        "terminal": term,
+        "data_dir": data,
+        "approvals": {"mode": "off"},
+    });
+    Runtime::new(&cfg.to_string())
+}
+
+fn call(rt: &Runtime, tool: &str, task: &str, args: Value) -> Value {
+    common::call(rt, tool, task, args)
+}
+
+fn sh(rt: &Runtime, task: &str, cmd: &str) -> Value {
+    call(rt, "terminal", task, json!({"command": cmd}))
+}
+
+/// Processes of this machine (containers included) whose command line has `needle`.
+fn pgrep(needle: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .filter(|s| s.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        let Ok(cmd) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            s.rsplit_once(')')
+                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+        });
+        if cmd.starts_with(needle) && !zombie {
+            out.push(format!("{pid}: {cmd}"));
+        }
+    }
+    out
+}
+
+fn wait_for(within: Duration, f: impl Fn() -> bool) -> bool {
+    let until = Instant::now() + within;
+    while Instant::now() < until {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    f()
+}
+
+fn commands_run_in_a_locked_down_container(e: &Engine) {
+    let rt = runtime(e, &["terminal"], json!({}));
+    let v = sh(&rt, "t", "echo hi");
+    assert_eq!(v["output"], "hi", "{v}");
+    assert_eq!(v["exit_code"], 0);
+    let v = sh(&rt, "t", "echo out; echo err >&2; exit 3");
+    assert_eq!(v["output"], "out\nerr", "{v}");
+    assert_eq!(v["exit_code"], 3);
+    // no capabilities, no new privileges, no network but loopback
+    let v = sh(
+        &rt,
+        "t",
+        "while read -r k v; do case $k in CapEff:|CapBnd:|NoNewPrivs:) echo $k$v;; esac; done </proc/self/status; \
+         while read -r l; do case $l in *:*) echo ${l%%:*};; esac; done </proc/net/dev",
+    );
+    assert_eq!(
+        v["output"], "CapEff:0000000000000000\nCapBnd:0000000000000000\nNoNewPrivs:1\nlo",
+        "{v}"
+    );
+    // the image's world, not this machine's: no cargo here
+    let v = sh(
+        &rt,
+        "t",
+        "command -v cargo || echo none; echo ${CARGO_MANIFEST_DIR-unset}",
+    );
+    assert_eq!(v["output"], "none\nunset", "{v}");
+    // stdin closed, no tty
+    let v = sh(
+        &rt,
+        "t",
+        "read x; echo \"rc:$?\"; test -t 1 && echo TTY || echo PIPE",
+    );
+    assert_eq!(v["output"], "rc:1\nPIPE", "{v}");
+    let v = call(
+        &rt,
+        "terminal",
+        "t",
+        json!({"command": "test -t 1 && echo TTY", "pty": true}),
+    );
+    assert!(v["output"].as_str().unwrap().starts_with("TTY"), "{v}");
+}
+on_both!(commands_run_in_a_locked_down_container);
+
+fn cwd_and_env_persist_per_task(e: &Engine) {
+    let rt = runtime(e, &["terminal"], json!({}));
+    let v = sh(
+        &rt,
+        "a",
+        "cd /tmp && mkdir -p 'a dir' && cd 'a dir' && export HT_FOO='bar baz'",
+    );
+    assert_eq!(v["exit_code"], 0, "{v}");
+    let v = sh(&rt, "a", "pwd; echo \"foo=$HT_FOO\"");
+    assert_eq!(v["output"], "/tmp/a dir\nfoo=bar baz", "{v}");
+    sh(&rt, "a", "unset HT_FOO");
+    let v = sh(&rt, "a", "echo \"foo=${HT_FOO-unset}\"");
+    assert_eq!(v["output"], "foo=unset", "{v}");
+    let v = sh(&rt, "b", "pwd; echo \"foo=${HT_FOO-unset}\"");
+    assert_eq!(v["output"], "/root\nfoo=unset", "{v}");
+}
+on_both!(cwd_and_env_persist_per_task);
+
+fn timeout_kills_the_process_group_inside(e: &Engine) {
+    let rt = runtime(e, &["terminal"], json!({}));
+    let tag = if e.name == "docker" { "31" } else { "32" };
+    let v = call(
+        &rt,
+        "terminal",
+        "t",
+        json!({"command": format!("echo before; sleep 3{tag}.81 | sleep 3{tag}.82"), "timeout": 1}),
+    );
+    assert_eq!(v["exit_code"], 124, "{v}");
+    assert!(v["output"].as_str().unwrap().starts_with("before"), "{v}");
+    for n in [".81", ".82"] {
+        let needle = format!("sleep 3{tag}{n}");
+        assert!(
+            wait_for(Duration::from_secs(3), || pgrep(&needle).is_empty()),
+            "left inside: {:?}",
+            pgrep(&needle)
+        );
+    }
+}
+on_both!(timeout_kills_the_process_group_inside);
+
+fn background_processes_with_poll_log_kill_wait(e: &Engine) {
+    let rt = runtime(e, &["terminal"], json!({}));
+    let tag = if e.name == "docker" { "51" } else { "52" };
+    let v = call(
+        &rt,
+        "terminal",
+        "t",
+        json!({"command": format!("for i in 1 2 3; do echo line$i; sleep 0.1; done; sleep 5{tag}.1"), "background": true}),
+    );
+    let id = v["session_id"].as_str().expect("session id").to_string();
+    let poll = || {
+        call(
+            &rt,
+            "process",
+            "t",
+            json!({"action": "poll", "session_id": id}),
+        )
+    };
+    assert!(
+        wait_for(Duration::from_secs(5), || poll()["output_preview"]
+            .as_str()
+            .unwrap_or("")
+            .contains("line3")),
+        "{}",
+        poll()
+    );
+    assert_eq!(poll()["status"], "running");
+    let log = call(
+        &rt,
+        "process",
+        "t",
+        json!({"action": "log", "session_id": id}),
+    );
+    assert!(
+        log["output"]
+            .as_str()
+            .unwrap_or("")
+            .contains("line1\nline2\nline3"),
+        "{log}"
+    );
+    let needle = format!("sleep 5{tag}.1");
+    assert!(wait_for(Duration::from_secs(3), || !pgrep(&needle).is_empty()));
+    let k = call(
+        &rt,
+        "process",
+        "t",
+        json!({"action": "kill", "session_id": id}),
+    );
+    assert!(k["error"].is_null(), "{k}");
+    assert!(
+        wait_for(Duration::from_secs(3), || pgrep(&needle).is_empty()),
+        "{:?}",
+        pgrep(&needle)
+    );
+    let v = call(
+        &rt,
+        "terminal",
+        "t",
+        json!({"command": "sleep 0.3; echo finished; exit 7", "background": true}),
+    );
+    let id = v["session_id"].as_str().unwrap().to_string();
+    let w = call(
+        &rt,
+        "process",
+        "t",
+        json!({"action": "wait", "session_id": id, "timeout": 10}),
+    );
+    assert_eq!(w["exit_code"], 7, "{w}");
+    assert!(
+        w["output"].as_str().unwrap_or("").contains("finished"),
+        "{w}"
+    );
+}
+on_both!(background_processes_with_poll_log_kill_wait);
+
+fn file_tools_work_in_the_container(e: &Engine) {
+    let work = workspace(e, "files");
+    let rt = runtime(
+        e,
+        &["terminal", "file"],
+        json!({"cwd": work.display().to_string()}),
+    );
+    // the workspace is bind-mounted at the same path and is the default directory
+    assert_eq!(sh(&rt, "t", "pwd")["output"], work.display().to_string());
+    let f = work.join("notes.txt");
+    let v = call(
+        &rt,
+        "write_file",
+        "t",
+        json!({"path": "notes.txt", "content": "alpha\nbeta\ngamma\n"}),
+    );
+    assert!(v["error"].is_null(), "{v}");
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "alpha\nbeta\ngamma\n");
+    let v = call(&rt, "read_file", "t", json!({"path": "notes.txt"}));
+    assert!(v["content"].as_str().unwrap().contains("beta"), "{v}");
+    let v = call(
+        &rt,
+        "patch",
+        "t",
+        json!({"mode": "replace", "path": "notes.txt", "old_string": "beta", "new_string": "BETA"}),
+    );
+    assert!(v["error"].is_null(), "{v}");
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "alpha\nBETA\ngamma\n");
+    // a file only the container has: the file tools see the container's files
+    sh(
+        &rt,
+        "t",
+        "mkdir -p /tmp/inside && echo 'only BETA inside' > /tmp/inside/x.txt && cd /tmp/inside",
+    );
+    let v = call(&rt, "read_file", "t", json!({"path": "x.txt"}));
+    assert!(
+        v["content"]
+            .as_str()
+            .unwrap_or("")
+            .contains("only BETA inside"),
+        "{v}"
+    );
+    assert!(!std::path::Path::new("/tmp/inside/x.txt").exists());
+    let v = call(
+        &rt,
+        "search_files",
+        "t",
+        json!({"pattern": "BETA", "path": work.display().to_string()}),
+    );
+    assert!(v.to_string().contains("notes.txt"), "{v}");
+    let v = call(
+        &rt,
+        "search_files",
+        "t",
+        json!({"pattern": "*.txt", "target": "files", "path": "/tmp/inside"}),
+    );
+    assert!(v.to_string().contains("x.txt"), "{v}");
+}
+on_both!(file_tools_work_in_the_container);
+
+fn a_container_killed_mid_call_is_reported_and_replaced(e: &Engine) {
+    let rt = std::sync::Arc::new(runtime(e, &["terminal"], json!({})));
+    assert_eq!(sh(&rt, "t", "echo warm")["output"], "warm");
+    let before = e.ours();
+    let tag = if e.name == "docker" { "71" } else { "72" };
+    let rt2 = rt.clone();
+    let cmd = format!("echo started; sleep 7{tag}.1; echo never");
+    let h = std::thread::spawn(move || {
+        let ctx = CallContext {
+            task_id: "t".into(),
+            ..CallContext::default()
+        };
+        rt2.dispatch("terminal", &json!({"command": cmd}).to_string(), ctx)
+            .unwrap()
+    });
+    let needle = format!("sleep 7{tag}.1");
+    assert!(wait_for(Duration::from_secs(5), || !pgrep(&needle).is_empty()));
+    // the runtime's own container, killed from outside
+    let mine: Vec<String> = e
+        .ours()
+        .into_iter()
+        .filter(|id| before.contains(id))
+        .collect();
+    assert!(!mine.is_empty());
+    let st = e.cmd().args(["kill"]).args(&mine).output().unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let v: Value = serde_json::from_str(&h.join().unwrap()).unwrap();
+    let err = v["error"].as_str().unwrap_or("");
+    assert!(err.contains("stopped during the command"), "{v}");
+    assert!(v["output"].as_str().unwrap().starts_with("started"), "{v}");
+    // the next call runs in a new container; the task's directory is kept
+    let v = sh(&rt, "t", "echo again");
+    assert_eq!(v["output"], "again", "{v}");
+}
+on_both!(a_container_killed_mid_call_is_reported_and_replaced);
+
+fn close_removes_the_container_and_a_crashed_owners_are_reaped(e: &Engine) {
+    // A container left by a process that is gone (pid 999999 never runs here).
+    let boot: String = std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .unwrap()
+        .trim()
+        .chars()
+        .filter(|c| c.is_ascii_hexdigit())
+        .take(8)
+        .collect();
+    let mut run = e.cmd();
+    run.args(["run", "-d", "--label"])
+        .arg(format!("hermes-tools.owner={boot}-999999-1"))
+        .args(&e.run_args)
+        .args([
+            "--network=none",
+            "--entrypoint",
+            "bash",
+            container_common::IMAGE,
+            "-c",
+            "sleep 1000",
+        ]);
+    let out = run.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let orphan = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let rt = runtime(e, &["terminal"], json!({}));
+    assert_eq!(sh(&rt, "t", "echo x")["output"], "x");
+    let ours = e.ours();
+    assert!(
+        !ours.iter().any(|id| orphan.starts_with(id.as_str())),
+        "the crashed owner's container is still there: {ours:?}"
+    );
+    // Containers are named after their short id by default: this is ours.
+    let host = sh(&rt, "t", "cat /etc/hostname")["output"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        ours.iter().any(|id| id.starts_with(&host)),
+        "{host} not in {ours:?}"
+    );
+    let tag = if e.name == "docker" { "61" } else { "62" };
+    call(
+        &rt,
+        "terminal",
+        "a",
+        json!({"command": format!("sleep 6{tag}.1"), "background": true}),
+    );
+    let needle = format!("sleep 6{tag}.1");
+    assert!(wait_for(Duration::from_secs(5), || !pgrep(&needle).is_empty()));
+    rt.close();
+    drop(rt);
+    assert!(wait_for(Duration::from_secs(5), || pgrep(&needle).is_empty()));
+    let left = e.ours();
+    assert!(
+        !left.iter().any(|id| id.starts_with(&host)),
+        "the runtime's container {host} is still there: {left:?}"
+    );
+}
+on_both!(close_removes_the_container_and_a_crashed_owners_are_reaped);
+
+#[test]
+fn config_errors_are_one_line() {
+    for (docker, want) in [
+        (Value::Null, "needs a terminal.docker section"),
+        (json!({"image": ""}), "is not an image name"),
+        (
+            json!({"image": "x", "run_args": ["--privileged"]}),
+            "not allowed",
+        ),
+        (
+            json!({"image": "x", "run_args": ["--cap-add=ALL"]}),
+            "not allowed",
+        ),
+        (
+            json!({"image": "x", "memory": "lots"}),
+            "terminal.docker.memory",
+        ),
+        (json!({"image": "x", "engine": "lxc"}), "unknown engine"),
+        (
+            json!({"image": "x", "workspace": "relative"}),
+            "terminal.docker.workspace",
+        ),
+        (json!({"image": "x", "bogus": 1}), "bogus"),
+    ] {
+        let mut term = json!({"backend": "docker"});
+        if !docker.is_null() {
+            term["docker"] = docker;
+        }
+        let cfg = json!({"builtin_toolsets": ["terminal"], "terminal": term});
+        let err = Runtime::new(&cfg.to_string())
+            .err()
+            .expect("error")
+            .to_string();
+        assert!(err.contains(want), "{err} (want {want})");
+        assert!(!err.contains('\n'), "{err}");
+    }
+}
+
+fn a_missing_image_is_a_clear_error(e: &Engine) {
+    let err = try_runtime(
+        e,
+        &["terminal"],
+        json!({"docker": {"image": "hermes-tools-no-such:0"}}),
+    )
+    .err()
+    .expect("error")
+    .to_string();
+    assert!(
+        err.contains("cannot start a container from image 'hermes-tools-no-such:0'"),
+        "{err}"
+    );
+    assert!(!err.contains('\n'), "{err}");
+}
+on_both!(a_missing_image_is_a_clear_error);
+
+fn approval_prompts_say_where_the_command_runs(e: &Engine) {
+    let mut term = json!({"backend": e.name, "docker": e.section()});
+    term["kill_grace"] = json!(0.5);
+    let cfg = json!({"builtin_toolsets": ["terminal"], "terminal": term});
+    let rt = Runtime::new(&cfg.to_string()).unwrap();
+    struct No(std::sync::Mutex<Vec<String>>);
+    impl hermes_runtime::ApprovalSink for No {
+        fn ask(&self, request: &std::sync::Arc<str>, id: u64) {
+            self.0.lock().unwrap().push(request.to_string());
+            hermes_runtime::approvals::respond(id, "deny".into());
+        }
+    }
+    let no = std::sync::Arc::new(No(Default::default()));
+    rt.set_approval_sink(false, Some(no.clone())).unwrap();
+    let v = sh(&rt, "t", "rm -rf /root/ht-never-there-dir");
+    assert!(
+        v.to_string().contains("BLOCKED") || v["status"] == "blocked",
+        "{v}"
+    );
+    let asked = no.0.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    let req: Value = serde_json::from_str(&asked[0]).unwrap();
+    assert_eq!(
+        req["runs_on"],
+        format!(
+            "in a {} container (image {})",
+            e.name,
+            container_common::IMAGE
+        ),
+        "{req}"
+    );
+}
+on_both!(approval_prompts_say_where_the_command_runs);
