@@ -97,6 +97,8 @@ fn bench(e: &Engine, n: usize) {
     );
     let mut py = Command::new("python3");
     py.arg(script).arg("--client").arg(&e.client).args([
+        "--engine",
+        name,
         "--image",
         container_common::IMAGE,
         "-n",
