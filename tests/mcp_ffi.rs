@@ -5,6 +5,10 @@ mod common;
 use common::*;
 use hermes_tools::Status;
 use hermes_tools::ffi::api::*;
+use hermes_tools::ffi::approval::{
+    ht_approval_request_json, ht_approval_respond, ht_runtime_set_sampling_handler,
+};
+use hermes_tools::host::ht_approval;
 
 fn mcp_status(rt: &Rt) -> (Status, String) {
     let mut out = std::ptr::null_mut();
@@ -105,4 +109,86 @@ fn mcp_servers_are_added_and_removed_at_run_time() {
     assert_eq!(mcp_status(&rt).1, "{}");
     let (st, msg) = remove_server(&rt, "later");
     assert_eq!(st, Status::NotFound, "{msg}");
+}
+
+/// The C sampling handler: answers each request with a `CreateMessageResult`
+/// that quotes the request's `maxTokens`.
+unsafe extern "C" fn sampler(_data: *mut std::ffi::c_void, req: *mut ht_approval) {
+    let mut len = 0usize;
+    let p = unsafe { ht_approval_request_json(req, &mut len) };
+    let body = unsafe { std::slice::from_raw_parts(p as *const u8, len) };
+    let v = json(std::str::from_utf8(body).unwrap());
+    let answer = serde_json::json!({
+        "role": "assistant",
+        "content": {"type": "text", "text": format!("C host, kind {}, max {}", v["kind"], v["params"]["maxTokens"])},
+        "model": "c-host",
+    })
+    .to_string();
+    let st = unsafe {
+        ht_approval_respond(
+            req,
+            answer.as_ptr() as *const std::ffi::c_char,
+            answer.len(),
+        )
+    };
+    assert_eq!(st, Status::Ok);
+}
+
+#[test]
+fn sampling_requests_reach_the_c_handler() {
+    let js = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("build/tools/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    if !js.is_file() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{} missing: scripts/setup.sh installs it",
+            js.display()
+        );
+        eprintln!("SKIPPED: {} missing (run scripts/setup.sh)", js.display());
+        return;
+    }
+    let rt = new_rt("{}");
+    let mut err = std::ptr::null_mut();
+    let st = unsafe {
+        ht_runtime_set_sampling_handler(rt.0, Some(sampler), std::ptr::null_mut(), None, &mut err)
+    };
+    assert_eq!(st, Status::Ok, "{}", err_text(err));
+    let cfg = serde_json::json!({
+        "command": "node", "args": [js, "stdio"], "timeout": 20, "connect_timeout": 30,
+        "sampling": {"max_tokens_cap": 64},
+    })
+    .to_string();
+    let (st, msg) = add_server(&rt, "everything", &cfg);
+    assert_eq!(st, Status::Ok, "{msg}");
+    let out = json(&dispatch(
+        &rt,
+        "mcp__everything__trigger-sampling-request",
+        r#"{"prompt":"hello","maxTokens":1000}"#,
+    ));
+    let text = out["result"].as_str().unwrap_or_default();
+    assert!(
+        text.contains(r#"C host, kind \"sampling\", max 64"#),
+        "{out}"
+    );
+    // NULL runtime and removal.
+    let st = unsafe {
+        ht_runtime_set_sampling_handler(
+            std::ptr::null_mut(),
+            None,
+            std::ptr::null_mut(),
+            None,
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(st, Status::InvalidArgument);
+    let st = unsafe {
+        ht_runtime_set_sampling_handler(rt.0, None, std::ptr::null_mut(), None, &mut err)
+    };
+    assert_eq!(st, Status::Ok);
+    let out = json(&dispatch(
+        &rt,
+        "mcp__everything__trigger-sampling-request",
+        r#"{"prompt":"hello"}"#,
+    ));
+    assert!(out.to_string().contains("no sampling handler"), "{out}");
 }

@@ -204,6 +204,23 @@ pub trait ToolServices: Send + Sync {
             check: Box::new(check),
         }
     }
+    /// Put a request an MCP server sent to its client (`kind`: `"sampling"`
+    /// for `sampling/createMessage`, `"elicitation"` for
+    /// `elicitation/create`; `params` as the server sent them) to the host,
+    /// and wait (bounded by `timeout`, or `cancel`) for its answer: the
+    /// result object to send back, or a one-line reason it is refused.
+    /// Blocks: call it from a blocking thread. Default: refused.
+    fn server_request(
+        &self,
+        kind: &str,
+        server: &str,
+        params: Value,
+        timeout: std::time::Duration,
+        cancel: &CancelToken,
+    ) -> Result<Value, String> {
+        let _ = (server, params, timeout, cancel);
+        Err(format!("this host does not answer {kind} requests"))
+    }
     /// Send an event (a JSON object) to the host's event handler.
     fn emit_event(&self, event: Value);
     /// Whether anyone listens to events (saves building them).

@@ -23,6 +23,7 @@ pub type ht_approval_fn =
 enum Which {
     Handler,
     Reviewer,
+    Sampler,
 }
 
 /// Install or remove an approval sink. `rt` and `out_err` are the exports'
@@ -44,7 +45,10 @@ fn set_sink(
             data.arm();
             Arc::new(HostApproval { func, data }) as Arc<dyn hermes_runtime::ApprovalSink>
         });
-        rt.set_approval_sink(matches!(which, Which::Reviewer), sink)
+        match which {
+            Which::Sampler => rt.set_sampling_sink(sink),
+            _ => rt.set_approval_sink(matches!(which, Which::Reviewer), sink),
+        }
     })
 }
 
@@ -114,10 +118,57 @@ pub unsafe extern "C" fn ht_runtime_set_approval_reviewer(
     })
 }
 
+/// Set (or with NULL `sampling_fn`, remove) the handler that answers MCP
+/// servers' sampling requests (`sampling/createMessage`: a server asks the
+/// host's model for a completion). Each request is an `ht_approval` object
+/// whose JSON is `{"kind":"sampling","server":NAME,"params":{messages,
+/// systemPrompt, maxTokens (capped by the server's
+/// `sampling.max_tokens_cap`), temperature, modelPreferences, ...},
+/// "timeout_s":N}`; answer it once with `ht_approval_respond` and an MCP
+/// `CreateMessageResult` (`{"role":"assistant","content":{"type":"text",
+/// "text":...},"model":...,"stopReason":...}`) or `{"error":"reason"}` to
+/// refuse. Without a handler, or after `timeout_s` (the server's
+/// `sampling.timeout`), the server gets an error. Servers are limited to
+/// `sampling.max_rpm` requests a minute. Same threading and lifetime rules
+/// as the approval handler. (Elicitation requests, `elicitation/create`,
+/// go to the approval handler: see `ht_approval_request_json`.)
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
+/// - `sampling_fn`, `free_user_data` are each NULL or a function of the declared type that does not
+///   unwind. They are called with `user_data` on library threads (see Thread safety at the top of
+///   the header), so `user_data` must stay usable from any thread until `free_user_data` has run.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_set_sampling_handler(
+    rt: *mut ht_runtime,
+    sampling_fn: ht_approval_fn,
+    user_data: *mut c_void,
+    free_user_data: ht_free_fn,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    boundary(|| {
+        set_sink(
+            rt,
+            Which::Sampler,
+            sampling_fn,
+            user_data,
+            free_user_data,
+            out_err,
+        )
+    })
+}
+
 /// The request (JSON object: `kind` "approval" or "review", `verdict`,
 /// `rules`, `reasons`, `commands`, `untrusted_command_text` (secrets
 /// redacted), `suggested_scope`, `choices`, `session_id`, `task_id`,
 /// `tool_call_id`, `timeout_s`). Borrowed: valid until `ht_approval_respond`.
+/// Two other kinds reach the approval handler's objects: `"elicitation"`
+/// (an MCP server asks the user for input: `server`, `message`,
+/// `requested_schema`, `choices` ["once","deny"]; answer
+/// `{"choice":"once","content":{...}}` to accept with the user's values,
+/// `{"choice":"deny"}` to decline; no answer cancels) and, for the sampling
+/// handler, `"sampling"` (see `ht_runtime_set_sampling_handler`).
 /// Not NUL-terminated: use `*out_len`. NULL for an answered or unknown request.
 ///
 /// # Safety

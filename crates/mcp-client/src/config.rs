@@ -57,6 +57,70 @@ pub struct ServerConfig {
     /// Seconds a parked server fails calls fast before one probe (default 60).
     #[serde(default = "default_breaker_cooldown")]
     pub breaker_cooldown: f64,
+    /// The server's `sampling/createMessage` requests, answered by the
+    /// host's sampling handler.
+    #[serde(default)]
+    pub sampling: SamplingConfig,
+    /// The server's `elicitation/create` requests, put to the host's
+    /// approval handler.
+    #[serde(default)]
+    pub elicitation: ElicitationConfig,
+}
+
+/// `sampling`: whether the server may ask the host's model, and how much.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SamplingConfig {
+    /// Offer the capability (default true; without a host handler every
+    /// request is refused with a reason).
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// `maxTokens` of a request is lowered to this (default 4096).
+    #[serde(default = "default_max_tokens_cap")]
+    pub max_tokens_cap: u64,
+    /// Seconds the host may take to answer (default 60).
+    #[serde(default = "default_sampling_timeout")]
+    pub timeout: f64,
+    /// Requests per minute; more are refused (default 10; 0 = no limit).
+    #[serde(default = "default_max_rpm")]
+    pub max_rpm: u32,
+}
+
+impl Default for SamplingConfig {
+    fn default() -> Self {
+        SamplingConfig {
+            enabled: true,
+            max_tokens_cap: default_max_tokens_cap(),
+            timeout: default_sampling_timeout(),
+            max_rpm: default_max_rpm(),
+        }
+    }
+}
+
+/// `elicitation`: whether the server may ask the user for input.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ElicitationConfig {
+    /// Offer the capability (default true; without an approval handler
+    /// every request is declined).
+    #[serde(default = "yes")]
+    pub enabled: bool,
+}
+
+impl Default for ElicitationConfig {
+    fn default() -> Self {
+        ElicitationConfig { enabled: true }
+    }
+}
+
+fn default_max_tokens_cap() -> u64 {
+    4096
+}
+fn default_sampling_timeout() -> f64 {
+    60.0
+}
+fn default_max_rpm() -> u32 {
+    10
 }
 
 /// `tools`: which of the server's tools become tools here.
@@ -179,6 +243,16 @@ impl ServerConfig {
             self.breaker_cooldown,
             false,
         )?;
+        hermes_core::error::seconds(
+            &format!("{what}.sampling.timeout"),
+            self.sampling.timeout,
+            false,
+        )?;
+        if self.sampling.max_tokens_cap == 0 {
+            return Err(Error::invalid(format!(
+                "{what}.sampling.max_tokens_cap: must be at least 1"
+            )));
+        }
         for k in self.env.keys() {
             if k.is_empty() || k.contains('=') || k.contains('\0') {
                 return Err(Error::invalid(format!(

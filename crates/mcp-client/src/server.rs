@@ -47,8 +47,55 @@ impl ClientHandler for Handler {
         }
     }
 
+    // Sampling is deprecated by SEP-2577 but servers still send it (the
+    // reference server-everything does); answered while rmcp carries it.
+    #[allow(deprecated)]
+    async fn create_message(
+        &self,
+        params: rmcp::model::CreateMessageRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
+        let server = self.server.upgrade().ok_or_else(closed_error)?;
+        let params = serde_json::to_value(&params).map_err(|e| internal(e.to_string()))?;
+        let answer = server.sampling(params).await?;
+        serde_json::from_value(answer).map_err(|e| {
+            internal(format!(
+                "the host's sampling answer is not a CreateMessageResult: {e}"
+            ))
+        })
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        let server = self.server.upgrade().ok_or_else(closed_error)?;
+        let params = serde_json::to_value(&request).map_err(|e| internal(e.to_string()))?;
+        let answer = server.elicitation(params).await?;
+        serde_json::from_value(answer).map_err(|e| internal(e.to_string()))
+    }
+
     fn get_info(&self) -> ClientConfig {
         self.info.clone()
+    }
+}
+
+fn internal(message: String) -> rmcp::ErrorData {
+    rmcp::ErrorData::internal_error(message, None)
+}
+
+fn closed_error() -> rmcp::ErrorData {
+    internal("the client is closing".into())
+}
+
+/// Cancels a host request when its MCP request is dropped (the server
+/// cancelled it, or the connection went).
+struct CancelOnDrop(CancelToken);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
     }
 }
 
@@ -136,6 +183,8 @@ pub struct Server {
     /// by server-side name (held out of the registry when `pin` is on).
     changed: Mutex<BTreeMap<String, String>>,
     refresh_lock: tokio::sync::Mutex<()>,
+    /// When recent sampling requests came (the `max_rpm` window).
+    sampling_times: Mutex<std::collections::VecDeque<Instant>>,
     /// The implementation shared by this server's tools.
     tool: Arc<McpTool>,
     /// Where state changes go as events (`mcp.state`, `mcp.tools_changed`).
@@ -167,10 +216,108 @@ impl Server {
             pins: Mutex::new(BTreeMap::new()),
             changed: Mutex::new(BTreeMap::new()),
             refresh_lock: tokio::sync::Mutex::new(()),
+            sampling_times: Mutex::new(Default::default()),
             tool: Arc::new(McpTool { server: me.clone() }),
             events,
             me: me.clone(),
         })
+    }
+
+    /// What this client offers the server: sampling and form elicitation
+    /// when the config allows them.
+    fn capabilities(&self) -> ClientCapabilities {
+        let mut caps = serde_json::Map::new();
+        if self.cfg.sampling.enabled {
+            caps.insert("sampling".into(), json!({}));
+        }
+        if self.cfg.elicitation.enabled {
+            caps.insert("elicitation".into(), json!({"form": {}}));
+        }
+        serde_json::from_value(Value::Object(caps)).unwrap_or_default()
+    }
+
+    /// A `sampling/createMessage` from the server: refused unless enabled
+    /// and under the rate limit; `maxTokens` capped; then put to the host.
+    async fn sampling(&self, mut params: Value) -> Result<Value, rmcp::ErrorData> {
+        let cfg = &self.cfg.sampling;
+        if !cfg.enabled {
+            return Err(internal(format!(
+                "sampling is not enabled for MCP server '{}'",
+                self.name
+            )));
+        }
+        if cfg.max_rpm > 0 {
+            let now = Instant::now();
+            let mut recent = self.sampling_times.lock();
+            while recent
+                .front()
+                .is_some_and(|t| now.duration_since(*t) >= Duration::from_secs(60))
+            {
+                recent.pop_front();
+            }
+            if recent.len() >= cfg.max_rpm as usize {
+                tracing::warn!(server = %self.name, "sampling request refused: rate limit");
+                return Err(internal(format!(
+                    "sampling rate limit: at most {} requests a minute from MCP server '{}'",
+                    cfg.max_rpm, self.name
+                )));
+            }
+            recent.push_back(now);
+        }
+        if let Some(m) = params.get_mut("maxTokens")
+            && m.as_u64().is_none_or(|n| n > cfg.max_tokens_cap)
+        {
+            *m = json!(cfg.max_tokens_cap);
+        }
+        self.emit("mcp.sampling", json!({}));
+        self.host_request("sampling", params, Duration::from_secs_f64(cfg.timeout))
+            .await
+            .map_err(|e| {
+                tracing::info!(server = %self.name, "sampling request refused: {e}");
+                internal(e)
+            })
+    }
+
+    /// An `elicitation/create` from the server: declined unless enabled;
+    /// then put to the host's approval handler.
+    async fn elicitation(&self, params: Value) -> Result<Value, rmcp::ErrorData> {
+        if !self.cfg.elicitation.enabled {
+            return Ok(json!({"action": "decline"}));
+        }
+        if params.get("mode").and_then(Value::as_str) == Some("url") {
+            // URL mode sends the user to a web page: not offered.
+            return Ok(json!({"action": "decline"}));
+        }
+        self.host_request("elicitation", params, Duration::from_secs(600))
+            .await
+            .map_err(internal)
+    }
+
+    /// Put a request to the host on a blocking thread (the host's answer
+    /// may take a while); cancelled when the MCP request is dropped.
+    async fn host_request(
+        &self,
+        kind: &'static str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value, String> {
+        let Some(services) = self.events.clone() else {
+            return Err(format!("this runtime does not answer {kind} requests"));
+        };
+        let cancel = CancelToken::new();
+        let guard = CancelOnDrop(cancel.clone());
+        let name = self.name.clone();
+        let closed = self.closed.clone();
+        let r = tokio::task::spawn_blocking(move || {
+            if closed.is_cancelled() {
+                return Err("the client is closing".to_string());
+            }
+            services.server_request(kind, &name, params, timeout, &cancel)
+        })
+        .await
+        .unwrap_or_else(|e| Err(format!("the {kind} request failed: {e}")));
+        drop(guard);
+        r
     }
 
     /// How long a listing may take: the connect timeout plus a second.
@@ -327,7 +474,7 @@ impl Server {
         let handler = Handler {
             server: self.me.clone(),
             info: InitializeRequestParams::new(
-                ClientCapabilities::default(),
+                self.capabilities(),
                 Implementation::new("hermes-tools", env!("CARGO_PKG_VERSION")),
             ),
         };

@@ -76,6 +76,8 @@ pub struct Approvals {
     pub policy: Arc<hermes_approval::Policy>,
     pub handler: parking_lot::RwLock<Option<Arc<dyn ApprovalSink>>>,
     pub reviewer: parking_lot::RwLock<Option<Arc<dyn ApprovalSink>>>,
+    /// The host's answerer of MCP servers' sampling requests.
+    pub sampler: parking_lot::RwLock<Option<Arc<dyn ApprovalSink>>>,
     inflight: Mutex<HashMap<String, Arc<Merged>>>,
     callbacks: Arc<CallbackThread>,
     engine: Engine,
@@ -108,6 +110,7 @@ impl Approvals {
             policy,
             handler: Default::default(),
             reviewer: Default::default(),
+            sampler: Default::default(),
             inflight: Default::default(),
             callbacks,
             engine,
@@ -253,6 +256,113 @@ fn parse_review(text: &str) -> ReviewAnswer {
     }
 }
 
+/// An MCP server's request to its client, put to the host (see
+/// `ToolServices::server_request`). Sampling goes to the sampling handler
+/// and its answer is the `CreateMessageResult` (or `{"error": reason}`);
+/// elicitation goes to the approval handler, whose `{"choice":"once",
+/// "content":{...}}` accepts, `deny` declines, and silence or cancellation
+/// cancels. Without a handler: sampling is refused, elicitation declined.
+pub fn server_request(
+    shared: &Approvals,
+    kind: &str,
+    server: &str,
+    params: Value,
+    timeout: Duration,
+    cancel: &CancelToken,
+) -> Result<Value, String> {
+    if shared.is_closed() {
+        return Err("the runtime is closing".into());
+    }
+    match kind {
+        "sampling" => {
+            let Some(sink) = shared.sampler.read().clone() else {
+                return Err(
+                    "the host has no sampling handler (ht_runtime_set_sampling_handler)".into(),
+                );
+            };
+            let body = json!({
+                "kind": "sampling", "server": server, "params": params,
+                "timeout_s": timeout.as_secs(),
+            });
+            match prompt_body(shared, &sink, kind, body, timeout, cancel) {
+                HostReply::Text(t) => parse_sampling(&t),
+                HostReply::TimedOut => Err(format!(
+                    "the host did not answer the sampling request within {} s",
+                    timeout.as_secs()
+                )),
+                HostReply::Cancelled | HostReply::Retry => {
+                    Err("the sampling request was cancelled".into())
+                }
+            }
+        }
+        "elicitation" => {
+            let Some(sink) = shared.handler.read().clone() else {
+                return Ok(json!({"action": "decline"}));
+            };
+            let timeout = timeout.min(shared.policy.timeout());
+            let body = json!({
+                "kind": "elicitation", "server": server,
+                "message": hermes_approval::redact_secrets(
+                    params.get("message").and_then(Value::as_str).unwrap_or("")),
+                "requested_schema": params.get("requestedSchema").cloned().unwrap_or(Value::Null),
+                "choices": ["once", "deny"],
+                "timeout_s": timeout.as_secs(),
+            });
+            Ok(
+                match prompt_body(shared, &sink, kind, body, timeout, cancel) {
+                    HostReply::Text(t) => parse_elicitation(&t),
+                    _ => json!({"action": "cancel"}),
+                },
+            )
+        }
+        other => Err(format!("unknown server request kind '{other}'")),
+    }
+}
+
+/// The host's sampling answer: a `CreateMessageResult` object, or
+/// `{"error": reason}` to refuse.
+fn parse_sampling(text: &str) -> Result<Value, String> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(m)) => {
+            if let Some(e) = m.get("error") {
+                let e = e
+                    .as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| e.to_string());
+                return Err(format!("the host refused the sampling request: {e}"));
+            }
+            if m.get("content").is_none() || m.get("role").is_none() {
+                return Err(
+                    "the host's sampling answer is not a CreateMessageResult (role, content, model)"
+                        .into(),
+                );
+            }
+            Ok(Value::Object(m))
+        }
+        _ => Err("the host's sampling answer is not a JSON object".into()),
+    }
+}
+
+/// The host's elicitation answer: `{"choice":"once","content":{...}}`
+/// accepts (content must be an object), `deny` declines; anything else
+/// declines too (fail closed: nothing is sent that the user did not give).
+fn parse_elicitation(text: &str) -> Value {
+    let v: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+    let choice = v
+        .get("choice")
+        .and_then(Value::as_str)
+        .or(v.as_str())
+        .unwrap_or("");
+    match (choice, v.get("content")) {
+        ("once" | "session" | "always", Some(c @ Value::Object(_))) => {
+            json!({"action": "accept", "content": c})
+        }
+        ("once" | "session" | "always", None) => json!({"action": "accept", "content": {}}),
+        ("cancel", _) => json!({"action": "cancel"}),
+        _ => json!({"action": "decline"}),
+    }
+}
+
 /// Removes a prompt from the in-flight map and wakes its followers, however
 /// the leader leaves (answer, cancellation or unwinding).
 struct Leading<'a> {
@@ -375,6 +485,19 @@ fn prompt(
             );
         }
     }
+    prompt_body(shared, sink, kind, body, timeout, cancel)
+}
+
+/// Hand the host one request object with `body` and wait up to `timeout`
+/// (or until `cancel`) for its answer.
+fn prompt_body(
+    shared: &Approvals,
+    sink: &Arc<dyn ApprovalSink>,
+    kind: &str,
+    body: Value,
+    timeout: Duration,
+    cancel: &CancelToken,
+) -> HostReply {
     let payload: Arc<str> = Arc::from(body.to_string());
     let slot = SyncSlot::new();
     let id = pending::insert(
@@ -402,7 +525,7 @@ fn prompt(
     let answer = match slot.wait(Some(Instant::now() + timeout)) {
         Some(a) => a,
         None => {
-            tracing::warn!("approval request timed out; denied");
+            tracing::warn!(kind, "host request timed out; denied");
             pending::abandon(id, pending::Answer::TimedOut);
             slot.wait(None).unwrap_or(pending::Answer::TimedOut)
         }

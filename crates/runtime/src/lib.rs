@@ -104,6 +104,17 @@ impl ToolServices for Services {
         approvals::decide_check(&self.approvals, check, subject, ctx, cancel)
     }
 
+    fn server_request(
+        &self,
+        kind: &str,
+        server: &str,
+        params: Value,
+        timeout: std::time::Duration,
+        cancel: &CancelToken,
+    ) -> std::result::Result<Value, String> {
+        approvals::server_request(&self.approvals, kind, server, params, timeout, cancel)
+    }
+
     fn emit_event(&self, event: Value) {
         {
             let taps = self.taps.read();
@@ -645,6 +656,15 @@ impl Runtime {
             &self.services.approvals.handler
         };
         let old = std::mem::replace(&mut *slot.write(), sink);
+        drop(old);
+        Ok(())
+    }
+
+    /// Set (or remove) the host's answerer of MCP servers' sampling
+    /// requests (`sampling/createMessage`); see [`approvals::server_request`].
+    pub fn set_sampling_sink(&self, sink: Option<Arc<dyn ApprovalSink>>) -> Result<()> {
+        let _g = self.core.enter()?;
+        let old = std::mem::replace(&mut *self.services.approvals.sampler.write(), sink);
         drop(old);
         Ok(())
     }

@@ -63,8 +63,12 @@ fn server_errors_reach_the_model_as_errors() {
     let Some(js) = server_js("server-everything") else {
         return;
     };
-    let rt = Runtime::new(&everything_config(&js, "")).expect("runtime");
-    // Elicitation without a client capability: the server answers with an error.
+    let rt = Runtime::new(&everything_config(
+        &js,
+        r#", "elicitation": {"enabled": false}"#,
+    ))
+    .expect("runtime");
+    // Elicitation without the client capability: the tool is not offered.
     let out = dispatch(&rt, "mcp__everything__trigger-elicitation-request", "{}");
     assert!(out["error"].is_string(), "{out}");
     // The connection survives an error.
