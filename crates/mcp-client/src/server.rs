@@ -872,7 +872,8 @@ impl Server {
         args: Option<Map<String, Value>>,
         cancel: CancelToken,
         deadline: Instant,
-        approval: Option<hermes_core::dispatch::CallContext>,
+        ctx: hermes_core::dispatch::CallContext,
+        ask: bool,
     ) -> ToolOutput {
         let timeout = deadline.saturating_duration_since(Instant::now());
         let shown = remote.trim_start_matches(UTILITY).to_string();
@@ -886,8 +887,8 @@ impl Server {
             err_text(e)
         };
         let work = async {
-            if let Some(ctx) = approval {
-                self.approve_destructive(&shown, ctx, cancel.clone())
+            if ask {
+                self.approve_destructive(&shown, ctx.clone(), cancel.clone())
                     .await
                     .map_err(err_text)?;
             }
@@ -914,7 +915,25 @@ impl Server {
                 params = params.with_arguments(a);
             }
             match peer.call_tool(params).await {
-                Ok(r) => Ok(result::map(&serde_json::to_value(&r).unwrap_or_default())),
+                Ok(r) => {
+                    let (out, attachments) =
+                        result::map_parts(&serde_json::to_value(&r).unwrap_or_default());
+                    for (i, a) in attachments.into_iter().enumerate() {
+                        let mut ev = json!({
+                            "tool": shown, "tool_call_id": ctx.tool_call_id,
+                            "task_id": ctx.task_id, "index": i + 1,
+                        });
+                        if let (Value::Object(e), Value::Object(mut a)) = (&mut ev, a) {
+                            // The event's own `type` stays; the block's is `media`.
+                            if let Some(t) = a.remove("type") {
+                                e.insert("media".into(), t);
+                            }
+                            e.extend(a);
+                        }
+                        self.emit("mcp.attachment", ev);
+                    }
+                    Ok(out)
+                }
                 Err(e) => {
                     let lost = peer.is_transport_closed()
                         || matches!(
@@ -1228,8 +1247,14 @@ impl Tool for McpTool {
         let deadline = call
             .deadline
             .unwrap_or_else(|| Instant::now() + server.cfg.call_timeout());
-        let approval = ask.then(|| call.context.clone());
-        let fut = server.call(remote, args, call.cancel.clone(), deadline, approval);
+        let fut = server.call(
+            remote,
+            args,
+            call.cancel.clone(),
+            deadline,
+            call.context.clone(),
+            ask,
+        );
         let Some(handle) = call.engine.handle() else {
             call.reply.send(err_text("the runtime is closing"));
             return;

@@ -164,3 +164,58 @@ fn sampling_config_errors_name_the_key() {
         assert!(!e.to_string().contains('\n'));
     }
 }
+
+struct Events(Mutex<Vec<Value>>);
+
+impl hermes_runtime::EventSink for Events {
+    fn event(&self, json: &str) {
+        self.0
+            .lock()
+            .unwrap()
+            .push(serde_json::from_str(json).unwrap());
+    }
+}
+
+#[test]
+fn images_reach_the_host_as_attachments_not_the_model() {
+    let Some(js) = server_js("server-everything") else {
+        return;
+    };
+    let rt = Runtime::new(&everything_config(&js, "")).expect("runtime");
+    let events = Arc::new(Events(Mutex::new(Vec::new())));
+    rt.set_event_sink(Some(events.clone())).unwrap();
+    let ctx = hermes_core::dispatch::CallContext {
+        tool_call_id: "call_img".into(),
+        task_id: "t1".into(),
+        ..Default::default()
+    };
+    let out = rt
+        .dispatch("mcp__everything__get-tiny-image", "{}", ctx)
+        .unwrap();
+    assert!(
+        out.contains("[image: image/png") && out.contains("attachment 1 of this result"),
+        "{out}"
+    );
+    assert!(out.len() < 2000, "no image data for the model: {out}");
+    assert!(
+        wait_until(std::time::Duration::from_secs(5), || events
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|e| e["type"] == "mcp.attachment")),
+        "no attachment event"
+    );
+    let evs = events.0.lock().unwrap().clone();
+    let a = evs.iter().find(|e| e["type"] == "mcp.attachment").unwrap();
+    assert_eq!(a["server"], "everything", "{a}");
+    assert_eq!(a["tool"], "get-tiny-image", "{a}");
+    assert_eq!(a["tool_call_id"], "call_img", "{a}");
+    assert_eq!(a["task_id"], "t1", "{a}");
+    assert_eq!(a["media"], "image", "{a}");
+    assert_eq!(a["mimeType"], "image/png", "{a}");
+    assert!(
+        a["data"].as_str().unwrap().starts_with("iVBOR"),
+        "a PNG: {a}"
+    );
+}
