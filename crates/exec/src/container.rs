@@ -297,7 +297,12 @@ impl Container {
             a.push(h.clone());
         }
         a.push("exec".into());
-        a.push("-i".into());
+        // Commands read nothing, as on the local backend (/dev/null): stdin
+        // is only attached for a PTY and for scripts fed data (file
+        // writes), which saves the engine a stream per call.
+        if pty || mark.is_none() {
+            a.push("-i".into());
+        }
         if pty {
             a.push("-t".into());
         }
