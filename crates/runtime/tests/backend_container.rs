@@ -184,6 +184,15 @@ fn cwd_and_env_persist_per_task(e: &Engine) {
     assert_eq!(v["output"], "foo=unset", "{v}");
     let v = sh(&rt, "b", "pwd; echo \"foo=${HT_FOO-unset}\"");
     assert_eq!(v["output"], "/root\nfoo=unset", "{v}");
+    // stdin is empty, as on the local backend: a reader ends at once.
+    let v = call(
+        &rt,
+        "terminal",
+        "b",
+        json!({"command": "cat; echo read-done", "timeout": 10}),
+    );
+    assert_eq!(v["output"], "read-done", "{v}");
+    assert_eq!(v["exit_code"], 0, "{v}");
 }
 on_both!(cwd_and_env_persist_per_task);
 
