@@ -107,6 +107,32 @@ export interface ToolDef {
   [key: string]: unknown;
 }
 
+/**
+ * The part of a zod (v4) schema `typedTool` uses. The handler's `args` type
+ * is the schema's output type (`z.output<typeof schema>`), inferred from
+ * `safeParse`; zod itself is not imported by these declarations.
+ */
+export interface ZodLikeSchema<Out = unknown> {
+  safeParse(data: unknown):
+    | { success: true; data: Out }
+    | { success: false; error: { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }> } };
+  toJSONSchema?(params?: { io?: 'input' | 'output' }): { [key: string]: unknown };
+}
+
+/** The output type of a zod schema (what a typed tool's handler receives). */
+export type SchemaOutput<S> = S extends { safeParse(data: unknown): infer R }
+  ? R extends { success: true; data: infer O }
+    ? O
+    : never
+  : never;
+
+export interface TypedToolDef<S extends ZodLikeSchema<any>> extends Omit<ToolDef, 'parameters'> {
+  /** The arguments as a zod object schema (z.object({...})). */
+  schema: S;
+  /** Converts the schema to JSON Schema when it has no toJSONSchema() (zod 3 with zod-to-json-schema). */
+  toJSONSchema?: (schema: S) => { [key: string]: unknown };
+}
+
 export interface DefinitionsQuery {
   enabledToolsets?: string[] | null;
   disabledToolsets?: string[];
@@ -360,6 +386,17 @@ export declare class Runtime {
   registerTool(spec: ToolSpec | string | Buffer, handler: ToolHandler, options?: { check?: () => boolean }): string;
   /** Register a tool from a name, a definition and a handler; returns the name. */
   tool(name: string, def: ToolDef, handler: ToolHandler): string;
+  /**
+   * Register a tool whose parameters are a zod schema: the model gets its JSON
+   * Schema, the handler gets `schema.safeParse(args).data` (typed, defaults
+   * applied); a refinement that fails answers the model with an error result.
+   * Throws TypeError when `def.schema` is not a zod object schema.
+   */
+  typedTool<S extends ZodLikeSchema<any>>(
+    name: string,
+    def: TypedToolDef<S>,
+    handler: (args: SchemaOutput<S>, call: ToolCall) => unknown | Promise<unknown>,
+  ): string;
   /** Remove a tool (its handler is released); NOT_FOUND when unknown. */
   deregisterTool(name: string): void;
   /** Define or replace a toolset. */

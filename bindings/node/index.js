@@ -1182,6 +1182,56 @@ class Runtime {
     return this.registerTool(spec, handler, { check: checkFn });
   }
 
+  /**
+   * Register a typed tool whose parameters are a zod (v4) schema:
+   * rt.typedTool('get_weather', {schema: z.object({...}), toolset, description,
+   *   parallelSafe, check}, async (args, call) => ...)
+   * The schema is converted to JSON Schema for the model (zod's own
+   * toJSONSchema, input side: defaults are optional), and each call's
+   * arguments, already repaired and validated by the library, are parsed with
+   * schema.safeParse, so the handler gets zod's output (defaults applied,
+   * transforms run) and refinements the JSON Schema cannot express are
+   * checked: a failure answers the model with a one-line error result and
+   * the handler is not called. zod is the caller's own package (an optional
+   * peer dependency): this binding never loads it.
+   */
+  typedTool(name, def, handler) {
+    if (typeof name !== 'string' || !name) throw new TypeError('hermes-tools: typedTool needs a tool name');
+    if (typeof handler !== 'function') throw new TypeError('hermes-tools: handler must be a function');
+    const { schema, toJSONSchema, parameters, ...rest } = def || {};
+    if (!schema || typeof schema.safeParse !== 'function') {
+      throw new TypeError('hermes-tools: typedTool needs def.schema, a zod schema (z.object({...}))');
+    }
+    if (parameters !== undefined) {
+      throw new TypeError('hermes-tools: typedTool takes def.schema, not def.parameters');
+    }
+    let json;
+    if (typeof toJSONSchema === 'function') json = toJSONSchema(schema);
+    else if (typeof schema.toJSONSchema === 'function') json = schema.toJSONSchema({ io: 'input' });
+    else {
+      throw new TypeError(
+        'hermes-tools: this schema has no toJSONSchema() (zod >= 4 has it); pass def.toJSONSchema, e.g. from zod-to-json-schema',
+      );
+    }
+    if (!json || typeof json !== 'object' || json.type !== 'object') {
+      throw new TypeError(`hermes-tools: the parameters of typed tool '${name}' must be an object schema (z.object)`);
+    }
+    const { $schema, ...parametersJson } = json;
+    const typed = (args, call) => {
+      const r = schema.safeParse(args);
+      if (!r.success) {
+        const issues = (r.error && r.error.issues) || [];
+        const text = issues
+          .slice(0, 5)
+          .map((i) => `${i.path && i.path.length ? i.path.join('.') + ': ' : ''}${i.message}`)
+          .join('; ');
+        throw new Error(`invalid arguments for ${name}: ${text || 'rejected by the schema'}`.replace(/[\r\n]+/g, ' '));
+      }
+      return handler(r.data, call);
+    };
+    return this.tool(name, { ...rest, parameters: parametersJson }, typed);
+  }
+
   /** Remove a tool (its handler is released). NOT_FOUND when unknown. */
   deregisterTool(name) {
     const [b, n] = bytes(name);
