@@ -10,9 +10,15 @@ CPP_LINK := -L$(LIBDIR) -Wl,-rpath,$(CURDIR)/$(LIBDIR) -lhermes_tools -pthread
 CPP_TEST_SRC := bindings/cpp/test/test_hermes_tools.cpp
 CPP_DEPS := bindings/cpp/hermes_tools.hpp include/hermes_tools.h
 
-.PHONY: test-cpp test-cpp-plain test-cpp-asan test-cpp20 example-cpp
+.PHONY: test-cpp test-cpp-plain test-cpp-asan test-cpp20 test-cpp-no-json example-cpp
 
-test-cpp: test-cpp-plain test-cpp-asan test-cpp20
+test-cpp: test-cpp-plain test-cpp-asan test-cpp20 test-cpp-no-json
+
+# The same test without nlohmann/json (HERMES_TOOLS_NO_NLOHMANN): the
+# binding's core API must not depend on it.
+test-cpp-no-json: ht-lib
+	$(CXX) $(CPP_STD) $(CPP_WARN) -g -DHERMES_TOOLS_NO_NLOHMANN $(CPP_INC) $(CPP_TEST_SRC) -o $(BUILD)/test_cpp_binding_nojson $(CPP_LINK)
+	./$(BUILD)/test_cpp_binding_nojson
 
 # The same test as C++20: Call::stop_token() (std::stop_token) instead of on_cancel.
 test-cpp20: ht-lib

@@ -37,6 +37,7 @@ APT_CORE=(
   python3:python3
   /usr/sbin/sshd:openssh-server ssh:openssh-client
   /usr/sbin/dockerd:docker.io podman:podman
+  /usr/include/nlohmann/json.hpp:nlohmann-json3-dev
 )
 
 # Optional groups, installed only when named with --with / HT_SETUP_WITH.

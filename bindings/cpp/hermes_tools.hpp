@@ -48,6 +48,15 @@
 #include <stop_token>
 #define HT_CPP_HAS_STOP_TOKEN 1
 #endif
+// nlohmann/json, when the host has it (Debian: nlohmann-json3-dev), adds
+// typed tools (register_typed) and JSON-value forms of the calls. Define
+// HERMES_TOOLS_NO_NLOHMANN to leave them out.
+#if !defined(HERMES_TOOLS_NO_NLOHMANN) && defined(__has_include)
+#if __has_include(<nlohmann/json.hpp>)
+#include <nlohmann/json.hpp>
+#define HT_CPP_HAS_NLOHMANN 1
+#endif
+#endif
 
 /// The C ABI version this wrapper was written against.
 #define HERMES_TOOLS_HPP_ABI 1
@@ -692,6 +701,57 @@ class Runtime {
                   err);
     return detail::take(out, n);
   }
+
+#ifdef HT_CPP_HAS_NLOHMANN
+  /// Registers a typed tool: each call's arguments (repaired and validated
+  /// against the spec's schema by the library) are converted to `Args` with
+  /// nlohmann's from_json (e.g. NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE), and the
+  /// handler's returned JSON is the result (a JSON string is sent as plain
+  /// text). A conversion failure answers the model with
+  /// "invalid arguments for <tool>: ..." and the handler is not called; an
+  /// exception from the handler answers with its message. The schema stays
+  /// explicit in `spec` (C++ has no reflection).
+  template <class Args, class F>
+  void register_typed(const nlohmann::json &spec, F handler, Check check = {}) {
+    register_tool(
+        spec.dump(),
+        [h = std::move(handler)](const Call &call) -> std::string {
+          Args args{};
+          try {
+            nlohmann::json::parse(call.args_json()).get_to(args);
+          } catch (const nlohmann::json::exception &e) {
+            throw std::invalid_argument("invalid arguments for " + std::string(call.tool_name()) + ": " + e.what());
+          }
+          nlohmann::json out = h(static_cast<const Args &>(args), call);
+          return out.is_string() ? out.get<std::string>() : out.dump();
+        },
+        std::move(check));
+  }
+  /// Registers a tool whose handler takes and returns JSON values.
+  void register_json(const nlohmann::json &spec,
+                     std::function<nlohmann::json(const nlohmann::json &args, const Call &call)> handler,
+                     Check check = {}) {
+    if (!handler) throw Error(Status::InvalidArgument, "register_json: empty handler");
+    register_tool(
+        spec.dump(),
+        [h = std::move(handler)](const Call &call) -> std::string {
+          nlohmann::json out = h(nlohmann::json::parse(call.args_json()), call);
+          return out.is_string() ? out.get<std::string>() : out.dump();
+        },
+        std::move(check));
+  }
+  /// definitions() as a JSON value.
+  nlohmann::json definitions_json(const nlohmann::json &query = nlohmann::json::object()) const {
+    return nlohmann::json::parse(definitions(query.dump()));
+  }
+  /// dispatch() with JSON values: the result parsed when it is JSON, else a JSON string.
+  nlohmann::json dispatch_json(std::string_view name, const nlohmann::json &args = nlohmann::json::object(),
+                               const nlohmann::json &context = nlohmann::json::object()) const {
+    std::string text = dispatch(name, args.dump(), context.dump());
+    nlohmann::json v = nlohmann::json::parse(text, nullptr, false);
+    return v.is_discarded() ? nlohmann::json(text) : v;
+  }
+#endif
 
   /// Runs one call and waits. The handler runs on this thread. Returns the
   /// text for the model (error results are {"error": ...} text, not exceptions).

@@ -699,6 +699,73 @@ TEST(interceptor) {
   CONTAINS(rt.dispatch("todo_list", R"({"n":1})"), "must be handled by the agent loop");
 }
 
+#ifdef HT_CPP_HAS_NLOHMANN
+namespace weather {
+struct Args {
+  std::string city;
+  int days = 3;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Args, city, days)
+struct Strict {
+  std::string city;
+  int days;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Strict, city, days)
+}  // namespace weather
+
+TEST(typed_tools_with_nlohmann) {
+  ht::Runtime rt;
+  const nlohmann::json params = {
+      {"type", "object"},
+      {"properties", {{"city", {{"type", "string"}}}, {"days", {{"type", "integer"}}}}},
+      {"required", {"city"}}};
+  auto spec = [&](const char *name) {
+    return nlohmann::json{{"name", name}, {"toolset", "typed"},
+                          {"schema", {{"description", "forecast"}, {"parameters", params}}}};
+  };
+  rt.register_typed<weather::Args>(spec("forecast"), [](const weather::Args &a, const ht::Call &) {
+    return nlohmann::json{{"city", a.city}, {"days", a.days}};
+  });
+  auto out = rt.dispatch_json("forecast", {{"city", "Oslo"}});
+  CHECK(out["city"] == "Oslo");
+  CHECK(out["days"] == 3);  // the struct's default
+  out = rt.dispatch_json("forecast", {{"city", "Rome"}, {"days", 5}});
+  CHECK(out["days"] == 5);
+
+  // The schema allows a missing "days"; the strict struct needs it: an error
+  // result the model reads, and the handler is not called.
+  std::atomic<int> calls{0};
+  rt.register_typed<weather::Strict>(spec("strict"), [&](const weather::Strict &a, const ht::Call &) {
+    ++calls;
+    return nlohmann::json(a.city);
+  });
+  std::string text = rt.dispatch("strict", R"({"city":"Oslo"})");
+  CONTAINS(text, "invalid arguments for strict");
+  CONTAINS(text, "days");
+  CHECK(text.find('\n') == std::string::npos);
+  CHECK(calls == 0);
+  // A JSON string result is plain text.
+  CHECK(rt.dispatch("strict", R"({"city":"Oslo","days":1})") == "Oslo");
+  CHECK(calls == 1);
+
+  // A throwing handler and the untyped JSON form.
+  rt.register_typed<weather::Args>(spec("boom"), [](const weather::Args &, const ht::Call &) -> nlohmann::json {
+    throw std::runtime_error("it broke");
+  });
+  CONTAINS(rt.dispatch("boom", R"({"city":"x"})"), "it broke");
+  rt.register_json(spec("echo"), [](const nlohmann::json &args, const ht::Call &call) {
+    return nlohmann::json{{"tool", std::string(call.tool_name())}, {"args", args}};
+  });
+  out = rt.dispatch_json("echo", {{"city", "Lima"}});
+  CHECK(out["tool"] == "echo");
+  CHECK(out["args"]["city"] == "Lima");
+  auto defs = rt.definitions_json({{"enabled_toolsets", {"typed"}}});
+  CHECK(defs.is_array() && defs.size() == 4);
+  CHECK(defs[0]["function"]["parameters"]["required"][0] == "city");
+  expect_error(ht::Status::InvalidArgument, [&] { rt.register_json(spec("empty"), {}); });
+}
+#endif
+
 int main() {
   RUN(versions_and_features);
   RUN(json_helpers);
@@ -723,6 +790,11 @@ int main() {
   RUN(approval_handler);
   RUN(terminal_process_write_cwd_env);
   RUN(interceptor);
+#ifdef HT_CPP_HAS_NLOHMANN
+  RUN(typed_tools_with_nlohmann);
+#else
+  std::printf("typed tools: nlohmann/json not used in this build\n");
+#endif
   std::printf("cpp binding: %d tests, %d checks passed\n", g_tests, g_checks);
   return 0;
 }
