@@ -170,6 +170,26 @@ pub fn command_script(req: &SpawnRequest<'_>) -> String {
     s
 }
 
+/// Read (at most `max` bytes) and remove a regular file through `shell`
+/// (a symlink is refused): the terminal's state capture on a remote side.
+pub fn take_file(shell: &dyn RemoteShell, path: &Path, max: u64) -> Option<Vec<u8>> {
+    let f = shq(&path.to_string_lossy());
+    let out = shell
+        .run_script(
+            &format!("[ -f {f} ] && [ ! -L {f} ] || exit 1; head -c {max} -- {f}; rm -f -- {f}"),
+            b"",
+        )
+        .ok()?;
+    (out.code == 0).then_some(out.stdout)
+}
+
+/// Whether `path` is a directory on the remote side.
+pub fn is_dir(shell: &dyn RemoteShell, path: &Path) -> bool {
+    shell
+        .run_script(&format!("[ -d {} ]", shq(&path.to_string_lossy())), b"")
+        .is_ok_and(|o| o.code == 0)
+}
+
 /// Single-quote a word for a POSIX shell.
 pub fn shq(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))

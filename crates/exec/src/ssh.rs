@@ -599,20 +599,10 @@ impl Remote for Ssh {
         Ok(self.boot()?.dir.clone())
     }
     fn take_file(&self, path: &Path, max: u64) -> Option<Vec<u8>> {
-        let f = shq(&path.to_string_lossy());
-        let out = self
-            .run_script(
-                &format!(
-                    "[ -f {f} ] && [ ! -L {f} ] || exit 1; head -c {max} -- {f}; rm -f -- {f}"
-                ),
-                b"",
-            )
-            .ok()?;
-        (out.code == 0).then_some(out.stdout)
+        crate::remote_fs::take_file(self, path, max)
     }
     fn is_dir(&self, path: &Path) -> bool {
-        self.run_script(&format!("[ -d {} ]", shq(&path.to_string_lossy())), b"")
-            .is_ok_and(|o| o.code == 0)
+        crate::remote_fs::is_dir(self, path)
     }
     fn explain_exit(&self, pid: i32, code: i32) -> Option<String> {
         let s = self
