@@ -615,6 +615,7 @@ fn sandbox_ro_binds_under_tmp_and_run_come_after_their_tmpfs() {
         env: &env,
         pty: false,
         extra_rw: &[],
+        task: "",
     });
     let pos = |xs: &[&str]| {
         argv.windows(xs.len())

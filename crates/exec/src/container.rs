@@ -1,5 +1,5 @@
-//! The docker / podman backend: one container per runtime, started from a
-//! configured image on first use and locked down (`--cap-drop ALL`,
+//! The docker / podman backend: one container per task, started from a
+//! configured image on the task's first command and locked down (`--cap-drop ALL`,
 //! `no-new-privileges`, pids, memory and CPU limits, no network unless the
 //! config allows it, an init process reaping orphans), with the workspace
 //! bind-mounted at the same path. Every command is `bash -c` through
@@ -18,7 +18,9 @@
 //! apart from a command's own failure, and the next command starts a new
 //! one. Containers carry a label naming the process that started them:
 //! one whose process is gone (a crash) is removed by the next runtime on
-//! this machine, and the runtime's free removes its own.
+//! this machine; a task's cleanup removes the task's container and the
+//! runtime's free removes all of its own. At most `max_containers` run at
+//! once: one more task gets a clear error, not an exhausted engine.
 
 use std::collections::HashMap;
 use std::io;
@@ -27,10 +29,11 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::env::{Environment, Remote};
+use crate::env::{Environment, Remote, task_key};
 use crate::local::spawn_argv;
 use crate::remote_fs::{
-    BOOT_SCRIPT, Boot, RemoteShell, ScriptOutput, command_script, parse_boot, run_capture, shq,
+    Boot, RemoteShell, ScriptOutput, boot_script_with_dir, command_script, parse_boot, run_capture,
+    shq,
 };
 use crate::spawn::{SpawnRequest, Spawned};
 use crate::tree::{MARK_VAR, kill_tree};
@@ -78,6 +81,9 @@ pub struct ContainerConfig {
     /// Extra `run` arguments (`--ulimit`, `--tmpfs`, `--user`, `-v`); ones
     /// that would loosen the lockdown are refused.
     pub run_args: Vec<String>,
+    /// Containers (one per task) running at once; a new task past it gets
+    /// a clear error until a task is cleaned up.
+    pub max_containers: usize,
 }
 
 impl Default for ContainerConfig {
@@ -93,6 +99,7 @@ impl Default for ContainerConfig {
             pids_limit: 1024,
             workspace: None,
             run_args: Vec::new(),
+            max_containers: 16,
         }
     }
 }
@@ -153,6 +160,9 @@ impl ContainerConfig {
         {
             return Err(format!("terminal.{k}.cpus must be above 0 (got {c})"));
         }
+        if self.max_containers == 0 {
+            return Err(format!("terminal.{k}.max_containers must be at least 1"));
+        }
         if self.pids_limit == 0 {
             return Err(format!("terminal.{k}.pids_limit must be at least 1"));
         }
@@ -184,14 +194,22 @@ impl ContainerConfig {
 /// Variables of the image's login that are not the command's to keep.
 const NOT_STATE: &[&str] = &["_", "SHLVL", "PWD", "OLDPWD", "HOSTNAME", MARK_VAR];
 
-struct Current {
+/// The label naming the task a container belongs to.
+pub const TASK_LABEL: &str = "hermes-tools.task";
+
+/// One task's container.
+struct Slot {
     /// The running container's id, when one runs.
     id: Option<String>,
     /// Bumped on every start.
     generation: u64,
+    /// The slot's number: in the container's name and its commands' marks.
+    n: u64,
 }
 
+/// A started command: its task, mark and the container it ran in.
 struct Started {
+    task: String,
     token: String,
     generation: u64,
 }
@@ -199,9 +217,12 @@ struct Started {
 pub struct Container {
     client: PathBuf,
     cfg: ContainerConfig,
-    /// Prefix of this runtime's marks and its container's name.
+    /// Prefix of this runtime's marks and its containers' names.
     id: String,
-    current: Mutex<Current>,
+    /// One container per task, each behind its own lock so one task's
+    /// start does not hold up another's commands.
+    slots: Mutex<HashMap<String, Arc<Mutex<Slot>>>>,
+    next_slot: AtomicU64,
     boot: OnceLock<Boot>,
     boot_lock: Mutex<()>,
     started: Mutex<HashMap<i32, Started>>,
@@ -238,10 +259,8 @@ impl Container {
             client,
             id: format!("ht{}x{n}x{nanos:x}", std::process::id()),
             cfg,
-            current: Mutex::new(Current {
-                id: None,
-                generation: 0,
-            }),
+            slots: Mutex::new(HashMap::new()),
+            next_slot: AtomicU64::new(1),
             boot: OnceLock::new(),
             boot_lock: Mutex::new(()),
             started: Mutex::new(HashMap::new()),
@@ -252,14 +271,22 @@ impl Container {
         })
     }
 
-    /// The container's name (`hermes-tools-<id>`).
+    /// The prefix of this runtime's container names (`hermes-tools-<id>`;
+    /// each is `<prefix>-<slot>-<generation>`).
     pub fn name(&self) -> String {
         format!("hermes-tools-{}", self.id)
     }
 
-    /// The running container's id, when one runs (for tests).
-    pub fn container_id(&self) -> Option<String> {
-        lock(&self.current).id.clone()
+    /// Task `task`'s running container, when one runs (for tests).
+    pub fn container_id(&self, task: &str) -> Option<String> {
+        let slot = lock(&self.slots).get(task_key(task)).cloned()?;
+        lock(&slot).id.clone()
+    }
+
+    /// The private folder every container of this runtime has (made by
+    /// its entry point; the terminal's state captures go there).
+    fn state_dir_path(&self) -> String {
+        format!("/tmp/.hermes-tools-{}", self.id)
     }
 
     /// The engine client with its address.
@@ -316,8 +343,29 @@ impl Container {
         a
     }
 
-    /// Start the container unless it runs; returns its id and generation.
-    fn ensure(&self) -> io::Result<(String, u64)> {
+    /// Task `task`'s slot, made on first use.
+    fn slot(&self, task: &str) -> Arc<Mutex<Slot>> {
+        let mut map = lock(&self.slots);
+        map.entry(task_key(task).to_string())
+            .or_insert_with(|| {
+                Arc::new(Mutex::new(Slot {
+                    id: None,
+                    generation: 0,
+                    n: self.next_slot.fetch_add(1, Ordering::Relaxed),
+                }))
+            })
+            .clone()
+    }
+
+    /// How many containers of this runtime run now (one per task in use).
+    pub fn running_containers(&self) -> usize {
+        let slots: Vec<_> = lock(&self.slots).values().cloned().collect();
+        slots.iter().filter(|s| lock(s).id.is_some()).count()
+    }
+
+    /// Start task `task`'s container unless it runs; returns its id,
+    /// generation and slot number.
+    fn ensure(&self, task: &str) -> io::Result<(String, u64, u64)> {
         if self.closed.load(Ordering::Acquire) {
             return Err(io::Error::other(format!(
                 "the {} backend is closed",
@@ -327,31 +375,42 @@ impl Container {
         if !self.reaped.swap(true, Ordering::AcqRel) {
             self.reap_stale();
         }
-        let (id, generation) = {
-            let mut cur = lock(&self.current);
-            if let Some(id) = &cur.id {
-                return Ok((id.clone(), cur.generation));
-            }
-            let id = self.start(cur.generation + 1)?;
-            cur.id = Some(id.clone());
-            cur.generation += 1;
-            (id, cur.generation)
-        };
-        if generation > 1
-            && let Some(b) = self.boot.get()
-        {
-            // A new container: the private folder is gone with the old one.
-            let _ = self.run_in(
-                &id,
-                &format!("mkdir -p -m 700 -- {}", shq(&b.dir.to_string_lossy())),
-                b"",
-            );
-            tracing::info!(container = %self.name(), "container backend: started a new container");
+        let slot = self.slot(task);
+        let mut cur = lock(&slot);
+        if let Some(id) = &cur.id {
+            return Ok((id.clone(), cur.generation, cur.n));
         }
-        Ok((id, generation))
+        let max = self.cfg.max_containers.max(1);
+        let running = self.running_containers_except(&slot);
+        if running >= max {
+            return Err(io::Error::new(
+                io::ErrorKind::QuotaExceeded,
+                format!(
+                    "{}: {running} task containers already run (terminal.docker.max_containers = {max}); clean up finished tasks (ht_runtime_cleanup_task) or raise the limit",
+                    self.cfg.engine.name()
+                ),
+            ));
+        }
+        let id = self.start(task, cur.n, cur.generation + 1)?;
+        cur.id = Some(id.clone());
+        cur.generation += 1;
+        if cur.generation > 1 {
+            tracing::info!(container = %self.name(), task = %task_key(task), "container backend: started a new container for the task");
+        }
+        Ok((id, cur.generation, cur.n))
     }
 
-    fn start(&self, generation: u64) -> io::Result<String> {
+    fn running_containers_except(&self, me: &Arc<Mutex<Slot>>) -> usize {
+        let slots: Vec<_> = lock(&self.slots).values().cloned().collect();
+        slots
+            .iter()
+            .filter(|s| !Arc::ptr_eq(s, me))
+            // A slot being started holds its lock: count it.
+            .filter(|s| s.try_lock().map(|g| g.id.is_some()).unwrap_or(true))
+            .count()
+    }
+
+    fn start(&self, task: &str, n: u64, generation: u64) -> io::Result<String> {
         let c = &self.cfg;
         let mut cmd = self.client();
         cmd.args(["run", "-d"]);
@@ -365,7 +424,7 @@ impl Container {
             cmd.arg("--init");
         }
         cmd.arg("--name");
-        cmd.arg(format!("{}-{generation}", self.name()));
+        cmd.arg(format!("{}-{n}-{generation}", self.name()));
         cmd.args([
             "--label",
             &format!(
@@ -373,6 +432,12 @@ impl Container {
                 owner_of(std::process::id() as i32).unwrap_or_default()
             ),
         ]);
+        let task_label: String = task_key(task)
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(128)
+            .collect();
+        cmd.args(["--label", &format!("{TASK_LABEL}={task_label}")]);
         cmd.args(["--cap-drop", "ALL", "--security-opt", "no-new-privileges"]);
         cmd.arg(format!("--pids-limit={}", c.pids_limit));
         if let Some(m) = &c.memory {
@@ -392,13 +457,17 @@ impl Container {
                 .arg(format!("{w}"));
         }
         cmd.args(&c.run_args);
-        // Sleep forever without depending on `sleep infinity` (busybox).
+        // The private folder for state captures, then sleep forever without
+        // depending on `sleep infinity` (busybox).
         cmd.args([
             "--entrypoint",
             "bash",
             &c.image,
             "-c",
-            "while :; do sleep 86400; done",
+            &format!(
+                "(umask 077; mkdir -p -- {}); while :; do sleep 86400; done",
+                shq(&self.state_dir_path())
+            ),
         ]);
         let out = cmd.stderr(Stdio::piped()).stdout(Stdio::piped()).output()?;
         if !out.status.success() {
@@ -425,7 +494,7 @@ impl Container {
                 c.engine.name()
             )));
         }
-        tracing::debug!(container = %id, image = %c.image, "container backend: started");
+        tracing::debug!(container = %id, image = %c.image, task = %task_key(task), "container backend: started");
         Ok(id)
     }
 
@@ -475,14 +544,22 @@ impl Container {
                 count = stale.len(),
                 "container backend: removing containers left by a process that is gone"
             );
-            let _ = self
-                .client()
-                .args(["rm", "-f"])
-                .args(&stale)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status();
+            self.remove(&stale);
         }
+    }
+
+    /// `rm -f` containers (their processes are killed with them).
+    fn remove(&self, ids: &[String]) {
+        if ids.is_empty() {
+            return;
+        }
+        let _ = self
+            .client()
+            .args(["rm", "-f"])
+            .args(ids)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
     }
 
     /// Run `script` in container `id`.
@@ -504,37 +581,34 @@ impl Container {
             .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "true")
     }
 
-    /// Forget container `id` (it is gone); the next command starts another.
-    fn forget(&self, id: &str) {
-        let mut cur = lock(&self.current);
+    /// Forget task `task`'s container `id` (it is gone); the task's next
+    /// command starts another.
+    fn forget(&self, task: &str, id: &str) {
+        let Some(slot) = lock(&self.slots).get(task_key(task)).cloned() else {
+            return;
+        };
+        let mut cur = lock(&slot);
         if cur.id.as_deref() == Some(id) {
             cur.id = None;
             drop(cur);
             // Whatever is left of it (a stopped container) goes.
-            let _ = self
-                .client()
-                .args(["rm", "-f", id])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status();
+            self.remove(&[id.to_string()]);
         }
     }
 
     /// A bash loop that signals every process in the container whose mark
-    /// is this runtime's id followed by `suffix` ("": all of them), and each
-    /// one's process group.
+    /// is this runtime's id followed by `suffix`, and each one's process
+    /// group.
     fn kill_script(&self, suffix: &str, signal: i32) -> String {
-        let pat = if suffix.is_empty() {
-            format!("{MARK_VAR}={}-*", self.id)
-        } else {
-            format!("{MARK_VAR}={}{suffix}", self.id)
-        };
+        let pat = format!("{MARK_VAR}={}{suffix}", self.id);
         format!(
             "for f in /proc/[0-9]*/environ; do p=${{f#/proc/}}; p=${{p%/environ}}; [ \"$p\" = $$ ] && continue; \
              while IFS= read -r -d '' kv; do case $kv in {pat}) kill -{signal} -- -$p 2>/dev/null; kill -{signal} $p 2>/dev/null; break;; esac; done < \"$f\" 2>/dev/null; done; true"
         )
     }
 
+    /// Learn the image's login environment and home (once, in the default
+    /// task's container: every task's container runs the same image).
     fn boot(&self) -> io::Result<&Boot> {
         if let Some(b) = self.boot.get() {
             return Ok(b);
@@ -543,7 +617,8 @@ impl Container {
         if let Some(b) = self.boot.get() {
             return Ok(b);
         }
-        let out = self.run_script(&format!("exec bash -l -c {}", shq(BOOT_SCRIPT)), b"")?;
+        let script = boot_script_with_dir(&self.state_dir_path());
+        let out = self.run_script("default", &format!("exec bash -l -c {}", shq(&script)), b"")?;
         if out.code != 0 {
             return Err(io::Error::other(format!(
                 "{}: cannot prepare the container: {}",
@@ -609,13 +684,13 @@ fn container_gone(stderr: &[u8]) -> bool {
 }
 
 impl RemoteShell for Container {
-    fn run_script(&self, script: &str, stdin: &[u8]) -> io::Result<ScriptOutput> {
-        let (id, _) = self.ensure()?;
+    fn run_script(&self, task: &str, script: &str, stdin: &[u8]) -> io::Result<ScriptOutput> {
+        let (id, _, _) = self.ensure(task)?;
         let out = self.run_in(&id, script, stdin)?;
         if out.code != 0 && container_gone(&out.stderr) {
             // Killed or removed from outside: once more in a new one.
-            self.forget(&id);
-            let (id, _) = self.ensure()?;
+            self.forget(task, &id);
+            let (id, _, _) = self.ensure(task)?;
             return self.run_in(&id, script, stdin);
         }
         Ok(out)
@@ -631,8 +706,8 @@ impl Environment for Container {
     }
 
     fn spawn(&self, req: &SpawnRequest<'_>) -> io::Result<Spawned> {
-        let (id, generation) = self.ensure()?;
-        let suffix = format!("-{}", self.next.fetch_add(1, Ordering::Relaxed));
+        let (id, generation, n) = self.ensure(req.task)?;
+        let suffix = format!("-{n}-{}", self.next.fetch_add(1, Ordering::Relaxed));
         let token = format!("{}{suffix}", self.id);
         let argv = self.exec_argv(&id, req.pty, Some(&token), &command_script(req));
         let local = SpawnRequest {
@@ -641,6 +716,7 @@ impl Environment for Container {
             env: &self.client_env,
             pty: req.pty,
             extra_rw: &[],
+            task: req.task,
         };
         let sp = spawn_argv(&argv, &local)?;
         let mut started = lock(&self.started);
@@ -650,6 +726,7 @@ impl Environment for Container {
         started.insert(
             sp.pid,
             Started {
+                task: task_key(req.task).to_string(),
                 token: suffix,
                 generation,
             },
@@ -658,17 +735,29 @@ impl Environment for Container {
     }
 
     fn kill(&self, pid: i32, signal: i32) {
-        let token = lock(&self.started).get(&pid).map(|s| s.token.clone());
-        let Some(token) = token else {
+        let found = lock(&self.started)
+            .get(&pid)
+            .map(|s| (s.task.clone(), s.token.clone()));
+        let Some((task, token)) = found else {
             kill_tree(pid, signal);
             return;
         };
         // Killing the local client alone would leave the command running inside.
         let inside_ok = self
-            .run_script(&self.kill_script(&token, signal), b"")
+            .run_script(&task, &self.kill_script(&token, signal), b"")
             .is_ok_and(|o| o.code == 0);
         if !inside_ok || signal == libc::SIGKILL {
             kill_tree(pid, signal);
+        }
+    }
+
+    fn cleanup_task(&self, task: &str) {
+        let slot = lock(&self.slots).remove(task_key(task));
+        if let Some(slot) = slot
+            && let Some(id) = lock(&slot).id.take()
+        {
+            tracing::debug!(container = %id, task = %task_key(task), "container backend: task cleaned up, container removed");
+            self.remove(&[id]);
         }
     }
 
@@ -676,15 +765,9 @@ impl Environment for Container {
         if self.closed.swap(true, Ordering::AcqRel) {
             return;
         }
-        let id = lock(&self.current).id.take();
-        if let Some(id) = id {
-            let _ = self
-                .client()
-                .args(["rm", "-f", &id])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status();
-        }
+        let slots: Vec<_> = lock(&self.slots).drain().map(|(_, s)| s).collect();
+        let ids: Vec<String> = slots.iter().filter_map(|s| lock(s).id.take()).collect();
+        self.remove(&ids);
     }
 
     fn location(&self) -> String {
@@ -714,11 +797,11 @@ impl Remote for Container {
     fn state_dir(&self) -> io::Result<PathBuf> {
         Ok(self.boot()?.dir.clone())
     }
-    fn take_file(&self, path: &Path, max: u64) -> Option<Vec<u8>> {
-        crate::remote_fs::take_file(self, path, max)
+    fn take_file(&self, task: &str, path: &Path, max: u64) -> Option<Vec<u8>> {
+        crate::remote_fs::take_file(self, task, path, max)
     }
-    fn is_dir(&self, path: &Path) -> bool {
-        crate::remote_fs::is_dir(self, path)
+    fn is_dir(&self, task: &str, path: &Path) -> bool {
+        crate::remote_fs::is_dir(self, task, path)
     }
     fn explain_exit(&self, pid: i32, code: i32) -> Option<String> {
         let s = lock(&self.started).remove(&pid)?;
@@ -727,15 +810,17 @@ impl Remote for Container {
         if (0..125).contains(&code) {
             return None;
         }
-        let cur = lock(&self.current);
-        let id = cur.id.clone().filter(|_| cur.generation == s.generation)?;
-        drop(cur);
+        let slot = lock(&self.slots).get(&s.task).cloned()?;
+        let id = {
+            let cur = lock(&slot);
+            cur.id.clone().filter(|_| cur.generation == s.generation)?
+        };
         if self.running(&id) {
             return None;
         }
-        self.forget(&id);
+        self.forget(&s.task, &id);
         Some(format!(
-            "the {} container {} stopped during the command (killed or removed from outside?); it may have partly run. The next command starts a new container.",
+            "the {} container of this task ({}) stopped during the command (killed or removed from outside?); it may have partly run. The next command starts a new container.",
             self.cfg.engine.name(),
             self.name()
         ))
@@ -748,8 +833,8 @@ impl Drop for Container {
     }
 }
 
-/// The backend as the terminal holds it: one [`Container`] shared with the
-/// file tools ([`Environment::files`]).
+/// The backend as the terminal holds it: one [`Container`] (a container
+/// per task) shared with the file tools ([`Environment::files`]).
 pub struct ContainerBackend(pub Arc<Container>);
 
 impl ContainerBackend {
@@ -768,6 +853,9 @@ impl Environment for ContainerBackend {
     fn kill(&self, pid: i32, signal: i32) {
         Environment::kill(&*self.0, pid, signal)
     }
+    fn cleanup_task(&self, task: &str) {
+        Environment::cleanup_task(&*self.0, task)
+    }
     fn cleanup(&self) {
         Environment::cleanup(&*self.0)
     }
@@ -777,10 +865,11 @@ impl Environment for ContainerBackend {
     fn remote(&self) -> Option<&dyn Remote> {
         Some(&*self.0)
     }
-    fn files(&self) -> Option<Arc<dyn crate::fs::FileSystem>> {
+    fn files(&self, task: &str) -> Option<Arc<dyn crate::fs::FileSystem>> {
         let name = self.0.cfg.engine.name();
         Some(Arc::new(crate::remote_fs::RemoteFs::new(
             self.0.clone(),
+            task_key(task),
             name,
         )))
     }

@@ -19,8 +19,9 @@ pub trait Environment: Send + Sync {
     fn kill(&self, pid: i32, signal: i32) {
         kill_tree(pid, signal);
     }
-    /// A task's state is dropped.
-    fn cleanup_task(&self, _task_id: &str) {}
+    /// A task's state is dropped: remote backends close the task's own
+    /// connection or remove its container.
+    fn cleanup_task(&self, _task: &str) {}
     /// The runtime closes.
     fn cleanup(&self) {}
 
@@ -35,16 +36,20 @@ pub trait Environment: Send + Sync {
     fn remote(&self) -> Option<&dyn Remote> {
         None
     }
-    /// Files where the commands run, over the backend's own connection,
-    /// when they are not this machine's (`None`: the host's files).
-    fn files(&self) -> Option<std::sync::Arc<dyn crate::fs::FileSystem>> {
+    /// Files where task `task`'s commands run, over the task's own
+    /// connection or container, when they are not this machine's (`None`:
+    /// the host's files).
+    fn files(&self, _task: &str) -> Option<std::sync::Arc<dyn crate::fs::FileSystem>> {
         None
     }
 }
 
 /// What a remote backend adds to [`Environment`], for the terminal's
 /// per-task state (directory and exported variables) which lives on the
-/// far side.
+/// far side. Each task has its own connection (ssh) or container: methods
+/// that touch the far side name the task (`""` is `"default"`); what every
+/// task shares (the login's environment, home and the state folder's
+/// path) is learnt once.
 pub trait Remote: Send + Sync {
     /// The environment a command gets there before any state was captured
     /// (the remote login's exported variables).
@@ -54,13 +59,19 @@ pub trait Remote: Send + Sync {
     /// A private directory on the far side where a command may write its
     /// captured state.
     fn state_dir(&self) -> io::Result<std::path::PathBuf>;
-    /// Read and delete a state file a command wrote there (at most `max` bytes).
-    fn take_file(&self, path: &std::path::Path, max: u64) -> Option<Vec<u8>>;
-    /// Whether `path` is a directory there.
-    fn is_dir(&self, path: &std::path::Path) -> bool;
+    /// Read and delete a state file a command of `task` wrote there (at
+    /// most `max` bytes).
+    fn take_file(&self, task: &str, path: &std::path::Path, max: u64) -> Option<Vec<u8>>;
+    /// Whether `path` is a directory where `task`'s commands run.
+    fn is_dir(&self, task: &str, path: &std::path::Path) -> bool;
     /// Why a command that ended with `code` ended so, when it was the
     /// connection's doing (`None`: the command's own exit status).
     fn explain_exit(&self, pid: i32, code: i32) -> Option<String>;
+}
+
+/// The key a task's connection or container is kept under (`""` is `"default"`).
+pub fn task_key(task: &str) -> &str {
+    if task.is_empty() { "default" } else { task }
 }
 
 /// Terminate a tree: TERM, then KILL after `grace` if anything is left.

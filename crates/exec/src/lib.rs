@@ -30,7 +30,7 @@ pub mod ssh;
 pub mod sys;
 pub mod tree;
 
-pub use env::{Environment, Files, Remote, terminate_tree};
+pub use env::{Environment, Files, Remote, task_key, terminate_tree};
 pub use portable_pty::MasterPty;
 pub use pump::{Ended, PumpOpts, pump, pump_async};
 pub use spawn::{Input, SpawnRequest, Spawned};

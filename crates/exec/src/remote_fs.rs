@@ -44,10 +44,10 @@ pub struct ScriptOutput {
     pub stderr: Vec<u8>,
 }
 
-/// A way to run a short `bash` script where the commands run, with `stdin`
-/// fed to it.
+/// A way to run a short `bash` script where task `task`'s commands run
+/// (over its connection, in its container), with `stdin` fed to it.
 pub trait RemoteShell: Send + Sync {
-    fn run_script(&self, script: &str, stdin: &[u8]) -> io::Result<ScriptOutput>;
+    fn run_script(&self, task: &str, script: &str, stdin: &[u8]) -> io::Result<ScriptOutput>;
     /// Where, for messages (`ssh root@host:22`).
     fn label(&self) -> String;
 }
@@ -65,6 +65,15 @@ pub struct Boot {
 /// environment, after a marker (a profile may print first).
 pub const BOOT_SCRIPT: &str = "d=$(mktemp -d \"${TMPDIR:-/tmp}/hermes-tools.XXXXXXXX\") || exit 1\n\
      printf '\\0__HT_BOOT__\\0%s\\0' \"$d\"; env -0";
+
+/// [`BOOT_SCRIPT`] for a folder made elsewhere (a container's, made by its
+/// entry point so every task's container has it).
+pub fn boot_script_with_dir(dir: &str) -> String {
+    format!(
+        "d={}; mkdir -p -m 700 -- \"$d\" || exit 1\nprintf '\\0__HT_BOOT__\\0%s\\0' \"$d\"; env -0",
+        shq(dir)
+    )
+}
 
 /// Read [`BOOT_SCRIPT`]'s output, leaving out the variables in `not_state`.
 pub fn parse_boot(stdout: &[u8], not_state: &[&str]) -> io::Result<Boot> {
@@ -172,10 +181,11 @@ pub fn command_script(req: &SpawnRequest<'_>) -> String {
 
 /// Read (at most `max` bytes) and remove a regular file through `shell`
 /// (a symlink is refused): the terminal's state capture on a remote side.
-pub fn take_file(shell: &dyn RemoteShell, path: &Path, max: u64) -> Option<Vec<u8>> {
+pub fn take_file(shell: &dyn RemoteShell, task: &str, path: &Path, max: u64) -> Option<Vec<u8>> {
     let f = shq(&path.to_string_lossy());
     let out = shell
         .run_script(
+            task,
             &format!("[ -f {f} ] && [ ! -L {f} ] || exit 1; head -c {max} -- {f}; rm -f -- {f}"),
             b"",
         )
@@ -184,9 +194,13 @@ pub fn take_file(shell: &dyn RemoteShell, path: &Path, max: u64) -> Option<Vec<u
 }
 
 /// Whether `path` is a directory on the remote side.
-pub fn is_dir(shell: &dyn RemoteShell, path: &Path) -> bool {
+pub fn is_dir(shell: &dyn RemoteShell, task: &str, path: &Path) -> bool {
     shell
-        .run_script(&format!("[ -d {} ]", shq(&path.to_string_lossy())), b"")
+        .run_script(
+            task,
+            &format!("[ -d {} ]", shq(&path.to_string_lossy())),
+            b"",
+        )
         .is_ok_and(|o| o.code == 0)
 }
 
@@ -199,21 +213,27 @@ fn p(path: &Path) -> String {
     shq(&path.to_string_lossy())
 }
 
-/// Files reached through a [`RemoteShell`].
+/// One task's files reached through a [`RemoteShell`] (its connection or
+/// container).
 pub struct RemoteFs {
     shell: Arc<dyn RemoteShell>,
+    task: String,
     name: &'static str,
 }
 
 impl RemoteFs {
-    pub fn new(shell: Arc<dyn RemoteShell>, name: &'static str) -> RemoteFs {
-        RemoteFs { shell, name }
+    pub fn new(shell: Arc<dyn RemoteShell>, task: &str, name: &'static str) -> RemoteFs {
+        RemoteFs {
+            shell,
+            task: task.to_string(),
+            name,
+        }
     }
 
     /// Run `script`; a non-zero exit becomes an error whose kind follows
     /// the message (`No such file` -> NotFound, ...).
     fn run(&self, script: &str, stdin: &[u8]) -> io::Result<ScriptOutput> {
-        let out = self.shell.run_script(script, stdin)?;
+        let out = self.shell.run_script(&self.task, script, stdin)?;
         if out.code == 0 {
             return Ok(out);
         }
@@ -318,6 +338,7 @@ impl FileSystem for RemoteFs {
     }
     fn create_dir_all(&self, path: &Path) -> io::Result<bool> {
         let out = self.shell.run_script(
+            &self.task,
             &format!("[ -d {f} ] && exit 3; mkdir -p -- {f}", f = p(path)),
             b"",
         )?;

@@ -16,6 +16,9 @@ pub struct SpawnRequest<'a> {
     pub pty: bool,
     /// Directories that must be writable inside a sandbox (state files).
     pub extra_rw: &'a [PathBuf],
+    /// The task the command belongs to: remote backends run it over the
+    /// task's own connection or in its own container (`""`: `"default"`).
+    pub task: &'a str,
 }
 
 /// A started process.

@@ -1,6 +1,8 @@
 //! The ssh backend: every command is `bash -c` on a remote host, through
-//! the system `ssh` client multiplexed over one master connection per
-//! runtime (ControlMaster, its socket in a private 0700 folder here).
+//! the system `ssh` client multiplexed over one master connection per task
+//! (ControlMaster, the sockets in a private 0700 folder here), so one
+//! task's long transfer or dropped connection does not stall another's,
+//! and a task's cleanup closes its connection.
 //!
 //! Why the system client and not a Rust ssh crate: it reads the user's
 //! `~/.ssh/config`, agent, ProxyJump/ProxyCommand, certificates and
@@ -17,7 +19,9 @@
 //! in their environment, set before the wrapper starts), and killed on the
 //! remote side by that mark and their process group: killing the local
 //! `ssh` client alone would leave a non-PTY command running there. After a
-//! reconnect and at cleanup, everything this runtime marked is killed.
+//! task reconnects and at its cleanup, everything of that task's is killed
+//! (its marks carry the task's slot number); at the runtime's cleanup,
+//! everything this runtime marked.
 
 use std::collections::HashMap;
 use std::io;
@@ -25,9 +29,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use crate::env::{Environment, Remote};
+use crate::env::{Environment, Remote, task_key};
 use crate::local::spawn_argv;
 use crate::remote_fs::{
     BOOT_SCRIPT, Boot, RemoteShell, ScriptOutput, command_script, parse_boot, run_capture, shq,
@@ -54,6 +58,9 @@ pub struct SshConfig {
     pub connect_timeout: u64,
     /// Seconds the master stays up without clients (`ControlPersist`).
     pub control_persist: u64,
+    /// Masters (one per task) kept up at once; past it the least recently
+    /// used idle one is closed and reconnects on its task's next command.
+    pub max_connections: usize,
 }
 
 impl Default for SshConfig {
@@ -68,6 +75,7 @@ impl Default for SshConfig {
             options: Vec::new(),
             connect_timeout: 10,
             control_persist: 600,
+            max_connections: 16,
         }
     }
 }
@@ -114,6 +122,9 @@ impl SshConfig {
                 ));
             }
         }
+        if self.max_connections == 0 {
+            return Err("terminal.ssh.max_connections must be at least 1".into());
+        }
         if self.connect_timeout == 0 {
             return Err("terminal.ssh.connect_timeout must be at least 1 second".into());
         }
@@ -129,14 +140,22 @@ impl SshConfig {
     }
 }
 
+/// One task's master connection.
 struct Master {
+    /// The master's pid, when it was started.
     pid: Option<i32>,
     /// Bumped on every (re)connection.
     generation: u64,
+    /// Its control socket.
+    ctl: PathBuf,
+    /// The slot's number: in the socket's name and the marks of its commands.
+    n: u64,
+    last_used: Instant,
 }
 
-/// A started command: its mark and the master it went through.
+/// A started command: its task, mark and the master it went through.
 struct Started {
+    task: String,
     token: String,
     generation: u64,
 }
@@ -146,10 +165,12 @@ pub struct Ssh {
     ssh: PathBuf,
     cfg: SshConfig,
     ctl_dir: PathBuf,
-    ctl: PathBuf,
     /// Prefix of this runtime's marks.
     id: String,
-    master: Mutex<Master>,
+    /// One master per task, each behind its own lock so one task's
+    /// (re)connection does not hold up another's commands.
+    masters: Mutex<HashMap<String, Arc<Mutex<Master>>>>,
+    next_slot: AtomicU64,
     boot: OnceLock<Boot>,
     boot_lock: Mutex<()>,
     started: Mutex<HashMap<i32, Started>>,
@@ -172,6 +193,10 @@ const NOT_STATE: &[&str] = &[
     "SSH_TTY",
     MARK_VAR,
 ];
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 impl Ssh {
     pub fn new(cfg: SshConfig) -> Result<Ssh, String> {
@@ -199,14 +224,11 @@ impl Ssh {
         }
         Ok(Ssh {
             ssh,
-            ctl: ctl_dir.join("m"),
             ctl_dir,
             cfg,
             id,
-            master: Mutex::new(Master {
-                pid: None,
-                generation: 0,
-            }),
+            masters: Mutex::new(HashMap::new()),
+            next_slot: AtomicU64::new(1),
             boot: OnceLock::new(),
             boot_lock: Mutex::new(()),
             started: Mutex::new(HashMap::new()),
@@ -216,19 +238,32 @@ impl Ssh {
         })
     }
 
-    /// The master's control socket (for tests and the bench).
-    pub fn control_path(&self) -> &Path {
-        &self.ctl
+    /// Task `task`'s control socket, once its master was started (for
+    /// tests and the bench).
+    pub fn control_path(&self, task: &str) -> Option<PathBuf> {
+        let slot = lock(&self.masters).get(task_key(task)).cloned()?;
+        let m = lock(&slot);
+        m.pid.map(|_| m.ctl.clone())
     }
 
-    /// The master's pid, when it runs.
-    pub fn master_pid(&self) -> Option<i32> {
-        let m = self.master.lock().unwrap_or_else(|e| e.into_inner());
+    /// Task `task`'s master pid, when it runs.
+    pub fn master_pid(&self, task: &str) -> Option<i32> {
+        let slot = lock(&self.masters).get(task_key(task)).cloned()?;
+        let m = lock(&slot);
         m.pid.filter(|p| alive(*p))
     }
 
+    /// How many masters run now (one per task in use).
+    pub fn connections(&self) -> usize {
+        let slots: Vec<_> = lock(&self.masters).values().cloned().collect();
+        slots
+            .iter()
+            .filter(|s| lock(s).pid.is_some_and(alive))
+            .count()
+    }
+
     /// Options every invocation shares (ours first: ssh keeps the first value).
-    pub fn common_args(&self) -> Vec<String> {
+    pub fn common_args(&self, ctl: &Path) -> Vec<String> {
         let c = &self.cfg;
         let mut a: Vec<String> = Vec::new();
         let mut o = |s: String| {
@@ -248,7 +283,7 @@ impl Ssh {
             o(format!("UserKnownHostsFile={}", k.display()));
         }
         o(format!("ConnectTimeout={}", c.connect_timeout));
-        o(format!("ControlPath={}", self.ctl.display()));
+        o(format!("ControlPath={}", ctl.display()));
         o("ForwardAgent=no".into());
         o("ForwardX11=no".into());
         o("LogLevel=ERROR".into());
@@ -272,10 +307,10 @@ impl Ssh {
         a
     }
 
-    /// The argv of a client call over the master running `remote` there.
-    fn client_argv(&self, pty: bool, remote: String) -> Vec<String> {
+    /// The argv of a client call over master `ctl` running `remote` there.
+    fn client_argv(&self, ctl: &Path, pty: bool, remote: String) -> Vec<String> {
         let mut a = vec![self.ssh.display().to_string()];
-        a.extend(self.common_args());
+        a.extend(self.common_args(ctl));
         a.extend(
             [
                 "-o",
@@ -291,24 +326,106 @@ impl Ssh {
         a
     }
 
-    /// Start the master unless it runs; returns its generation.
-    fn ensure_master(&self) -> io::Result<u64> {
+    /// Task `task`'s slot, made on first use. Past `max_connections`
+    /// running masters, the least recently used idle one is closed (it
+    /// reconnects when its task runs a command again).
+    fn slot(&self, task: &str) -> Arc<Mutex<Master>> {
+        let key = task_key(task);
+        let (slot, others) = {
+            let mut map = lock(&self.masters);
+            if let Some(s) = map.get(key) {
+                return s.clone();
+            }
+            let n = self.next_slot.fetch_add(1, Ordering::Relaxed);
+            let slot = Arc::new(Mutex::new(Master {
+                pid: None,
+                generation: 0,
+                ctl: self.ctl_dir.join(format!("m{n}")),
+                n,
+                last_used: Instant::now(),
+            }));
+            map.insert(key.to_string(), slot.clone());
+            let others: Vec<(String, Arc<Mutex<Master>>)> = map
+                .iter()
+                .filter(|(k, _)| k.as_str() != key)
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            (slot, others)
+        };
+        let max = self.cfg.max_connections.max(1);
+        let mut running: Vec<(Instant, String, Arc<Mutex<Master>>)> = others
+            .into_iter()
+            .filter_map(|(k, s)| {
+                let m = s.try_lock().ok()?;
+                let up = m.pid.is_some_and(alive);
+                let t = m.last_used;
+                drop(m);
+                up.then_some((t, k, s))
+            })
+            .collect();
+        if running.len() >= max {
+            running.sort_by_key(|r| r.0);
+            let busy: std::collections::HashSet<String> = lock(&self.started)
+                .iter()
+                .filter(|(pid, _)| alive(**pid))
+                .map(|(_, s)| s.task.clone())
+                .collect();
+            let excess = running.len() + 1 - max;
+            for (_, k, s) in running.iter().filter(|r| !busy.contains(&r.1)).take(excess) {
+                if let Ok(mut m) = s.try_lock() {
+                    tracing::debug!(task = %k, "ssh: closing an idle task's connection (max_connections)");
+                    self.exit_master(&mut m);
+                }
+            }
+        }
+        slot
+    }
+
+    /// Close a master (its clients are gone or go with it).
+    fn exit_master(&self, m: &mut Master) {
+        if let Some(p) = m.pid.take() {
+            let _ = Command::new(&self.ssh)
+                .args(self.common_args(&m.ctl))
+                .args(["-O", "exit"])
+                .arg(&self.cfg.host)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .env_clear()
+                .envs(self.client_env.iter().cloned())
+                .status();
+            if alive(p) {
+                std::thread::sleep(Duration::from_millis(50));
+                if alive(p) {
+                    crate::sys::kill(p, libc::SIGTERM);
+                }
+            }
+        }
+        let _ = std::fs::remove_file(&m.ctl);
+    }
+
+    /// Start task `task`'s master unless it runs; returns its control
+    /// socket, generation and slot number.
+    fn ensure_master(&self, task: &str) -> io::Result<(PathBuf, u64, u64)> {
         if self.closed.load(Ordering::Acquire) {
             return Err(io::Error::other("the ssh backend is closed"));
         }
-        let (generation, reconnected) = {
-            let mut m = self.master.lock().unwrap_or_else(|e| e.into_inner());
+        let slot = self.slot(task);
+        let (ctl, generation, n, reconnected) = {
+            let mut m = lock(&slot);
+            m.last_used = Instant::now();
             if let Some(p) = m.pid
                 && alive(p)
-                && self.ctl.exists()
+                && m.ctl.exists()
             {
-                return Ok(m.generation);
+                return Ok((m.ctl.clone(), m.generation, m.n));
             }
-            let _ = std::fs::remove_file(&self.ctl);
-            let log = self.ctl_dir.join("master.log");
+            let ctl = m.ctl.clone();
+            let _ = std::fs::remove_file(&ctl);
+            let log = self.ctl_dir.join(format!("master{}.log", m.n));
             let _ = std::fs::remove_file(&log);
             let status = Command::new(&self.ssh)
-                .args(self.common_args())
+                .args(self.common_args(&ctl))
                 .args(["-M", "-N", "-f", "-o", "ControlMaster=yes", "-o"])
                 .arg(format!(
                     "ControlPersist={}",
@@ -340,7 +457,7 @@ impl Ssh {
                 ));
             }
             let out = Command::new(&self.ssh)
-                .args(self.common_args())
+                .args(self.common_args(&ctl))
                 .args(["-O", "check"])
                 .arg(&self.cfg.host)
                 .stdin(Stdio::null())
@@ -361,22 +478,23 @@ impl Ssh {
                 )));
             }
             m.generation += 1;
-            (m.generation, m.generation > 1)
+            (ctl, m.generation, m.n, m.generation > 1)
         };
         if reconnected {
             // Every client of the old master died with it: what they
             // started there runs on without anyone reading it.
             let _ = self.run_script(
+                task,
                 &format!(
                     "{}\n{}",
-                    self.kill_script("", libc::SIGKILL),
+                    self.kill_script(&format!("-{n}-"), false, libc::SIGKILL),
                     self.mkdir_script()
                 ),
                 b"",
             );
-            tracing::info!(host = %self.cfg.label(), "ssh: reconnected");
+            tracing::info!(host = %self.cfg.label(), task = %task_key(task), "ssh: reconnected");
         }
-        Ok(generation)
+        Ok((ctl, generation, n))
     }
 
     fn mkdir_script(&self) -> String {
@@ -386,16 +504,11 @@ impl Ssh {
         }
     }
 
-    /// A script that signals every remote process whose mark starts with
-    /// this runtime's id followed by `suffix` ("": all of them), and each
-    /// one's process group.
-    fn kill_script(&self, token_suffix: &str, signal: i32) -> String {
-        let exact = !token_suffix.is_empty();
-        let pat = if exact {
-            format!("{MARK_VAR}={}{token_suffix}", self.id)
-        } else {
-            format!("{MARK_VAR}={}-", self.id)
-        };
+    /// A script that signals every remote process whose mark is this
+    /// runtime's id followed by `suffix` (`exact`) or starting so, and
+    /// each one's process group.
+    fn kill_script(&self, suffix: &str, exact: bool, signal: i32) -> String {
+        let pat = format!("{MARK_VAR}={}{suffix}", self.id);
         let grep = if exact {
             format!("grep -lsxzF {}", shq(&pat))
         } else {
@@ -407,18 +520,23 @@ impl Ssh {
         )
     }
 
-    /// Learn the remote environment, home and a private folder (once).
+    /// Learn the remote environment, home and a private folder (once, over
+    /// the default task's connection).
     fn boot(&self) -> io::Result<&Boot> {
         if let Some(b) = self.boot.get() {
             return Ok(b);
         }
-        let _g = self.boot_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let _g = lock(&self.boot_lock);
         if let Some(b) = self.boot.get() {
             return Ok(b);
         }
         // A login shell, so profile additions to PATH count (as in the
         // original's snapshot); whatever the profile prints comes before the marker.
-        let out = self.run_login(BOOT_SCRIPT)?;
+        let out = self.run_remote(
+            "default",
+            &format!("exec bash -l -c {}", shq(BOOT_SCRIPT)),
+            b"",
+        )?;
         if out.code != 0 {
             return Err(io::Error::other(format!(
                 "ssh {}: cannot prepare the remote side: {}",
@@ -431,14 +549,11 @@ impl Ssh {
         Ok(self.boot.get().expect("set above"))
     }
 
-    fn run_login(&self, script: &str) -> io::Result<ScriptOutput> {
-        self.run_remote(&format!("exec bash -l -c {}", shq(script)), b"")
-    }
-
-    /// Run `remote` (a command line for the remote login shell) over the master.
-    fn run_remote(&self, remote: &str, stdin: &[u8]) -> io::Result<ScriptOutput> {
-        self.ensure_master()?;
-        let argv = self.client_argv(false, remote.to_string());
+    /// Run `remote` (a command line for the remote login shell) over task
+    /// `task`'s master.
+    fn run_remote(&self, task: &str, remote: &str, stdin: &[u8]) -> io::Result<ScriptOutput> {
+        let (ctl, _, _) = self.ensure_master(task)?;
+        let argv = self.client_argv(&ctl, false, remote.to_string());
         let mut cmd = Command::new(&argv[0]);
         cmd.args(&argv[1..])
             .env_clear()
@@ -477,9 +592,9 @@ pub fn find_ssh() -> Option<PathBuf> {
 }
 
 impl RemoteShell for Ssh {
-    fn run_script(&self, script: &str, stdin: &[u8]) -> io::Result<ScriptOutput> {
-        let out = self.run_remote(&format!("exec bash --norc -c {}", shq(script)), stdin)?;
-        if out.code == 255 && self.master_pid().is_none() {
+    fn run_script(&self, task: &str, script: &str, stdin: &[u8]) -> io::Result<ScriptOutput> {
+        let out = self.run_remote(task, &format!("exec bash --norc -c {}", shq(script)), stdin)?;
+        if out.code == 255 && self.master_pid(task).is_none() {
             return Err(io::Error::new(
                 io::ErrorKind::ConnectionAborted,
                 format!("ssh connection to {} lost", self.cfg.label()),
@@ -498,25 +613,27 @@ impl Environment for Ssh {
     }
 
     fn spawn(&self, req: &SpawnRequest<'_>) -> io::Result<Spawned> {
-        let generation = self.ensure_master()?;
-        let suffix = format!("-{}", self.next.fetch_add(1, Ordering::Relaxed));
+        let (ctl, generation, n) = self.ensure_master(req.task)?;
+        let suffix = format!("-{n}-{}", self.next.fetch_add(1, Ordering::Relaxed));
         let token = format!("{}{suffix}", self.id);
         let s = command_script(req);
         let remote = format!("export {MARK_VAR}={token}; exec bash --norc -c {}", shq(&s));
-        let argv = self.client_argv(req.pty, remote);
+        let argv = self.client_argv(&ctl, req.pty, remote);
         let local = SpawnRequest {
             script: "",
             cwd: Path::new("/"),
             env: &self.client_env,
             pty: req.pty,
             extra_rw: &[],
+            task: req.task,
         };
         let sp = spawn_argv(&argv, &local)?;
-        let mut started = self.started.lock().unwrap_or_else(|e| e.into_inner());
+        let mut started = lock(&self.started);
         self.forget_dead(&mut started);
         started.insert(
             sp.pid,
             Started {
+                task: task_key(req.task).to_string(),
                 token: suffix,
                 generation,
             },
@@ -525,19 +642,44 @@ impl Environment for Ssh {
     }
 
     fn kill(&self, pid: i32, signal: i32) {
-        let token = {
-            let started = self.started.lock().unwrap_or_else(|e| e.into_inner());
-            started.get(&pid).map(|s| s.token.clone())
-        };
-        let Some(token) = token else {
+        let found = lock(&self.started)
+            .get(&pid)
+            .map(|s| (s.task.clone(), s.token.clone()));
+        let Some((task, token)) = found else {
             kill_tree(pid, signal);
             return;
         };
         let remote_ok = self
-            .run_script(&self.kill_script(&token, signal), b"")
+            .run_script(&task, &self.kill_script(&token, true, signal), b"")
             .is_ok_and(|o| o.code == 0);
         if !remote_ok || signal == libc::SIGKILL {
             kill_tree(pid, signal);
+        }
+    }
+
+    fn cleanup_task(&self, task: &str) {
+        let slot = lock(&self.masters).remove(task_key(task));
+        if let Some(slot) = slot {
+            let mut m = lock(&slot);
+            if m.pid.is_some_and(alive) {
+                // The terminal killed the task's commands; anything of the
+                // task still marked there goes with its connection.
+                let argv = self.client_argv(
+                    &m.ctl,
+                    false,
+                    format!(
+                        "exec bash --norc -c {}",
+                        shq(&self.kill_script(&format!("-{}-", m.n), false, libc::SIGKILL))
+                    ),
+                );
+                let mut cmd = Command::new(&argv[0]);
+                cmd.args(&argv[1..])
+                    .env_clear()
+                    .envs(self.client_env.iter().cloned());
+                let _ = run_capture(cmd, b"");
+            }
+            self.exit_master(&mut m);
+            let _ = std::fs::remove_file(self.ctl_dir.join(format!("master{}.log", m.n)));
         }
     }
 
@@ -545,37 +687,28 @@ impl Environment for Ssh {
         if self.closed.load(Ordering::Acquire) {
             return;
         }
-        if self.master_pid().is_some() {
+        let slots: Vec<(String, Arc<Mutex<Master>>)> = lock(&self.masters)
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        // Kill what this runtime started and remove its folder, over any
+        // connection that is still up.
+        if let Some((task, _)) = slots.iter().find(|(_, s)| lock(s).pid.is_some_and(alive)) {
             let rm = match self.boot.get() {
                 Some(b) => format!("; rm -rf -- {}", shq(&b.dir.to_string_lossy())),
                 None => String::new(),
             };
-            let _ = self.run_script(&format!("{}{rm}", self.kill_script("", libc::SIGKILL)), b"");
-            let _ = Command::new(&self.ssh)
-                .args(self.common_args())
-                .args(["-O", "exit"])
-                .arg(&self.cfg.host)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .env_clear()
-                .envs(self.client_env.iter().cloned())
-                .status();
+            let _ = self.run_script(
+                task,
+                &format!("{}{rm}", self.kill_script("-", false, libc::SIGKILL)),
+                b"",
+            );
         }
         self.closed.store(true, Ordering::Release);
-        if let Some(p) = self
-            .master
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .pid
-            .take()
-            && alive(p)
-        {
-            std::thread::sleep(Duration::from_millis(50));
-            if alive(p) {
-                crate::sys::kill(p, libc::SIGTERM);
-            }
+        for (_, s) in &slots {
+            self.exit_master(&mut lock(s));
         }
+        lock(&self.masters).clear();
         let _ = std::fs::remove_dir_all(&self.ctl_dir);
     }
 
@@ -598,25 +731,22 @@ impl Remote for Ssh {
     fn state_dir(&self) -> io::Result<PathBuf> {
         Ok(self.boot()?.dir.clone())
     }
-    fn take_file(&self, path: &Path, max: u64) -> Option<Vec<u8>> {
-        crate::remote_fs::take_file(self, path, max)
+    fn take_file(&self, task: &str, path: &Path, max: u64) -> Option<Vec<u8>> {
+        crate::remote_fs::take_file(self, task, path, max)
     }
-    fn is_dir(&self, path: &Path) -> bool {
-        crate::remote_fs::is_dir(self, path)
+    fn is_dir(&self, task: &str, path: &Path) -> bool {
+        crate::remote_fs::is_dir(self, task, path)
     }
     fn explain_exit(&self, pid: i32, code: i32) -> Option<String> {
-        let s = self
-            .started
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&pid)?;
+        let s = lock(&self.started).remove(&pid)?;
         if code != 255 {
             return None;
         }
-        let now = {
-            let m = self.master.lock().unwrap_or_else(|e| e.into_inner());
+        let slot = lock(&self.masters).get(&s.task).cloned();
+        let now = slot.and_then(|slot| {
+            let m = lock(&slot);
             m.pid.filter(|p| alive(*p)).map(|_| m.generation)
-        };
+        });
         (now != Some(s.generation)).then(|| {
             format!(
                 "ssh connection to {} lost during the command; it may have partly run. The next command reconnects.",
@@ -632,18 +762,13 @@ impl Drop for Ssh {
     }
 }
 
-/// The backend as the terminal holds it: one [`Ssh`] connection shared
-/// with the file tools ([`Environment::files`]).
+/// The backend as the terminal holds it: one [`Ssh`] (a connection per
+/// task) shared with the file tools ([`Environment::files`]).
 pub struct SshBackend(pub Arc<Ssh>);
 
 impl SshBackend {
     pub fn new(cfg: SshConfig) -> Result<SshBackend, String> {
         Ok(SshBackend(Arc::new(Ssh::new(cfg)?)))
-    }
-
-    /// The file system over this connection (same as [`Environment::files`]).
-    pub fn files_handle(&self) -> Option<Arc<dyn crate::fs::FileSystem>> {
-        Environment::files(self)
     }
 }
 
@@ -657,6 +782,9 @@ impl Environment for SshBackend {
     fn kill(&self, pid: i32, signal: i32) {
         Environment::kill(&*self.0, pid, signal)
     }
+    fn cleanup_task(&self, task: &str) {
+        Environment::cleanup_task(&*self.0, task)
+    }
     fn cleanup(&self) {
         Environment::cleanup(&*self.0)
     }
@@ -666,9 +794,10 @@ impl Environment for SshBackend {
     fn remote(&self) -> Option<&dyn Remote> {
         Some(&*self.0)
     }
-    fn files(&self) -> Option<Arc<dyn crate::fs::FileSystem>> {
+    fn files(&self, task: &str) -> Option<Arc<dyn crate::fs::FileSystem>> {
         Some(Arc::new(crate::remote_fs::RemoteFs::new(
             self.0.clone(),
+            task_key(task),
             "ssh",
         )))
     }

@@ -16,6 +16,7 @@ fn run(script: &str, cancel: &CancelToken) -> (i32, Ended, u64, Duration) {
         env: &env,
         pty: false,
         extra_rw: &[],
+        task: "",
     };
     let sp = Local.spawn(&req).expect("spawn");
     let opts = PumpOpts {

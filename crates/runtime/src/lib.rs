@@ -333,47 +333,56 @@ impl Runtime {
         use hermes_exec::fs::{FileSystem, HostFs};
         let tcfg = &self.config.terminal;
         let base = default_cwd(tcfg);
-        let fs: Arc<dyn FileSystem> = match tcfg.backend.as_str() {
-            "sandbox" => Arc::new(HostFs::sandboxed(&hermes_exec::sandbox::SandboxConfig {
-                root: base.clone(),
-                network: tcfg.network,
-                ro_binds: tcfg.sandbox_ro_binds.iter().map(Into::into).collect(),
-                rw_binds: tcfg.sandbox_rw_binds.iter().map(Into::into).collect(),
-            })),
-            "ssh" => {
-                match self.terminal.as_ref().and_then(|t| t.backend.files()) {
-                    Some(fs) => fs,
-                    None => {
-                        // The file toolset without the terminal: a connection of its own.
-                        let section = tcfg.ssh.as_ref().ok_or_else(|| {
-                        Error::invalid("runtime config: terminal.backend 'ssh' needs a terminal.ssh section")
+        let constant = |fs: Arc<dyn FileSystem>| -> hermes_builtins::file::FilesFn {
+            Arc::new(move |_task: &str| fs.clone())
+        };
+        // Remote backends: each task's files over its own connection or in
+        // its own container (the terminal's, or the file toolset's own
+        // backend when the terminal is off).
+        let per_task = |env: Arc<dyn hermes_exec::Environment>| -> hermes_builtins::file::FilesFn {
+            Arc::new(move |task: &str| {
+                env.files(task)
+                    .unwrap_or_else(|| Arc::new(HostFs::local()) as Arc<dyn FileSystem>)
+            })
+        };
+        let files: hermes_builtins::file::FilesFn = match tcfg.backend.as_str() {
+            "sandbox" => constant(Arc::new(HostFs::sandboxed(
+                &hermes_exec::sandbox::SandboxConfig {
+                    root: base.clone(),
+                    network: tcfg.network,
+                    ro_binds: tcfg.sandbox_ro_binds.iter().map(Into::into).collect(),
+                    rw_binds: tcfg.sandbox_rw_binds.iter().map(Into::into).collect(),
+                },
+            ))),
+            "ssh" | "docker" | "podman" => match &self.terminal {
+                Some(term) => per_task(term.backend.clone()),
+                None if tcfg.backend == "ssh" => {
+                    // The file toolset without the terminal: connections of its own.
+                    let section = tcfg.ssh.as_ref().ok_or_else(|| {
+                        Error::invalid(
+                            "runtime config: terminal.backend 'ssh' needs a terminal.ssh section",
+                        )
                     })?;
+                    per_task(Arc::new(
                         hermes_exec::ssh::SshBackend::new(section.to_exec())
-                            .map_err(|e| Error::invalid(format!("runtime config: {e}")))?
-                            .files_handle()
-                            .ok_or_else(|| Error::invalid("ssh backend without files"))?
-                    }
+                            .map_err(|e| Error::invalid(format!("runtime config: {e}")))?,
+                    ))
                 }
-            }
-            "docker" | "podman" => {
-                match self.terminal.as_ref().and_then(|t| t.backend.files()) {
-                    Some(fs) => fs,
-                    None => {
-                        // The file toolset without the terminal: a container of its own.
-                        let section = tcfg.docker.as_ref().ok_or_else(|| {
-                            Error::invalid("runtime config: terminal.backend 'docker'/'podman' needs a terminal.docker section")
-                        })?;
-                        let c = section
-                            .to_exec(&tcfg.backend, tcfg.cwd.as_deref())
-                            .map_err(|e| Error::invalid(format!("runtime config: {e}")))?;
-                        let b = hermes_exec::container::ContainerBackend::new(c)
-                            .map_err(|e| Error::invalid(format!("runtime config: {e}")))?;
-                        hermes_exec::Environment::files(&b)
-                            .ok_or_else(|| Error::invalid("container backend without files"))?
-                    }
+                None => {
+                    // The file toolset without the terminal: containers of its own.
+                    let section = tcfg.docker.as_ref().ok_or_else(|| {
+                        Error::invalid("runtime config: terminal.backend 'docker'/'podman' needs a terminal.docker section")
+                    })?;
+                    let c = section
+                        .to_exec(&tcfg.backend, tcfg.cwd.as_deref())
+                        .map_err(|e| Error::invalid(format!("runtime config: {e}")))?;
+                    per_task(Arc::new(
+                        hermes_exec::container::ContainerBackend::new(c)
+                            .map_err(|e| Error::invalid(format!("runtime config: {e}")))?,
+                    ))
                 }
-            }
-            _ => Arc::new(HostFs::local()),
+            },
+            _ => constant(Arc::new(HostFs::local())),
         };
         let cwd: hermes_builtins::file::CwdFn = match &self.terminal {
             Some(term) => {
@@ -396,7 +405,7 @@ impl Runtime {
         }
         let services: Arc<dyn ToolServices> = self.services.clone();
         Ok(FileCtx::new(
-            fs,
+            files,
             self.config.file.clone(),
             cwd,
             home,

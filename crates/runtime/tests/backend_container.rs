@@ -545,3 +545,55 @@ fn approval_prompts_say_where_the_command_runs(e: &Engine) {
     );
 }
 on_both!(approval_prompts_say_where_the_command_runs);
+
+/// One container per task: tasks see their own container (its own files
+/// outside the shared workspace), the file tools of a task reach the
+/// task's container, a task's cleanup removes its container, and past
+/// `max_containers` a new task gets a clear error until one is cleaned up.
+fn each_task_has_its_own_container(e: &Engine) {
+    let rt = runtime(
+        e,
+        &["terminal", "file"],
+        json!({"docker": {"max_containers": 3}}),
+    );
+    let host = |task: &str| {
+        sh(&rt, task, "cat /etc/hostname")["output"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (a, b) = (host("a"), host("b"));
+    assert_ne!(a, b, "tasks a and b share a container");
+    assert_eq!(host("a"), a, "task a keeps its container");
+    // files outside the workspace are the task's own
+    let w = call(
+        &rt,
+        "write_file",
+        "a",
+        json!({"path": "/tmp/only-in-a.txt", "content": "A\n"}),
+    );
+    assert!(w.get("error").is_none(), "{w}");
+    assert_eq!(sh(&rt, "a", "cat /tmp/only-in-a.txt")["output"], "A");
+    let v = sh(&rt, "b", "test -e /tmp/only-in-a.txt; echo $?");
+    assert_eq!(v["output"], "1", "{v}");
+    let r = call(&rt, "read_file", "b", json!({"path": "/tmp/only-in-a.txt"}));
+    assert!(r.get("error").is_some(), "{r}");
+    // default (the boot) + a + b = 3: one more task is refused clearly
+    let v = sh(&rt, "c", "echo c");
+    let err = v["error"].as_str().unwrap_or("");
+    assert!(err.contains("max_containers = 3"), "{v}");
+    // a's cleanup removes its container and makes room for c
+    rt.cleanup_task("a");
+    assert!(
+        !e.ours().iter().any(|id| a.starts_with(id.as_str())),
+        "task a's container {a} is still there"
+    );
+    assert_eq!(sh(&rt, "c", "echo c")["output"], "c");
+    rt.cleanup_task("c");
+    // a comes back in a fresh container
+    let a2 = host("a");
+    let v = sh(&rt, "a", "test -e /tmp/only-in-a.txt; echo $?");
+    assert_eq!(v["output"], "1", "{v}");
+    assert_ne!(a2, a);
+}
+on_both!(each_task_has_its_own_container);

@@ -557,12 +557,22 @@ fn approval_prompts_say_where_the_command_runs() {
 #[test]
 fn a_connection_killed_mid_call_is_reported_and_the_next_call_reconnects() {
     let sshd = sshd_or_skip!();
-    let rt = std::sync::Arc::new(runtime(&sshd, &["terminal"], json!({})));
-    assert_eq!(sh(&rt, "t", "echo warm")["output"], "warm");
     let master_needle = format!("-p {} -l root -i", sshd.port);
-    let masters: Vec<String> = pgrep(&master_needle)
+    let masters = || -> Vec<String> {
+        pgrep(&master_needle)
+            .into_iter()
+            .filter(|l| l.contains(" -M "))
+            .collect()
+    };
+    let rt = std::sync::Arc::new(runtime(&sshd, &["terminal"], json!({})));
+    // the runtime learnt the remote side over the default task's connection
+    let before = masters();
+    assert_eq!(before.len(), 1, "{before:?}");
+    assert_eq!(sh(&rt, "t", "echo warm")["output"], "warm");
+    // task t has a connection of its own: kill that one
+    let masters: Vec<String> = masters()
         .into_iter()
-        .filter(|l| l.contains(" -M "))
+        .filter(|m| !before.contains(m))
         .collect();
     assert_eq!(masters.len(), 1, "{masters:?}");
     let master: i32 = masters[0].split(':').next().unwrap().parse().unwrap();
@@ -599,4 +609,83 @@ fn a_connection_killed_mid_call_is_reported_and_the_next_call_reconnects() {
     assert_eq!(v["output"], "again", "{v}");
     let left = wait_gone("717.1", Duration::from_secs(3));
     assert!(left.is_empty(), "{left:?}");
+}
+
+/// One connection per task: a task's commands go over its own master, a
+/// dropped connection of one task leaves the others' running commands
+/// alone, and a task's cleanup closes its connection.
+#[test]
+fn each_task_has_its_own_connection() {
+    let sshd = sshd_or_skip!();
+    let master_needle = format!("-p {} -l root -i", sshd.port);
+    let masters = || -> Vec<String> {
+        pgrep(&master_needle)
+            .into_iter()
+            .filter(|l| l.contains(" -M "))
+            .collect()
+    };
+    let rt = std::sync::Arc::new(runtime(&sshd, &["terminal", "file"], json!({})));
+    let base = masters();
+    assert_eq!(sh(&rt, "a", "echo a")["output"], "a");
+    let after_a = masters();
+    assert_eq!(after_a.len(), base.len() + 1, "{after_a:?}");
+    let master_a: i32 = after_a
+        .iter()
+        .find(|m| !base.contains(m))
+        .unwrap()
+        .split(':')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    // task b: a second connection, shared by its terminal and file tools
+    let rt2 = rt.clone();
+    let h = std::thread::spawn(move || {
+        let ctx = CallContext {
+            task_id: "b".into(),
+            ..CallContext::default()
+        };
+        rt2.dispatch(
+            "terminal",
+            &json!({"command": "sleep 2.71; echo b-done"}).to_string(),
+            ctx,
+        )
+        .unwrap()
+    });
+    assert!(wait_for(|| pgrep("sleep 2.71")
+        .iter()
+        .any(|l| l.contains(": sleep 2.71"))));
+    let all = masters();
+    assert_eq!(all.len(), base.len() + 2, "{all:?}");
+    let w = call(
+        &rt,
+        "write_file",
+        "b",
+        json!({"path": "/tmp/ht-per-task-b.txt", "content": "hi\n"}),
+    );
+    assert!(w.get("error").is_none(), "{w}");
+    assert_eq!(
+        masters().len(),
+        base.len() + 2,
+        "the file tools use b's connection"
+    );
+    // a's connection dies: b's command is not cut
+    std::process::Command::new("kill")
+        .args(["-9", &master_a.to_string()])
+        .status()
+        .unwrap();
+    let v: Value = serde_json::from_str(&h.join().unwrap()).unwrap();
+    assert_eq!(v["output"], "b-done", "{v}");
+    assert_eq!(v["exit_code"], 0, "{v}");
+    // a reconnects on its next command
+    assert_eq!(sh(&rt, "a", "echo a2")["output"], "a2");
+    // cleaning up b closes b's connection
+    rt.cleanup_task("b");
+    assert!(
+        wait_for(|| masters().len() == base.len() + 1),
+        "{:?}",
+        masters()
+    );
+    rt.close();
+    assert!(wait_for(|| masters().is_empty()), "{:?}", masters());
 }

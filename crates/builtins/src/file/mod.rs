@@ -24,7 +24,7 @@ use hermes_core::core::Core;
 use hermes_core::error::Result;
 use hermes_core::registry::{build_entry, parse_spec};
 use hermes_core::{Blocking, BlockingTool, Lifecycle, RunCtx, ToolOutput};
-pub use state::{CwdFn, FileConfig, FileCtx};
+pub use state::{CwdFn, FileCall, FileConfig, FileCtx, FilesFn};
 
 #[derive(Clone, Copy)]
 enum Which {
@@ -41,7 +41,7 @@ struct FileTool {
 
 impl BlockingTool for FileTool {
     fn run(&self, args: Value, ctx: &RunCtx) -> ToolOutput {
-        let fc = &*self.ctx;
+        let fc = &FileCall::new(&self.ctx, &ctx.context.task_id);
         let (v, is_error) = match self.which {
             Which::Read => read::run(fc, &args, ctx),
             Which::Search => search::run(fc, &args, ctx),

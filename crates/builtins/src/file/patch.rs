@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use super::state::FileCtx;
+use super::state::FileCall;
 use super::v4a::{self, Op};
 use super::write::write_text;
 use crate::fuzzy;
@@ -86,7 +86,11 @@ pub fn unified_diff(old: &str, new: &str, path: &str) -> String {
 }
 
 /// Read a text file for editing: (content without BOM, uses CRLF).
-fn read_text(fc: &FileCtx, real: &std::path::Path, shown: &str) -> Result<(String, bool), String> {
+fn read_text(
+    fc: &FileCall<'_>,
+    real: &std::path::Path,
+    shown: &str,
+) -> Result<(String, bool), String> {
     let data = fc.fs.read(real).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             format!("File not found: {shown}")
@@ -116,7 +120,7 @@ fn str_arg<'a>(args: &'a Value, k: &str) -> Option<&'a str> {
     args.get(k).and_then(Value::as_str)
 }
 
-pub fn run(fc: &FileCtx, args: &Value, ctx: &RunCtx) -> (Value, bool) {
+pub fn run(fc: &FileCall<'_>, args: &Value, ctx: &RunCtx) -> (Value, bool) {
     match str_arg(args, "mode").unwrap_or("replace") {
         "replace" => replace(fc, args, ctx),
         "patch" => v4a_patch(fc, args, ctx),
@@ -124,7 +128,7 @@ pub fn run(fc: &FileCtx, args: &Value, ctx: &RunCtx) -> (Value, bool) {
     }
 }
 
-fn replace(fc: &FileCtx, args: &Value, ctx: &RunCtx) -> (Value, bool) {
+fn replace(fc: &FileCall<'_>, args: &Value, ctx: &RunCtx) -> (Value, bool) {
     let task = ctx.context.task_id.as_str();
     let Some(path) = str_arg(args, "path").filter(|p| !p.trim().is_empty()) else {
         return fail("path is required for mode 'replace'");
@@ -210,7 +214,7 @@ enum Change {
     },
 }
 
-fn v4a_patch(fc: &FileCtx, args: &Value, ctx: &RunCtx) -> (Value, bool) {
+fn v4a_patch(fc: &FileCall<'_>, args: &Value, ctx: &RunCtx) -> (Value, bool) {
     let task = ctx.context.task_id.as_str();
     let Some(body) = str_arg(args, "patch").filter(|p| !p.trim().is_empty()) else {
         return fail(

@@ -12,7 +12,7 @@ use std::io::BufRead;
 use std::path::Path;
 
 use super::paths;
-use super::state::{Dedup, FileCtx, error};
+use super::state::{Dedup, FileCall, error};
 use hermes_core::RunCtx;
 
 const DEVICES: &[&str] = &[
@@ -68,7 +68,7 @@ fn int_arg(args: &Value, key: &str) -> Option<i64> {
     }
 }
 
-pub fn run(fc: &FileCtx, args: &Value, ctx: &RunCtx) -> (Value, bool) {
+pub fn run(fc: &FileCall<'_>, args: &Value, ctx: &RunCtx) -> (Value, bool) {
     let task = ctx.context.task_id.as_str();
     let Some(path) = args.get("path").and_then(Value::as_str) else {
         return (error("path is required"), true);
@@ -177,7 +177,7 @@ pub fn run(fc: &FileCtx, args: &Value, ctx: &RunCtx) -> (Value, bool) {
             true,
         );
     }
-    let whole = |fc: &FileCtx| fc.fs.read(&real);
+    let whole = |fc: &FileCall<'_>| fc.fs.read(&real);
     let rendered = if ext == "ipynb" {
         match whole(fc) {
             Ok(data) => match notebook_text(&data) {
@@ -267,7 +267,7 @@ fn notebook_text(data: &[u8]) -> Option<Vec<u8>> {
 
 /// The page of `data` starting at line `offset` (1-based), numbered.
 fn render<R: BufRead>(
-    fc: &FileCtx,
+    fc: &FileCall<'_>,
     mut r: R,
     offset: usize,
     limit: usize,
@@ -398,7 +398,7 @@ fn render<R: BufRead>(
 }
 
 /// Up to five paths near a missing one (same stem, prefix, substring, ...).
-fn similar_files(fc: &FileCtx, abs: &Path) -> Vec<String> {
+fn similar_files(fc: &FileCall<'_>, abs: &Path) -> Vec<String> {
     let Some(dir) = abs.parent() else {
         return Vec::new();
     };

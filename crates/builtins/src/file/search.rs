@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 
 use super::paths;
-use super::state::FileCtx;
+use super::state::FileCall;
 use hermes_core::RunCtx;
 
 const MAX_MATCH_CHARS: usize = 500;
@@ -114,7 +114,7 @@ fn display(given: &str, root: &Path, p: &Path) -> String {
     }
 }
 
-pub fn run(fc: &FileCtx, args: &Value, ctx: &RunCtx) -> (Value, bool) {
+pub fn run(fc: &FileCall<'_>, args: &Value, ctx: &RunCtx) -> (Value, bool) {
     let task = ctx.context.task_id.as_str();
     let Some(pattern) = args.get("pattern").and_then(Value::as_str) else {
         return (json!({"error": "pattern is required"}), true);
@@ -217,7 +217,7 @@ fn walker(root: &Path, glob: Option<&str>) -> Result<WalkBuilder, String> {
 
 #[allow(clippy::too_many_arguments)]
 fn content(
-    fc: &FileCtx,
+    fc: &FileCall<'_>,
     pattern: &str,
     given: &str,
     root: &Path,
@@ -303,7 +303,7 @@ fn walk_error(given: &str, e: std::io::Error) -> Value {
 /// searched here with the same matcher and searcher as local files.
 #[allow(clippy::too_many_arguments)]
 fn remote_hits(
-    fc: &FileCtx,
+    fc: &FileCall<'_>,
     matcher: &grep_regex::RegexMatcher,
     given: &str,
     root: &Path,
@@ -354,7 +354,7 @@ fn remote_hits(
 
 #[allow(clippy::too_many_arguments)]
 fn local_hits(
-    fc: &FileCtx,
+    fc: &FileCall<'_>,
     matcher: &grep_regex::RegexMatcher,
     root: &Path,
     glob: Option<&str>,
@@ -538,7 +538,7 @@ fn render_content(
 }
 
 fn files(
-    fc: &FileCtx,
+    fc: &FileCall<'_>,
     pattern: &str,
     given: &str,
     root: &Path,

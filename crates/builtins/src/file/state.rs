@@ -44,6 +44,33 @@ impl Default for FileConfig {
 /// the terminal toolset is on, else the configured one).
 pub type CwdFn = Arc<dyn Fn(&str) -> PathBuf + Send + Sync>;
 
+/// The file system where a task's commands run (the host's, or the task's
+/// own connection or container on a remote backend).
+pub type FilesFn = Arc<dyn Fn(&str) -> Arc<dyn FileSystem> + Send + Sync>;
+
+/// One call's view of the toolset: the shared state plus the calling
+/// task's file system (`fc.fs`).
+pub struct FileCall<'a> {
+    ctx: &'a FileCtx,
+    pub fs: Arc<dyn FileSystem>,
+}
+
+impl<'a> FileCall<'a> {
+    pub fn new(ctx: &'a FileCtx, task: &str) -> FileCall<'a> {
+        FileCall {
+            ctx,
+            fs: (ctx.files)(task),
+        }
+    }
+}
+
+impl std::ops::Deref for FileCall<'_> {
+    type Target = FileCtx;
+    fn deref(&self) -> &FileCtx {
+        self.ctx
+    }
+}
+
 /// What the last full or partial read of a path saw.
 #[derive(Clone, Debug)]
 pub struct ReadMark {
@@ -65,7 +92,7 @@ pub struct TaskFiles {
 
 /// The toolset's state.
 pub struct FileCtx {
-    pub fs: Arc<dyn FileSystem>,
+    pub files: FilesFn,
     pub cfg: FileConfig,
     pub cwd: CwdFn,
     pub home: PathBuf,
@@ -93,7 +120,7 @@ pub fn error(msg: impl Into<String>) -> Value {
 impl FileCtx {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        fs: Arc<dyn FileSystem>,
+        files: FilesFn,
         cfg: FileConfig,
         cwd: CwdFn,
         home: PathBuf,
@@ -104,7 +131,7 @@ impl FileCtx {
         activity: Arc<Activity>,
     ) -> FileCtx {
         FileCtx {
-            fs,
+            files,
             cfg,
             cwd,
             home,

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
 use super::paths;
-use super::state::{FileCtx, error};
+use super::state::{FileCall, error};
 use hermes_core::RunCtx;
 
 /// What a successful write did.
@@ -77,7 +77,7 @@ fn looks_like_read_output(content: &str) -> bool {
 
 /// Write `content` to `real` with every safeguard (see the module doc).
 pub fn write_text(
-    fc: &FileCtx,
+    fc: &FileCall<'_>,
     task: &str,
     shown: &str,
     real: &Path,
@@ -145,7 +145,7 @@ pub fn write_text(
     })
 }
 
-pub fn run(fc: &FileCtx, args: &Value, ctx: &RunCtx) -> (Value, bool) {
+pub fn run(fc: &FileCall<'_>, args: &Value, ctx: &RunCtx) -> (Value, bool) {
     let task = ctx.context.task_id.as_str();
     let Some(path) = args
         .get("path")
@@ -206,7 +206,7 @@ pub fn run(fc: &FileCtx, args: &Value, ctx: &RunCtx) -> (Value, bool) {
 
 /// Paths as the model wrote them, resolved (for patch headers).
 pub fn resolve_many(
-    fc: &FileCtx,
+    fc: &FileCall<'_>,
     task: &str,
     paths: &[String],
 ) -> Result<Vec<(PathBuf, PathBuf)>, String> {

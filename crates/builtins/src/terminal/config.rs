@@ -67,6 +67,8 @@ pub struct ContainerSection {
     pub workspace: Option<String>,
     #[serde(default)]
     pub run_args: Vec<String>,
+    /// Containers (one per task) running at once (default 16).
+    pub max_containers: Option<usize>,
 }
 
 impl ContainerSection {
@@ -102,6 +104,7 @@ impl ContainerSection {
                 .map(expand_home)
                 .or_else(|| cwd.filter(|c| c.starts_with('/')).map(Into::into)),
             run_args: self.run_args.clone(),
+            max_containers: self.max_containers.unwrap_or(d.max_containers),
         })
     }
 
@@ -128,6 +131,8 @@ pub struct SshSection {
     pub connect_timeout: Option<u64>,
     /// Seconds the master connection stays up without commands.
     pub control_persist: Option<u64>,
+    /// Master connections (one per task) kept up at once (default 16).
+    pub max_connections: Option<usize>,
 }
 
 impl SshSection {
@@ -145,6 +150,7 @@ impl SshSection {
             options: self.options.clone(),
             connect_timeout: self.connect_timeout.unwrap_or(d.connect_timeout),
             control_persist: self.control_persist.unwrap_or(d.control_persist),
+            max_connections: self.max_connections.unwrap_or(d.max_connections),
         }
     }
 

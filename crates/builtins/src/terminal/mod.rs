@@ -41,7 +41,7 @@ pub use tool::install;
 pub struct Terminal {
     services: Arc<dyn ToolServices>,
     pub cfg: TerminalConfig,
-    pub backend: Box<dyn Environment>,
+    pub backend: Arc<dyn Environment>,
     base_env: Vec<(String, String)>,
     default_cwd: PathBuf,
     state_dir: PathBuf,
@@ -167,16 +167,16 @@ fn base_env(cfg: &TerminalConfig, remote: Option<Vec<(String, String)>>) -> Vec<
 }
 
 /// The execution environment named in the config.
-fn environment(cfg: &TerminalConfig) -> Result<Box<dyn Environment>> {
+fn environment(cfg: &TerminalConfig) -> Result<Arc<dyn Environment>> {
     match cfg.backend.as_str() {
-        "local" => Ok(Box::new(hermes_exec::local::Local)),
+        "local" => Ok(Arc::new(hermes_exec::local::Local)),
         "sandbox" => hermes_exec::sandbox::Sandbox::new(&hermes_exec::sandbox::SandboxConfig {
             root: default_cwd(cfg),
             network: cfg.network,
             ro_binds: cfg.sandbox_ro_binds.iter().map(PathBuf::from).collect(),
             rw_binds: cfg.sandbox_rw_binds.iter().map(PathBuf::from).collect(),
         })
-        .map(|s| Box::new(s) as Box<dyn Environment>)
+        .map(|s| Arc::new(s) as Arc<dyn Environment>)
         .map_err(Error::invalid),
         "ssh" => {
             let section = cfg.ssh.as_ref().ok_or_else(|| {
@@ -185,7 +185,7 @@ fn environment(cfg: &TerminalConfig) -> Result<Box<dyn Environment>> {
                 )
             })?;
             hermes_exec::ssh::SshBackend::new(section.to_exec())
-                .map(|s| Box::new(s) as Box<dyn Environment>)
+                .map(|s| Arc::new(s) as Arc<dyn Environment>)
                 .map_err(|e| Error::invalid(format!("runtime config: {e}")))
         }
         "docker" | "podman" => {
@@ -198,7 +198,7 @@ fn environment(cfg: &TerminalConfig) -> Result<Box<dyn Environment>> {
                 .to_exec(&cfg.backend, cfg.cwd.as_deref())
                 .map_err(|e| Error::invalid(format!("runtime config: {e}")))?;
             hermes_exec::container::ContainerBackend::new(c)
-                .map(|s| Box::new(s) as Box<dyn Environment>)
+                .map(|s| Arc::new(s) as Arc<dyn Environment>)
                 .map_err(|e| Error::invalid(format!("runtime config: {e}")))
         }
         other => Err(Error::invalid(format!(
@@ -234,7 +234,7 @@ impl Terminal {
                     Some(c) => PathBuf::from(c),
                     None => PathBuf::from(&home),
                 };
-                if !cwd.is_absolute() || !r.is_dir(&cwd) {
+                if !cwd.is_absolute() || !r.is_dir("default", &cwd) {
                     return Err(Error::invalid(format!(
                         "runtime config: terminal.cwd: '{}' is not a directory {}",
                         cwd.display(),
@@ -341,7 +341,7 @@ impl Terminal {
                 "cwd must be an absolute path: '{cwd}'"
             )));
         }
-        if !self.dir_exists(&p) {
+        if !self.dir_exists(task_id, &p) {
             return Err(Error::invalid(format!("cwd is not a directory: '{cwd}'")));
         }
         self.task(task_id);
@@ -458,7 +458,7 @@ builtin exit $__ht_ec
             return;
         };
         let text = match self.backend.remote() {
-            Some(r) => r.take_file(path, CAPTURE_MAX),
+            Some(r) => r.take_file(task_key(task_id), path, CAPTURE_MAX),
             None => {
                 let text = read_capture(path);
                 let _ = std::fs::remove_file(path);
@@ -495,10 +495,10 @@ builtin exit $__ht_ec
         &self.state_dir
     }
 
-    /// Whether `p` is a directory where the commands run.
-    pub fn dir_exists(&self, p: &Path) -> bool {
+    /// Whether `p` is a directory where `task_id`'s commands run.
+    pub fn dir_exists(&self, task_id: &str, p: &Path) -> bool {
         match self.backend.remote() {
-            Some(r) => r.is_dir(p),
+            Some(r) => r.is_dir(task_key(task_id), p),
             None => p.is_dir(),
         }
     }

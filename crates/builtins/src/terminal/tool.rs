@@ -180,7 +180,7 @@ impl BlockingTool for TerminalTool {
                 } else {
                     term.task(task_id).cwd.join(p)
                 };
-                if !term.dir_exists(&p) {
+                if !term.dir_exists(task_id, &p) {
                     return err_result(
                         &format!(
                             "workdir does not exist or is not a directory: {}",
@@ -229,6 +229,7 @@ fn run_foreground(
         env: &prep.env,
         pty,
         extra_rw: &extra,
+        task: super::ids::task_key(task_id),
     };
     let sp = match term.backend.spawn(&req) {
         Ok(sp) => sp,
@@ -342,6 +343,7 @@ fn run_background(
         env: &prep.env,
         pty,
         extra_rw: &extra,
+        task: super::ids::task_key(task_id),
     };
     let sp = match term.backend.spawn(&req) {
         Ok(sp) => sp,
