@@ -38,6 +38,7 @@ APT_CORE=(
   /usr/sbin/sshd:openssh-server ssh:openssh-client
   /usr/sbin/dockerd:docker.io podman:podman
   /usr/include/nlohmann/json.hpp:nlohmann-json3-dev
+  /usr/include/openssl/ssl.h:libssl-dev openssl:openssl
 )
 
 # Optional groups, installed only when named with --with / HT_SETUP_WITH.

@@ -22,9 +22,13 @@ pub struct ServerConfig {
     pub env: BTreeMap<String, String>,
     #[serde(default)]
     pub cwd: Option<String>,
-    /// Streamable HTTP endpoint (`http://` only in this build); wins over `command`.
+    /// Streamable HTTP endpoint (`http://` or `https://`); wins over `command`.
     #[serde(default)]
     pub url: Option<String>,
+    /// `https://` servers: a PEM file of CA certificates trusted for this
+    /// server besides the system's (a private or self-signed CA).
+    #[serde(default)]
+    pub ca_file: Option<String>,
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
     /// Per tool call, in seconds (default 300).
@@ -192,14 +196,36 @@ impl ServerConfig {
                 "{what}: a server name must be non-empty, without control characters"
             )));
         }
+        self.ca_file = self.ca_file.map(|c| {
+            let c = interpolate(&c, &|v: &str| std::env::var(v).ok());
+            match (c.strip_prefix("~/"), std::env::var("HOME")) {
+                (Some(rest), Ok(home)) => format!("{home}/{rest}"),
+                _ => c,
+            }
+        });
         if let Some(url) = &self.url {
-            if !url.starts_with("http://") {
-                return Err(Error::new(
-                    hermes_core::ErrorKind::Unsupported,
-                    format!(
-                        "{what}.url: '{url}': this build speaks plain http:// to MCP servers (no TLS stack)"
-                    ),
-                ));
+            if !url.starts_with("http://") && !url.starts_with("https://") {
+                return Err(Error::invalid(format!(
+                    "{what}.url: '{url}' is not an http:// or https:// URL"
+                )));
+            }
+            if let Some(ca) = &self.ca_file {
+                if !url.starts_with("https://") {
+                    return Err(Error::invalid(format!(
+                        "{what}.ca_file: only an https:// url uses a CA file ('{url}' is plain http)"
+                    )));
+                }
+                let pem = std::fs::read(ca).map_err(|e| {
+                    Error::invalid(format!("{what}.ca_file: cannot read '{ca}': {e}"))
+                })?;
+                match reqwest::Certificate::from_pem_bundle(&pem) {
+                    Ok(certs) if !certs.is_empty() => {}
+                    _ => {
+                        return Err(Error::invalid(format!(
+                            "{what}.ca_file: '{ca}' holds no PEM certificate"
+                        )));
+                    }
+                }
             }
             for (k, v) in &self.headers {
                 if http::HeaderName::from_bytes(k.as_bytes()).is_err() {
@@ -214,6 +240,11 @@ impl ServerConfig {
                 }
             }
         } else {
+            if self.ca_file.is_some() {
+                return Err(Error::invalid(format!(
+                    "{what}.ca_file: only an https:// url uses a CA file"
+                )));
+            }
             match &self.command {
                 Some(c) if !c.trim().is_empty() => {}
                 _ => return Err(Error::invalid(format!("{what}.command (or url): required"))),

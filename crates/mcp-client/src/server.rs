@@ -514,7 +514,7 @@ impl Server {
         let service = handler
             .serve(proc)
             .await
-            .map_err(|e| format!("initialize failed: {e}"))?;
+            .map_err(|e| format!("initialize failed: {}", error_chain(&e)))?;
         Ok(Conn { service })
     }
 
@@ -537,11 +537,25 @@ impl Server {
             let value = http::HeaderValue::from_str(v).map_err(|e| format!("header '{k}': {e}"))?;
             headers.insert(name, value);
         }
-        let transport = StreamableHttpClientTransport::from_config(config.custom_headers(headers));
-        let service = handler
-            .serve(transport)
-            .await
-            .map_err(|e| format!("initialize failed: {e}"))?;
+        let config = config.custom_headers(headers);
+        let client = http_client(self.cfg.ca_file.as_deref())?;
+        let transport = StreamableHttpClientTransport::with_client(client.clone(), config);
+        let service = match handler.serve(transport).await {
+            Ok(s) => s,
+            Err(e) => {
+                let mut why = format!("initialize failed: {}", error_chain(&e));
+                // rmcp keeps only the top of the HTTP error ("error sending
+                // request"): ask once more ourselves to learn the cause (a
+                // certificate not trusted, a refused connection).
+                if let Ok(Err(probe)) =
+                    tokio::time::timeout(std::time::Duration::from_secs(5), client.get(url).send())
+                        .await
+                {
+                    why.push_str(&format!(" ({})", error_chain(&probe)));
+                }
+                return Err(why);
+            }
+        };
         Ok(Conn { service })
     }
 
@@ -1287,4 +1301,62 @@ impl Tool for McpTool {
     fn own_timeout(&self) -> bool {
         true
     }
+}
+
+/// An error with its causes (`error sending request: ... certificate verify
+/// failed`): the top message alone hides why a connection failed. rmcp's
+/// transport type names are left out.
+fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        let m = c.to_string();
+        if !out.contains(&m) {
+            out.push_str(": ");
+            out.push_str(&m);
+        }
+        cur = c.source();
+    }
+    // "Transport [rmcp::transport::worker::WorkerTransport<...>] error" -> "transport error"
+    while let Some(a) = out.find("Transport [") {
+        let mut depth = 0usize;
+        let mut end = None;
+        for (i, ch) in out[a + 10..].char_indices() {
+            match ch {
+                '[' => depth += 1,
+                ']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(a + 10 + i + 1);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        match end {
+            Some(e) => out.replace_range(a..e, "transport"),
+            None => break,
+        }
+    }
+    out.replace('\n', " ")
+}
+
+/// The HTTP client for a streamable HTTP server: the system's trust roots
+/// (plus the server's own CA from `ca_file`), no connection pool (rmcp's
+/// default: a reused connection stalls on delayed ACKs), and no redirects
+/// (a redirect would replay the session and headers elsewhere; a configured
+/// endpoint needs none).
+fn http_client(ca_file: Option<&str>) -> Result<reqwest::Client, String> {
+    let mut b = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .redirect(reqwest::redirect::Policy::none());
+    if let Some(ca) = ca_file {
+        let pem = std::fs::read(ca).map_err(|e| format!("ca_file '{ca}': {e}"))?;
+        let certs = reqwest::Certificate::from_pem_bundle(&pem)
+            .map_err(|e| format!("ca_file '{ca}': {e}"))?;
+        b = b.tls_certs_merge(certs);
+    }
+    b.build()
+        .map_err(|e| format!("HTTP client: {}", error_chain(&e)))
 }

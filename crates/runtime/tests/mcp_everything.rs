@@ -213,8 +213,18 @@ fn config_is_checked() {
         hermes_runtime::config::Config::parse(
             r#"{"mcp_servers": {"x": {"url": "https://example.com/mcp"}}}"#
         )
-        .is_err()
+        .is_ok()
     );
+    for bad in [
+        r#"{"mcp_servers": {"x": {"url": "ftp://example.com/mcp"}}}"#,
+        r#"{"mcp_servers": {"x": {"url": "http://127.0.0.1:1/mcp", "ca_file": "/etc/hostname"}}}"#,
+        r#"{"mcp_servers": {"x": {"url": "https://127.0.0.1:1/mcp", "ca_file": "/nonexistent/ca.pem"}}}"#,
+        r#"{"mcp_servers": {"x": {"url": "https://127.0.0.1:1/mcp", "ca_file": "/etc/hostname"}}}"#,
+        r#"{"mcp_servers": {"x": {"command": "a", "ca_file": "/etc/hostname"}}}"#,
+    ] {
+        let e = hermes_runtime::config::Config::parse(bad).unwrap_err();
+        assert!(!e.message.contains('\n'), "{e:?}");
+    }
     assert!(hermes_runtime::config::Config::parse(r#"{"mcp_servers": {"x": {"url": "http://127.0.0.1:1/mcp", "headers": {"bad name": "v"}}}}"#).is_err());
     assert!(hermes_runtime::config::Config::parse(r#"{"mcp_servers": {"x": {"url": "http://127.0.0.1:1/mcp", "headers": {"Authorization": "Bearer ${HOME}"}}}}"#).is_ok());
     assert!(
@@ -321,6 +331,172 @@ fn streamable_http_server() {
     );
     let out = dispatch(&rt, "mcp__web__get-sum", r#"{"a":1,"b":2}"#);
     assert!(out["result"].as_str().unwrap().contains('3'), "{out}");
+}
+
+/// A plain-HTTP everything server on a free loopback port; killed on drop.
+struct HttpServer {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+fn spawn_node(args: &[&std::ffi::OsStr], port: u16) -> HttpServer {
+    let child = std::process::Command::new("node")
+        .args(args)
+        .env("PORT", port.to_string())
+        .stderr(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("node");
+    let s = HttpServer { child, port };
+    assert!(wait_until(Duration::from_secs(15), || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    }));
+    s
+}
+
+fn openssl(dir: &std::path::Path, args: &[&str]) {
+    let out = std::process::Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("openssl (setup.sh installs it)");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `https://` servers: a server whose certificate is signed by a private
+/// CA is reached when the config names that CA (`ca_file`), and refused
+/// with a certificate error when it does not (no silent plain-text
+/// fallback, no unverified TLS).
+#[test]
+fn https_server_with_a_private_ca() {
+    let Some(js) = server_js("server-everything") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    let mut ca = vec!["req", "-x509"];
+    ca.extend(ec);
+    ca.extend([
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=hermes-tools test CA",
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,keyCertSign,cRLSign",
+    ]);
+    openssl(d, &ca);
+    let mut csr = vec!["req"];
+    csr.extend(ec);
+    csr.extend([
+        "-keyout",
+        "srv.key",
+        "-out",
+        "srv.csr",
+        "-subj",
+        "/CN=127.0.0.1",
+    ]);
+    openssl(d, &csr);
+    std::fs::write(
+        d.join("ext.cnf"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    openssl(
+        d,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "srv.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "srv.pem",
+            "-days",
+            "2",
+            "-extfile",
+            "ext.cnf",
+        ],
+    );
+    let plain = spawn_node(
+        &[
+            "--require".as_ref(),
+            fixture("loopback.cjs").as_os_str(),
+            js.as_ref(),
+            "streamableHttp".as_ref(),
+        ],
+        free_port(),
+    );
+    let tls_port = free_port();
+    let tls_port_s = tls_port.to_string();
+    let plain_port_s = plain.port.to_string();
+    let (key, cert) = (d.join("srv.key"), d.join("srv.pem"));
+    let _front = spawn_node(
+        &[
+            fixture("tls-front.cjs").as_os_str(),
+            key.as_os_str(),
+            cert.as_os_str(),
+            tls_port_s.as_ref(),
+            plain_port_s.as_ref(),
+        ],
+        tls_port,
+    );
+    let url = format!("https://127.0.0.1:{tls_port}/mcp");
+    let ca_file = d.join("ca.pem");
+    let cfg = serde_json::json!({"mcp_servers": {
+        "secure": {"url": url, "ca_file": ca_file, "timeout": 20, "connect_timeout": 20},
+        "untrusted": {"url": url, "connect_timeout": 5}
+    }})
+    .to_string();
+    let rt = Runtime::new(&cfg).expect("runtime");
+    let st = status(&rt);
+    assert_eq!(st["secure"]["state"], "ready", "{st}");
+    let out = dispatch(&rt, "mcp__secure__echo", r#"{"message":"over tls"}"#);
+    assert_eq!(out["result"], "Echo: over tls", "{out}");
+    assert_ne!(st["untrusted"]["state"], "ready", "{st}");
+    let why = st["untrusted"]["last_error"].as_str().unwrap_or("");
+    assert!(why.contains("certificate"), "{st}");
 }
 
 #[test]
