@@ -222,3 +222,59 @@ fn a_tool_failing_on_cancel_completes_as_cancelled() {
         );
     }
 }
+
+/// A built-in tool that answers as soon as its cancel token fires, with a
+/// result that is not an error (the terminal: its killed command's output
+/// and exit code 130), must not win the race against the cancellation: the
+/// call completes as cancelled, the one outcome of a cancelled call
+/// (issue 11, finding 4). `FlowCtl::cancel` ends the call's wait before it
+/// fires the token; fired first, this spinning tool answers in that window.
+#[test]
+fn a_tool_answering_on_cancel_still_completes_as_cancelled() {
+    use hermes_tools::core::{Tool, ToolCall, ToolOutput};
+    struct AnswersOnCancel;
+    impl Tool for AnswersOnCancel {
+        fn call(&self, call: ToolCall<'_>) {
+            let (cancel, reply) = (call.cancel.clone(), call.reply);
+            std::thread::spawn(move || {
+                while !cancel.is_cancelled() {
+                    std::hint::spin_loop();
+                }
+                reply.send(ToolOutput::ok(
+                    r#"{"output":"begun\n[Command interrupted]","exit_code":130}"#,
+                ));
+            });
+        }
+    }
+    let rt = Runtime::new("{}").unwrap();
+    rt.register_tool(
+        r#"{"name":"sh","toolset":"t","schema":{"description":"runs"}}"#,
+        Arc::new(AnswersOnCancel),
+        None,
+    )
+    .unwrap();
+    let mut won = 0;
+    for _ in 0..300 {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let id = rt
+            .dispatch_async(
+                "sh",
+                "{}",
+                CallContext::default(),
+                Box::new(move |done| {
+                    let _ = tx.send((done.cancelled, done.text));
+                }),
+            )
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1));
+        rt.cancel(id).unwrap();
+        let (cancelled, text) = rx.recv_timeout(Duration::from_secs(10)).expect("completed");
+        if !cancelled || !text.contains("cancelled") {
+            won += 1;
+        }
+    }
+    assert_eq!(
+        won, 0,
+        "{won} of 300 cancelled calls completed with the tool's answer"
+    );
+}

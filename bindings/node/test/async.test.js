@@ -136,6 +136,7 @@ test('the event loop stays alive for a pending async call', () => {
 
 test('an ABI mismatch is refused with a clear message', (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ht-abi-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
   const src = path.join(dir, 'fake.c');
   const so = path.join(dir, 'libfake.so');
   fs.writeFileSync(src, 'unsigned int ht_abi_version(void) { return 999; }\n');

@@ -30,8 +30,14 @@ function child(body, limitMs = 20000, env = {}) {
   return { ...r, ms: Date.now() - t0, killed: r.signal === 'SIGKILL' };
 }
 
+const tempDirs = [];
+test.after(() => {
+  for (const d of tempDirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
 function smallFile() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ht-node-i11-'));
+  tempDirs.push(dir);
   const file = path.join(dir, 'small.txt');
   fs.writeFileSync(file, 'hello from a small file\n');
   return file;

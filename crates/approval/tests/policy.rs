@@ -10,7 +10,23 @@ use hermes_approval::{
     PolicyConfig,
 };
 
-fn tmpdir(tag: &str) -> PathBuf {
+/// A private folder for one test, removed when the test ends.
+struct TmpDir(PathBuf);
+
+impl std::ops::Deref for TmpDir {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for TmpDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn tmpdir(tag: &str) -> TmpDir {
     let d = std::env::temp_dir().join(format!(
         "ht-approval-{tag}-{}-{}",
         std::process::id(),
@@ -20,7 +36,7 @@ fn tmpdir(tag: &str) -> PathBuf {
             .unwrap_or(0)
     ));
     std::fs::create_dir_all(&d).unwrap();
-    d
+    TmpDir(d)
 }
 
 fn human(session: &str) -> ApprovalContext {
@@ -200,7 +216,7 @@ fn always_stores_a_narrow_rule_atomically_and_reloads() {
     assert_eq!(removed.rule, "git-destructive");
     let p3 = Policy::new(cfg).unwrap();
     assert!(p3.allowlist().is_empty());
-    let _ = std::fs::remove_dir_all(dir);
+    drop(dir);
 }
 
 #[test]
@@ -363,7 +379,7 @@ fn corrupt_allowlist_is_an_error() {
     assert!(cfg.is_ok());
     let bad: Result<PolicyConfig, _> = serde_json::from_str(r#"{"mode":"manual","yolo":true}"#);
     assert!(bad.is_err());
-    let _ = std::fs::remove_dir_all(dir);
+    drop(dir);
 }
 
 #[test]
