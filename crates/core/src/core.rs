@@ -36,6 +36,8 @@ pub struct Snapshot {
     pub generation: u64,
     /// Registry membership counter (toolset selections are cached on it).
     pub membership: u64,
+    /// Registry structure counter (toolset definitions and aliases).
+    pub structure: u64,
     /// Bumped by every change (tools, hooks, interceptor).
     version: u64,
 }
@@ -199,6 +201,7 @@ impl Core {
             tools: reg.tools.clone(),
             generation: reg.generation,
             membership: reg.membership,
+            structure: reg.structure,
             hooks: if hooks.is_empty() {
                 None
             } else {

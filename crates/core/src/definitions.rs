@@ -211,9 +211,10 @@ fn conditional_extra(entry: &ToolEntry, names: &HashSet<&str>) -> String {
 }
 
 /// The entries `q` selects at the snapshot's generation: the cached list of
-/// an earlier generation patched with the tools replaced since, when the
-/// membership is unchanged and the change log reaches back; else a new
-/// selection. One tool changing costs one swap, not a walk of every tool.
+/// an earlier generation patched with the names registered, replaced or
+/// removed since, when the toolset structure is unchanged and the change log
+/// reaches back; else a new selection. One tool changing costs a binary
+/// search and a swap, insert or remove, not a walk and sort of every tool.
 fn candidates(
     core: &Core,
     snap: &crate::core::Snapshot,
@@ -222,21 +223,42 @@ fn candidates(
 ) -> Result<Arc<Vec<Arc<ToolEntry>>>> {
     let taken = core.defs_cache.lock().candidates.remove(query_text);
     let patched = taken.and_then(|mut c| {
-        if c.membership != snap.membership || c.generation > snap.generation {
+        if c.structure != snap.structure || c.generation > snap.generation {
             return None;
         }
         if c.generation < snap.generation {
-            let names =
-                core.read_registry(|r| r.replaced_between(c.generation, snap.generation))?;
+            let names = core.read_registry(|r| r.changed_between(c.generation, snap.generation))?;
+            // Which names the query selects now: unchanged for tools
+            // replaced in place; asked again when tools came or went.
+            let selection = if c.membership != snap.membership {
+                Some(select(core, q, query_text).ok()?)
+            } else {
+                None
+            };
             let list = Arc::make_mut(&mut c.list);
             for name in names {
-                if let Ok(i) = list.binary_search_by(|e| e.name.as_str().cmp(&name))
-                    && let Some(e) = snap.tools.get(&*name)
-                {
-                    list[i] = e.clone();
+                let at = list.binary_search_by(|e| e.name.as_str().cmp(&name));
+                let selected = match &selection {
+                    None => at.is_ok(),
+                    Some(None) => true,
+                    Some(Some(names)) => names.contains(&*name),
+                };
+                let now = if selected {
+                    snap.tools.get(&*name)
+                } else {
+                    None
+                };
+                match (at, now) {
+                    (Ok(i), Some(e)) => list[i] = e.clone(),
+                    (Ok(i), None) => {
+                        list.remove(i);
+                    }
+                    (Err(i), Some(e)) => list.insert(i, e.clone()),
+                    (Err(_), None) => {}
                 }
             }
             c.generation = snap.generation;
+            c.membership = snap.membership;
         }
         Some(c)
     });
@@ -263,6 +285,7 @@ fn candidates(
             Candidates {
                 generation: snap.generation,
                 membership: snap.membership,
+                structure: snap.structure,
                 list: Arc::new(list),
             }
         }

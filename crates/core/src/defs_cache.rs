@@ -40,11 +40,13 @@ pub struct DefsCache {
 }
 
 /// The entries a query selects, sorted by name, as of one generation. A
-/// later generation with the same membership is reached by swapping in the
-/// tools replaced since (the registry's change log), not by a new selection.
+/// later generation with the same toolset structure is reached by patching
+/// in the tools registered, replaced or removed since (the registry's change
+/// log), not by a new selection and sort.
 pub struct Candidates {
     pub(crate) generation: u64,
     pub(crate) membership: u64,
+    pub(crate) structure: u64,
     pub(crate) list: Arc<Vec<Arc<ToolEntry>>>,
 }
 

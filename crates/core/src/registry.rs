@@ -372,15 +372,19 @@ pub struct Registry {
     /// Bumped when the set of names or toolsets changes (not when a tool is
     /// replaced in place): resolved toolset selections are cached on it.
     pub membership: u64,
-    /// Tools replaced in place, with the generation that replaced them (the
-    /// last [`CHANGE_LOG`] of them): definitions patch a cached selection
-    /// with these instead of rebuilding it.
+    /// Bumped when toolset definitions or aliases change (what a query's
+    /// toolsets resolve to, beyond which tools are registered).
+    pub structure: u64,
+    /// Names registered, replaced or removed, with the generation that
+    /// published the change (the last [`CHANGE_LOG`] of them): definitions
+    /// patch a cached, sorted selection with these instead of rebuilding
+    /// and re-sorting it.
     changes: std::collections::VecDeque<(u64, Arc<str>)>,
     /// Changes at or below this generation are no longer in `changes`.
     changes_floor: u64,
 }
 
-/// How many in-place replacements the registry remembers.
+/// How many name changes the registry remembers.
 pub const CHANGE_LOG: usize = 512;
 
 impl Registry {
@@ -410,15 +414,12 @@ impl Registry {
     ) -> Option<Arc<ToolEntry>> {
         let key: Arc<str> = Arc::from(entry.name.as_str());
         let old = self.tools.insert(key.clone(), entry.clone());
+        // Bulk registration (`joined`) forgets the log instead (see insert_many).
+        if joined.is_none() {
+            self.log_change(key.clone());
+        }
         match &old {
             Some(o) if o.toolset == entry.toolset => {
-                if self.changes.len() >= CHANGE_LOG
-                    && let Some((g, _)) = self.changes.pop_front()
-                {
-                    self.changes_floor = g;
-                }
-                // `generation + 1`: the generation this change is published under.
-                self.changes.push_back((self.generation + 1, key));
                 return old;
             }
             Some(o) => self.unlink(&o.toolset, &key),
@@ -463,6 +464,17 @@ impl Registry {
         }
     }
 
+    /// Remember that `name` changed in the generation about to be published.
+    fn log_change(&mut self, name: Arc<str>) {
+        if self.changes.len() >= CHANGE_LOG
+            && let Some((g, _)) = self.changes.pop_front()
+        {
+            self.changes_floor = g;
+        }
+        // `generation + 1`: the generation this change is published under.
+        self.changes.push_back((self.generation + 1, name));
+    }
+
     fn unlink(&mut self, toolset: &str, name: &str) {
         if let Some(set) = self.members.get_mut(toolset) {
             set.remove(name);
@@ -501,10 +513,20 @@ impl Registry {
         }
         let mut joined = HashMap::new();
         let mut old = Vec::new();
+        let names: Option<Vec<Arc<str>>> = (entries.len() < CHANGE_LOG)
+            .then(|| entries.iter().map(|e| Arc::from(e.name.as_str())).collect());
         for e in entries {
             old.extend(self.put(e, Some(&mut joined)));
         }
         self.join(joined);
+        match names {
+            Some(names) => names.into_iter().for_each(|n| self.log_change(n)),
+            None => {
+                // More than the log holds: cached selections are rebuilt.
+                self.changes.clear();
+                self.changes_floor = self.generation + 1;
+            }
+        }
         self.generation += 1;
         Ok(old)
     }
@@ -512,18 +534,24 @@ impl Registry {
     pub fn remove(&mut self, name: &str) -> Option<Arc<ToolEntry>> {
         let old = self.tools.remove(name)?;
         self.unlink(&old.toolset, name);
+        self.log_change(Arc::from(name));
         // Aliases pointing at a toolset that no longer has tools go with it.
         if !self.members.contains_key(&old.toolset) && !self.toolsets.contains_key(&old.toolset) {
+            let before = self.aliases.len();
             self.aliases.retain(|_, target| *target != old.toolset);
+            if self.aliases.len() != before {
+                self.structure += 1;
+            }
         }
         self.generation += 1;
         self.membership += 1;
         Some(old)
     }
 
-    /// Names replaced in place after generation `since` up to `until`
-    /// (inclusive), or `None` when the log no longer reaches back that far.
-    pub fn replaced_between(&self, since: u64, until: u64) -> Option<Vec<Arc<str>>> {
+    /// Names registered, replaced or removed after generation `since` up to
+    /// `until` (inclusive), or `None` when the log no longer reaches back
+    /// that far.
+    pub fn changed_between(&self, since: u64, until: u64) -> Option<Vec<Arc<str>>> {
         if since < self.changes_floor {
             return None;
         }

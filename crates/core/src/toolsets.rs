@@ -282,6 +282,7 @@ pub fn define(reg: &mut Registry, def: ToolsetDef) -> Result<()> {
     }
     reg.generation += 1;
     reg.membership += 1;
+    reg.structure += 1;
     Ok(())
 }
 
@@ -309,5 +310,6 @@ pub fn alias(reg: &mut Registry, alias: &str, target: &str) -> Result<()> {
     }
     reg.generation += 1;
     reg.membership += 1;
+    reg.structure += 1;
     Ok(())
 }
