@@ -987,6 +987,45 @@ const char *ht_error_message(const struct ht_error *err);
 void ht_error_free(struct ht_error *err);
 
 /**
+ * Serve the runtime's enabled tools (host callback tools, built-ins, plugin
+ * and MCP-sourced tools) as an MCP server, on a thread of the library's, until
+ * the client disconnects, `ht_mcp_server_free` or `ht_runtime_free`.
+ *
+ * `options_json` (NULL/0 or `{}` = stdio on descriptors 0 and 1):
+ * - `"transport": "stdio"` with `"read_fd"`, `"write_fd"` (default 0 and 1):
+ *   newline-delimited JSON-RPC over those descriptors. The library serves on
+ *   duplicates; the host keeps, and may close, its own.
+ * - `"transport": "http"` with `"address"` (default `"127.0.0.1:0"`, a free
+ *   port): streamable HTTP at `/mcp`, loopback addresses only (the endpoint
+ *   has no authentication). `ht_mcp_server_address` tells the URL.
+ * - `"approvals"`: `"client"` (default: a command that needs approval is put
+ *   to the calling MCP client through elicitation, and denied when it cannot
+ *   answer; approvals of the host's own dispatches still go to its handler)
+ *   or `"host"` (the runtime's approval handler answers every call).
+ *
+ * Each MCP session's calls run as a task of their own (cwd, environment and
+ * background processes), which are also listed as `process://<id>` resources.
+ *
+ * On success `*out_server` owns a handle the host frees once with
+ * `ht_mcp_server_free` (before or after `ht_runtime_free`, which stops the
+ * server but leaves the handle to the host). Errors: bad options
+ * (`HT_STATUS_INVALID_ARGUMENT`, `HT_STATUS_INVALID_JSON`), an address in use
+ * (`HT_STATUS_INTERNAL`), a closed runtime (`HT_STATUS_CLOSED`). Any thread.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - `options_json` is NULL with `options_len` 0, or points at `options_len` bytes that stay
+ *   readable and unchanged until this returns.
+ * - `out_server`, `out_err` are each NULL or point at a writable, aligned variable of the
+ *   pointee type.
+ */
+ht_status ht_runtime_serve_mcp(struct ht_runtime *rt,
+                               const char *options_json,
+                               size_t options_len,
+                               struct ht_mcp_server **out_server,
+                               struct ht_error **out_err);
+
+/**
  * Set (or with NULL `approval_fn`, remove) the handler asked when a command
  * needs approval. It runs on the callback thread; the command waits (up to
  * `approvals.timeout` seconds, then it is denied). Answer with
@@ -1253,45 +1292,6 @@ ht_status ht_call_progress(struct ht_call *call,
                            double total,
                            const char *message,
                            size_t message_len);
-
-/**
- * Serve the runtime's enabled tools (host callback tools, built-ins, plugin
- * and MCP-sourced tools) as an MCP server, on a thread of the library's, until
- * the client disconnects, `ht_mcp_server_free` or `ht_runtime_free`.
- *
- * `options_json` (NULL/0 or `{}` = stdio on descriptors 0 and 1):
- * - `"transport": "stdio"` with `"read_fd"`, `"write_fd"` (default 0 and 1):
- *   newline-delimited JSON-RPC over those descriptors. The library serves on
- *   duplicates; the host keeps, and may close, its own.
- * - `"transport": "http"` with `"address"` (default `"127.0.0.1:0"`, a free
- *   port): streamable HTTP at `/mcp`, loopback addresses only (the endpoint
- *   has no authentication). `ht_mcp_server_address` tells the URL.
- * - `"approvals"`: `"client"` (default: a command that needs approval is put
- *   to the calling MCP client through elicitation, and denied when it cannot
- *   answer; approvals of the host's own dispatches still go to its handler)
- *   or `"host"` (the runtime's approval handler answers every call).
- *
- * Each MCP session's calls run as a task of their own (cwd, environment and
- * background processes), which are also listed as `process://<id>` resources.
- *
- * On success `*out_server` owns a handle the host frees once with
- * `ht_mcp_server_free` (before or after `ht_runtime_free`, which stops the
- * server but leaves the handle to the host). Errors: bad options
- * (`HT_STATUS_INVALID_ARGUMENT`, `HT_STATUS_INVALID_JSON`), an address in use
- * (`HT_STATUS_INTERNAL`), a closed runtime (`HT_STATUS_CLOSED`). Any thread.
- *
- * # Safety
- * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
- * - `options_json` is NULL with `options_len` 0, or points at `options_len` bytes that stay
- *   readable and unchanged until this returns.
- * - `out_server`, `out_err` are each NULL or point at a writable, aligned variable of the
- *   pointee type.
- */
-ht_status ht_runtime_serve_mcp(struct ht_runtime *rt,
-                               const char *options_json,
-                               size_t options_len,
-                               struct ht_mcp_server **out_server,
-                               struct ht_error **out_err);
 
 /**
  * The URL a server started with `"transport": "http"` serves

@@ -343,7 +343,7 @@ pub unsafe extern "C" fn ht_runtime_free(rt: *mut ht_runtime) {
         // ht_runtime_new (Box::into_raw) that was not freed and that no other thread uses, so we
         // own the Box exclusively and it is dropped once.
         let b = unsafe { Box::from_raw(rt) };
-        crate::serve::stop_all(&b);
+        crate::serve::stop_all(&b.servers);
         b.rt.close();
         drop(b);
     })
@@ -1452,5 +1452,69 @@ pub unsafe extern "C" fn ht_error_free(err: *mut ht_error) {
             // is rebuilt and dropped exactly once.
             drop(unsafe { Box::from_raw(err) });
         }
+    })
+}
+
+/// Serve the runtime's enabled tools (host callback tools, built-ins, plugin
+/// and MCP-sourced tools) as an MCP server, on a thread of the library's, until
+/// the client disconnects, `ht_mcp_server_free` or `ht_runtime_free`.
+///
+/// `options_json` (NULL/0 or `{}` = stdio on descriptors 0 and 1):
+/// - `"transport": "stdio"` with `"read_fd"`, `"write_fd"` (default 0 and 1):
+///   newline-delimited JSON-RPC over those descriptors. The library serves on
+///   duplicates; the host keeps, and may close, its own.
+/// - `"transport": "http"` with `"address"` (default `"127.0.0.1:0"`, a free
+///   port): streamable HTTP at `/mcp`, loopback addresses only (the endpoint
+///   has no authentication). `ht_mcp_server_address` tells the URL.
+/// - `"approvals"`: `"client"` (default: a command that needs approval is put
+///   to the calling MCP client through elicitation, and denied when it cannot
+///   answer; approvals of the host's own dispatches still go to its handler)
+///   or `"host"` (the runtime's approval handler answers every call).
+///
+/// Each MCP session's calls run as a task of their own (cwd, environment and
+/// background processes), which are also listed as `process://<id>` resources.
+///
+/// On success `*out_server` owns a handle the host frees once with
+/// `ht_mcp_server_free` (before or after `ht_runtime_free`, which stops the
+/// server but leaves the handle to the host). Errors: bad options
+/// (`HT_STATUS_INVALID_ARGUMENT`, `HT_STATUS_INVALID_JSON`), an address in use
+/// (`HT_STATUS_INTERNAL`), a closed runtime (`HT_STATUS_CLOSED`). Any thread.
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - `options_json` is NULL with `options_len` 0, or points at `options_len` bytes that stay
+///   readable and unchanged until this returns.
+/// - `out_server`, `out_err` are each NULL or point at a writable, aligned variable of the
+///   pointee type.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_serve_mcp(
+    rt: *mut ht_runtime,
+    options_json: *const c_char,
+    options_len: usize,
+    out_server: *mut *mut crate::serve::ht_mcp_server,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    status_boundary(out_err, || {
+        require(rt, "runtime")?;
+        require(out_server, "out_server")?;
+        // SAFETY: `rt` is non-NULL (required above) and, by this export's # Safety, a live runtime
+        // that no thread frees before we return; only shared borrows are taken.
+        let handle = unsafe { &*rt };
+        if handle.rt.is_closed() {
+            return Err(Error::new(ErrorKind::Closed, "the runtime is closed"));
+        }
+        // SAFETY: by this export's # Safety, `(options_json, options_len)` is NULL/0 or
+        // options_len bytes readable and unchanged until we return; the &str is not kept.
+        let text = unsafe { str_arg(options_json, options_len, "options_json") }?;
+        let serving = crate::serve::start(handle.rt.clone(), text)?;
+        {
+            let mut list = handle.servers.lock();
+            list.retain(|w| w.strong_count() > 0);
+            list.push(Arc::downgrade(&serving));
+        }
+        // SAFETY: `out_server` is non-NULL (required above) and, by this export's # Safety, points
+        // at a writable `ht_mcp_server *`. Ownership passes to the host (ht_mcp_server_free).
+        unsafe { *out_server = crate::serve::into_handle(serving) };
+        Ok(())
     })
 }

@@ -17,9 +17,8 @@ use tokio_util::sync::CancellationToken;
 use hermes_core::error::{Error, ErrorKind};
 use hermes_mcp_server::{Approvals, Options};
 
-use crate::api::ht_runtime;
 use crate::status::Status;
-use crate::{boundary, ht_error, require, status_boundary, str_arg};
+use crate::{boundary, ht_error, require, status_boundary};
 
 /// How long a stop waits for the server's thread before leaving it behind.
 const STOP_WAIT: Duration = Duration::from_secs(5);
@@ -69,9 +68,9 @@ impl ht_mcp_server {
     }
 }
 
-/// Stop every server still serving `rt` (runtime free).
-pub(crate) fn stop_all(rt: &ht_runtime) {
-    let servers = std::mem::take(&mut *rt.servers.lock());
+/// Stop every server in `servers` still serving (runtime free).
+pub(crate) fn stop_all(servers: &Mutex<Vec<Weak<Serving>>>) {
+    let servers = std::mem::take(&mut *servers.lock());
     for s in servers.iter().filter_map(Weak::upgrade) {
         s.stop();
     }
@@ -178,122 +177,71 @@ fn fd_is_open(fd: i32) -> bool {
     unsafe { libc::fcntl(fd, libc::F_GETFD) != -1 }
 }
 
-/// Serve the runtime's enabled tools (host callback tools, built-ins, plugin
-/// and MCP-sourced tools) as an MCP server, on a thread of the library's, until
-/// the client disconnects, `ht_mcp_server_free` or `ht_runtime_free`.
-///
-/// `options_json` (NULL/0 or `{}` = stdio on descriptors 0 and 1):
-/// - `"transport": "stdio"` with `"read_fd"`, `"write_fd"` (default 0 and 1):
-///   newline-delimited JSON-RPC over those descriptors. The library serves on
-///   duplicates; the host keeps, and may close, its own.
-/// - `"transport": "http"` with `"address"` (default `"127.0.0.1:0"`, a free
-///   port): streamable HTTP at `/mcp`, loopback addresses only (the endpoint
-///   has no authentication). `ht_mcp_server_address` tells the URL.
-/// - `"approvals"`: `"client"` (default: a command that needs approval is put
-///   to the calling MCP client through elicitation, and denied when it cannot
-///   answer; approvals of the host's own dispatches still go to its handler)
-///   or `"host"` (the runtime's approval handler answers every call).
-///
-/// Each MCP session's calls run as a task of their own (cwd, environment and
-/// background processes), which are also listed as `process://<id>` resources.
-///
-/// On success `*out_server` owns a handle the host frees once with
-/// `ht_mcp_server_free` (before or after `ht_runtime_free`, which stops the
-/// server but leaves the handle to the host). Errors: bad options
-/// (`HT_STATUS_INVALID_ARGUMENT`, `HT_STATUS_INVALID_JSON`), an address in use
-/// (`HT_STATUS_INTERNAL`), a closed runtime (`HT_STATUS_CLOSED`). Any thread.
-///
-/// # Safety
-/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
-/// - `options_json` is NULL with `options_len` 0, or points at `options_len` bytes that stay
-///   readable and unchanged until this returns.
-/// - `out_server`, `out_err` are each NULL or point at a writable, aligned variable of the
-///   pointee type.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn ht_runtime_serve_mcp(
-    rt: *mut ht_runtime,
-    options_json: *const c_char,
-    options_len: usize,
-    out_server: *mut *mut ht_mcp_server,
-    out_err: *mut *mut ht_error,
-) -> Status {
-    status_boundary(out_err, || {
-        require(rt, "runtime")?;
-        require(out_server, "out_server")?;
-        // SAFETY: `rt` is non-NULL (required above) and, by this export's # Safety, a live runtime
-        // that no thread frees before we return; only shared borrows are taken.
-        let handle = unsafe { &*rt };
-        if handle.rt.is_closed() {
-            return Err(Error::new(ErrorKind::Closed, "the runtime is closed"));
-        }
-        // SAFETY: by this export's # Safety, `(options_json, options_len)` is NULL/0 or
-        // options_len bytes readable and unchanged until we return; the &str is not kept.
-        let text = unsafe { str_arg(options_json, options_len, "options_json") }?;
-        let (transport, opts) = parse_options(text)?;
-        let address = match &transport {
-            Transport::Http(l) => l
-                .local_addr()
-                .map(|a| format!("http://{a}{}", hermes_mcp_server::HTTP_PATH))
-                .unwrap_or_default(),
-            Transport::Fds(..) => String::new(),
-        };
-        let serving = Arc::new(Serving {
-            stop: CancellationToken::new(),
-            address: CString::new(address).unwrap_or_default(),
-            ended: Mutex::new(None),
-            ended_cv: Condvar::new(),
-            thread: Mutex::new(None),
-        });
-        let engine = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| Error::new(ErrorKind::Internal, format!("mcp server: {e}")))?;
-        let runtime = handle.rt.clone();
-        let s = serving.clone();
-        let thread = std::thread::Builder::new()
-            .name("ht-mcp-server".into())
-            .spawn(move || {
-                let stop = s.stop.clone();
-                let out = engine.block_on(async move {
-                    match transport {
-                        Transport::Fds(r, w) => {
-                            let (r, reader_stop) = match fd_reader(r) {
-                                Ok(r) => r,
-                                Err(e) => return Err(format!("mcp server: reader thread: {e}")),
-                            };
-                            let w = tokio::fs::File::from_std(std::fs::File::from(w));
-                            let out =
-                                hermes_mcp_server::serve_with(runtime, (r, w), &opts, stop).await;
-                            drop(reader_stop);
-                            out
-                        }
-                        Transport::Http(l) => match tokio::net::TcpListener::from_std(l) {
-                            Ok(l) => hermes_mcp_server::serve_http(runtime, l, &opts, stop).await,
-                            Err(e) => Err(format!("mcp server: listener: {e}")),
-                        },
+/// Start serving `runtime` with the options of `ht_runtime_serve_mcp`
+/// (`options_json`'s text); the caller keeps the server so the runtime's
+/// free can stop it.
+pub(crate) fn start(
+    runtime: Arc<hermes_runtime::Runtime>,
+    text: &str,
+) -> Result<Arc<Serving>, Error> {
+    let (transport, opts) = parse_options(text)?;
+    let address = match &transport {
+        Transport::Http(l) => l
+            .local_addr()
+            .map(|a| format!("http://{a}{}", hermes_mcp_server::HTTP_PATH))
+            .unwrap_or_default(),
+        Transport::Fds(..) => String::new(),
+    };
+    let serving = Arc::new(Serving {
+        stop: CancellationToken::new(),
+        address: CString::new(address).unwrap_or_default(),
+        ended: Mutex::new(None),
+        ended_cv: Condvar::new(),
+        thread: Mutex::new(None),
+    });
+    let engine = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::new(ErrorKind::Internal, format!("mcp server: {e}")))?;
+    let s = serving.clone();
+    let thread = std::thread::Builder::new()
+        .name("ht-mcp-server".into())
+        .spawn(move || {
+            let stop = s.stop.clone();
+            let out = engine.block_on(async move {
+                match transport {
+                    Transport::Fds(r, w) => {
+                        let (r, reader_stop) = match fd_reader(r) {
+                            Ok(r) => r,
+                            Err(e) => return Err(format!("mcp server: reader thread: {e}")),
+                        };
+                        let w = tokio::fs::File::from_std(std::fs::File::from(w));
+                        let out = hermes_mcp_server::serve_with(runtime, (r, w), &opts, stop).await;
+                        drop(reader_stop);
+                        out
                     }
-                });
-                if let Err(e) = &out {
-                    tracing::warn!(error = %e, "mcp server ended with an error");
+                    Transport::Http(l) => match tokio::net::TcpListener::from_std(l) {
+                        Ok(l) => hermes_mcp_server::serve_http(runtime, l, &opts, stop).await,
+                        Err(e) => Err(format!("mcp server: listener: {e}")),
+                    },
                 }
-                // A write still blocked on a pipe nobody reads must not hold the stop.
-                engine.shutdown_timeout(Duration::from_millis(200));
-                *s.ended.lock() = Some(out);
-                s.ended_cv.notify_all();
-            })
-            .map_err(|e| Error::new(ErrorKind::Internal, format!("mcp server thread: {e}")))?;
-        *serving.thread.lock() = Some(thread);
-        {
-            let mut list = handle.servers.lock();
-            list.retain(|w| w.strong_count() > 0);
-            list.push(Arc::downgrade(&serving));
-        }
-        let b = Box::new(ht_mcp_server { serving });
-        // SAFETY: `out_server` is non-NULL (required above) and, by this export's # Safety, points
-        // at a writable `ht_mcp_server *`. Ownership passes to the host (ht_mcp_server_free).
-        unsafe { *out_server = Box::into_raw(b) };
-        Ok(())
-    })
+            });
+            if let Err(e) = &out {
+                tracing::warn!(error = %e, "mcp server ended with an error");
+            }
+            // A write still blocked on a pipe nobody reads must not hold the stop.
+            engine.shutdown_timeout(Duration::from_millis(200));
+            *s.ended.lock() = Some(out);
+            s.ended_cv.notify_all();
+        })
+        .map_err(|e| Error::new(ErrorKind::Internal, format!("mcp server thread: {e}")))?;
+    *serving.thread.lock() = Some(thread);
+    Ok(serving)
+}
+
+/// Hand a started server to the host as its handle.
+pub(crate) fn into_handle(serving: Arc<Serving>) -> *mut ht_mcp_server {
+    Box::into_raw(Box::new(ht_mcp_server { serving }))
 }
 
 /// Read `fd` on a thread of its own, into an in-memory pipe the server reads.
