@@ -79,6 +79,7 @@ fuzz-json:
 	$(CARGO) run --release -p hermes-runtime --example fuzz_json -- 1000000
 
 test-rust: | setup-check
+	python3 scripts/check-cycles.py
 	$(CARGO) build
 	$(CARGO) test --workspace -- --test-threads=2
 
