@@ -7,8 +7,8 @@
 mod common;
 use common::*;
 use hermes_tools::Status;
-use hermes_tools::ffi::progress::ht_call_progress;
 use hermes_tools::ffi::api::ht_runtime_serve_mcp;
+use hermes_tools::ffi::progress::ht_call_progress;
 use hermes_tools::ffi::serve::*;
 use hermes_tools::host::ht_call;
 use serde_json::Value;

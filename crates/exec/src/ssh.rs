@@ -326,33 +326,35 @@ impl Ssh {
         a
     }
 
-    /// Task `task`'s slot, made on first use. Past `max_connections`
-    /// running masters, the least recently used idle one is closed (it
-    /// reconnects when its task runs a command again).
+    /// Task `task`'s slot, made on first use.
     fn slot(&self, task: &str) -> Arc<Mutex<Master>> {
         let key = task_key(task);
-        let (slot, others) = {
-            let mut map = lock(&self.masters);
-            if let Some(s) = map.get(key) {
-                return s.clone();
-            }
-            let n = self.next_slot.fetch_add(1, Ordering::Relaxed);
-            let slot = Arc::new(Mutex::new(Master {
-                pid: None,
-                generation: 0,
-                ctl: self.ctl_dir.join(format!("m{n}")),
-                n,
-                last_used: Instant::now(),
-            }));
-            map.insert(key.to_string(), slot.clone());
-            let others: Vec<(String, Arc<Mutex<Master>>)> = map
-                .iter()
-                .filter(|(k, _)| k.as_str() != key)
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            (slot, others)
-        };
-        let max = self.cfg.max_connections.max(1);
+        let mut map = lock(&self.masters);
+        if let Some(s) = map.get(key) {
+            return s.clone();
+        }
+        let n = self.next_slot.fetch_add(1, Ordering::Relaxed);
+        let slot = Arc::new(Mutex::new(Master {
+            pid: None,
+            generation: 0,
+            ctl: self.ctl_dir.join(format!("m{n}")),
+            n,
+            last_used: Instant::now(),
+        }));
+        map.insert(key.to_string(), slot.clone());
+        slot
+    }
+
+    /// Before a master starts for `me`: past `max_connections` running
+    /// masters, close the least recently used idle ones (no command of
+    /// their task running, not busy connecting); their tasks reconnect on
+    /// their next command.
+    fn make_room(&self, me: &Arc<Mutex<Master>>) {
+        let others: Vec<(String, Arc<Mutex<Master>>)> = lock(&self.masters)
+            .iter()
+            .filter(|(_, v)| !Arc::ptr_eq(v, me))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         let mut running: Vec<(Instant, String, Arc<Mutex<Master>>)> = others
             .into_iter()
             .filter_map(|(k, s)| {
@@ -363,22 +365,23 @@ impl Ssh {
                 up.then_some((t, k, s))
             })
             .collect();
-        if running.len() >= max {
-            running.sort_by_key(|r| r.0);
-            let busy: std::collections::HashSet<String> = lock(&self.started)
-                .iter()
-                .filter(|(pid, _)| alive(**pid))
-                .map(|(_, s)| s.task.clone())
-                .collect();
-            let excess = running.len() + 1 - max;
-            for (_, k, s) in running.iter().filter(|r| !busy.contains(&r.1)).take(excess) {
-                if let Ok(mut m) = s.try_lock() {
-                    tracing::debug!(task = %k, "ssh: closing an idle task's connection (max_connections)");
-                    self.exit_master(&mut m);
-                }
+        let max = self.cfg.max_connections.max(1);
+        if running.len() < max {
+            return;
+        }
+        running.sort_by_key(|r| r.0);
+        let busy: std::collections::HashSet<String> = lock(&self.started)
+            .iter()
+            .filter(|(pid, _)| alive(**pid))
+            .map(|(_, s)| s.task.clone())
+            .collect();
+        let excess = running.len() + 1 - max;
+        for (_, k, s) in running.iter().filter(|r| !busy.contains(&r.1)).take(excess) {
+            if let Ok(mut m) = s.try_lock() {
+                tracing::debug!(task = %k, "ssh: closing an idle task's connection (max_connections)");
+                self.exit_master(&mut m);
             }
         }
-        slot
     }
 
     /// Close a master (its clients are gone or go with it).
@@ -420,6 +423,7 @@ impl Ssh {
             {
                 return Ok((m.ctl.clone(), m.generation, m.n));
             }
+            self.make_room(&slot);
             let ctl = m.ctl.clone();
             let _ = std::fs::remove_file(&ctl);
             let log = self.ctl_dir.join(format!("master{}.log", m.n));

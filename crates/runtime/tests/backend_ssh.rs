@@ -689,3 +689,52 @@ fn each_task_has_its_own_connection() {
     rt.close();
     assert!(wait_for(|| masters().is_empty()), "{:?}", masters());
 }
+
+/// `max_connections`: past it, the least recently used idle task's master
+/// is closed (never one with a command running), and that task reconnects
+/// on its next command with its directory kept.
+#[test]
+fn idle_connections_past_max_connections_are_closed() {
+    let sshd = sshd_or_skip!();
+    let master_needle = format!("-p {} -l root -i", sshd.port);
+    let masters = || -> usize {
+        pgrep(&master_needle)
+            .into_iter()
+            .filter(|l| l.contains(" -M "))
+            .count()
+    };
+    let rt = std::sync::Arc::new(runtime(
+        &sshd,
+        &["terminal"],
+        json!({"ssh": {"max_connections": 2}}),
+    ));
+    assert_eq!(sh(&rt, "a", "cd /tmp && echo a")["output"], "a");
+    // b keeps a command running while c connects: b's master must stay.
+    let rt2 = rt.clone();
+    let h = std::thread::spawn(move || {
+        let ctx = CallContext {
+            task_id: "b".into(),
+            ..CallContext::default()
+        };
+        rt2.dispatch(
+            "terminal",
+            &json!({"command": "sleep 1.93; echo b-done"}).to_string(),
+            ctx,
+        )
+        .unwrap()
+    });
+    assert!(wait_for(|| pgrep("sleep 1.93")
+        .iter()
+        .any(|l| l.contains(": sleep 1.93"))));
+    assert!(wait_for(|| masters() <= 2), "{} masters", masters());
+    assert_eq!(sh(&rt, "c", "echo c")["output"], "c");
+    assert!(wait_for(|| masters() <= 2), "{} masters", masters());
+    let v: Value = serde_json::from_str(&h.join().unwrap()).unwrap();
+    assert_eq!(
+        v["output"], "b-done",
+        "b's connection was closed under it: {v}"
+    );
+    // a was closed when c connected; it reconnects and keeps its directory
+    assert_eq!(sh(&rt, "a", "pwd")["output"], "/tmp");
+    assert!(wait_for(|| masters() <= 2), "{} masters", masters());
+}
