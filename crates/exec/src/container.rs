@@ -737,15 +737,23 @@ impl Environment for Container {
     fn kill(&self, pid: i32, signal: i32) {
         let found = lock(&self.started)
             .get(&pid)
-            .map(|s| (s.task.clone(), s.token.clone()));
-        let Some((task, token)) = found else {
+            .map(|s| (s.task.clone(), s.token.clone(), s.generation));
+        let Some((task, token, generation)) = found else {
             kill_tree(pid, signal);
             return;
         };
+        // The container the command runs in, if it still runs: a kill
+        // never starts a container (the task's may be gone or replaced,
+        // and what ran in it with it).
+        let current = lock(&self.slots).get(&task).cloned().and_then(|slot| {
+            let cur = lock(&slot);
+            cur.id.clone().filter(|_| cur.generation == generation)
+        });
         // Killing the local client alone would leave the command running inside.
-        let inside_ok = self
-            .run_script(&task, &self.kill_script(&token, signal), b"")
-            .is_ok_and(|o| o.code == 0);
+        let inside_ok = current.is_some_and(|id| {
+            self.run_in(&id, &self.kill_script(&token, signal), b"")
+                .is_ok_and(|o| o.code == 0)
+        });
         if !inside_ok || signal == libc::SIGKILL {
             kill_tree(pid, signal);
         }
