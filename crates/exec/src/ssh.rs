@@ -384,18 +384,26 @@ impl Ssh {
         }
     }
 
+    /// The `ssh` client for master socket `ctl` with `args` then the host
+    /// (stdin closed, this process's environment).
+    fn client(&self, ctl: &Path, args: &[&str]) -> Command {
+        let mut c = Command::new(&self.ssh);
+        c.args(self.common_args(ctl))
+            .args(args)
+            .arg(&self.cfg.host)
+            .stdin(Stdio::null())
+            .env_clear()
+            .envs(self.client_env.iter().cloned());
+        c
+    }
+
     /// Close a master (its clients are gone or go with it).
     fn exit_master(&self, m: &mut Master) {
         if let Some(p) = m.pid.take() {
-            let _ = Command::new(&self.ssh)
-                .args(self.common_args(&m.ctl))
-                .args(["-O", "exit"])
-                .arg(&self.cfg.host)
-                .stdin(Stdio::null())
+            let _ = self
+                .client(&m.ctl, &["-O", "exit"])
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
-                .env_clear()
-                .envs(self.client_env.iter().cloned())
                 .status();
             if alive(p) {
                 std::thread::sleep(Duration::from_millis(50));
@@ -428,21 +436,25 @@ impl Ssh {
             let _ = std::fs::remove_file(&ctl);
             let log = self.ctl_dir.join(format!("master{}.log", m.n));
             let _ = std::fs::remove_file(&log);
-            let status = Command::new(&self.ssh)
-                .args(self.common_args(&ctl))
-                .args(["-M", "-N", "-f", "-o", "ControlMaster=yes", "-o"])
-                .arg(format!(
-                    "ControlPersist={}",
-                    self.cfg.control_persist.max(1)
-                ))
-                .arg("-E")
-                .arg(&log)
-                .arg(&self.cfg.host)
-                .stdin(Stdio::null())
+            let persist = format!("ControlPersist={}", self.cfg.control_persist.max(1));
+            let log_arg = log.display().to_string();
+            let status = self
+                .client(
+                    &ctl,
+                    &[
+                        "-M",
+                        "-N",
+                        "-f",
+                        "-o",
+                        "ControlMaster=yes",
+                        "-o",
+                        &persist,
+                        "-E",
+                        &log_arg,
+                    ],
+                )
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
-                .env_clear()
-                .envs(self.client_env.iter().cloned())
                 .status()?;
             if !status.success() {
                 let why = std::fs::read_to_string(&log).unwrap_or_default();
@@ -460,14 +472,7 @@ impl Ssh {
                     ),
                 ));
             }
-            let out = Command::new(&self.ssh)
-                .args(self.common_args(&ctl))
-                .args(["-O", "check"])
-                .arg(&self.cfg.host)
-                .stdin(Stdio::null())
-                .env_clear()
-                .envs(self.client_env.iter().cloned())
-                .output()?;
+            let out = self.client(&ctl, &["-O", "check"]).output()?;
             let text = String::from_utf8_lossy(&out.stderr);
             m.pid = text
                 .split("pid=")

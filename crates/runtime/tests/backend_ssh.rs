@@ -359,6 +359,15 @@ fn task_cleanup_and_close_kill_what_runs_remotely() {
     assert!(masters.is_empty(), "{masters:?}");
 }
 
+/// The ssh master processes (`-M`) connected to this test's sshd.
+fn masters_of(sshd: &ssh_common::Sshd) -> Vec<String> {
+    let needle = format!("-p {} -l root -i", sshd.port);
+    pgrep(&needle)
+        .into_iter()
+        .filter(|l| l.contains(" -M "))
+        .collect()
+}
+
 fn wait_for(f: impl Fn() -> bool) -> bool {
     let until = Instant::now() + Duration::from_secs(5);
     while Instant::now() < until {
@@ -557,13 +566,7 @@ fn approval_prompts_say_where_the_command_runs() {
 #[test]
 fn a_connection_killed_mid_call_is_reported_and_the_next_call_reconnects() {
     let sshd = sshd_or_skip!();
-    let master_needle = format!("-p {} -l root -i", sshd.port);
-    let masters = || -> Vec<String> {
-        pgrep(&master_needle)
-            .into_iter()
-            .filter(|l| l.contains(" -M "))
-            .collect()
-    };
+    let masters = || masters_of(&sshd);
     let rt = std::sync::Arc::new(runtime(&sshd, &["terminal"], json!({})));
     // the runtime learnt the remote side over the default task's connection
     let before = masters();
@@ -617,13 +620,7 @@ fn a_connection_killed_mid_call_is_reported_and_the_next_call_reconnects() {
 #[test]
 fn each_task_has_its_own_connection() {
     let sshd = sshd_or_skip!();
-    let master_needle = format!("-p {} -l root -i", sshd.port);
-    let masters = || -> Vec<String> {
-        pgrep(&master_needle)
-            .into_iter()
-            .filter(|l| l.contains(" -M "))
-            .collect()
-    };
+    let masters = || masters_of(&sshd);
     let rt = std::sync::Arc::new(runtime(&sshd, &["terminal", "file"], json!({})));
     let base = masters();
     assert_eq!(sh(&rt, "a", "echo a")["output"], "a");
@@ -696,13 +693,7 @@ fn each_task_has_its_own_connection() {
 #[test]
 fn idle_connections_past_max_connections_are_closed() {
     let sshd = sshd_or_skip!();
-    let master_needle = format!("-p {} -l root -i", sshd.port);
-    let masters = || -> usize {
-        pgrep(&master_needle)
-            .into_iter()
-            .filter(|l| l.contains(" -M "))
-            .count()
-    };
+    let masters = || masters_of(&sshd).len();
     let rt = std::sync::Arc::new(runtime(
         &sshd,
         &["terminal"],
