@@ -359,6 +359,23 @@ fn task_cleanup_and_close_kill_what_runs_remotely() {
     assert!(masters.is_empty(), "{masters:?}");
 }
 
+/// Run `cmd` in task `task` on a thread of its own; join for the result.
+fn sh_in_thread(
+    rt: &std::sync::Arc<Runtime>,
+    task: &str,
+    cmd: &str,
+) -> std::thread::JoinHandle<String> {
+    let (rt, task, cmd) = (rt.clone(), task.to_string(), cmd.to_string());
+    std::thread::spawn(move || {
+        let ctx = CallContext {
+            task_id: task,
+            ..CallContext::default()
+        };
+        rt.dispatch("terminal", &json!({"command": cmd}).to_string(), ctx)
+            .unwrap()
+    })
+}
+
 /// The ssh master processes (`-M`) connected to this test's sshd.
 fn masters_of(sshd: &ssh_common::Sshd) -> Vec<String> {
     let needle = format!("-p {} -l root -i", sshd.port);
@@ -579,19 +596,7 @@ fn a_connection_killed_mid_call_is_reported_and_the_next_call_reconnects() {
         .collect();
     assert_eq!(masters.len(), 1, "{masters:?}");
     let master: i32 = masters[0].split(':').next().unwrap().parse().unwrap();
-    let rt2 = rt.clone();
-    let h = std::thread::spawn(move || {
-        let ctx = CallContext {
-            task_id: "t".into(),
-            ..CallContext::default()
-        };
-        rt2.dispatch(
-            "terminal",
-            &json!({"command": "echo started; sleep 717.1; echo never"}).to_string(),
-            ctx,
-        )
-        .unwrap()
-    });
+    let h = sh_in_thread(&rt, "t", "echo started; sleep 717.1; echo never");
     // the remote command itself (not a client whose command line names it)
     assert!(wait_for(|| pgrep("sleep 717.1")
         .iter()
@@ -636,19 +641,7 @@ fn each_task_has_its_own_connection() {
         .parse()
         .unwrap();
     // task b: a second connection, shared by its terminal and file tools
-    let rt2 = rt.clone();
-    let h = std::thread::spawn(move || {
-        let ctx = CallContext {
-            task_id: "b".into(),
-            ..CallContext::default()
-        };
-        rt2.dispatch(
-            "terminal",
-            &json!({"command": "sleep 2.71; echo b-done"}).to_string(),
-            ctx,
-        )
-        .unwrap()
-    });
+    let h = sh_in_thread(&rt, "b", "sleep 2.71; echo b-done");
     assert!(wait_for(|| pgrep("sleep 2.71")
         .iter()
         .any(|l| l.contains(": sleep 2.71"))));
@@ -701,19 +694,7 @@ fn idle_connections_past_max_connections_are_closed() {
     ));
     assert_eq!(sh(&rt, "a", "cd /tmp && echo a")["output"], "a");
     // b keeps a command running while c connects: b's master must stay.
-    let rt2 = rt.clone();
-    let h = std::thread::spawn(move || {
-        let ctx = CallContext {
-            task_id: "b".into(),
-            ..CallContext::default()
-        };
-        rt2.dispatch(
-            "terminal",
-            &json!({"command": "sleep 1.93; echo b-done"}).to_string(),
-            ctx,
-        )
-        .unwrap()
-    });
+    let h = sh_in_thread(&rt, "b", "sleep 1.93; echo b-done");
     assert!(wait_for(|| pgrep("sleep 1.93")
         .iter()
         .any(|l| l.contains(": sleep 1.93"))));
