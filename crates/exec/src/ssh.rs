@@ -754,7 +754,21 @@ impl Remote for Ssh {
         let slot = lock(&self.masters).get(&s.task).cloned();
         let now = slot.and_then(|slot| {
             let m = lock(&slot);
-            m.pid.filter(|p| alive(*p)).map(|_| m.generation)
+            m.pid
+                .filter(|p| alive(*p))
+                .map(|_| (m.generation, m.ctl.clone()))
+        });
+        // A master killed a moment ago can still look alive (it closes its
+        // sockets, which ends our client, before it is a zombie): ask it.
+        let now = now.and_then(|(generation, ctl)| {
+            let answers = generation == s.generation
+                && self
+                    .client(&ctl, &["-O", "check"])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()
+                    .is_ok_and(|st| st.success());
+            answers.then_some(generation)
         });
         (now != Some(s.generation)).then(|| {
             format!(
