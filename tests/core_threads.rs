@@ -175,33 +175,34 @@ fn background_processes_have_no_thread_each() {
     rt.close();
 }
 
-/// A tool that fails the moment its cancel token fires (as an MCP client or
-/// an HTTP tool does) still completes the call as cancelled: the answer can
-/// reach the dispatcher before the cancellation does.
-#[test]
-fn a_tool_failing_on_cancel_completes_as_cancelled() {
+/// Register a tool that answers `answer` the instant its cancel token fires
+/// (a spinning thread), dispatch and cancel it `rounds` times, and count the
+/// calls that did not complete as cancelled.
+fn calls_not_cancelled(answer: hermes_tools::core::ToolOutput, rounds: usize) -> usize {
     use hermes_tools::core::{Tool, ToolCall, ToolOutput};
-    struct FailsOnCancel;
-    impl Tool for FailsOnCancel {
+    struct AnswersOnCancel(ToolOutput);
+    impl Tool for AnswersOnCancel {
         fn call(&self, call: ToolCall<'_>) {
             let (cancel, reply) = (call.cancel.clone(), call.reply);
+            let answer = self.0.clone();
             std::thread::spawn(move || {
                 // Spin: answer in the instant the token fires.
                 while !cancel.is_cancelled() {
                     std::hint::spin_loop();
                 }
-                reply.send(ToolOutput::error("request aborted"));
+                reply.send(answer);
             });
         }
     }
     let rt = Runtime::new("{}").unwrap();
     rt.register_tool(
         r#"{"name":"slow","toolset":"t","schema":{"description":"waits"}}"#,
-        Arc::new(FailsOnCancel),
+        Arc::new(AnswersOnCancel(answer)),
         None,
     )
     .unwrap();
-    for _ in 0..200 {
+    let mut not_cancelled = 0;
+    for _ in 0..rounds {
         let (tx, rx) = std::sync::mpsc::channel();
         let id = rt
             .dispatch_async(
@@ -213,14 +214,23 @@ fn a_tool_failing_on_cancel_completes_as_cancelled() {
                 }),
             )
             .unwrap();
-        std::thread::sleep(Duration::from_millis(2));
+        std::thread::sleep(Duration::from_millis(1));
         rt.cancel(id).unwrap();
         let (cancelled, text) = rx.recv_timeout(Duration::from_secs(10)).expect("completed");
-        assert!(
-            cancelled && text.contains("cancelled"),
-            "{cancelled} {text}"
-        );
+        if !cancelled || !text.contains("cancelled") {
+            not_cancelled += 1;
+        }
     }
+    not_cancelled
+}
+
+/// A tool that fails the moment its cancel token fires (as an MCP client or
+/// an HTTP tool does) still completes the call as cancelled: the answer can
+/// reach the dispatcher before the cancellation does.
+#[test]
+fn a_tool_failing_on_cancel_completes_as_cancelled() {
+    let answer = hermes_tools::core::ToolOutput::error("request aborted");
+    assert_eq!(calls_not_cancelled(answer, 200), 0);
 }
 
 /// A built-in tool that answers as soon as its cancel token fires, with a
@@ -228,51 +238,14 @@ fn a_tool_failing_on_cancel_completes_as_cancelled() {
 /// and exit code 130), must not win the race against the cancellation: the
 /// call completes as cancelled, the one outcome of a cancelled call
 /// (issue 11, finding 4). `FlowCtl::cancel` ends the call's wait before it
-/// fires the token; fired first, this spinning tool answers in that window.
+/// fires the token; fired first, this spinning tool answers in that window
+/// (34 of 300 calls did, with the order reversed).
 #[test]
 fn a_tool_answering_on_cancel_still_completes_as_cancelled() {
-    use hermes_tools::core::{Tool, ToolCall, ToolOutput};
-    struct AnswersOnCancel;
-    impl Tool for AnswersOnCancel {
-        fn call(&self, call: ToolCall<'_>) {
-            let (cancel, reply) = (call.cancel.clone(), call.reply);
-            std::thread::spawn(move || {
-                while !cancel.is_cancelled() {
-                    std::hint::spin_loop();
-                }
-                reply.send(ToolOutput::ok(
-                    r#"{"output":"begun\n[Command interrupted]","exit_code":130}"#,
-                ));
-            });
-        }
-    }
-    let rt = Runtime::new("{}").unwrap();
-    rt.register_tool(
-        r#"{"name":"sh","toolset":"t","schema":{"description":"runs"}}"#,
-        Arc::new(AnswersOnCancel),
-        None,
-    )
-    .unwrap();
-    let mut won = 0;
-    for _ in 0..300 {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let id = rt
-            .dispatch_async(
-                "sh",
-                "{}",
-                CallContext::default(),
-                Box::new(move |done| {
-                    let _ = tx.send((done.cancelled, done.text));
-                }),
-            )
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(1));
-        rt.cancel(id).unwrap();
-        let (cancelled, text) = rx.recv_timeout(Duration::from_secs(10)).expect("completed");
-        if !cancelled || !text.contains("cancelled") {
-            won += 1;
-        }
-    }
+    let answer = hermes_tools::core::ToolOutput::ok(
+        r#"{"output":"begun\n[Command interrupted]","exit_code":130}"#,
+    );
+    let won = calls_not_cancelled(answer, 300);
     assert_eq!(
         won, 0,
         "{won} of 300 cancelled calls completed with the tool's answer"

@@ -10,7 +10,6 @@ mod common;
 mod container_common;
 
 use container_common::Engine;
-use hermes_core::dispatch::CallContext;
 use hermes_runtime::Runtime;
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -358,16 +357,8 @@ fn a_container_killed_mid_call_is_reported_and_replaced(e: &Engine) {
     assert_eq!(sh(&rt, "t", "echo warm")["output"], "warm");
     let before = e.ours();
     let tag = if e.name == "docker" { "71" } else { "72" };
-    let rt2 = rt.clone();
     let cmd = format!("echo started; sleep 7{tag}.1; echo never");
-    let h = std::thread::spawn(move || {
-        let ctx = CallContext {
-            task_id: "t".into(),
-            ..CallContext::default()
-        };
-        rt2.dispatch("terminal", &json!({"command": cmd}).to_string(), ctx)
-            .unwrap()
-    });
+    let h = common::sh_in_thread(&rt, "t", &cmd);
     let needle = format!("sleep 7{tag}.1");
     assert!(wait_for(Duration::from_secs(5), || !pgrep(&needle).is_empty()));
     // the runtime's own container, killed from outside

@@ -7,7 +7,6 @@
 mod common;
 mod ssh_common;
 
-use hermes_core::dispatch::CallContext;
 use hermes_runtime::Runtime;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -359,23 +358,6 @@ fn task_cleanup_and_close_kill_what_runs_remotely() {
     assert!(masters.is_empty(), "{masters:?}");
 }
 
-/// Run `cmd` in task `task` on a thread of its own; join for the result.
-fn sh_in_thread(
-    rt: &std::sync::Arc<Runtime>,
-    task: &str,
-    cmd: &str,
-) -> std::thread::JoinHandle<String> {
-    let (rt, task, cmd) = (rt.clone(), task.to_string(), cmd.to_string());
-    std::thread::spawn(move || {
-        let ctx = CallContext {
-            task_id: task,
-            ..CallContext::default()
-        };
-        rt.dispatch("terminal", &json!({"command": cmd}).to_string(), ctx)
-            .unwrap()
-    })
-}
-
 /// The ssh master processes (`-M`) connected to this test's sshd.
 fn masters_of(sshd: &ssh_common::Sshd) -> Vec<String> {
     let needle = format!("-p {} -l root -i", sshd.port);
@@ -596,7 +578,7 @@ fn a_connection_killed_mid_call_is_reported_and_the_next_call_reconnects() {
         .collect();
     assert_eq!(masters.len(), 1, "{masters:?}");
     let master: i32 = masters[0].split(':').next().unwrap().parse().unwrap();
-    let h = sh_in_thread(&rt, "t", "echo started; sleep 717.1; echo never");
+    let h = common::sh_in_thread(&rt, "t", "echo started; sleep 717.1; echo never");
     // the remote command itself (not a client whose command line names it)
     assert!(wait_for(|| pgrep("sleep 717.1")
         .iter()
@@ -641,7 +623,7 @@ fn each_task_has_its_own_connection() {
         .parse()
         .unwrap();
     // task b: a second connection, shared by its terminal and file tools
-    let h = sh_in_thread(&rt, "b", "sleep 2.71; echo b-done");
+    let h = common::sh_in_thread(&rt, "b", "sleep 2.71; echo b-done");
     assert!(wait_for(|| pgrep("sleep 2.71")
         .iter()
         .any(|l| l.contains(": sleep 2.71"))));
@@ -694,7 +676,7 @@ fn idle_connections_past_max_connections_are_closed() {
     ));
     assert_eq!(sh(&rt, "a", "cd /tmp && echo a")["output"], "a");
     // b keeps a command running while c connects: b's master must stay.
-    let h = sh_in_thread(&rt, "b", "sleep 1.93; echo b-done");
+    let h = common::sh_in_thread(&rt, "b", "sleep 1.93; echo b-done");
     assert!(wait_for(|| pgrep("sleep 1.93")
         .iter()
         .any(|l| l.contains(": sleep 1.93"))));

@@ -69,3 +69,20 @@ pub fn write(p: &Path, text: &str) {
 pub fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap()
 }
+
+/// Run `cmd` in task `task` on a thread of its own; join for the result.
+pub fn sh_in_thread(
+    rt: &std::sync::Arc<Runtime>,
+    task: &str,
+    cmd: &str,
+) -> std::thread::JoinHandle<String> {
+    let (rt, task, cmd) = (rt.clone(), task.to_string(), cmd.to_string());
+    std::thread::spawn(move || {
+        let ctx = CallContext {
+            task_id: task,
+            ..CallContext::default()
+        };
+        rt.dispatch("terminal", &json!({"command": cmd}).to_string(), ctx)
+            .unwrap()
+    })
+}
