@@ -2,7 +2,9 @@
 //! callback tools to MCP clients. Over streamable HTTP against the official
 //! Python SDK (build/venv, installed by scripts/setup.sh): list, call, the
 //! host tool's `ht_call_progress` as MCP progress; over a pair of pipes with
-//! raw JSON-RPC lines; bad options; stop by handle and by runtime free.
+//! raw JSON-RPC lines; bad options; stop by handle and by runtime free; the
+//! Python and TypeScript SDKs connected at once, both told
+//! `tools/list_changed` when the host registers a tool, then calling it.
 
 mod common;
 use common::*;
@@ -262,4 +264,147 @@ fn bad_options_are_refused_with_the_fix() {
     unsafe { ht_mcp_server_free(a) };
     assert_eq!(wait(b, 0), Status::Timeout);
     unsafe { ht_mcp_server_free(b) };
+}
+
+unsafe extern "C" fn mul_numbers(_: *mut c_void, call: *mut ht_call) {
+    let args: Value = serde_json::from_str(&args_of(call)).unwrap_or(Value::Null);
+    let product = args["a"].as_i64().unwrap_or(0) * args["b"].as_i64().unwrap_or(0);
+    respond(call, false, &format!(r#"{{"product":{product}}}"#));
+}
+
+const MUL_SPEC: &str = r#"{"name":"mul_numbers","toolset":"host","schema":{"description":"Multiply two integers","parameters":{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"]}}}"#;
+
+/// Python SDK client: list, call the host tool, say "listed", wait for
+/// tools/list_changed, list again, call the tool the host added meanwhile.
+const PY_WATCHER: &str = r#"
+import anyio, json, sys
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+async def main():
+    changed = anyio.Event()
+    async def on_message(m):
+        if getattr(getattr(m, "root", m), "method", "") == "notifications/tools/list_changed":
+            changed.set()
+    async with streamable_http_client(sys.argv[1]) as (r, w, *_):
+        async with ClientSession(r, w, message_handler=on_message) as s:
+            await s.initialize()
+            before = [t.name for t in (await s.list_tools()).tools]
+            add = await s.call_tool("add_numbers", {"a": 20, "b": 22})
+            print("listed", flush=True)
+            with anyio.fail_after(20):
+                await changed.wait()
+            after = [t.name for t in (await s.list_tools()).tools]
+            mul = await s.call_tool("mul_numbers", {"a": "6", "b": 7})
+            print(json.dumps({"before": before, "after": after, "add": add.structured_content,
+                              "mul": mul.structured_content, "mul_is_error": mul.is_error}), flush=True)
+
+anyio.run(main)
+"#;
+
+/// The same with the TypeScript SDK (build/tools, installed by setup.sh).
+const TS_WATCHER: &str = r#"
+const path = require('node:path');
+(async () => {
+  const sdk = process.env.HT_SDK;
+  const { Client } = await import(path.join(sdk, 'dist/esm/client/index.js'));
+  const { StreamableHTTPClientTransport } = await import(path.join(sdk, 'dist/esm/client/streamableHttp.js'));
+  const { ToolListChangedNotificationSchema } = await import(path.join(sdk, 'dist/esm/types.js'));
+  const client = new Client({ name: 'ts-watcher', version: '1.0.0' }, { capabilities: {} });
+  let changed;
+  const seen = new Promise((resolve) => { changed = resolve; });
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => changed());
+  await client.connect(new StreamableHTTPClientTransport(new URL(process.argv[1])));
+  const before = (await client.listTools()).tools.map((t) => t.name);
+  const add = await client.callTool({ name: 'add_numbers', arguments: { a: 40, b: 2 } });
+  console.log('listed');
+  const timer = setTimeout(() => { console.error('no tools/list_changed in 20 s'); process.exit(3); }, 20000);
+  await seen;
+  clearTimeout(timer);
+  const after = (await client.listTools()).tools.map((t) => t.name);
+  const mul = await client.callTool({ name: 'mul_numbers', arguments: { a: 6, b: '7' } });
+  console.log(JSON.stringify({ before, after, add: add.structuredContent, mul: mul.structuredContent,
+                               mul_is_error: mul.isError }));
+  await client.close();
+})().catch((e) => { console.error(e); process.exit(1); });
+"#;
+
+/// Issue 15's client tests through the C ABI: both official SDKs connected at
+/// once to a host's served runtime call its host tool, see
+/// `tools/list_changed` when the host registers another tool, and call that.
+#[test]
+fn both_sdks_see_a_host_tool_registered_while_connected() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let python = root.join("build/venv/bin/python");
+    let sdk = root.join("build/tools/node_modules/@modelcontextprotocol/sdk");
+    assert!(
+        sdk.join("package.json").exists(),
+        "{} is missing: run scripts/setup.sh (it installs the TypeScript MCP SDK)",
+        sdk.display()
+    );
+    let rt = new_rt("{}");
+    add(&rt, SPEC, add_numbers);
+    let server = serve(&rt, r#"{"transport":"http","address":"127.0.0.1:0"}"#).unwrap();
+    let url = unsafe { CStr::from_ptr(ht_mcp_server_address(server)) }
+        .to_string_lossy()
+        .into_owned();
+    let spawn = |cmd: &mut Command| {
+        cmd.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start client")
+    };
+    let mut clients = [
+        spawn(Command::new(&python).args(["-c", PY_WATCHER, &url])),
+        spawn(
+            Command::new("node")
+                .args(["-e", TS_WATCHER, &url])
+                .env("HT_SDK", sdk.canonicalize().unwrap()),
+        ),
+    ];
+    let mut outs: Vec<_> = clients
+        .iter_mut()
+        .map(|c| BufReader::new(c.stdout.take().unwrap()))
+        .collect();
+    // Both have listed and called before the host adds a tool.
+    for (i, out) in outs.iter_mut().enumerate() {
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        if line.trim() != "listed" {
+            let mut err = String::new();
+            use std::io::Read;
+            clients[i]
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut err)
+                .unwrap();
+            panic!("client {i} did not list: {line:?} {err}");
+        }
+    }
+    add(&rt, MUL_SPEC, mul_numbers);
+    for (i, (mut client, mut out)) in clients.into_iter().zip(outs).enumerate() {
+        let mut rest = String::new();
+        use std::io::Read;
+        out.read_to_string(&mut rest).unwrap();
+        let status = client.wait().unwrap();
+        let mut err = String::new();
+        client
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        assert!(status.success(), "client {i} failed: {rest}{err}");
+        let v: Value = serde_json::from_str(rest.trim()).unwrap_or_else(|e| panic!("{e}: {rest}"));
+        assert_eq!(v["before"], serde_json::json!(["add_numbers"]), "{i}: {v}");
+        assert_eq!(v["add"]["sum"], 42, "{i}: {v}");
+        let mut after: Vec<String> = serde_json::from_value(v["after"].clone()).unwrap();
+        after.sort();
+        assert_eq!(after, ["add_numbers", "mul_numbers"], "{i}: {v}");
+        // "6" / "7" repaired to integers before the host handler ran.
+        assert_eq!(v["mul"]["product"], 42, "{i}: {v}");
+        assert_eq!(v["mul_is_error"], false, "{i}: {v}");
+    }
+    unsafe { ht_mcp_server_free(server) };
 }
