@@ -18,7 +18,7 @@ What it does, like the original:
     between markers, parsed out of stdout to update cwd.
 
 Usage: hermes_docker.py --client PATH [--host ADDR] --image IMAGE
-       [--run-arg ARG ...] [-n 50] [--command 'echo hi']
+       [--run-arg ARG ...] [-n 50] [--command 'echo hi'] [--gap-ms 300]
 Prints one JSON line: {"n":..,"median_ms":..,"mean_ms":..,"ok":true}.
 """
 
@@ -108,6 +108,8 @@ def main():
     ap.add_argument("--engine", default="docker")
     ap.add_argument("-n", type=int, default=50)
     ap.add_argument("--command", default="echo hi")
+    ap.add_argument("--gap-ms", type=float, default=0.0,
+                    help="idle time before each timed call (a model's turn)")
     a = ap.parse_args()
     client = [a.client] + (["-H", a.host] if a.host else [])
     # podman's --init needs catatonit, a separate package.
@@ -120,6 +122,8 @@ def main():
         times = []
         ok = True
         for _ in range(a.n):
+            if a.gap_ms:
+                time.sleep(a.gap_ms / 1000.0)
             t = time.perf_counter()
             r = env.execute(a.command)
             times.append((time.perf_counter() - t) * 1000.0)

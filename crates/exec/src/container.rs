@@ -21,6 +21,13 @@
 //! this machine; a task's cleanup removes the task's container and the
 //! runtime's free removes all of its own. At most `max_containers` run at
 //! once: one more task gets a clear error, not an exhausted engine.
+//!
+//! An engine takes most of a call's time to start an exec (70-90 ms with
+//! docker here, more with podman), so each task keeps one exec started
+//! ahead ([`Warm`]): a reader waiting for a script on its stdin, a pipe
+//! only we hold. A command that finds one writes its script and closes the
+//! pipe; a new one is started behind it. PTY commands, a command that
+//! finds none (two at once) and a dead one take the normal path.
 
 use std::collections::HashMap;
 use std::io;
@@ -30,13 +37,15 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::env::{Environment, Remote, task_key};
-use crate::local::spawn_argv;
+use crate::local::{spawn_argv, spawn_argv_fed};
 use crate::remote_fs::{
     Boot, RemoteShell, ScriptOutput, boot_script_with_dir, command_script, parse_boot, run_capture,
     shq,
 };
-use crate::spawn::{SpawnRequest, Spawned};
+use crate::spawn::{Input, SpawnRequest, Spawned};
+use crate::sys::{ExitWatch, set_nonblocking};
 use crate::tree::{MARK_VAR, kill_tree};
+use std::os::fd::{AsRawFd, OwnedFd};
 
 /// The label every container of ours carries: `<boot id>-<pid>-<start time>`
 /// of the process that started it.
@@ -84,6 +93,10 @@ pub struct ContainerConfig {
     /// Containers (one per task) running at once; a new task past it gets
     /// a clear error until a task is cleaned up.
     pub max_containers: usize,
+    /// Keep one exec per task started ahead of its command (default on):
+    /// one idle engine client per task container, in exchange for the
+    /// engine's exec start-up leaving the call's time.
+    pub prestart: bool,
 }
 
 impl Default for ContainerConfig {
@@ -100,6 +113,7 @@ impl Default for ContainerConfig {
             workspace: None,
             run_args: Vec::new(),
             max_containers: 16,
+            prestart: true,
         }
     }
 }
@@ -205,7 +219,40 @@ struct Slot {
     generation: u64,
     /// The slot's number: in the container's name and its commands' marks.
     n: u64,
+    /// The exec started ahead for the task's next command.
+    warm: Option<Warm>,
 }
+
+/// An exec started before its command is known: the engine client runs
+/// [`WARM_READER`] in the container, marked with `suffix`, and waits on
+/// `feed` (its stdin) for the command's script.
+struct Warm {
+    generation: u64,
+    suffix: String,
+    sp: Spawned,
+    feed: OwnedFd,
+}
+
+impl Warm {
+    /// Stop and reap an exec that will not be used. Its reader in the
+    /// container ends with the client (its stdin closes).
+    fn discard(self) {
+        drop(self.feed);
+        stop_client(self.sp.pid);
+    }
+}
+
+/// Kill and reap a local engine client of ours.
+fn stop_client(pid: i32) {
+    kill_tree(pid, libc::SIGKILL);
+    ExitWatch::new(pid).reap();
+}
+
+/// What a prestarted exec runs: read the script to the end of stdin (a
+/// bash builtin read, no fork of `cat`), then run it as a cold exec would.
+/// Nothing read (the client was stopped) ends it quietly.
+const WARM_READER: &str =
+    "__ht_s=$(</dev/stdin); [ -n \"$__ht_s\" ] || exit 0; exec bash --norc -c \"$__ht_s\"";
 
 /// A started command: its task, mark and the container it ran in.
 struct Started {
@@ -304,11 +351,13 @@ impl Container {
         c
     }
 
-    /// The argv of `exec` running `script` in the container.
+    /// The argv of `exec` running `script` in the container; `stdin`
+    /// attaches the client's stdin.
     fn exec_argv(
         &self,
         container: &str,
         pty: bool,
+        stdin: bool,
         mark: Option<&str>,
         script: &str,
     ) -> Vec<String> {
@@ -325,9 +374,10 @@ impl Container {
         }
         a.push("exec".into());
         // Commands read nothing, as on the local backend (/dev/null): stdin
-        // is only attached for a PTY and for scripts fed data (file
-        // writes), which saves the engine a stream per call.
-        if pty || mark.is_none() {
+        // is only attached for a PTY, for scripts fed data (file writes)
+        // and for a prestarted exec (its script), which saves the engine a
+        // stream per cold call.
+        if pty || stdin {
             a.push("-i".into());
         }
         if pty {
@@ -352,6 +402,7 @@ impl Container {
                     id: None,
                     generation: 0,
                     n: self.next_slot.fetch_add(1, Ordering::Relaxed),
+                    warm: None,
                 }))
             })
             .clone()
@@ -564,12 +615,90 @@ impl Container {
 
     /// Run `script` in container `id`.
     fn run_in(&self, id: &str, script: &str, stdin: &[u8]) -> io::Result<ScriptOutput> {
-        let argv = self.exec_argv(id, false, None, script);
+        let argv = self.exec_argv(id, false, true, None, script);
         let mut cmd = Command::new(&argv[0]);
         cmd.args(&argv[1..])
             .env_clear()
             .envs(self.client_env.iter().cloned());
         run_capture(cmd, stdin)
+    }
+
+    /// A new mark suffix for a command of slot `n`.
+    fn new_suffix(&self, n: u64) -> String {
+        format!("-{n}-{}", self.next.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// How the local engine client itself is started.
+    fn client_request(&self, pty: bool) -> SpawnRequest<'_> {
+        SpawnRequest {
+            script: "",
+            cwd: Path::new("/"),
+            env: &self.client_env,
+            pty,
+            extra_rw: &[],
+            task: "",
+        }
+    }
+
+    /// Hand `script` to task `task`'s prestarted exec, when it has a live
+    /// one for the container of `generation`; returns it and its mark
+    /// suffix. `None` (none, stale or dead): the caller starts one cold.
+    fn feed_warm(&self, task: &str, generation: u64, script: &str) -> Option<(Spawned, String)> {
+        let slot = lock(&self.slots).get(task_key(task)).cloned()?;
+        let w = lock(&slot).warm.take()?;
+        if w.generation != generation || ExitWatch::new(w.sp.pid).exited() {
+            w.discard();
+            return None;
+        }
+        set_nonblocking(w.feed.as_raw_fd());
+        let Warm {
+            sp, suffix, feed, ..
+        } = w;
+        let feed = Input::from_fd(feed);
+        // The script goes into the pipe (it waits only while a client that
+        // is still starting has not read 64 KiB); dropping the end is the
+        // reader's end of input.
+        match feed.write_all(script.as_bytes()) {
+            Ok(_) => Some((sp, suffix)),
+            Err(e) => {
+                tracing::debug!(error = %e, "container backend: a prestarted exec did not take its script");
+                drop(feed);
+                stop_client(sp.pid);
+                None
+            }
+        }
+    }
+
+    /// Start task `task`'s next exec ahead, unless it has one or its
+    /// container changed meanwhile. A failure only costs the next command
+    /// the cold path.
+    fn prestart(&self, task: &str, id: &str, generation: u64, n: u64) {
+        if !self.cfg.prestart || self.closed.load(Ordering::Acquire) {
+            return;
+        }
+        let Some(slot) = lock(&self.slots).get(task_key(task)).cloned() else {
+            return;
+        };
+        let mut cur = lock(&slot);
+        if cur.warm.is_some() || cur.generation != generation || cur.id.as_deref() != Some(id) {
+            return;
+        }
+        let suffix = self.new_suffix(n);
+        let token = format!("{}{suffix}", self.id);
+        let argv = self.exec_argv(id, false, true, Some(&token), WARM_READER);
+        match spawn_argv_fed(&argv, &self.client_request(false)) {
+            Ok((sp, feed)) => {
+                cur.warm = Some(Warm {
+                    generation,
+                    suffix,
+                    sp,
+                    feed,
+                })
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "container backend: cannot prestart an exec")
+            }
+        }
     }
 
     /// Whether container `id` still runs (asked only after a failure).
@@ -590,7 +719,11 @@ impl Container {
         let mut cur = lock(&slot);
         if cur.id.as_deref() == Some(id) {
             cur.id = None;
+            let warm = cur.warm.take();
             drop(cur);
+            if let Some(w) = warm {
+                w.discard();
+            }
             // Whatever is left of it (a stopped container) goes.
             self.remove(&[id.to_string()]);
         }
@@ -707,18 +840,24 @@ impl Environment for Container {
 
     fn spawn(&self, req: &SpawnRequest<'_>) -> io::Result<Spawned> {
         let (id, generation, n) = self.ensure(req.task)?;
-        let suffix = format!("-{n}-{}", self.next.fetch_add(1, Ordering::Relaxed));
-        let token = format!("{}{suffix}", self.id);
-        let argv = self.exec_argv(&id, req.pty, Some(&token), &command_script(req));
-        let local = SpawnRequest {
-            script: "",
-            cwd: Path::new("/"),
-            env: &self.client_env,
-            pty: req.pty,
-            extra_rw: &[],
-            task: req.task,
+        let script = command_script(req);
+        let warm = if req.pty {
+            None
+        } else {
+            self.feed_warm(req.task, generation, &script)
         };
-        let sp = spawn_argv(&argv, &local)?;
+        let (sp, suffix) = match warm {
+            Some(w) => w,
+            None => {
+                let suffix = self.new_suffix(n);
+                let token = format!("{}{suffix}", self.id);
+                let argv = self.exec_argv(&id, req.pty, false, Some(&token), &script);
+                (spawn_argv(&argv, &self.client_request(req.pty))?, suffix)
+            }
+        };
+        if !req.pty {
+            self.prestart(req.task, &id, generation, n);
+        }
         let mut started = lock(&self.started);
         if started.len() > 1024 {
             started.retain(|pid, _| crate::tree::tree_alive(*pid));
@@ -761,6 +900,11 @@ impl Environment for Container {
 
     fn cleanup_task(&self, task: &str) {
         let slot = lock(&self.slots).remove(task_key(task));
+        if let Some(slot) = &slot
+            && let Some(w) = lock(slot).warm.take()
+        {
+            w.discard();
+        }
         if let Some(slot) = slot
             && let Some(id) = lock(&slot).id.take()
         {
@@ -774,6 +918,9 @@ impl Environment for Container {
             return;
         }
         let slots: Vec<_> = lock(&self.slots).drain().map(|(_, s)| s).collect();
+        for w in slots.iter().filter_map(|s| lock(s).warm.take()) {
+            w.discard();
+        }
         let ids: Vec<String> = slots.iter().filter_map(|s| lock(s).id.take()).collect();
         self.remove(&ids);
     }

@@ -26,14 +26,7 @@ impl Environment for Local {
 /// Start `argv` as described by `req` (pipe or PTY), in its own session,
 /// marked (`HERMES_TOOLS_TREE`) so its orphans can be found and killed.
 pub fn spawn_argv(argv: &[String], req: &SpawnRequest<'_>) -> io::Result<Spawned> {
-    let mark = crate::tree::new_mark();
-    let mut env: Vec<(String, String)> = req
-        .env
-        .iter()
-        .filter(|(k, _)| k != crate::tree::MARK_VAR)
-        .cloned()
-        .collect();
-    env.push((crate::tree::MARK_VAR.to_string(), mark.clone()));
+    let (env, mark) = marked_env(req);
     let marked = SpawnRequest { env: &env, ..*req };
     let sp = if req.pty {
         spawn_pty(argv, &marked)
@@ -44,8 +37,36 @@ pub fn spawn_argv(argv: &[String], req: &SpawnRequest<'_>) -> io::Result<Spawned
     Ok(sp)
 }
 
+/// Start `argv` in pipe mode as [`spawn_argv`] does, but with stdin from a
+/// pipe whose write end is returned: the caller feeds the process, and its
+/// end-of-file is the caller's drop of that end.
+pub fn spawn_argv_fed(
+    argv: &[String],
+    req: &SpawnRequest<'_>,
+) -> io::Result<(Spawned, std::os::fd::OwnedFd)> {
+    let (env, mark) = marked_env(req);
+    let marked = SpawnRequest { env: &env, ..*req };
+    let (r, w) = crate::sys::pipe()?;
+    let sp = posix_spawn_pipe(argv, &marked, Some(&r))?;
+    crate::tree::remember_mark(sp.pid, mark);
+    Ok((sp, w))
+}
+
+/// `req`'s environment with a new tree mark, and the mark.
+fn marked_env(req: &SpawnRequest<'_>) -> (Vec<(String, String)>, String) {
+    let mark = crate::tree::new_mark();
+    let mut env: Vec<(String, String)> = req
+        .env
+        .iter()
+        .filter(|(k, _)| k != crate::tree::MARK_VAR)
+        .cloned()
+        .collect();
+    env.push((crate::tree::MARK_VAR.to_string(), mark.clone()));
+    (env, mark)
+}
+
 fn spawn_pipe(argv: &[String], req: &SpawnRequest<'_>) -> io::Result<Spawned> {
-    match posix_spawn_pipe(argv, req) {
+    match posix_spawn_pipe(argv, req, None) {
         Ok(sp) => Ok(sp),
         // Not expected on Linux/glibc; the fork path below is equivalent, only slower.
         Err(e)

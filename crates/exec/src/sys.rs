@@ -202,8 +202,13 @@ impl Input {
 
 /// The fast path: `posix_spawn` (a vfork-style clone, no page-table copy)
 /// with a new session, default signal dispositions and an empty mask,
-/// stdin from /dev/null and stdout+stderr on one pipe.
-pub fn posix_spawn_pipe(argv: &[String], req: &SpawnRequest<'_>) -> io::Result<Spawned> {
+/// stdin from /dev/null (or `stdin`, a descriptor the child gets as fd 0)
+/// and stdout+stderr on one pipe.
+pub fn posix_spawn_pipe(
+    argv: &[String],
+    req: &SpawnRequest<'_>,
+    stdin: Option<&OwnedFd>,
+) -> io::Result<Spawned> {
     use std::ffi::CString;
     use std::os::unix::ffi::OsStrExt;
     let cstr = |s: &[u8]| {
@@ -243,8 +248,9 @@ pub fn posix_spawn_pipe(argv: &[String], req: &SpawnRequest<'_>) -> io::Result<S
     //   never writes through them). `args[0]` exists: `argv` is never empty,
     //   and indexing would panic, not read out of bounds.
     // - The sigsets are zeroed plain structs initialised by sigemptyset.
-    // - `w` (owned by this function, open until after posix_spawn) is only
-    //   named by fd number in dup2 actions that run in the child.
+    // - `w` (owned by this function, open until after posix_spawn) and
+    //   `stdin` (borrowed for the call) are only named by fd number in dup2
+    //   actions that run in the child.
     let pid = unsafe {
         let mut fa: libc::posix_spawn_file_actions_t = std::mem::zeroed();
         let mut at: libc::posix_spawnattr_t = std::mem::zeroed();
@@ -254,13 +260,20 @@ pub fn posix_spawn_pipe(argv: &[String], req: &SpawnRequest<'_>) -> io::Result<S
             return Err(e);
         }
         let result = (|| -> io::Result<libc::pid_t> {
-            check(libc::posix_spawn_file_actions_addopen(
-                &mut fa,
-                0,
-                c"/dev/null".as_ptr(),
-                libc::O_RDONLY,
-                0,
-            ))?;
+            match stdin {
+                Some(fd) => check(libc::posix_spawn_file_actions_adddup2(
+                    &mut fa,
+                    fd.as_raw_fd(),
+                    0,
+                ))?,
+                None => check(libc::posix_spawn_file_actions_addopen(
+                    &mut fa,
+                    0,
+                    c"/dev/null".as_ptr(),
+                    libc::O_RDONLY,
+                    0,
+                ))?,
+            }
             check(libc::posix_spawn_file_actions_adddup2(
                 &mut fa,
                 w.as_raw_fd(),

@@ -588,3 +588,112 @@ fn each_task_has_its_own_container(e: &Engine) {
     assert_ne!(a2, a);
 }
 on_both!(each_task_has_its_own_container);
+
+/// This machine's engine clients waiting, as prestarted execs, for a
+/// command of the container whose id starts with `host`: their pids.
+fn prestarted(host: &str) -> Vec<i32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(cmd) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let args: Vec<String> = cmd
+            .split(|b| *b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        let live = std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            s.rsplit_once(')')
+                .is_some_and(|(_, r)| !r.trim_start().starts_with('Z'))
+        });
+        if live
+            && args.iter().any(|a| a == "exec")
+            && args.iter().any(|a| a.starts_with(host))
+            && args.iter().any(|a| a.starts_with("__ht_s=$(</dev/stdin)"))
+        {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// Each task keeps one exec started ahead of its next command; a command
+/// that takes it behaves as a cold one (cwd and env, empty stdin, exit
+/// status, a timeout killing inside), one is started behind it, and
+/// cleanup, close and `prestart: false` leave none.
+fn prestarted_execs_run_commands_as_cold_ones_do(e: &Engine) {
+    let rt = runtime(e, &["terminal"], json!({}));
+    let host = sh(&rt, "w", "cat /etc/hostname")["output"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(!host.is_empty());
+    let first = prestarted(&host);
+    assert_eq!(first.len(), 1, "one exec waits for the task's next command");
+    let v = sh(&rt, "w", "exit 7");
+    assert_eq!(v["exit_code"], 7, "{v}");
+    let second = prestarted(&host);
+    assert_eq!(second.len(), 1, "{second:?}");
+    assert!(
+        !second.contains(&first[0]),
+        "the waiting exec ran the command and another took its place"
+    );
+    assert_eq!(sh(&rt, "w", "cd /tmp && export HT_WARM=1")["exit_code"], 0);
+    // The script arrived whole and stdin is then empty: `cat` ends at once.
+    let v = call(
+        &rt,
+        "terminal",
+        "w",
+        json!({"command": "cat; echo \"[$HT_WARM] $PWD\"", "timeout": 20}),
+    );
+    assert_eq!(v["output"], "[1] /tmp", "{v}");
+    assert_eq!(v["exit_code"], 0, "{v}");
+    // A long script (over a pipe's 64 KiB) goes through whole.
+    let long = format!("x={}; echo ${{#x}}", "y".repeat(100_000));
+    assert_eq!(sh(&rt, "w", &long)["output"], "100000");
+    // A timeout reaches the process group of a prestarted exec's command.
+    let tag = if e.name == "docker" { "81" } else { "82" };
+    let needle = format!("sleep 3{tag}.91");
+    let v = call(
+        &rt,
+        "terminal",
+        "w",
+        json!({"command": format!("echo before; {needle}"), "timeout": 1}),
+    );
+    assert_eq!(v["exit_code"], 124, "{v}");
+    assert!(
+        wait_for(Duration::from_secs(3), || pgrep(&needle).is_empty()),
+        "left inside: {:?}",
+        pgrep(&needle)
+    );
+    // A task's cleanup stops its waiting exec; the next command starts over.
+    rt.cleanup_task("w");
+    assert!(
+        wait_for(Duration::from_secs(3), || prestarted(&host).is_empty()),
+        "{:?}",
+        prestarted(&host)
+    );
+    let host2 = sh(&rt, "w", "cat /etc/hostname")["output"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(prestarted(&host2).len(), 1);
+    rt.close();
+    drop(rt);
+    assert!(
+        wait_for(Duration::from_secs(3), || prestarted(&host2).is_empty()),
+        "{:?}",
+        prestarted(&host2)
+    );
+    // Off by config: every command is a cold exec.
+    let rt = runtime(e, &["terminal"], json!({"docker": {"prestart": false}}));
+    let host = sh(&rt, "w", "cat /etc/hostname")["output"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(sh(&rt, "w", "echo cold")["output"], "cold");
+    assert!(prestarted(&host).is_empty());
+}
+on_both!(prestarted_execs_run_commands_as_cold_ones_do);

@@ -69,6 +69,8 @@ pub struct ContainerSection {
     pub run_args: Vec<String>,
     /// Containers (one per task) running at once (default 16).
     pub max_containers: Option<usize>,
+    /// Keep one exec per task started ahead of its command (default true).
+    pub prestart: Option<bool>,
 }
 
 impl ContainerSection {
@@ -105,6 +107,7 @@ impl ContainerSection {
                 .or_else(|| cwd.filter(|c| c.starts_with('/')).map(Into::into)),
             run_args: self.run_args.clone(),
             max_containers: self.max_containers.unwrap_or(d.max_containers),
+            prestart: self.prestart.unwrap_or(d.prestart),
         })
     }
 
