@@ -416,6 +416,13 @@ void ht_runtime_free(struct ht_runtime *rt);
  * replacement or runtime free, on the callback thread, after the last callback).
  * On failure `free_user_data` is never called. A name owned by another toolset
  * gives `HT_STATUS_CONFLICT` unless the spec says `"override": true`.
+ * The spec's JSON, fields, names and the top-level `type` of its parameters
+ * schema are checked here. The rest of the schema compiles on the tool's
+ * first call by default (registration then costs about what reading the
+ * spec costs); a schema that does not compile makes each call of the tool
+ * return an error result naming the fault, and logs a warning once. With
+ * the config's `"dispatch": {"compile_schemas": "at_registration"}` it
+ * compiles here and such a spec is refused with `HT_STATUS_INVALID_ARGUMENT`.
  *
  * # Safety
  * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
@@ -448,8 +455,8 @@ ht_status ht_runtime_register_tool(struct ht_runtime *rt,
  * schema are checked here; the schema itself compiles when the tool is first
  * called (most tools of a large registry never are). A schema that does not
  * compile makes each call of that tool return an error result that names the
- * fault (and logs a warning once); `ht_runtime_register_tool` compiles at
- * once and refuses such a spec instead.
+ * fault (and logs a warning once); with `dispatch.compile_schemas` set to
+ * `"at_registration"` each schema compiles here and such a spec is refused.
  *
  * # Safety
  * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.

@@ -9,9 +9,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 const P0: &str = r#"{"type":"object","properties":{}}"#;
 
+const AT_REGISTRATION: &str = r#"{"dispatch":{"compile_schemas":"at_registration"}}"#;
+
 #[test]
 fn names_and_specs_are_validated_with_the_field_named() {
-    let rt = new_rt("{}");
+    let rt = new_rt(AT_REGISTRATION);
     let bad = [
         (
             r#"{"name":"has space","toolset":"t","schema":{}}"#,
@@ -701,7 +703,18 @@ fn full_json_schema_keywords_are_enforced() {
         ));
         assert_eq!(ok["a"], "ok", "{tool}: {ok}");
     }
-    // A `$ref` that points nowhere is refused where the tool is registered.
+    // A `$ref` that points nowhere: refused where the tool is registered
+    // when schemas compile there; by default its calls answer the fault.
+    let bad = r##"{"type":"object","properties":{"a":{"$ref":"#/$defs/Missing"}}}"##;
+    add(&rt, &spec("dangling", "s", bad), echo);
+    let e = json(&dispatch(&rt, "dangling", r#"{"a":1}"#));
+    assert!(
+        e["error"]
+            .as_str()
+            .is_some_and(|m| m.contains("parameters schema is invalid")),
+        "{e}"
+    );
+    let rt = new_rt(AT_REGISTRATION);
     let (st, msg) = register(
         &rt,
         &spec(
@@ -744,4 +757,76 @@ fn validation_errors_stay_short_and_whole_json() {
     assert!(msg.contains("unexpected property 'aaaa"), "{msg}");
     assert!(msg.len() < 1000, "{} bytes: {msg}", msg.len());
     assert!(msg.contains("(40 in all)"), "{msg}");
+}
+
+/// `dispatch.compile_schemas`: one-by-one registration compiles on the
+/// tool's first call by default (a bad nested schema registers and every
+/// call answers its fault; the top-level shape is still refused at once),
+/// and at registration when configured (refused there).
+#[test]
+fn one_by_one_registration_compiles_on_first_use_unless_configured() {
+    let nested_bad = spec(
+        "bad",
+        "s",
+        r#"{"type":"object","properties":{"a":{"type":"strng"}}}"#,
+    );
+    let good = spec(
+        "good",
+        "s",
+        r#"{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}"#,
+    );
+    let rt = new_rt("{}");
+    add(&rt, &good, echo);
+    add(&rt, &nested_bad, echo);
+    // The good tool validates and repairs as if compiled at registration.
+    assert_eq!(
+        json(&dispatch(&rt, "good", r#"{"n":"4"}"#)),
+        json(r#"{"n":4}"#)
+    );
+    let e = json(&dispatch(&rt, "good", "{}"));
+    assert!(e["error"].as_str().unwrap().contains("n"), "{e}");
+    for _ in 0..2 {
+        let e = json(&dispatch(&rt, "bad", r#"{"a":"x"}"#));
+        let msg = e["error"].as_str().unwrap_or_default();
+        assert!(
+            msg.contains("parameters schema is invalid")
+                && msg.contains("schema.parameters.properties.a.type: unknown type 'strng'"),
+            "{e}"
+        );
+    }
+    let (st, msg) = register(
+        &rt,
+        &spec("arr", "s", r#"{"type":"array"}"#),
+        echo,
+        None,
+        std::ptr::null_mut(),
+    )
+    .unwrap_err();
+    assert_eq!(st, Status::InvalidArgument, "{msg}");
+    assert!(msg.contains("schema.parameters.type"), "{msg}");
+
+    let rt = new_rt(AT_REGISTRATION);
+    add(&rt, &good, echo);
+    let (st, msg) = register(&rt, &nested_bad, echo, None, std::ptr::null_mut()).unwrap_err();
+    assert_eq!(st, Status::InvalidArgument, "{msg}");
+    assert!(
+        msg.contains("schema.parameters.properties.a.type: unknown type 'strng'"),
+        "{msg}"
+    );
+    // Bulk registration follows the same setting.
+    let (st, msg) = register_bulk(&rt, &format!("[{nested_bad}]")).unwrap_err();
+    assert_eq!(st, Status::InvalidArgument, "{msg}");
+    assert!(
+        msg.contains("tool specs[0]") && msg.contains("unknown type 'strng'"),
+        "{msg}"
+    );
+
+    let Err((st, msg)) = try_new_rt(r#"{"dispatch":{"compile_schemas":"later"}}"#) else {
+        panic!("an unknown compile_schemas value was accepted");
+    };
+    assert_eq!(st, Status::InvalidJson, "{msg}");
+    assert!(
+        msg.contains("compile_schemas") || msg.contains("on_first_use"),
+        "{msg}"
+    );
 }

@@ -128,7 +128,8 @@ test('availability checks', () =>
   }));
 
 test('errors carry status and message', () =>
-  withRuntime({}, async (rt) => {
+  // Schemas compile at registration here, so a bad one is refused there.
+  withRuntime({ dispatch: { compile_schemas: 'at_registration' } }, async (rt) => {
     rt.registerTool(ADD_SPEC, add);
     assert.throws(
       () => rt.registerTool({ ...ADD_SPEC, toolset: 'other' }, add),

@@ -144,11 +144,14 @@ def test_conflict_and_errors(rt):
     assert "override" in ei.value.message
     # override works
     rt.register_tool({**ADD_SPEC, "toolset": "other", "override": True}, add_handler)
-    with pytest.raises(HermesToolsError) as ei:
-        rt.register_tool(
-            {"name": "bad", "toolset": "t", "schema": {"parameters": {"type": "object", "properties": {"n": {"type": "int"}}}}},
-            add_handler,
-        )
+    bad = {"name": "bad", "toolset": "t", "schema": {"parameters": {"type": "object", "properties": {"n": {"type": "int"}}}}}
+    # By default a schema compiles on the tool's first call, which answers its fault ...
+    rt.register_tool(bad, add_handler)
+    assert "properties.n.type" in json.loads(rt.dispatch("bad", {"n": 1}))["error"]
+    # ... and with compile_schemas "at_registration" registration refuses it.
+    with Runtime({"dispatch": {"compile_schemas": "at_registration"}}) as strict:
+        with pytest.raises(HermesToolsError) as ei:
+            strict.register_tool(bad, add_handler)
     assert ei.value.status == hermes_tools.INVALID_ARGUMENT
     assert "properties.n.type" in ei.value.message
     with pytest.raises(HermesToolsError) as ei:

@@ -14,6 +14,22 @@ pub struct DispatchConfig {
     pub max_result_size_chars: usize,
     /// Worker threads for a parallel batch segment.
     pub max_parallel: usize,
+    /// When a registered tool's parameters schema is compiled.
+    pub compile_schemas: CompileSchemas,
+}
+
+/// `dispatch.compile_schemas`: when a tool's parameters schema compiles.
+/// Registration always checks the JSON, the spec's fields and the schema's
+/// top-level type; the rest of the schema compiles either on the tool's
+/// first call (cheap registration: most tools of a large registry are
+/// never called) or at registration (a bad schema is refused where the
+/// host wrote it). See crates/core/src/params.rs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompileSchemas {
+    #[default]
+    OnFirstUse,
+    AtRegistration,
 }
 
 impl Default for DispatchConfig {
@@ -23,6 +39,7 @@ impl Default for DispatchConfig {
             hook_timeout: 30.0,
             max_result_size_chars: 100_000,
             max_parallel: 8,
+            compile_schemas: CompileSchemas::OnFirstUse,
         }
     }
 }

@@ -1,13 +1,15 @@
 //! A tool's compiled parameters schema, compiled when it is registered or,
 //! for bulk registration, on first use, and then cached.
 //!
-//! Why both: registering one tool compiles at once, so a bad schema is
-//! refused where the host wrote it. Bulk registration of thousands of tools
-//! (MCP servers, generated APIs) must cost little more than reading the
-//! JSON, and most of those tools are never called: it checks the text and
-//! the top-level shape and compiles each schema the first time its tool is
-//! called (a schema that fails then answers that call, and every later one,
-//! with an error that names the problem, and logs it once).
+//! Why both (`dispatch.compile_schemas`): registration of thousands of
+//! tools (MCP servers, generated APIs, one by one or in bulk) must cost
+//! little more than reading the JSON, and most of those tools are never
+//! called. By default it checks the text and the top-level shape and
+//! compiles each schema the first time its tool is called (a schema that
+//! fails then answers that call, and every later one, with an error that
+//! names the problem, and logs it once); compiling is more than half of
+//! registering a tool. A host that wants a bad schema refused where it
+//! wrote it compiles at registration instead.
 //!
 //! Two validators: the compiled subset ([`Node`]) repairs and validates
 //! arguments in well under a microsecond, with messages a model can act on.
