@@ -200,22 +200,29 @@ fn scale(n: usize) {
         one_by_one.as_secs_f64() * 1e3,
         bulk.as_secs_f64() * 1e3
     );
+    unsafe { ht_runtime_free(bulk_rt.0) };
     let q = all_sets_query();
     let bytes = definitions_q(&one, &q);
     let mut k = 0usize;
-    let rounds = if n > 5000 { 60 } else { 200 };
-    let filtered = median(
-        (0..rounds)
-            .map(|_| {
-                k += 1;
-                let i = k % n;
-                register(&one, &specs[i], i.is_multiple_of(2), i % 50 + 1);
-                let t = Instant::now();
-                definitions_q(&one, &q);
-                t.elapsed().as_nanos() as f64
-            })
-            .collect(),
+    let rounds = if n > 5000 { 600 } else { 200 };
+    let samples: Vec<f64> = (0..rounds)
+        .map(|_| {
+            k += 1;
+            let i = k % n;
+            register(&one, &specs[i], i.is_multiple_of(2), i % 50 + 1);
+            let t = Instant::now();
+            definitions_q(&one, &q);
+            t.elapsed().as_nanos() as f64
+        })
+        .collect();
+    let mut sorted = samples.clone();
+    sorted.sort_by(|a, b| a.total_cmp(b));
+    eprintln!(
+        "  (p10 {:.0} us, p90 {:.0} us)",
+        sorted[rounds / 10] / 1000.0,
+        sorted[rounds * 9 / 10] / 1000.0
     );
+    let filtered = median(samples);
     println!(
         "definitions filtered by toolset, {n} tools ({bytes} bytes), right after one tool changes: median {:.1} us",
         filtered / 1000.0
@@ -223,10 +230,7 @@ fn scale(n: usize) {
     register(&one, TRIVIAL, false, 0);
     let d = time_ns(100, 2000, || dispatch_once(&one));
     println!("dispatch trivial tool with {n} tools registered: median {d:.0} ns/call");
-    unsafe {
-        ht_runtime_free(one.0);
-        ht_runtime_free(bulk_rt.0);
-    }
+    unsafe { ht_runtime_free(one.0) };
 }
 
 fn main() {
@@ -246,23 +250,30 @@ fn main() {
         return;
     }
     // `-- filtered1k`: filtered definitions at 1 000 tools right after one
-    // tool changes, 20 000 times (for profiling).
-    if std::env::args().any(|a| a == "filtered1k") {
+    // tool changes, 20 000 times (for profiling); `-- filtered10k`: the same
+    // at 10 000 tools, 2 000 times.
+    let filtered = std::env::args().find(|a| a == "filtered1k" || a == "filtered10k");
+    if let Some(which) = filtered {
+        let (n, rounds) = if which == "filtered1k" {
+            (1000, 20_000usize)
+        } else {
+            (10_000, 2_000)
+        };
         let rt = new_rt();
-        let specs: Vec<String> = (0..1000).map(spec_n).collect();
+        let specs: Vec<String> = (0..n).map(spec_n).collect();
         for (i, s) in specs.iter().enumerate() {
             register(&rt, s, i % 2 == 0, i % 50 + 1);
         }
         let q = all_sets_query();
         let t = Instant::now();
-        for k in 0..20_000usize {
-            let i = k % 1000;
+        for k in 0..rounds {
+            let i = k % n;
             register(&rt, &specs[i], i.is_multiple_of(2), i % 50 + 1);
             definitions_q(&rt, &q);
         }
         println!(
-            "filtered1k: {:.1} us per change + definitions",
-            t.elapsed().as_secs_f64() * 1e6 / 20_000.0
+            "{which}: {:.1} us per change + definitions",
+            t.elapsed().as_secs_f64() * 1e6 / rounds as f64
         );
         return;
     }

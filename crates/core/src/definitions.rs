@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use crate::availability::{Check, KeyHasher};
 use crate::core::Core;
-pub use crate::defs_cache::Text;
+pub use crate::defs_cache::{BuildText, Text, TextBlock, string_text};
 use crate::defs_cache::{Cached, Candidates, NameSet, Selection};
 use crate::error::{Error, Result};
 use crate::registry::{Format, ToolEntry};
@@ -390,8 +390,14 @@ pub(crate) fn selection_for(
     Ok((avail.into_iter().cloned().collect(), format))
 }
 
-/// `ht_runtime_definitions_json`.
+/// `ht_runtime_definitions_json`: the text as a `String` block.
 pub fn definitions(core: &Arc<Core>, query_text: &str) -> Result<Text> {
+    definitions_with(core, query_text, &string_text)
+}
+
+/// [`definitions`], building a new text with `build` (a cached one is
+/// returned as it was built).
+pub fn definitions_with(core: &Arc<Core>, query_text: &str, build: BuildText) -> Result<Text> {
     let _g = core.enter()?;
     let snap = core.snapshot_full();
     {
@@ -444,18 +450,17 @@ pub fn definitions(core: &Arc<Core>, query_text: &str) -> Result<Text> {
             }
         })
         .collect();
-    // One exact allocation, one copy of each definition.
-    let total = 2 + pieces.iter().map(|p| p.len() + 1).sum::<usize>();
-    let mut out = String::with_capacity(total);
-    out.push('[');
+    // One exact allocation, one copy of each definition, made by `build`.
+    let mut parts: Vec<&str> = Vec::with_capacity(2 * pieces.len() + 2);
+    parts.push("[");
     for (i, p) in pieces.iter().enumerate() {
         if i > 0 {
-            out.push(',');
+            parts.push(",");
         }
-        out.push_str(p);
+        parts.push(p);
     }
-    out.push(']');
-    let text: Text = Arc::new(out);
+    parts.push("]");
+    let text = build(&parts);
     let mut cache = core.defs_cache.lock();
     if cache.map.len() >= 64 {
         cache.map.clear();

@@ -9,10 +9,43 @@ use std::time::Instant;
 
 use crate::registry::{Format, NameHasher, ToolEntry};
 
-/// Definitions text, shared without copying. An `Arc<String>` rather than an
-/// `Arc<str>`: the text is built once in its `String` and never copied again
-/// (at 10 000 tools it is megabytes).
-pub type Text = Arc<String>;
+/// Definitions text, shared without copying. It is built once, by the
+/// caller's [`BuildText`], and never copied again (at 10 000 tools it is
+/// megabytes): the C ABI builds its own refcounted blocks and hands the
+/// cached one to the host as is.
+pub type Text = Arc<dyn TextBlock>;
+
+/// A block of definitions text: reads as `str`; `as_any` lets the front end
+/// that built it recognise it.
+pub trait TextBlock: std::ops::Deref<Target = str> + Send + Sync + 'static {
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+impl std::fmt::Display for dyn TextBlock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self)
+    }
+}
+
+impl std::fmt::Debug for dyn TextBlock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl TextBlock for String {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// Makes a [`Text`] holding the concatenation of `pieces`.
+pub type BuildText<'a> = &'a dyn Fn(&[&str]) -> Text;
+
+/// The default [`BuildText`]: a `String` of exactly the right size.
+pub fn string_text(pieces: &[&str]) -> Text {
+    Arc::new(pieces.concat())
+}
 
 /// Names, hashed with the registry's fast hasher.
 pub type NameSet = HashSet<Arc<str>, BuildHasherDefault<NameHasher>>;

@@ -19,28 +19,9 @@ pub struct ht_runtime {
     pub(crate) rt: Arc<Runtime>,
     /// MCP servers started on this runtime (stopped and joined at free).
     pub(crate) servers: parking_lot::Mutex<Vec<std::sync::Weak<crate::serve::Serving>>>,
-    /// Definitions texts handed out last, by the core's shared text: a cache
-    /// hit hands the same block out again without copying.
-    defs: parking_lot::Mutex<Vec<(Arc<String>, Text)>>,
     /// Plugins loaded from the config; dropped after `rt` (field order), and
     /// each registration they made holds its library too (host.rs).
     plugins: parking_lot::Mutex<Vec<crate::plugin::Plugin>>,
-}
-
-impl ht_runtime {
-    /// The definitions block for `shared` (the core's cached text).
-    fn defs_text(&self, shared: Arc<String>) -> Text {
-        let mut defs = self.defs.lock();
-        if let Some((_, t)) = defs.iter().find(|(a, _)| Arc::ptr_eq(a, &shared)) {
-            return t.clone();
-        }
-        let t = Text::new(&shared);
-        if defs.len() >= 8 {
-            defs.remove(0);
-        }
-        defs.push((shared, t.clone()));
-        t
-    }
 }
 
 /// A host handler and optional check sharing one registration's user_data.
@@ -175,7 +156,6 @@ pub unsafe extern "C" fn ht_runtime_new(
         let b = Box::new(ht_runtime {
             rt: Arc::new(rt),
             servers: parking_lot::Mutex::new(Vec::new()),
-            defs: parking_lot::Mutex::new(Vec::new()),
             plugins: parking_lot::Mutex::new(Vec::new()),
         });
         let raw = Box::into_raw(b);
@@ -752,7 +732,7 @@ pub unsafe extern "C" fn ht_runtime_definitions_json(
     status_boundary(out_err, || {
         require(rt, "runtime")?;
         // SAFETY: non-NULL (required above) and, by this export's # Safety, a live runtime no
-        // thread frees before we return; ht_runtime is Sync (a Mutex guards `defs`), so a shared
+        // thread frees before we return; ht_runtime is Sync, so a shared
         // borrow is fine while other threads use it.
         let handle = unsafe { &*rt };
         require(out_json, "out_json")?;
@@ -760,8 +740,16 @@ pub unsafe extern "C" fn ht_runtime_definitions_json(
         // readable and unchanged until we return; the &str is not kept past the call (what is kept
         // is copied).
         let q = unsafe { str_arg(query_json, query_len, "query_json") }?;
-        let shared = handle.rt.definitions(q)?;
-        put_text(handle.defs_text(shared), out_json, out_len);
+        let shared = handle.rt.definitions_with(q, &|pieces: &[&str]| {
+            Arc::new(Text::concat(pieces)) as hermes_core::definitions::Text
+        })?;
+        // Built by us (above, now or for an earlier call): shared as is. Built
+        // by the Rust API (an MCP server of this runtime): copied once.
+        let block = match shared.as_any().downcast_ref::<Text>() {
+            Some(t) => t.clone(),
+            None => Text::new(&shared),
+        };
+        put_text(block, out_json, out_len);
         Ok(())
     })
 }

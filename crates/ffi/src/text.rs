@@ -141,6 +141,19 @@ impl Text {
     }
 }
 
+impl std::ops::Deref for Text {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl hermes_core::definitions::TextBlock for Text {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
 impl Clone for Text {
     fn clone(&self) -> Text {
         // SAFETY: `self` holds a reference, so the block is live. Relaxed is

@@ -707,6 +707,16 @@ impl Runtime {
         hermes_core::definitions::definitions(&self.core, query_json)
     }
 
+    /// [`Runtime::definitions`], a new text built by `build` (a front end's
+    /// own block type, handed out without a copy).
+    pub fn definitions_with(
+        &self,
+        query_json: &str,
+        build: hermes_core::definitions::BuildText,
+    ) -> Result<hermes_core::definitions::Text> {
+        hermes_core::definitions::definitions_with(&self.core, query_json, build)
+    }
+
     pub fn toolsets_json(&self) -> Result<String> {
         hermes_core::definitions::toolsets_json(&self.core)
     }
