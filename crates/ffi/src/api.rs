@@ -1513,3 +1513,55 @@ pub unsafe extern "C" fn ht_runtime_serve_mcp(
         Ok(())
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ptr::null_mut;
+
+    /// The definitions block the host gets is the one the core built and
+    /// cached: no second copy (the C layer once copied every new text and
+    /// kept its last 8 blocks alive, megabytes each at 10 000 tools).
+    #[test]
+    fn definitions_reach_the_host_without_a_copy() {
+        let cfg = r#"{"builtin_toolsets":["todo"]}"#;
+        let mut rt = std::ptr::null_mut();
+        // SAFETY: the config is a live &str; `rt` is a local out-variable.
+        let st = unsafe {
+            ht_runtime_new(
+                cfg.as_ptr() as *const c_char,
+                cfg.len(),
+                &mut rt,
+                null_mut(),
+            )
+        };
+        assert_eq!(st, Status::Ok);
+        let (mut p, mut n) = (null_mut(), 0usize);
+        // SAFETY: `rt` is live; the query is a live &str; outputs are locals.
+        let st = unsafe {
+            ht_runtime_definitions_json(
+                rt,
+                "{}".as_ptr() as *const c_char,
+                2,
+                &mut p,
+                &mut n,
+                null_mut(),
+            )
+        };
+        assert_eq!(st, Status::Ok);
+        // SAFETY: `rt` is live until the free below.
+        let cached = unsafe { &*rt }.rt.definitions("{}").unwrap();
+        assert!(cached.contains("\"todo\""));
+        assert_eq!(
+            cached.as_ptr(),
+            p as *const u8,
+            "the host's block is the cached one"
+        );
+        assert_eq!(cached.len(), n);
+        // SAFETY: `p` came from ht_runtime_definitions_json; `rt` from ht_runtime_new.
+        unsafe {
+            ht_string_free(p);
+            ht_runtime_free(rt);
+        }
+    }
+}
