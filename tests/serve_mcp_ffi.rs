@@ -60,6 +60,18 @@ fn wait(server: *mut ht_mcp_server, ms: u64) -> Status {
     st
 }
 
+/// A runtime with `add_numbers`, served over loopback HTTP: it, the server
+/// and the server's URL.
+fn served_over_http() -> (Rt, *mut ht_mcp_server, String) {
+    let rt = new_rt("{}");
+    add(&rt, SPEC, add_numbers);
+    let server = serve(&rt, r#"{"transport":"http","address":"127.0.0.1:0"}"#).unwrap();
+    let url = unsafe { CStr::from_ptr(ht_mcp_server_address(server)) }
+        .to_string_lossy()
+        .into_owned();
+    (rt, server, url)
+}
+
 const CLIENT: &str = r#"
 import anyio, json, sys
 from mcp.client.session import ClientSession
@@ -93,12 +105,7 @@ fn a_host_tool_served_over_http_to_the_python_sdk() {
         has_mcp,
         "build/venv lacks the Python `mcp` SDK: run scripts/setup.sh (it installs it)"
     );
-    let rt = new_rt("{}");
-    add(&rt, SPEC, add_numbers);
-    let server = serve(&rt, r#"{"transport":"http","address":"127.0.0.1:0"}"#).unwrap();
-    let url = unsafe { CStr::from_ptr(ht_mcp_server_address(server)) }
-        .to_string_lossy()
-        .into_owned();
+    let (rt, server, url) = served_over_http();
     assert!(
         url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
         "{url}"
@@ -342,12 +349,7 @@ fn both_sdks_see_a_host_tool_registered_while_connected() {
         "{} is missing: run scripts/setup.sh (it installs the TypeScript MCP SDK)",
         sdk.display()
     );
-    let rt = new_rt("{}");
-    add(&rt, SPEC, add_numbers);
-    let server = serve(&rt, r#"{"transport":"http","address":"127.0.0.1:0"}"#).unwrap();
-    let url = unsafe { CStr::from_ptr(ht_mcp_server_address(server)) }
-        .to_string_lossy()
-        .into_owned();
+    let (rt, server, url) = served_over_http();
     let spawn = |cmd: &mut Command| {
         cmd.stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
