@@ -105,7 +105,7 @@ fn a_host_tool_served_over_http_to_the_python_sdk() {
         has_mcp,
         "build/venv lacks the Python `mcp` SDK: run scripts/setup.sh (it installs it)"
     );
-    let (rt, server, url) = served_over_http();
+    let (_rt, server, url) = served_over_http();
     assert!(
         url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
         "{url}"
