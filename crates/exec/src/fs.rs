@@ -78,6 +78,76 @@ pub trait FileSystem: Send + Sync {
     }
 }
 
+/// Files that cannot be reached: every operation fails with `why`. What a
+/// task gets when its backend has no file system for it, so that the file
+/// tools fail closed instead of touching this machine's files.
+pub struct NoFiles {
+    why: String,
+}
+
+impl NoFiles {
+    pub fn new(why: impl Into<String>) -> NoFiles {
+        NoFiles { why: why.into() }
+    }
+    fn err<T>(&self) -> io::Result<T> {
+        Err(io::Error::new(
+            io::ErrorKind::NotConnected,
+            self.why.clone(),
+        ))
+    }
+}
+
+impl FileSystem for NoFiles {
+    fn name(&self) -> &'static str {
+        "unavailable"
+    }
+    fn host_paths(&self) -> bool {
+        false
+    }
+    fn check_read(&self, _: &Path) -> io::Result<()> {
+        self.err()
+    }
+    fn check_write(&self, _: &Path) -> io::Result<()> {
+        self.err()
+    }
+    fn metadata(&self, _: &Path) -> io::Result<Meta> {
+        self.err()
+    }
+    fn read(&self, _: &Path) -> io::Result<Vec<u8>> {
+        self.err()
+    }
+    fn read_head(&self, _: &Path, _: usize) -> io::Result<Vec<u8>> {
+        self.err()
+    }
+    fn write_atomic(&self, _: &Path, _: &[u8], _: Option<u32>) -> io::Result<()> {
+        self.err()
+    }
+    fn create_dir_all(&self, _: &Path) -> io::Result<bool> {
+        self.err()
+    }
+    fn remove_file(&self, _: &Path) -> io::Result<()> {
+        self.err()
+    }
+    fn remove_dir(&self, _: &Path) -> io::Result<()> {
+        self.err()
+    }
+    fn remove_dir_all(&self, _: &Path) -> io::Result<()> {
+        self.err()
+    }
+    fn rename(&self, _: &Path, _: &Path) -> io::Result<()> {
+        self.err()
+    }
+    fn read_dir(&self, _: &Path) -> io::Result<Vec<Entry>> {
+        self.err()
+    }
+    fn canonicalize(&self, _: &Path) -> io::Result<PathBuf> {
+        self.err()
+    }
+    fn walk(&self, _: &Path, _: bool, _: u64) -> io::Result<Vec<WalkedFile>> {
+        self.err()
+    }
+}
+
 /// A file found by [`FileSystem::walk`].
 #[derive(Clone, Debug)]
 pub struct WalkedFile {

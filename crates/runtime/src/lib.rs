@@ -339,12 +339,7 @@ impl Runtime {
         // Remote backends: each task's files over its own connection or in
         // its own container (the terminal's, or the file toolset's own
         // backend when the terminal is off).
-        let per_task = |env: Arc<dyn hermes_exec::Environment>| -> hermes_builtins::file::FilesFn {
-            Arc::new(move |task: &str| {
-                env.files(task)
-                    .unwrap_or_else(|| Arc::new(HostFs::local()) as Arc<dyn FileSystem>)
-            })
-        };
+        let per_task = files_per_task;
         let files: hermes_builtins::file::FilesFn = match tcfg.backend.as_str() {
             "sandbox" => constant(Arc::new(HostFs::sandboxed(
                 &hermes_exec::sandbox::SandboxConfig {
@@ -808,5 +803,55 @@ pub const CLOSE_HOST_WAIT: Duration = Duration::from_secs(1);
 impl Drop for Runtime {
     fn drop(&mut self) {
         self.close();
+    }
+}
+
+/// Each task's files on a remote backend: the task's own connection or
+/// container. A backend that has none for a task fails closed (every file
+/// operation errors) rather than falling back to this machine's files.
+fn files_per_task(env: Arc<dyn hermes_exec::Environment>) -> hermes_builtins::file::FilesFn {
+    Arc::new(move |task: &str| {
+        env.files(task).unwrap_or_else(|| {
+            Arc::new(hermes_exec::fs::NoFiles::new(format!(
+                "the {} backend has no file system for task '{}'",
+                env.name(),
+                hermes_exec::env::task_key(task)
+            ))) as Arc<dyn hermes_exec::fs::FileSystem>
+        })
+    })
+}
+
+#[cfg(test)]
+mod files_tests {
+    use super::*;
+
+    /// A remote backend that has no file system for a task.
+    struct Filesless;
+    impl hermes_exec::Environment for Filesless {
+        fn name(&self) -> &'static str {
+            "ssh"
+        }
+        fn spawn(
+            &self,
+            _: &hermes_exec::spawn::SpawnRequest<'_>,
+        ) -> std::io::Result<hermes_exec::spawn::Spawned> {
+            Err(std::io::Error::other("not used"))
+        }
+    }
+
+    /// Found in review: the file tools fell back to this machine's files
+    /// when a remote backend gave none for a task.
+    #[test]
+    fn a_remote_task_without_files_fails_closed() {
+        let fs = files_per_task(Arc::new(Filesless))("t1");
+        assert!(!fs.host_paths());
+        let here = std::env::temp_dir();
+        let err = fs.read_dir(&here).unwrap_err().to_string();
+        assert!(
+            err.contains("ssh backend has no file system for task 't1'"),
+            "{err}"
+        );
+        assert!(fs.check_read(&here).is_err() && fs.check_write(&here).is_err());
+        assert!(fs.write_atomic(&here.join("x"), b"", None).is_err());
     }
 }
