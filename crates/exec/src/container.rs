@@ -899,15 +899,19 @@ impl Environment for Container {
     }
 
     fn cleanup_task(&self, task: &str) {
-        let slot = lock(&self.slots).remove(task_key(task));
-        if let Some(slot) = &slot
-            && let Some(w) = lock(slot).warm.take()
-        {
+        let Some(slot) = lock(&self.slots).remove(task_key(task)) else {
+            return;
+        };
+        // Both under one lock: a prestart racing with this sees no
+        // container and starts nothing.
+        let (warm, id) = {
+            let mut cur = lock(&slot);
+            (cur.warm.take(), cur.id.take())
+        };
+        if let Some(w) = warm {
             w.discard();
         }
-        if let Some(slot) = slot
-            && let Some(id) = lock(&slot).id.take()
-        {
+        if let Some(id) = id {
             tracing::debug!(container = %id, task = %task_key(task), "container backend: task cleaned up, container removed");
             self.remove(&[id]);
         }
@@ -918,10 +922,17 @@ impl Environment for Container {
             return;
         }
         let slots: Vec<_> = lock(&self.slots).drain().map(|(_, s)| s).collect();
-        for w in slots.iter().filter_map(|s| lock(s).warm.take()) {
-            w.discard();
+        let mut ids = Vec::new();
+        for slot in &slots {
+            let (warm, id) = {
+                let mut cur = lock(slot);
+                (cur.warm.take(), cur.id.take())
+            };
+            if let Some(w) = warm {
+                w.discard();
+            }
+            ids.extend(id);
         }
-        let ids: Vec<String> = slots.iter().filter_map(|s| lock(s).id.take()).collect();
         self.remove(&ids);
     }
 
