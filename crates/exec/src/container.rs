@@ -23,11 +23,12 @@
 //! once: one more task gets a clear error, not an exhausted engine.
 //!
 //! An engine takes most of a call's time to start an exec (70-90 ms with
-//! docker here, more with podman), so each task keeps one exec started
-//! ahead ([`Warm`]): a reader waiting for a script on its stdin, a pipe
-//! only we hold. A command that finds one writes its script and closes the
-//! pipe; a new one is started behind it. PTY commands, a command that
-//! finds none (two at once) and a dead one take the normal path.
+//! docker here, more with podman), so each task keeps execs started ahead
+//! (`prestart`, two by default; [`Warm`]): each a reader waiting for a
+//! script on its stdin, a pipe only we hold. A command takes the oldest,
+//! writes its script and closes the pipe; a new one is started behind it.
+//! PTY commands, a command that finds none (several at once) and a dead
+//! one take the normal path.
 
 use std::collections::HashMap;
 use std::io;
@@ -93,10 +94,11 @@ pub struct ContainerConfig {
     /// Containers (one per task) running at once; a new task past it gets
     /// a clear error until a task is cleaned up.
     pub max_containers: usize,
-    /// Keep one exec per task started ahead of its command (default on):
-    /// one idle engine client per task container, in exchange for the
-    /// engine's exec start-up leaving the call's time.
-    pub prestart: bool,
+    /// Execs per task started ahead of its commands (default 2; 0: none):
+    /// that many idle engine clients per task container, in exchange for
+    /// the engine's exec start-up leaving the call's time. One covers calls
+    /// that come after a pause; two also keep up with calls back to back.
+    pub prestart: usize,
 }
 
 impl Default for ContainerConfig {
@@ -113,7 +115,7 @@ impl Default for ContainerConfig {
             workspace: None,
             run_args: Vec::new(),
             max_containers: 16,
-            prestart: true,
+            prestart: 2,
         }
     }
 }
@@ -219,8 +221,8 @@ struct Slot {
     generation: u64,
     /// The slot's number: in the container's name and its commands' marks.
     n: u64,
-    /// The exec started ahead for the task's next command.
-    warm: Option<Warm>,
+    /// Execs started ahead for the task's next commands, oldest first.
+    warm: std::collections::VecDeque<Warm>,
 }
 
 /// An exec started before its command is known: the engine client runs
@@ -402,7 +404,7 @@ impl Container {
                     id: None,
                     generation: 0,
                     n: self.next_slot.fetch_add(1, Ordering::Relaxed),
-                    warm: None,
+                    warm: std::collections::VecDeque::new(),
                 }))
             })
             .clone()
@@ -645,7 +647,7 @@ impl Container {
     /// suffix. `None` (none, stale or dead): the caller starts one cold.
     fn feed_warm(&self, task: &str, generation: u64, script: &str) -> Option<(Spawned, String)> {
         let slot = lock(&self.slots).get(task_key(task)).cloned()?;
-        let w = lock(&slot).warm.take()?;
+        let w = lock(&slot).warm.pop_front()?;
         if w.generation != generation || ExitWatch::new(w.sp.pid).exited() {
             w.discard();
             return None;
@@ -673,30 +675,31 @@ impl Container {
     /// container changed meanwhile. A failure only costs the next command
     /// the cold path.
     fn prestart(&self, task: &str, id: &str, generation: u64, n: u64) {
-        if !self.cfg.prestart || self.closed.load(Ordering::Acquire) {
+        if self.cfg.prestart == 0 || self.closed.load(Ordering::Acquire) {
             return;
         }
         let Some(slot) = lock(&self.slots).get(task_key(task)).cloned() else {
             return;
         };
         let mut cur = lock(&slot);
-        if cur.warm.is_some() || cur.generation != generation || cur.id.as_deref() != Some(id) {
+        if cur.generation != generation || cur.id.as_deref() != Some(id) {
             return;
         }
-        let suffix = self.new_suffix(n);
-        let token = format!("{}{suffix}", self.id);
-        let argv = self.exec_argv(id, false, true, Some(&token), WARM_READER);
-        match spawn_argv_fed(&argv, &self.client_request(false)) {
-            Ok((sp, feed)) => {
-                cur.warm = Some(Warm {
+        while cur.warm.len() < self.cfg.prestart {
+            let suffix = self.new_suffix(n);
+            let token = format!("{}{suffix}", self.id);
+            let argv = self.exec_argv(id, false, true, Some(&token), WARM_READER);
+            match spawn_argv_fed(&argv, &self.client_request(false)) {
+                Ok((sp, feed)) => cur.warm.push_back(Warm {
                     generation,
                     suffix,
                     sp,
                     feed,
-                })
-            }
-            Err(e) => {
-                tracing::debug!(error = %e, "container backend: cannot prestart an exec")
+                }),
+                Err(e) => {
+                    tracing::debug!(error = %e, "container backend: cannot prestart an exec");
+                    break;
+                }
             }
         }
     }
@@ -719,9 +722,9 @@ impl Container {
         let mut cur = lock(&slot);
         if cur.id.as_deref() == Some(id) {
             cur.id = None;
-            let warm = cur.warm.take();
+            let warm = std::mem::take(&mut cur.warm);
             drop(cur);
-            if let Some(w) = warm {
+            for w in warm {
                 w.discard();
             }
             // Whatever is left of it (a stopped container) goes.
@@ -906,9 +909,9 @@ impl Environment for Container {
         // container and starts nothing.
         let (warm, id) = {
             let mut cur = lock(&slot);
-            (cur.warm.take(), cur.id.take())
+            (std::mem::take(&mut cur.warm), cur.id.take())
         };
-        if let Some(w) = warm {
+        for w in warm {
             w.discard();
         }
         if let Some(id) = id {
@@ -926,9 +929,9 @@ impl Environment for Container {
         for slot in &slots {
             let (warm, id) = {
                 let mut cur = lock(slot);
-                (cur.warm.take(), cur.id.take())
+                (std::mem::take(&mut cur.warm), cur.id.take())
             };
-            if let Some(w) = warm {
+            for w in warm {
                 w.discard();
             }
             ids.extend(id);

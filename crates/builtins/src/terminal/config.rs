@@ -69,8 +69,8 @@ pub struct ContainerSection {
     pub run_args: Vec<String>,
     /// Containers (one per task) running at once (default 16).
     pub max_containers: Option<usize>,
-    /// Keep one exec per task started ahead of its command (default true).
-    pub prestart: Option<bool>,
+    /// Execs per task started ahead of its commands (default 2; 0: none).
+    pub prestart: Option<usize>,
 }
 
 impl ContainerSection {
