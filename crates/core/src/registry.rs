@@ -236,15 +236,9 @@ pub fn parse_specs_each(
     }
 }
 
-/// When a tool's parameters schema is compiled (see `params.rs`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Compile {
-    /// At registration: a bad schema is refused there.
-    Now,
-    /// On the tool's first call (bulk registration): registration checks
-    /// the JSON and the top-level shape only.
-    OnFirstUse,
-}
+/// When a tool's parameters schema is compiled: the config's
+/// `dispatch.compile_schemas` (see `params.rs`).
+pub use crate::config::CompileSchemas as Compile;
 
 /// Build an entry from a parsed spec (validates and compiles the schema).
 pub fn build_entry(
@@ -252,7 +246,7 @@ pub fn build_entry(
     tool: Arc<dyn Tool>,
     check: Option<Arc<dyn Check>>,
 ) -> Result<ToolEntry> {
-    build_entry_with(spec, tool, check, Compile::Now)
+    build_entry_with(spec, tool, check, Compile::AtRegistration)
 }
 
 /// [`build_entry`], choosing when the schema compiles.
@@ -281,7 +275,7 @@ pub fn build_entry_with(
             .map_err(|e| Error::invalid(e.to_string()))?,
     };
     let params = match compile {
-        Compile::Now => {
+        Compile::AtRegistration => {
             Params::now(parameters.get(), "tool spec: schema.parameters").map_err(Error::invalid)?
         }
         Compile::OnFirstUse => {

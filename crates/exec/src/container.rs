@@ -30,8 +30,9 @@
 //! PTY commands, a command that finds none (several at once) and a dead
 //! one take the normal path.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -46,7 +47,6 @@ use crate::remote_fs::{
 use crate::spawn::{Input, SpawnRequest, Spawned};
 use crate::sys::{ExitWatch, set_nonblocking};
 use crate::tree::{MARK_VAR, kill_tree};
-use std::os::fd::{AsRawFd, OwnedFd};
 
 /// The label every container of ours carries: `<boot id>-<pid>-<start time>`
 /// of the process that started it.
@@ -222,7 +222,23 @@ struct Slot {
     /// The slot's number: in the container's name and its commands' marks.
     n: u64,
     /// Execs started ahead for the task's next commands, oldest first.
-    warm: std::collections::VecDeque<Warm>,
+    warm: VecDeque<Warm>,
+}
+
+impl Slot {
+    /// Empty the slot: its container id and its waiting execs, taken
+    /// together under the slot's lock so that a racing prestart starts
+    /// nothing. Stop the execs ([`discard_all`]) once the lock is released.
+    fn vacate(&mut self) -> (Option<String>, VecDeque<Warm>) {
+        (self.id.take(), std::mem::take(&mut self.warm))
+    }
+}
+
+/// Stop and reap waiting execs that will not be used.
+fn discard_all(warm: VecDeque<Warm>) {
+    for w in warm {
+        w.discard();
+    }
 }
 
 /// An exec started before its command is known: the engine client runs
@@ -404,7 +420,7 @@ impl Container {
                     id: None,
                     generation: 0,
                     n: self.next_slot.fetch_add(1, Ordering::Relaxed),
-                    warm: std::collections::VecDeque::new(),
+                    warm: VecDeque::new(),
                 }))
             })
             .clone()
@@ -721,12 +737,9 @@ impl Container {
         };
         let mut cur = lock(&slot);
         if cur.id.as_deref() == Some(id) {
-            cur.id = None;
-            let warm = std::mem::take(&mut cur.warm);
+            let (_, warm) = cur.vacate();
             drop(cur);
-            for w in warm {
-                w.discard();
-            }
+            discard_all(warm);
             // Whatever is left of it (a stopped container) goes.
             self.remove(&[id.to_string()]);
         }
@@ -905,15 +918,8 @@ impl Environment for Container {
         let Some(slot) = lock(&self.slots).remove(task_key(task)) else {
             return;
         };
-        // Both under one lock: a prestart racing with this sees no
-        // container and starts nothing.
-        let (warm, id) = {
-            let mut cur = lock(&slot);
-            (std::mem::take(&mut cur.warm), cur.id.take())
-        };
-        for w in warm {
-            w.discard();
-        }
+        let (id, warm) = lock(&slot).vacate();
+        discard_all(warm);
         if let Some(id) = id {
             tracing::debug!(container = %id, task = %task_key(task), "container backend: task cleaned up, container removed");
             self.remove(&[id]);
@@ -927,13 +933,8 @@ impl Environment for Container {
         let slots: Vec<_> = lock(&self.slots).drain().map(|(_, s)| s).collect();
         let mut ids = Vec::new();
         for slot in &slots {
-            let (warm, id) = {
-                let mut cur = lock(slot);
-                (std::mem::take(&mut cur.warm), cur.id.take())
-            };
-            for w in warm {
-                w.discard();
-            }
+            let (id, warm) = lock(slot).vacate();
+            discard_all(warm);
             ids.extend(id);
         }
         self.remove(&ids);

@@ -510,7 +510,7 @@ impl Runtime {
         let spec = registry::parse_spec(spec_json)?;
         self.check_schema_size(|| "tool spec".into(), &spec)?;
         let override_ = spec.override_;
-        let entry = self.build_entry(spec, tool, check, self.compile_when())?;
+        let entry = self.build_entry(spec, tool, check, self.config.dispatch.compile_schemas)?;
         self.core.register(entry, override_)
     }
 
@@ -531,21 +531,18 @@ impl Runtime {
             self.check_schema_size(|| format!("tool specs[{i}]"), &spec)?;
             override_ |= spec.override_;
             let entry = self
-                .build_entry(spec, tool.clone(), check.clone(), self.compile_when())
+                .build_entry(
+                    spec,
+                    tool.clone(),
+                    check.clone(),
+                    self.config.dispatch.compile_schemas,
+                )
                 .map_err(|e| Error::new(e.kind, format!("tool specs[{i}]: {}", e.message)))?;
             // Shared at once: the registry keeps it behind an Arc anyway.
             entries.push(Arc::new(entry));
             Ok(())
         })?;
         self.core.register_many(entries, override_)
-    }
-
-    /// When registered schemas compile (`dispatch.compile_schemas`).
-    fn compile_when(&self) -> registry::Compile {
-        match self.config.dispatch.compile_schemas {
-            hermes_core::config::CompileSchemas::OnFirstUse => registry::Compile::OnFirstUse,
-            hermes_core::config::CompileSchemas::AtRegistration => registry::Compile::Now,
-        }
     }
 
     /// `limits.max_schema_bytes`: checked before the schema is compiled.
