@@ -434,8 +434,8 @@ pub fn poll_fds(fds: &mut [libc::pollfd], timeout_ms: i32) -> i32 {
 /// `read(2)` into `buf`; returns read's result (bytes, 0 at EOF, -1 on error).
 pub fn read_fd(fd: RawFd, buf: &mut [u8]) -> isize {
     // SAFETY: `buf` is a live, exclusively borrowed buffer of `buf.len()`
-    // bytes and read writes at most that many. The only caller (pump) passes
-    // the output fd of a Spawned it owns, which stays open for the call.
+    // bytes and read writes at most that many. The callers (pump, Inotify)
+    // pass a descriptor they own, which stays open for the call.
     unsafe { libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) }
 }
 
@@ -502,4 +502,112 @@ pub fn register_readable(fd: &OwnedFd) -> io::Result<ReadableFd<'_>> {
         inner,
         _owner: std::marker::PhantomData,
     })
+}
+
+/// An inotify instance (non-blocking, close-on-exec): the search index
+/// learns from it which files and folders changed since it last looked.
+/// Closing it (drop) removes every watch.
+pub struct Inotify {
+    fd: OwnedFd,
+}
+
+/// One inotify event: the watch it came from, what happened, and the name
+/// of the entry inside the watched folder (empty for the folder itself).
+#[derive(Debug, Clone)]
+pub struct InotifyEvent {
+    pub wd: i32,
+    pub mask: u32,
+    pub name: std::ffi::OsString,
+}
+
+impl Inotify {
+    pub fn new() -> io::Result<Inotify> {
+        // SAFETY: inotify_init1 takes one integer and touches no memory of ours.
+        let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: inotify_init1 succeeded, so `fd` is a fresh open descriptor
+        // that nothing else in the process refers to: the OwnedFd owns it.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        Ok(Inotify { fd })
+    }
+
+    /// Watch `dir` for `mask`; returns the watch descriptor (the same one
+    /// again when the inode is watched already).
+    pub fn add_watch(&self, dir: &std::path::Path, mask: u32) -> io::Result<i32> {
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in path"))?;
+        // SAFETY: `c` is a live NUL-terminated string for the call, the fd is
+        // open (owned by self), and the kernel only reads the string.
+        let wd = unsafe { libc::inotify_add_watch(self.fd.as_raw_fd(), c.as_ptr(), mask) };
+        if wd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(wd)
+    }
+
+    /// Stop watching `wd` (errors ignored: the watch may be gone already).
+    pub fn rm_watch(&self, wd: i32) {
+        // SAFETY: integers only; a stale wd gives EINVAL, nothing else.
+        unsafe { libc::inotify_rm_watch(self.fd.as_raw_fd(), wd) };
+    }
+
+    /// Every event queued now, without waiting. `Err` only for a read
+    /// error other than "nothing queued".
+    pub fn drain(&self) -> io::Result<Vec<InotifyEvent>> {
+        use std::os::unix::ffi::OsStrExt;
+        let mut out = Vec::new();
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = read_fd(self.fd.as_raw_fd(), &mut buf);
+            if n < 0 {
+                let e = io::Error::last_os_error();
+                if e.kind() == io::ErrorKind::WouldBlock {
+                    return Ok(out);
+                }
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(e);
+            }
+            if n == 0 {
+                return Ok(out);
+            }
+            // struct inotify_event { int wd; u32 mask; u32 cookie; u32 len; char name[len]; }
+            let mut b = &buf[..n as usize];
+            while b.len() >= 16 {
+                let wd = i32::from_ne_bytes(b[0..4].try_into().unwrap_or_default());
+                let mask = u32::from_ne_bytes(b[4..8].try_into().unwrap_or_default());
+                let len = u32::from_ne_bytes(b[12..16].try_into().unwrap_or_default()) as usize;
+                let end = (16 + len).min(b.len());
+                let raw = &b[16..end];
+                let name = &raw[..raw.iter().position(|&c| c == 0).unwrap_or(raw.len())];
+                out.push(InotifyEvent {
+                    wd,
+                    mask,
+                    name: std::ffi::OsStr::from_bytes(name).to_os_string(),
+                });
+                b = &b[end..];
+            }
+        }
+    }
+}
+
+/// The file system type (`statfs(2)`'s `f_type`) of the file system that
+/// holds `path`.
+pub fn fs_type(path: &std::path::Path) -> io::Result<i64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in path"))?;
+    // SAFETY: an all-zero statfs is a valid value of this plain C struct.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a live NUL-terminated string and `st` a live, exclusively
+    // borrowed statfs that the kernel fills; neither outlives the call.
+    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    #[allow(clippy::unnecessary_cast)]
+    Ok(st.f_type as i64)
 }

@@ -98,7 +98,10 @@ fn main() {
     let mid = root.join("mid.rs").display().to_string();
     let tree = root.join("tree").display().to_string();
 
-    let read = time(n, |i| {
+    // HT_BENCH_ONLY=warm: only the indexed search (for profiling)
+    let only_warm = std::env::var("HT_BENCH_ONLY").is_ok_and(|v| v == "warm");
+    let n_other = if only_warm { 1 } else { n };
+    let read = time(n_other, |i| {
         let v = call(
             &rt,
             &format!("r{i}"),
@@ -108,7 +111,7 @@ fn main() {
         assert!(v["content"].as_str().unwrap().starts_with("199501|"), "{v}");
     });
     let content: String = "lorem ipsum dolor sit amet\n".repeat(4000);
-    let write = time(n, |i| {
+    let write = time(n_other, |i| {
         let v = call(
             &rt,
             "w",
@@ -118,7 +121,7 @@ fn main() {
         assert!(v["bytes_written"].as_u64().is_some(), "{v}");
     });
     let mut flip = false;
-    let patch = time(n, |_| {
+    let patch = time(n_other, |_| {
         let (a, b) = if flip {
             ("MARKER_B", "MARKER_A")
         } else {
@@ -133,22 +136,53 @@ fn main() {
         );
         assert_eq!(v["success"], true, "{v}");
     });
-    // search and rg interleaved, so machine noise hits both alike
+    // Search: cold (index off: every search walks and reads the tree, as
+    // rg does), first (a fresh runtime's first search, which also builds
+    // the index), warm (later searches, from the index), warm after an edit
+    // (a file rewritten since the last search), and rg, interleaved so
+    // machine noise hits all alike.
+    let cold_cfg = json!({"builtin_toolsets": ["file"], "terminal": {"cwd": root},
+                          "data_dir": root.join(".data"), "file": {"search_cache_mb": 0}});
+    let rt_cold = Runtime::new(&cold_cfg.to_string()).unwrap();
     let has_rg = Command::new("rg").arg("--version").output().is_ok();
-    let mut ours_t = Vec::new();
-    let mut rg_t = Vec::new();
-    for i in 0..n + 2 {
+    let needle = json!({"pattern": "needle_call\\(\\d+\\)", "path": tree});
+    let (mut cold_t, mut first_t, mut warm_t, mut edit_t, mut rg_t) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut novel_t = Vec::new();
+    let edited = root.join("tree/pkg050/m007.rs");
+    let edited_text = std::fs::read_to_string(&edited).unwrap();
+    let timed = |rt: &Runtime, task: String, args: &Value| {
         let s = Instant::now();
-        let v = call(
-            &rt,
-            &format!("s{i}"),
-            "search_files",
-            &json!({"pattern": "needle_call\\(\\d+\\)", "path": tree}),
-        );
+        let v = call(rt, &task, "search_files", args);
         let d = s.elapsed();
         assert_eq!(v["total_count"], 334, "{v}");
-        if i >= 2 {
-            ours_t.push(d);
+        d
+    };
+    for i in 0..n + 2 {
+        let keep = i >= 2;
+        let w = timed(&rt, format!("s{i}"), &needle);
+        if only_warm {
+            if keep {
+                warm_t.push(w);
+            }
+            continue;
+        }
+        let c = timed(&rt_cold, format!("c{i}"), &needle);
+        let fresh = Runtime::new(&cfg.to_string()).unwrap();
+        let f = timed(&fresh, format!("f{i}"), &needle);
+        drop(fresh);
+        std::fs::write(&edited, format!("{edited_text}// edit {i}\n")).unwrap();
+        let e = timed(&rt, format!("e{i}"), &needle);
+        // the same search with a pattern never seen (compiled anew)
+        let novel = json!({"pattern": format!("needle_call\\(\\d+\\){}", "(?:)".repeat(i + 1)),
+                           "path": tree});
+        let nv = timed(&rt, format!("n{i}"), &novel);
+        if keep {
+            warm_t.push(w);
+            cold_t.push(c);
+            first_t.push(f);
+            edit_t.push(e);
+            novel_t.push(nv);
         }
         if has_rg {
             let s = Instant::now();
@@ -164,33 +198,53 @@ fn main() {
                 .unwrap();
             let d = s.elapsed();
             assert_eq!(out.stdout.iter().filter(|&&b| b == b'\n').count(), 334);
-            if i >= 2 {
+            if keep {
                 rg_t.push(d);
             }
         }
     }
-    let search = median(ours_t);
-    let rg = has_rg.then(|| median(rg_t));
+    if only_warm {
+        println!("search_files warm: {:.3} ms", ms(median(warm_t)));
+        return;
+    }
+    let search = median(warm_t);
+    let cold = median(cold_t);
+    let first = median(first_t);
+    let after_edit = median(edit_t);
+    let novel = median(novel_t);
+    let rg = (has_rg && !rg_t.is_empty()).then(|| median(rg_t));
+    let rare_args = json!({"pattern": "handler_99_90\\(", "path": tree});
     let rare = time(n, |i| {
-        let v = call(
-            &rt,
-            &format!("q{i}"),
-            "search_files",
-            &json!({"pattern": "handler_99_90\\(", "path": tree}),
-        );
+        let v = call(&rt, &format!("q{i}"), "search_files", &rare_args);
+        assert_eq!(v["total_count"], 1, "{v}");
+    });
+    let rare_cold = time(n, |i| {
+        let v = call(&rt_cold, &format!("qc{i}"), "search_files", &rare_args);
         assert_eq!(v["total_count"], 1, "{v}");
     });
     println!("file tools, median of {n} (through dispatch_sync):");
     println!("  read_file last page of 10 MB   {:8.2} ms", ms(read));
     println!("  write_file 100 KB              {:8.2} ms", ms(write));
     println!("  patch replace in 1 MB          {:8.2} ms", ms(patch));
-    println!("  search_files 10 000 files      {:8.2} ms", ms(search));
-    println!("  search_files, one hit in all   {:8.2} ms", ms(rare));
+    println!(
+        "  search_files 10 000 files      {:8.2} ms   (indexed)",
+        ms(search)
+    );
+    println!("    ... right after an edit      {:8.2} ms", ms(after_edit));
+    println!("    ... a pattern not seen before{:8.2} ms", ms(novel));
+    println!("    ... first search (builds)    {:8.2} ms", ms(first));
+    println!("    ... index off (cold)         {:8.2} ms", ms(cold));
+    println!(
+        "  search_files, one hit in all   {:8.2} ms   (indexed)",
+        ms(rare)
+    );
+    println!("    ... index off (cold)         {:8.2} ms", ms(rare_cold));
     if let Some(rg) = rg {
         println!(
-            "  rg same tree and pattern       {:8.2} ms   (search_files / rg = {:.2}x)",
+            "  rg same tree and pattern       {:8.2} ms   (cold / rg = {:.2}x, first / rg = {:.2}x)",
             ms(rg),
-            ms(search) / ms(rg)
+            ms(cold) / ms(rg),
+            ms(first) / ms(rg)
         );
     } else {
         println!("  rg not installed: no comparison");

@@ -430,6 +430,12 @@ impl Runtime {
         self.skills.as_ref()
     }
 
+    /// The file toolset's state (its search index among it), when the
+    /// toolset is switched on.
+    pub fn files(&self) -> Option<&Arc<FileCtx>> {
+        self.files.as_ref()
+    }
+
     /// Start the MCP servers of the config (after the built-ins: their
     /// tools never shadow a built-in tool).
     fn install_mcp(&mut self) -> Result<()> {

@@ -831,3 +831,72 @@ fn extreme_numbers_are_clamped_not_crashes() {
     );
     assert_eq!(v["total_count"], 1, "{v}");
 }
+
+/// Searches served from the index answer exactly as a walk of the disk
+/// does, through every kind of change between them: the same queries go
+/// to a runtime with the index and one without, after each change.
+#[test]
+fn indexed_searches_answer_as_fresh_walks_do() {
+    let e = files();
+    tree(&e);
+    let walk_cfg = json!({"builtin_toolsets": ["file"], "terminal": {"cwd": e.root()},
+                          "data_dir": e.data(), "file": {"search_cache_mb": 0}});
+    let walk = hermes_runtime::Runtime::new(&walk_cfg.to_string()).unwrap();
+    let queries = [
+        json!({"pattern": "hello"}),
+        json!({"pattern": "hello", "output_mode": "count"}),
+        json!({"pattern": "hel+o", "output_mode": "files_only"}),
+        json!({"pattern": "hel+o", "file_glob": "*.rs", "path": "src"}),
+        json!({"pattern": "hello", "context": 1, "limit": 3, "offset": 1}),
+        json!({"pattern": "^fn|needle \\d+", "path": "src"}),
+    ];
+    let n = std::sync::atomic::AtomicUsize::new(0);
+    let check = |what: &str| {
+        for q in &queries {
+            let i = n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let task = format!("q{i}"); // a task each: no repeat nudges
+            let a = call(&e.rt, "search_files", &task, q.clone());
+            let b = call(&walk, "search_files", &task, q.clone());
+            assert_eq!(a, b, "{what}: {q}");
+        }
+    };
+    check("first search");
+    let index = &e.rt.files().unwrap().index;
+    assert_eq!(
+        index.roots(),
+        vec![std::fs::canonicalize(e.root()).unwrap()]
+    );
+    assert!(walk.files().unwrap().index.roots().is_empty());
+
+    e.call(
+        "write_file",
+        json!({"path": "src/new.rs", "content": "fn hello_new() {}\n"}),
+    );
+    check("write_file of a new file");
+    e.call(
+        "patch",
+        json!({"path": "src/lib.rs", "old_string": "hello again", "new_string": "bye"}),
+    );
+    check("patch");
+    write(&e.path("src/deep/er/x.rs"), "fn x() { hello(); }\n");
+    check("new nested folders");
+    std::fs::rename(e.path("src/deep"), e.path("moved")).unwrap();
+    check("a folder moved");
+    std::fs::remove_file(e.path("src/main.rs")).unwrap();
+    check("a file deleted");
+    let many: String = (0..50).map(|i| format!("needle {i} hello\n")).collect();
+    write(&e.path("src/many.rs"), &many);
+    check("many hits");
+    std::fs::remove_dir_all(e.path("moved")).unwrap();
+    write(&e.path("moved/again.rs"), "hello again\n");
+    check("a folder deleted and made again");
+    write(&e.path(".gitignore"), "*.log\n");
+    check("the ignore rules changed");
+    assert_eq!(
+        index.roots().len(),
+        1,
+        "rebuilt by the search after the change"
+    );
+    write(&e.path("ignored/y.rs"), "hello now seen\n");
+    check("a folder no longer ignored");
+}

@@ -6,9 +6,11 @@
 //! working directory, and sensitive paths go through the approval policy.
 //!
 //! Layout: `state` (shared state, no tool logic), `paths` (resolution and
-//! deny lists), one module per tool, `v4a` (the patch format); this file
+//! deny lists), one module per tool, `v4a` (the patch format), `index`
+//! (search_files' in-memory index, kept fresh by inotify); this file
 //! only declares the tools and registers them.
 
+pub mod index;
 pub mod patch;
 pub mod paths;
 pub mod read;

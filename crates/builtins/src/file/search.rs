@@ -8,13 +8,16 @@
 //! path (stable pages, where `rg`'s order changes run to run), bare file
 //! names match as substrings, and the truncation hint is inside the JSON.
 
+use grep_matcher::Matcher;
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use ignore::{WalkBuilder, WalkState};
 use parking_lot::Mutex;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use super::index::{self, Cached};
 use super::paths;
 use super::state::FileCall;
 use hermes_core::RunCtx;
@@ -196,23 +199,15 @@ pub fn run(fc: &FileCall<'_>, args: &Value, ctx: &RunCtx) -> (Value, bool) {
     (v, is_error)
 }
 
-fn walker(root: &Path, glob: Option<&str>) -> Result<WalkBuilder, String> {
+/// The parallel gitignore-aware walk of the local searches.
+fn walker(root: &Path) -> WalkBuilder {
     let mut wb = WalkBuilder::new(root);
     wb.threads(
         std::thread::available_parallelism()
             .map_or(2, |n| n.get())
             .min(8),
     );
-    if let Some(g) = glob {
-        let mut ob = ignore::overrides::OverrideBuilder::new(root);
-        ob.add(g)
-            .map_err(|e| format!("invalid file_glob '{g}': {e}"))?;
-        wb.overrides(
-            ob.build()
-                .map_err(|e| format!("invalid file_glob '{g}': {e}"))?,
-        );
-    }
-    Ok(wb)
+    wb
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -227,10 +222,11 @@ fn content(
     context: usize,
     mode: OutMode,
 ) -> (Value, bool) {
-    let matcher = match RegexMatcherBuilder::new()
-        .line_terminator(Some(b'\n'))
-        .build(pattern)
-    {
+    let matcher = match fc.matchers.get(pattern, |p| {
+        RegexMatcherBuilder::new()
+            .line_terminator(Some(b'\n'))
+            .build(p)
+    }) {
         Ok(m) => m,
         Err(e) => {
             let msg = e.to_string();
@@ -262,8 +258,9 @@ fn content(
     render_content(hits, omitted, given, root, limit, offset, context, mode)
 }
 
-/// A file glob (`file_glob`) as the local walk applies it: against the
-/// name, or the path under the root when it has a `/`.
+/// A file glob (`file_glob`) as every search applies it (local, indexed,
+/// remote): against the file name, or the path under the root when it has
+/// a `/`. It only narrows the files searched: a .gitignore'd file stays out.
 fn name_glob(
     root: &Path,
     glob: Option<&str>,
@@ -352,6 +349,43 @@ fn remote_hits(
     Ok((hits, omitted))
 }
 
+/// Search one file's content (kept in memory, or from disk when large).
+/// Returns the sink when the file has a match.
+fn search_one(
+    searcher: &mut Searcher,
+    matcher: &grep_regex::RegexMatcher,
+    c: &Cached,
+    mode: OutMode,
+    keep: usize,
+) -> Option<Collect> {
+    let mut sink = Collect {
+        mode,
+        keep,
+        count: 0,
+        lines: Vec::new(),
+    };
+    let ok = match &c.data {
+        // the searcher would scan the slice for this first match anyway;
+        // most files have none, and this skips the line machinery for them
+        Some(d) if !matcher.is_match(d).unwrap_or(true) => return None,
+        Some(d) => searcher.search_slice(matcher, d, &mut sink).is_ok(),
+        None => searcher.search_path(matcher, &c.path, &mut sink).is_ok(),
+    };
+    (ok && sink.count > 0).then_some(sink)
+}
+
+fn new_searcher(context: usize) -> Searcher {
+    SearcherBuilder::new()
+        .line_number(true)
+        .binary_detection(BinaryDetection::quit(0))
+        .before_context(context)
+        .after_context(context)
+        .build()
+}
+
+/// Content search of local files: from the search index when it covers
+/// `root`, else a parallel walk that builds the index as it goes (when
+/// there is no `file_glob`; see [`super::index`]).
 #[allow(clippy::too_many_arguments)]
 fn local_hits(
     fc: &FileCall<'_>,
@@ -362,57 +396,132 @@ fn local_hits(
     context: usize,
     mode: OutMode,
 ) -> Result<(Vec<FileHits>, usize), String> {
-    let wb = walker(root, glob)?;
+    let g = name_glob(root, glob)?;
+    if let Some(view) = fc.index.files_under(root) {
+        return Ok(cached_hits(
+            fc,
+            view.files(),
+            matcher,
+            root,
+            &g,
+            keep,
+            context,
+            mode,
+        ));
+    }
+    let builder = if glob.is_none() {
+        fc.index.builder(root)
+    } else {
+        None
+    };
+    let wb = walker(root);
     let hits: Mutex<Vec<FileHits>> = Mutex::new(Vec::new());
     let omitted = Mutex::new(0usize);
-    let home = fc.home.clone();
-    let data_dir = fc.data_dir.clone();
     wb.build_parallel().run(|| {
         let matcher = matcher.clone();
-        let mut searcher = SearcherBuilder::new()
-            .line_number(true)
-            .binary_detection(BinaryDetection::quit(0))
-            .before_context(context)
-            .after_context(context)
-            .build();
-        let hits = &hits;
-        let omitted = &omitted;
-        let home = home.clone();
-        let data_dir = data_dir.clone();
+        let mut searcher = new_searcher(context);
+        let (hits, omitted, g, builder) = (&hits, &omitted, &g, &builder);
         Box::new(move |entry| {
             let Ok(entry) = entry else {
                 return WalkState::Continue;
             };
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                return WalkState::Continue;
-            }
-            let mut sink = Collect {
-                mode,
-                keep,
-                count: 0,
-                lines: Vec::new(),
-            };
-            if searcher
-                .search_path(&matcher, entry.path(), &mut sink)
-                .is_err()
-            {
-                return WalkState::Continue;
-            }
-            if sink.count > 0 {
-                if paths::read_sensitive(entry.path(), &home, &data_dir).is_some() {
-                    *omitted.lock() += 1;
+            match entry.file_type() {
+                Some(t) if t.is_dir() => {
+                    if let Some(b) = builder {
+                        b.dir(entry.path());
+                    }
                     return WalkState::Continue;
                 }
-                hits.lock().push(FileHits {
-                    path: entry.into_path(),
-                    count: sink.count,
-                    lines: sink.lines,
-                });
+                Some(t) if t.is_file() => {}
+                _ => return WalkState::Continue,
+            }
+            let Ok(c) = index::load(entry.path()) else {
+                return WalkState::Continue;
+            };
+            if glob_ok(root, &c.path, g)
+                && let Some(sink) = search_one(&mut searcher, &matcher, &c, mode, keep)
+            {
+                if paths::read_sensitive(&c.path, &fc.home, &fc.data_dir).is_some() {
+                    *omitted.lock() += 1;
+                } else {
+                    hits.lock().push(FileHits {
+                        path: c.path.clone(),
+                        count: sink.count,
+                        lines: sink.lines,
+                    });
+                }
+            }
+            if let Some(b) = builder {
+                b.file(Arc::new(c));
             }
             WalkState::Continue
         })
     });
+    if let Some(b) = builder {
+        fc.index.finish(root, b);
+    }
     Ok((hits.into_inner(), omitted.into_inner()))
+}
+
+/// Content search of indexed files: no walk, no file opened (except files
+/// too large to keep); the files are split among a few threads.
+#[allow(clippy::too_many_arguments)]
+fn cached_hits(
+    fc: &FileCall<'_>,
+    files: &[Arc<Cached>],
+    matcher: &grep_regex::RegexMatcher,
+    root: &Path,
+    g: &Option<(globset::GlobMatcher, bool)>,
+    keep: usize,
+    context: usize,
+    mode: OutMode,
+) -> (Vec<FileHits>, usize) {
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(8)
+        .min(files.len() / 256 + 1);
+    let part = files.len().div_ceil(threads).max(1);
+    let run = |part: &[Arc<Cached>]| {
+        let mut searcher = new_searcher(context);
+        let mut hits = Vec::new();
+        let mut omitted = 0usize;
+        for c in part {
+            if !glob_ok(root, &c.path, g) {
+                continue;
+            }
+            let Some(sink) = search_one(&mut searcher, matcher, c, mode, keep) else {
+                continue;
+            };
+            if paths::read_sensitive(&c.path, &fc.home, &fc.data_dir).is_some() {
+                omitted += 1;
+                continue;
+            }
+            hits.push(FileHits {
+                path: c.path.clone(),
+                count: sink.count,
+                lines: sink.lines,
+            });
+        }
+        (hits, omitted)
+    };
+    if threads <= 1 {
+        return run(files);
+    }
+    std::thread::scope(|s| {
+        let parts: Vec<_> = files
+            .chunks(part)
+            .map(|p| s.spawn(move || run(p)))
+            .collect();
+        let mut hits = Vec::new();
+        let mut omitted = 0;
+        for p in parts {
+            if let Ok((h, o)) = p.join() {
+                hits.extend(h);
+                omitted += o;
+            }
+        }
+        (hits, omitted)
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -584,10 +693,7 @@ fn files(
             .collect();
         return render_files(found, given, root, limit, offset);
     }
-    let wb = match walker(root, None) {
-        Ok(w) => w,
-        Err(e) => return (json!({"error": e}), true),
-    };
+    let wb = walker(root);
     let found: Mutex<Vec<(i128, PathBuf)>> = Mutex::new(Vec::new());
     let home = fc.home.clone();
     let data_dir = fc.data_dir.clone();

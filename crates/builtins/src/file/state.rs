@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::index::{Matchers, SearchIndex};
 use super::paths;
 use crate::activity::Activity;
 use hermes_core::{CommandDecision, RunCtx, ToolServices};
@@ -27,6 +28,9 @@ pub struct FileConfig {
     pub max_read_chars: usize,
     /// Matches returned at most by one search_files page.
     pub max_search_limit: usize,
+    /// Memory for the search index (file contents kept between content
+    /// searches, fresh through inotify), in MB for all trees; 0: off.
+    pub search_cache_mb: usize,
 }
 
 impl Default for FileConfig {
@@ -36,6 +40,7 @@ impl Default for FileConfig {
             max_line_length: 2000,
             max_read_chars: 100_000,
             max_search_limit: 1000,
+            search_cache_mb: 256,
         }
     }
 }
@@ -103,6 +108,10 @@ pub struct FileCtx {
     pub protected: Vec<PathBuf>,
     pub services: Arc<dyn ToolServices>,
     pub activity: Arc<Activity>,
+    /// Content kept between searches ([`super::index`]).
+    pub index: SearchIndex,
+    /// Compiled search patterns ([`super::index::Matchers`]).
+    pub matchers: Matchers,
     tasks: Mutex<HashMap<String, TaskFiles>>,
 }
 
@@ -130,6 +139,7 @@ impl FileCtx {
         services: Arc<dyn ToolServices>,
         activity: Arc<Activity>,
     ) -> FileCtx {
+        let index = SearchIndex::new(cfg.search_cache_mb);
         FileCtx {
             files,
             cfg,
@@ -140,6 +150,8 @@ impl FileCtx {
             protected: protected.iter().map(|p| paths::real(p)).collect(),
             services,
             activity,
+            index,
+            matchers: Matchers::default(),
             tasks: Mutex::new(HashMap::new()),
         }
     }
