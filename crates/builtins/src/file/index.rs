@@ -35,7 +35,7 @@
 //! indexed folder uses it.
 
 use parking_lot::Mutex;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -118,11 +118,14 @@ fn local_fs(dir: &Path) -> bool {
     )
 }
 
+/// The folders a walk watched, and their watch descriptors.
+type Watched = (Vec<(PathBuf, i32)>, HashSet<i32>);
+
 /// A walk of a tree that watches each folder before listing it. Shared by
 /// the threads of the search's parallel walk.
 pub struct Builder {
     ino: Arc<Inotify>,
-    dirs: Mutex<Vec<(PathBuf, i32)>>,
+    dirs: Mutex<Watched>,
     files: Mutex<Vec<Arc<Cached>>>,
     bytes: AtomicUsize,
     max_bytes: usize,
@@ -134,7 +137,7 @@ impl Builder {
     fn new(ino: Arc<Inotify>, max_bytes: usize) -> Builder {
         Builder {
             ino,
-            dirs: Mutex::new(Vec::new()),
+            dirs: Mutex::new((Vec::new(), HashSet::new())),
             files: Mutex::new(Vec::new()),
             bytes: AtomicUsize::new(0),
             max_bytes,
@@ -165,7 +168,17 @@ impl Builder {
             return;
         }
         match self.ino.add_watch(dir, WATCH_MASK) {
-            Ok(wd) => self.dirs.lock().push((dir.to_path_buf(), wd)),
+            Ok(wd) => {
+                let mut dirs = self.dirs.lock();
+                // the same folder twice (a bind mount inside the tree): its
+                // events would name only one of its paths
+                if dirs.1.insert(wd) {
+                    dirs.0.push((dir.to_path_buf(), wd));
+                } else {
+                    drop(dirs);
+                    self.fail(format!("{} is in the tree twice", dir.display()));
+                }
+            }
             Err(e) => self.fail(format!("cannot watch {}: {e}", dir.display())),
         }
     }
@@ -217,7 +230,7 @@ impl Tree {
             snapshot: None,
             built: Instant::now(),
         };
-        for (d, wd) in b.dirs.into_inner() {
+        for (d, wd) in b.dirs.into_inner().0 {
             t.wd_dir.insert(wd, d.clone());
             t.dir_wd.insert(d, wd);
         }
@@ -399,7 +412,10 @@ impl Tree {
             if !b.keeping() {
                 return Err(Stale(b.why.lock().take().unwrap_or_default()));
             }
-            for (p, wd) in b.dirs.into_inner() {
+            for (p, wd) in b.dirs.into_inner().0 {
+                if self.wd_dir.contains_key(&wd) {
+                    return Err(Stale(format!("{} is in the tree twice", p.display())));
+                }
                 self.wd_dir.insert(wd, p.clone());
                 self.dir_wd.insert(p, wd);
             }
