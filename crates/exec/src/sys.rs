@@ -554,13 +554,15 @@ impl Inotify {
         unsafe { libc::inotify_rm_watch(self.fd.as_raw_fd(), wd) };
     }
 
-    /// Every event queued now, without waiting. `Err` only for a read
-    /// error other than "nothing queued".
-    pub fn drain(&self) -> io::Result<Vec<InotifyEvent>> {
+    /// The events queued now, without waiting: reading stops once the
+    /// queue is seen empty (a short read) or `max` events were read, so a
+    /// busy writer cannot keep it going. `Err` only for a read error other
+    /// than "nothing queued".
+    pub fn drain(&self, max: usize) -> io::Result<Vec<InotifyEvent>> {
         use std::os::unix::ffi::OsStrExt;
         let mut out = Vec::new();
         let mut buf = vec![0u8; 64 * 1024];
-        loop {
+        while out.len() < max {
             let n = read_fd(self.fd.as_raw_fd(), &mut buf);
             if n < 0 {
                 let e = io::Error::last_os_error();
@@ -591,7 +593,13 @@ impl Inotify {
                 });
                 b = &b[end..];
             }
+            // room left for the largest event (16 + NAME_MAX + 1): the
+            // queue was empty when the kernel filled this buffer
+            if (n as usize) < buf.len() - 512 {
+                return Ok(out);
+            }
         }
+        Ok(out)
     }
 }
 

@@ -849,6 +849,8 @@ fn indexed_searches_answer_as_fresh_walks_do() {
         json!({"pattern": "hel+o", "file_glob": "*.rs", "path": "src"}),
         json!({"pattern": "hello", "context": 1, "limit": 3, "offset": 1}),
         json!({"pattern": "^fn|needle \\d+", "path": "src"}),
+        json!({"pattern": "*.rs", "target": "files"}),
+        json!({"pattern": "src/*", "target": "files", "limit": 2}),
     ];
     let n = std::sync::atomic::AtomicUsize::new(0);
     let check = |what: &str| {
@@ -884,6 +886,14 @@ fn indexed_searches_answer_as_fresh_walks_do() {
     check("a folder moved");
     std::fs::remove_file(e.path("src/main.rs")).unwrap();
     check("a file deleted");
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(e.path("src/lib.rs"))
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    check("a file touched (newest first in file-name searches)");
     let many: String = (0..50).map(|i| format!("needle {i} hello\n")).collect();
     write(&e.path("src/many.rs"), &many);
     check("many hits");
@@ -899,4 +909,48 @@ fn indexed_searches_answer_as_fresh_walks_do() {
     );
     write(&e.path("ignored/y.rs"), "hello now seen\n");
     check("a folder no longer ignored");
+}
+
+/// `^` and `$` mean line boundaries (not the file's), a UTF-8 byte-order
+/// mark does not hide a first-line match, and a NUL anywhere in a file
+/// makes it binary from there on, with and without the index (a regression:
+/// the first index build tested anchors against whole files and checked
+/// only the first 64 KB for NULs).
+#[test]
+fn line_anchors_bom_and_binary_files() {
+    let e = files();
+    write(
+        &e.path("a.rs"),
+        "// header\nfn main() {}\n  fn nested() {}\n",
+    );
+    std::fs::write(e.path("bom.rs"), b"\xEF\xBB\xBFfn first() {}\n").unwrap();
+    let mut bin = vec![b'x'; 200_000];
+    bin[100_000] = 0;
+    bin[150_000..150_006].copy_from_slice(b"\nfn z(");
+    std::fs::write(e.path("late_nul.txt"), &bin).unwrap();
+    let walk_cfg = json!({"builtin_toolsets": ["file"], "terminal": {"cwd": e.root()},
+                          "data_dir": e.data(), "file": {"search_cache_mb": 0}});
+    let walk = hermes_runtime::Runtime::new(&walk_cfg.to_string()).unwrap();
+    for round in 0..3 {
+        for (rt, which) in [(&e.rt, "indexed"), (&walk, "walked")] {
+            let task = format!("{which}{round}");
+            let v = call(
+                rt,
+                "search_files",
+                &task,
+                json!({"pattern": "^fn", "output_mode": "count"}),
+            );
+            assert_eq!(v["counts"]["./a.rs"], 1, "{which} {round}: {v}");
+            assert_eq!(v["counts"]["./bom.rs"], 1, "{which} {round}: {v}");
+            assert_eq!(v["total_count"], 2, "{which} {round}: {v}");
+            let v = call(
+                rt,
+                "search_files",
+                &format!("{task}b"),
+                json!({"pattern": "\\{\\}$"}),
+            );
+            assert_eq!(v["total_count"], 3, "{which} {round}: {v}");
+        }
+    }
+    assert!(!e.rt.files().unwrap().index.roots().is_empty());
 }

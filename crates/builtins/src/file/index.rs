@@ -31,8 +31,8 @@
 //! is not tried again for [`RETRY_AFTER`].
 //!
 //! Only content searches without a `file_glob` build an index (so a narrow
-//! glob search does not read the whole tree); every content search under an
-//! indexed folder uses it.
+//! glob search does not read the whole tree); every search under an indexed
+//! folder uses it, file-name searches (`target: "files"`) included.
 
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -66,6 +66,22 @@ const WATCH_MASK: u32 = libc::IN_MODIFY
     | libc::IN_MOVE_SELF
     | libc::IN_ONLYDIR;
 
+/// What the folders above the root are watched for: their ignore files,
+/// and themselves moving or going away.
+const ANCESTOR_MASK: u32 = libc::IN_CREATE
+    | libc::IN_DELETE
+    | libc::IN_MOVED_FROM
+    | libc::IN_MOVED_TO
+    | libc::IN_CLOSE_WRITE
+    | libc::IN_MODIFY
+    | libc::IN_DELETE_SELF
+    | libc::IN_MOVE_SELF
+    | libc::IN_ONLYDIR;
+
+/// Events read at most per search; more means the tree is too busy to
+/// follow: rebuilt.
+const MAX_EVENTS: usize = 65_536;
+
 /// Names whose change alters which files a walk yields.
 const RULE_FILES: [&str; 4] = [".gitignore", ".ignore", ".rgignore", ".git"];
 
@@ -74,6 +90,12 @@ pub struct Cached {
     pub path: PathBuf,
     /// The whole content; `None` when over [`MAX_FILE`] (read from disk).
     pub data: Option<Vec<u8>>,
+    /// Last modification (file-name searches list the newest first).
+    pub mtime_ns: i128,
+    /// Inode and link count: a file given a second name is searched from
+    /// disk from then on.
+    pub ino: u64,
+    pub nlink: u64,
 }
 
 impl Cached {
@@ -83,15 +105,34 @@ impl Cached {
 }
 
 /// Read a regular file for searching: the whole content when it is at most
-/// [`MAX_FILE`], `None` (search it from disk) when larger. `Err` when it
-/// cannot be opened or read.
+/// [`MAX_FILE`], `None` (search it from disk) when larger or hard-linked
+/// (a write through another name reports no event here). `Err` when it
+/// cannot be opened or read, or is not a regular file: a symlink is not
+/// followed and a FIFO does not block.
 pub fn load(path: &Path) -> std::io::Result<Cached> {
-    let mut f = std::fs::File::open(path)?;
-    let len = f.metadata()?.len();
-    if len > MAX_FILE {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = f.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mtime_ns = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as i128);
+    let len = meta.len();
+    let (ino, nlink) = (meta.ino(), meta.nlink());
+    if len > MAX_FILE || nlink > 1 {
         return Ok(Cached {
             path: path.to_path_buf(),
             data: None,
+            mtime_ns,
+            ino,
+            nlink,
         });
     }
     let mut data = Vec::with_capacity(len as usize + 1);
@@ -99,6 +140,9 @@ pub fn load(path: &Path) -> std::io::Result<Cached> {
     Ok(Cached {
         path: path.to_path_buf(),
         data: Some(data),
+        mtime_ns,
+        ino,
+        nlink,
     })
 }
 
@@ -125,7 +169,11 @@ type Watched = (Vec<(PathBuf, i32)>, HashSet<i32>);
 /// the threads of the search's parallel walk.
 pub struct Builder {
     ino: Arc<Inotify>,
+    /// A new tree (its ancestors are watched too), not a folder added to one.
+    whole_tree: bool,
     dirs: Mutex<Watched>,
+    /// Watches of the folders above the root (their ignore files apply).
+    ancestors: Mutex<HashMap<i32, PathBuf>>,
     files: Mutex<Vec<Arc<Cached>>>,
     bytes: AtomicUsize,
     max_bytes: usize,
@@ -134,10 +182,12 @@ pub struct Builder {
 }
 
 impl Builder {
-    fn new(ino: Arc<Inotify>, max_bytes: usize) -> Builder {
+    fn new(ino: Arc<Inotify>, max_bytes: usize, whole_tree: bool) -> Builder {
         Builder {
             ino,
+            whole_tree,
             dirs: Mutex::new((Vec::new(), HashSet::new())),
+            ancestors: Mutex::new(HashMap::new()),
             files: Mutex::new(Vec::new()),
             bytes: AtomicUsize::new(0),
             max_bytes,
@@ -183,6 +233,25 @@ impl Builder {
         }
     }
 
+    /// Watch the folders above `root` (for their ignore files and for
+    /// their moving) and then `root` itself, before the walk lists it.
+    fn start(&self, root: &Path) {
+        // (a folder added to a tree: its ancestors are the tree's folders,
+        // and watching them with another mask would replace their watch)
+        for a in root.ancestors().skip(1).filter(|_| self.whole_tree) {
+            match self.ino.add_watch(a, ANCESTOR_MASK) {
+                Ok(wd) => {
+                    self.ancestors.lock().insert(wd, a.to_path_buf());
+                }
+                Err(e) => {
+                    self.fail(format!("cannot watch {}: {e}", a.display()));
+                    return;
+                }
+            }
+        }
+        self.dir(root);
+    }
+
     /// A file the walk read (after its folder was watched).
     pub fn file(&self, c: Arc<Cached>) {
         if !self.keeping() {
@@ -206,7 +275,14 @@ pub type Snapshot = Arc<Vec<Arc<Cached>>>;
 /// One indexed tree.
 struct Tree {
     root: PathBuf,
+    /// The root's (device, inode) when built: another folder put in its
+    /// place is another tree.
+    root_id: (u64, u64),
     ino: Arc<Inotify>,
+    ancestors: HashMap<i32, PathBuf>,
+    /// Set when a refresh failed: a search that found this tree before it
+    /// was removed from the list must not use it.
+    dead: bool,
     wd_dir: HashMap<i32, PathBuf>,
     dir_wd: BTreeMap<PathBuf, i32>,
     files: BTreeMap<PathBuf, Arc<Cached>>,
@@ -219,22 +295,25 @@ struct Tree {
 struct Stale(String);
 
 impl Tree {
-    fn from_builder(root: PathBuf, b: Builder) -> Tree {
+    fn from_builder(root: PathBuf, root_id: (u64, u64), b: &Builder) -> Tree {
         let mut t = Tree {
             root,
-            ino: b.ino,
+            root_id,
+            ino: b.ino.clone(),
+            ancestors: std::mem::take(&mut *b.ancestors.lock()),
+            dead: false,
             wd_dir: HashMap::new(),
             dir_wd: BTreeMap::new(),
             files: BTreeMap::new(),
-            bytes: b.bytes.into_inner(),
+            bytes: b.bytes.load(Ordering::Relaxed),
             snapshot: None,
             built: Instant::now(),
         };
-        for (d, wd) in b.dirs.into_inner().0 {
+        for (d, wd) in std::mem::take(&mut b.dirs.lock().0) {
             t.wd_dir.insert(wd, d.clone());
             t.dir_wd.insert(d, wd);
         }
-        for c in b.files.into_inner() {
+        for c in std::mem::take(&mut *b.files.lock()) {
             t.files.insert(c.path.clone(), c);
         }
         t
@@ -291,55 +370,80 @@ impl Tree {
         if self.built.elapsed() > MAX_AGE {
             return Err(Stale("older than its maximum age".into()));
         }
+        match root_id(&self.root) {
+            Some(id) if id == self.root_id => {}
+            _ => return Err(Stale("another folder is at the root's path".into())),
+        }
         let events = self
             .ino
-            .drain()
+            .drain(MAX_EVENTS)
             .map_err(|e| Stale(format!("reading inotify: {e}")))?;
+        if events.len() >= MAX_EVENTS {
+            return Err(Stale("too many changes at once".into()));
+        }
         if events.is_empty() {
             return Ok(());
         }
         let mut dirty_dirs: BTreeSet<PathBuf> = BTreeSet::new();
         let mut dirty_files: BTreeSet<PathBuf> = BTreeSet::new();
-        // folders whose watch ended (deleted, or gone with their file system)
+        // folders to drop with everything under them (gone, replaced, moved,
+        // or changed permissions); their parent is listed again, so whatever
+        // has the name now is walked as new
         let mut dead: Vec<PathBuf> = Vec::new();
         for e in events {
             if e.mask & libc::IN_Q_OVERFLOW != 0 {
                 return Err(Stale("the event queue overflowed".into()));
             }
+            if let Some(a) = self.ancestors.get(&e.wd) {
+                if e.mask & (libc::IN_DELETE_SELF | libc::IN_MOVE_SELF | libc::IN_IGNORED) != 0
+                    || RULE_FILES.iter().any(|r| e.name == *r)
+                {
+                    return Err(Stale(format!("{} changed", a.join(&e.name).display())));
+                }
+                continue;
+            }
             let Some(dir) = self.wd_dir.get(&e.wd).cloned() else {
                 continue; // a watch we removed
             };
-            if e.mask & libc::IN_IGNORED != 0 {
-                // the folder went away: drop it and list its parent again
-                // (a folder made again under the same name is then new)
-                self.wd_dir.remove(&e.wd);
-                dead.push(dir.clone());
+            if e.name.is_empty() {
+                // the folder itself: gone, moved, or its permissions changed
+                if e.mask
+                    & (libc::IN_IGNORED
+                        | libc::IN_DELETE_SELF
+                        | libc::IN_MOVE_SELF
+                        | libc::IN_ATTRIB)
+                    == 0
+                {
+                    continue;
+                }
                 if dir == self.root {
-                    return Err(Stale("the root went away".into()));
+                    return Err(Stale("the root was moved, deleted or changed".into()));
+                }
+                if e.mask & libc::IN_IGNORED != 0 {
+                    self.wd_dir.remove(&e.wd);
                 }
                 if let Some(p) = dir.parent() {
                     dirty_dirs.insert(p.to_path_buf());
                 }
-                continue;
-            }
-            if e.name.is_empty() {
-                if dir == self.root && e.mask & (libc::IN_DELETE_SELF | libc::IN_MOVE_SELF) != 0 {
-                    return Err(Stale("the root was moved or deleted".into()));
-                }
-                if let Some(p) = dir.parent().filter(|_| dir != self.root) {
-                    dirty_dirs.insert(p.to_path_buf());
-                }
-                dirty_dirs.insert(dir);
+                dead.push(dir);
                 continue;
             }
             if RULE_FILES.iter().any(|r| e.name == *r) {
                 return Err(Stale(format!("{} changed", dir.join(&e.name).display())));
             }
+            let p = dir.join(&e.name);
             if e.mask
-                & (libc::IN_CREATE | libc::IN_DELETE | libc::IN_MOVED_FROM | libc::IN_MOVED_TO)
+                & (libc::IN_CREATE
+                    | libc::IN_DELETE
+                    | libc::IN_MOVED_FROM
+                    | libc::IN_MOVED_TO
+                    | libc::IN_ATTRIB)
                 != 0
             {
                 dirty_dirs.insert(dir.clone());
+                if e.mask & libc::IN_ISDIR != 0 && self.dir_wd.contains_key(&p) {
+                    dead.push(p.clone());
+                }
             }
             // content: written, or replaced by a rename or a new file
             if e.mask
@@ -350,7 +454,6 @@ impl Tree {
                     | libc::IN_CREATE)
                 != 0
             {
-                let p = dir.join(&e.name);
                 if self.files.contains_key(&p) {
                     dirty_files.insert(p);
                 } else {
@@ -404,30 +507,56 @@ impl Tree {
             new_files.extend(files.into_iter().filter(|p| !self.files.contains_key(p)));
             new_dirs.extend(dirs.into_iter().filter(|p| !self.dir_wd.contains_key(p)));
         }
+        // a path dropped above is not read back in (it may be a symlink now)
+        dirty_files.retain(|p| self.files.contains_key(p));
         // Phase 2: additions. New folders are walked like the first build.
         for d in new_dirs {
             // the same instance: the new watches must land in this tree's queue
-            let b = Builder::new(self.ino.clone(), max_bytes);
+            let b = Arc::new(Builder::new(self.ino.clone(), max_bytes, false));
             walk_into(&d, &b);
             if !b.keeping() {
                 return Err(Stale(b.why.lock().take().unwrap_or_default()));
             }
-            for (p, wd) in b.dirs.into_inner().0 {
+            let dirs = std::mem::take(&mut b.dirs.lock().0);
+            let files = std::mem::take(&mut *b.files.lock());
+            for (p, wd) in dirs {
                 if self.wd_dir.contains_key(&wd) {
                     return Err(Stale(format!("{} is in the tree twice", p.display())));
                 }
                 self.wd_dir.insert(wd, p.clone());
                 self.dir_wd.insert(p, wd);
             }
-            for c in b.files.into_inner() {
+            for c in files {
                 dirty_files.remove(&c.path);
                 self.put_file(c);
             }
         }
+        // (a new name for a kept file gives no event for the old name: the
+        // link count is an event of the inode, not of its folders)
+        let mut linked = HashSet::new();
         for p in new_files.into_iter().chain(dirty_files) {
             match load(&p) {
-                Ok(c) => self.put_file(Arc::new(c)),
+                Ok(c) => {
+                    if c.nlink > 1 {
+                        linked.insert(c.ino);
+                    }
+                    self.put_file(Arc::new(c));
+                }
                 Err(_) => self.remove_file(&p),
+            }
+        }
+        if !linked.is_empty() {
+            let again: Vec<PathBuf> = self
+                .files
+                .values()
+                .filter(|c| c.data.is_some() && linked.contains(&c.ino))
+                .map(|c| c.path.clone())
+                .collect();
+            for p in again {
+                match load(&p) {
+                    Ok(c) => self.put_file(Arc::new(c)),
+                    Err(_) => self.remove_file(&p),
+                }
             }
         }
         if self.bytes > max_bytes {
@@ -464,28 +593,63 @@ fn list_dir(d: &Path) -> Option<(BTreeSet<PathBuf>, BTreeSet<PathBuf>)> {
     Some((files, dirs))
 }
 
-/// Walk `root` (sequentially) into `b`: watch each folder, keep each file.
-fn walk_into(root: &Path, b: &Builder) {
-    for e in ignore::WalkBuilder::new(root).build() {
-        let Ok(e) = e else { continue };
-        match e.file_type() {
-            Some(t) if t.is_dir() => b.dir(e.path()),
-            Some(t) if t.is_file() => {
-                if let Ok(c) = load(e.path()) {
-                    b.file(Arc::new(c));
-                }
+/// The gitignore-aware parallel walk of `root` every search uses. With a
+/// builder, each folder is watched before it is listed: the walk's filter
+/// sees a folder before the folder is read, and the root is watched (with
+/// the folders above it) before the walk starts.
+pub fn walker(root: &Path, b: Option<&Arc<Builder>>) -> ignore::WalkBuilder {
+    let mut wb = ignore::WalkBuilder::new(root);
+    wb.threads(
+        std::thread::available_parallelism()
+            .map_or(2, |n| n.get())
+            .min(8),
+    );
+    if let Some(b) = b {
+        b.start(root);
+        let b = b.clone();
+        wb.filter_entry(move |e| {
+            if e.file_type().is_some_and(|t| t.is_dir()) {
+                b.dir(e.path());
             }
-            _ => {}
-        }
-        if !b.keeping() {
-            return;
-        }
+            true
+        });
     }
+    wb
 }
 
-/// One kept tree; its root is readable without locking the tree.
+/// Walk `root` into `b`: watch each folder, keep each file.
+fn walk_into(root: &Path, b: &Arc<Builder>) {
+    walker(root, Some(b)).build_parallel().run(|| {
+        Box::new(move |e| {
+            let Ok(e) = e else {
+                return ignore::WalkState::Continue;
+            };
+            if !b.keeping() {
+                return ignore::WalkState::Quit;
+            }
+            if e.file_type().is_some_and(|t| t.is_file())
+                && let Ok(c) = load(e.path())
+            {
+                b.file(Arc::new(c));
+            }
+            ignore::WalkState::Continue
+        })
+    });
+}
+
+/// A folder's (device, inode).
+fn root_id(p: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// One kept tree; what the list needs is readable without locking it.
 struct Entry {
     root: PathBuf,
+    /// The tree's bytes as of its last refresh.
+    bytes: AtomicUsize,
+    /// When a search last used it.
+    used: Mutex<Instant>,
     tree: Mutex<Tree>,
 }
 
@@ -524,6 +688,26 @@ impl SearchIndex {
         self.max_bytes > 0
     }
 
+    /// Drop trees unused for [`MAX_AGE`] and, least recently used first,
+    /// trees past the memory budget or [`MAX_TREES`] (the first one stays:
+    /// it was just built or used). Takes no tree's lock.
+    fn trim(trees: &mut Vec<Arc<Entry>>, max_bytes: usize) {
+        let mut total = 0;
+        let mut n = 0;
+        trees.retain(|e| {
+            let bytes = e.bytes.load(Ordering::Relaxed);
+            let keep = n == 0
+                || (n < MAX_TREES
+                    && total + bytes <= max_bytes
+                    && e.used.lock().elapsed() < MAX_AGE);
+            if keep {
+                total += bytes;
+                n += 1;
+            }
+            keep
+        });
+    }
+
     /// The files under `dir` (a real path) as of now, when an index covers
     /// that folder. Applies the changes queued since the last search first;
     /// drops the index when it cannot (the caller then walks the tree).
@@ -540,11 +724,12 @@ impl SearchIndex {
             .collect();
         for entry in candidates {
             let mut t = entry.tree.lock();
-            if !t.dir_wd.contains_key(dir) {
+            if t.dead || !t.dir_wd.contains_key(dir) {
                 continue;
             }
             if let Err(Stale(why)) = t.refresh(self.max_bytes) {
                 tracing::debug!(root = %entry.root.display(), %why, "search index dropped");
+                t.dead = true;
                 drop(t);
                 self.trees.lock().retain(|x| !Arc::ptr_eq(x, &entry));
                 return None;
@@ -553,12 +738,15 @@ impl SearchIndex {
                 return None;
             }
             let snap = t.snapshot();
+            entry.bytes.store(t.bytes, Ordering::Relaxed);
             drop(t);
+            *entry.used.lock() = Instant::now();
             let mut trees = self.trees.lock();
             if let Some(i) = trees.iter().position(|x| Arc::ptr_eq(x, &entry)) {
                 let e = trees.remove(i);
                 trees.insert(0, e);
             }
+            Self::trim(&mut trees, self.max_bytes);
             drop(trees);
             let lo = snap.partition_point(|c| c.path.as_path() < dir);
             let hi = lo + snap[lo..].partition_point(|c| c.path.starts_with(dir));
@@ -572,7 +760,7 @@ impl SearchIndex {
 
     /// A builder for a walk of `root`, when an index of it should be built
     /// (enabled, a local file system, not refused lately).
-    pub fn builder(&self, root: &Path) -> Option<Builder> {
+    pub fn builder(&self, root: &Path) -> Option<Arc<Builder>> {
         if !self.enabled() || !root.is_dir() {
             return None;
         }
@@ -590,7 +778,7 @@ impl SearchIndex {
             return None;
         }
         match Inotify::new() {
-            Ok(ino) => Some(Builder::new(Arc::new(ino), self.max_bytes)),
+            Ok(ino) => Some(Arc::new(Builder::new(Arc::new(ino), self.max_bytes, true))),
             Err(e) => {
                 tracing::debug!(error = %e, "no inotify instance: searching without an index");
                 None
@@ -599,8 +787,9 @@ impl SearchIndex {
     }
 
     /// Keep what a finished walk of `root` built.
-    pub fn finish(&self, root: &Path, b: Builder) {
-        if !b.keeping() {
+    pub fn finish(&self, root: &Path, b: &Builder) {
+        let id = root_id(root);
+        if !b.keeping() || id.is_none() {
             let why = b.why.lock().take().unwrap_or_default();
             tracing::info!(root = %root.display(), %why, "search index not kept");
             self.refused
@@ -608,28 +797,18 @@ impl SearchIndex {
                 .insert(root.to_path_buf(), Instant::now());
             return;
         }
-        let tree = Tree::from_builder(root.to_path_buf(), b);
+        let tree = Tree::from_builder(root.to_path_buf(), id.unwrap_or_default(), b);
+        let entry = Arc::new(Entry {
+            root: root.to_path_buf(),
+            bytes: AtomicUsize::new(tree.bytes),
+            used: Mutex::new(Instant::now()),
+            tree: Mutex::new(tree),
+        });
         let mut trees = self.trees.lock();
         // a tree inside the new one is redundant; the same root is replaced
         trees.retain(|e| !e.root.starts_with(root));
-        trees.insert(
-            0,
-            Arc::new(Entry {
-                root: root.to_path_buf(),
-                tree: Mutex::new(tree),
-            }),
-        );
-        trees.truncate(MAX_TREES);
-        let mut total = 0;
-        let mut keep = 0;
-        for e in trees.iter() {
-            total += e.tree.lock().bytes;
-            if total > self.max_bytes {
-                break;
-            }
-            keep += 1;
-        }
-        trees.truncate(keep.max(1));
+        trees.insert(0, entry);
+        Self::trim(&mut trees, self.max_bytes);
     }
 
     /// Roots of the trees kept now, most recently used first.
@@ -690,7 +869,7 @@ impl SearchIndex {
         };
         walk_into(root, &b);
         let kept = b.keeping();
-        self.finish(root, b);
+        self.finish(root, &b);
         kept
     }
 }
@@ -850,6 +1029,59 @@ mod tests {
                     std::os::unix::fs::symlink(r.join("src/m0"), r.join("src/link")).unwrap()
                 }),
             ),
+            (
+                "a folder swapped for another of the same name",
+                Box::new(|r| {
+                    write(&r.join("src/swap/f.rs"), "old\n");
+                    write(&r.join("src/swap/sub/g.rs"), "old\n");
+                }),
+            ),
+            (
+                "(swap)",
+                Box::new(|r| {
+                    write(&r.join("elsewhere/f.rs"), "new\n");
+                    write(&r.join("elsewhere/sub/g.rs"), "new\n");
+                    fs::rename(r.join("src/swap"), r.join("src/.swap.old")).unwrap();
+                    fs::rename(r.join("elsewhere"), r.join("src/swap")).unwrap();
+                }),
+            ),
+            (
+                "edit in the swapped-in folder",
+                Box::new(|r| write(&r.join("src/swap/sub/g.rs"), "newer\n")),
+            ),
+            (
+                "a folder made unreadable",
+                Box::new(|r| {
+                    use std::os::unix::fs::PermissionsExt;
+                    write(&r.join("src/locked/f.rs"), "locked\n");
+                    let _ = fs::set_permissions(
+                        r.join("src/locked"),
+                        fs::Permissions::from_mode(0o000),
+                    );
+                }),
+            ),
+            (
+                "an indexed file replaced by a symlink",
+                Box::new(|r| {
+                    fs::write(r.join("secret"), "SECRET\n").unwrap();
+                    fs::remove_file(r.join("src/m3/f1.rs")).unwrap();
+                    std::os::unix::fs::symlink(r.join("secret"), r.join("src/m3/f1.rs")).unwrap();
+                }),
+            ),
+            (
+                "an indexed file replaced by a FIFO",
+                Box::new(|r| {
+                    fs::remove_file(r.join("src/m3/f3.rs")).unwrap();
+                    mkfifo(&r.join("src/m3/f3.rs"));
+                }),
+            ),
+            (
+                "a hard link written through its other name",
+                Box::new(|r| {
+                    fs::hard_link(r.join("src/m3/f4.rs"), r.join("alias")).unwrap();
+                    fs::write(r.join("alias"), "through the alias\n").unwrap();
+                }),
+            ),
         ];
         for (what, step) in &steps {
             step(&root);
@@ -885,9 +1117,47 @@ mod tests {
                 .any(|p| p.ends_with("top.log"))
         );
 
-        // the root itself going away
+        // an ignore file above the root changed: dropped
+        let sub = root.join("src");
+        assert!(ix.warm(&sub));
+        assert!(indexed(&ix, &sub).is_some());
+        write(&root.join(".gitignore"), "target/\nswap/\n");
+        assert!(indexed(&ix, &sub).is_none());
+        assert!(ix.warm(&sub));
+        assert_eq!(indexed(&ix, &sub).unwrap(), walked(&sub));
+        assert!(!walked(&sub).keys().any(|p| p.starts_with(sub.join("swap"))));
+
+        // another folder put at the root's path: dropped
+        assert!(ix.warm(&root));
         fs::rename(&root, root.with_file_name("ws2")).unwrap();
+        write(&root.join("other.rs"), "another tree\n");
         assert!(indexed(&ix, &root).is_none());
+        assert!(ix.warm(&root));
+        assert_eq!(indexed(&ix, &root).unwrap(), walked(&root));
+    }
+
+    fn mkfifo(p: &Path) {
+        let ok = std::process::Command::new("mkfifo")
+            .arg(p)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "mkfifo {}", p.display());
+    }
+
+    #[test]
+    fn the_budget_holds_for_all_trees_together() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = fs::canonicalize(tmp.path()).unwrap();
+        let ix = SearchIndex::new(1);
+        for t in ["a", "b", "c"] {
+            fs::create_dir_all(base.join(t)).unwrap();
+            fs::write(base.join(t).join("f"), vec![b'x'; 400 * 1024]).unwrap();
+            assert!(ix.warm(&base.join(t)));
+        }
+        // 3 x 400 KB > 1 MB: the least recently used went
+        assert_eq!(ix.roots(), vec![base.join("c"), base.join("b")]);
+        assert!(ix.files_under(&base.join("b")).is_some());
+        assert_eq!(ix.roots(), vec![base.join("b"), base.join("c")]);
     }
 
     fn outside_dir(root: &Path) -> PathBuf {

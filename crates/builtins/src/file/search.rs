@@ -11,7 +11,7 @@
 use grep_matcher::Matcher;
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
-use ignore::{WalkBuilder, WalkState};
+use ignore::WalkState;
 use parking_lot::Mutex;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
@@ -199,17 +199,6 @@ pub fn run(fc: &FileCall<'_>, args: &Value, ctx: &RunCtx) -> (Value, bool) {
     (v, is_error)
 }
 
-/// The parallel gitignore-aware walk of the local searches.
-fn walker(root: &Path) -> WalkBuilder {
-    let mut wb = WalkBuilder::new(root);
-    wb.threads(
-        std::thread::available_parallelism()
-            .map_or(2, |n| n.get())
-            .min(8),
-    );
-    wb
-}
-
 #[allow(clippy::too_many_arguments)]
 fn content(
     fc: &FileCall<'_>,
@@ -224,6 +213,7 @@ fn content(
 ) -> (Value, bool) {
     let matcher = match fc.matchers.get(pattern, |p| {
         RegexMatcherBuilder::new()
+            .multi_line(true)
             .line_terminator(Some(b'\n'))
             .build(p)
     }) {
@@ -333,7 +323,11 @@ fn remote_hits(
             count: 0,
             lines: Vec::new(),
         };
-        if searcher.search_slice(matcher, data, &mut sink).is_err() || sink.count == 0 {
+        if searcher
+            .search_reader(matcher, &data[..], &mut sink)
+            .is_err()
+            || sink.count == 0
+        {
             continue;
         }
         if paths::read_sensitive(&f.path, &fc.home, &fc.data_dir).is_some() {
@@ -365,10 +359,23 @@ fn search_one(
         lines: Vec::new(),
     };
     let ok = match &c.data {
-        // the searcher would scan the slice for this first match anyway;
-        // most files have none, and this skips the line machinery for them
-        Some(d) if !matcher.is_match(d).unwrap_or(true) => return None,
-        Some(d) => searcher.search_slice(matcher, d, &mut sink).is_ok(),
+        // Most files have no match, and one scan of the whole content says
+        // so without the searcher's line machinery. Sound only when the
+        // matcher matches within lines (its line terminator is set: `^`/`$`
+        // mean line boundaries, no `\A`) and the searcher reads the bytes as
+        // they are (no byte-order mark: it transcodes UTF-16, drops UTF-8's).
+        Some(d)
+            if matcher.line_terminator().is_some()
+                && !d.starts_with(b"\xEF\xBB\xBF")
+                && !d.starts_with(b"\xFF\xFE")
+                && !d.starts_with(b"\xFE\xFF")
+                && !matcher.is_match(d).unwrap_or(true) =>
+        {
+            return None;
+        }
+        // as a reader, like a file from disk: binary detection then looks
+        // at all of it, not only the first 64 KB as for a slice
+        Some(d) => searcher.search_reader(matcher, &d[..], &mut sink).is_ok(),
         None => searcher.search_path(matcher, &c.path, &mut sink).is_ok(),
     };
     (ok && sink.count > 0).then_some(sink)
@@ -414,7 +421,7 @@ fn local_hits(
     } else {
         None
     };
-    let wb = walker(root);
+    let wb = index::walker(root, builder.as_ref());
     let hits: Mutex<Vec<FileHits>> = Mutex::new(Vec::new());
     let omitted = Mutex::new(0usize);
     wb.build_parallel().run(|| {
@@ -425,22 +432,17 @@ fn local_hits(
             let Ok(entry) = entry else {
                 return WalkState::Continue;
             };
-            match entry.file_type() {
-                Some(t) if t.is_dir() => {
-                    if let Some(b) = builder {
-                        b.dir(entry.path());
-                    }
-                    return WalkState::Continue;
-                }
-                Some(t) if t.is_file() => {}
-                _ => return WalkState::Continue,
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            let wanted = glob_ok(root, entry.path(), g);
+            if !wanted && builder.is_none() {
+                return WalkState::Continue;
             }
             let Ok(c) = index::load(entry.path()) else {
                 return WalkState::Continue;
             };
-            if glob_ok(root, &c.path, g)
-                && let Some(sink) = search_one(&mut searcher, &matcher, &c, mode, keep)
-            {
+            if wanted && let Some(sink) = search_one(&mut searcher, &matcher, &c, mode, keep) {
                 if paths::read_sensitive(&c.path, &fc.home, &fc.data_dir).is_some() {
                     *omitted.lock() += 1;
                 } else {
@@ -458,7 +460,7 @@ fn local_hits(
         })
     });
     if let Some(b) = builder {
-        fc.index.finish(root, b);
+        fc.index.finish(root, &b);
     }
     Ok((hits.into_inner(), omitted.into_inner()))
 }
@@ -693,7 +695,26 @@ fn files(
             .collect();
         return render_files(found, given, root, limit, offset);
     }
-    let wb = walker(root);
+    let name_ok = |p: &Path| {
+        if by_path {
+            p.strip_prefix(root).is_ok_and(|r| glob.is_match(r))
+        } else {
+            p.file_name().is_some_and(|n| glob.is_match(n))
+        }
+    };
+    // an indexed tree has every file's path and modification time
+    if let Some(view) = fc.index.files_under(root) {
+        let found: Vec<(i128, PathBuf)> = view
+            .files()
+            .iter()
+            .filter(|c| {
+                name_ok(&c.path) && paths::read_sensitive(&c.path, &fc.home, &fc.data_dir).is_none()
+            })
+            .map(|c| (c.mtime_ns, c.path.clone()))
+            .collect();
+        return render_files(found, given, root, limit, offset);
+    }
+    let wb = index::walker(root, None);
     let found: Mutex<Vec<(i128, PathBuf)>> = Mutex::new(Vec::new());
     let home = fc.home.clone();
     let data_dir = fc.data_dir.clone();
