@@ -149,6 +149,9 @@ fn main() {
     let (mut cold_t, mut first_t, mut warm_t, mut edit_t, mut rg_t) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut novel_t = Vec::new();
+    let mut prewarm_t = Vec::new();
+    let prewarm_cfg = json!({"builtin_toolsets": ["file"], "terminal": {"cwd": tree},
+                             "data_dir": root.join(".data"), "file": {"search_prewarm": true}});
     let edited = root.join("tree/pkg050/m007.rs");
     let edited_text = std::fs::read_to_string(&edited).unwrap();
     let timed = |rt: &Runtime, task: String, args: &Value| {
@@ -171,6 +174,14 @@ fn main() {
         let fresh = Runtime::new(&cfg.to_string()).unwrap();
         let f = timed(&fresh, format!("f{i}"), &needle);
         drop(fresh);
+        // a fresh runtime with file.search_prewarm, once its index is built
+        let warmed = Runtime::new(&prewarm_cfg.to_string()).unwrap();
+        let ix = &warmed.files().unwrap().index;
+        while ix.roots().is_empty() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let pw = timed(&warmed, format!("p{i}"), &needle);
+        drop(warmed);
         std::fs::write(&edited, format!("{edited_text}// edit {i}\n")).unwrap();
         let e = timed(&rt, format!("e{i}"), &needle);
         // the same search with a pattern never seen (compiled anew)
@@ -183,6 +194,7 @@ fn main() {
             first_t.push(f);
             edit_t.push(e);
             novel_t.push(nv);
+            prewarm_t.push(pw);
         }
         if has_rg {
             let s = Instant::now();
@@ -212,6 +224,7 @@ fn main() {
     let first = median(first_t);
     let after_edit = median(edit_t);
     let novel = median(novel_t);
+    let prewarmed = median(prewarm_t);
     let rg = (has_rg && !rg_t.is_empty()).then(|| median(rg_t));
     let rare_args = json!({"pattern": "handler_99_90\\(", "path": tree});
     let rare = time(n, |i| {
@@ -233,6 +246,7 @@ fn main() {
     println!("    ... right after an edit      {:8.2} ms", ms(after_edit));
     println!("    ... a pattern not seen before{:8.2} ms", ms(novel));
     println!("    ... first search (builds)    {:8.2} ms", ms(first));
+    println!("    ... first, after prewarm     {:8.2} ms", ms(prewarmed));
     println!("    ... index off (cold)         {:8.2} ms", ms(cold));
     println!(
         "  search_files, one hit in all   {:8.2} ms   (indexed)",

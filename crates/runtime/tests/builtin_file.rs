@@ -954,3 +954,27 @@ fn line_anchors_bom_and_binary_files() {
     }
     assert!(!e.rt.files().unwrap().index.roots().is_empty());
 }
+
+/// `file.search_prewarm` indexes the working directory in the background
+/// when the runtime starts.
+#[test]
+fn prewarm_indexes_the_workspace_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    write(&root.join("src/a.rs"), "fn prewarmed() {}\n");
+    let cfg = json!({"builtin_toolsets": ["file"], "terminal": {"cwd": root},
+                     "data_dir": root.join(".data"), "file": {"search_prewarm": true}});
+    let rt = hermes_runtime::Runtime::new(&cfg.to_string()).unwrap();
+    let index = &rt.files().unwrap().index;
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while index.roots().is_empty() && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(index.roots(), vec![root.clone()]);
+    let v = call(&rt, "search_files", "t", json!({"pattern": "prewarmed"}));
+    assert_eq!(v["total_count"], 1, "{v}");
+    // off by default
+    let e = files();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(e.rt.files().unwrap().index.roots().is_empty());
+}

@@ -187,5 +187,31 @@ pub fn install(ctx: FileCtx, core: &Core) -> Result<Arc<FileCtx>> {
         )?);
     }
     core.register_many(entries, false)?;
+    if ctx.cfg.search_prewarm && ctx.index.enabled() {
+        prewarm(&ctx);
+    }
     Ok(ctx)
+}
+
+/// Index the workspace on a thread of its own (`file.search_prewarm`).
+fn prewarm(ctx: &Arc<FileCtx>) {
+    let c = ctx.clone();
+    let started = std::thread::Builder::new()
+        .name("ht-search-prewarm".into())
+        .spawn(move || {
+            if !(c.files)("").host_paths() {
+                return; // a remote backend's files are not indexed
+            }
+            let root = c
+                .workspace_root
+                .clone()
+                .unwrap_or_else(|| paths::real(&(c.cwd)("")));
+            let t = std::time::Instant::now();
+            let kept = c.index.warm(&root);
+            tracing::info!(root = %root.display(), kept, ms = t.elapsed().as_millis() as u64,
+                           "search index prewarmed");
+        });
+    if let Err(e) = started {
+        tracing::warn!(error = %e, "could not start the search index prewarm thread");
+    }
 }

@@ -31,6 +31,10 @@ pub struct FileConfig {
     /// Memory for the search index (file contents kept between content
     /// searches, fresh through inotify), in MB for all trees; 0: off.
     pub search_cache_mb: usize,
+    /// Index the workspace (`workspace_root`, else the working directory)
+    /// in the background when the runtime starts, so even the first
+    /// search comes from memory.
+    pub search_prewarm: bool,
 }
 
 impl Default for FileConfig {
@@ -41,6 +45,7 @@ impl Default for FileConfig {
             max_read_chars: 100_000,
             max_search_limit: 1000,
             search_cache_mb: 256,
+            search_prewarm: false,
         }
     }
 }
