@@ -212,8 +212,10 @@ fn content(
     mode: OutMode,
 ) -> (Value, bool) {
     let matcher = match fc.matchers.get(pattern, |p| {
+        // `^`/`$` at line boundaries, so anchored patterns keep the fast
+        // whole-buffer path (multi-line mode costs unanchored ones ~30%)
         RegexMatcherBuilder::new()
-            .multi_line(true)
+            .multi_line(p.contains(['^', '$']))
             .line_terminator(Some(b'\n'))
             .build(p)
     }) {
@@ -509,14 +511,13 @@ fn cached_hits(
     if threads <= 1 {
         return run(files);
     }
+    // the calling thread takes the first part: no more threads than cores
     std::thread::scope(|s| {
-        let parts: Vec<_> = files
-            .chunks(part)
-            .map(|p| s.spawn(move || run(p)))
-            .collect();
-        let mut hits = Vec::new();
-        let mut omitted = 0;
-        for p in parts {
+        let mut chunks = files.chunks(part);
+        let first = chunks.next().unwrap_or_default();
+        let others: Vec<_> = chunks.map(|p| s.spawn(move || run(p))).collect();
+        let (mut hits, mut omitted) = run(first);
+        for p in others {
             if let Ok((h, o)) = p.join() {
                 hits.extend(h);
                 omitted += o;
