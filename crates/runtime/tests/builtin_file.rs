@@ -978,3 +978,71 @@ fn prewarm_indexes_the_workspace_at_start() {
     std::thread::sleep(std::time::Duration::from_millis(200));
     assert!(e.rt.files().unwrap().index.roots().is_empty());
 }
+
+/// The index's trigram filter skips only files that cannot match: many
+/// kinds of pattern (literals, alternations, classes, case folding,
+/// anchors, Unicode, suffix-only literals) give the same answers with the
+/// index (its first search, which builds it, and the next ones, which use
+/// the signatures) as a walk of the disk.
+#[test]
+fn the_trigram_filter_never_hides_a_match() {
+    let e = files();
+    let words = [
+        "needle_call(12);",
+        "NeedleCall",
+        "café crème",
+        "tab\there",
+        "fn main() {}",
+        "let x = y + z; // filler",
+        "error: E0425 unresolved",
+        "ÅNGSTRÖM",
+        "a.b*c?d",
+        "line with CRLF\r",
+        "x",
+    ];
+    for i in 0..60 {
+        let body: String = (0..8)
+            .map(|l| format!("{} {i} {l}\n", words[(i * 7 + l * 3) % words.len()]))
+            .collect();
+        write(&e.path(&format!("d{}/f{i}.txt", i % 6)), &body);
+    }
+    let walk_cfg = json!({"builtin_toolsets": ["file"], "terminal": {"cwd": e.root()},
+                          "data_dir": e.data(), "file": {"search_cache_mb": 0}});
+    let walk = hermes_runtime::Runtime::new(&walk_cfg.to_string()).unwrap();
+    let patterns = [
+        "needle_call\\(\\d+\\)",
+        "needle",
+        "(?i)needlecall",
+        "NeedleCall|ÅNGSTRÖM",
+        "café",
+        "(?i)ångström",
+        "\\w+_call",
+        "E\\d{4}",
+        "unresolved$",
+        "^fn",
+        "CRLF\\r$",
+        "tab\\there",
+        "a\\.b\\*c",
+        "[xyz] = [xyz]",
+        "filler \\d+ [0-3]",
+        "absent_literal|also_absent",
+        "cr(è|e)me",
+        "crème \\d",
+        "x",
+        "^x \\d+ \\d+$",
+        "(?-u:\\xC3)",
+        "main\\(\\) \\{\\}",
+    ];
+    for round in 0..2 {
+        for p in patterns {
+            for mode in ["content", "count"] {
+                let q = json!({"pattern": p, "output_mode": mode, "limit": 1000});
+                let task = format!("{round}{p}{mode}");
+                let a = call(&e.rt, "search_files", &task, q.clone());
+                let b = call(&walk, "search_files", &task, q.clone());
+                assert_eq!(a, b, "round {round}: {q}");
+            }
+        }
+    }
+    assert!(!e.rt.files().unwrap().index.roots().is_empty());
+}

@@ -96,11 +96,22 @@ pub struct Cached {
     /// disk from then on.
     pub ino: u64,
     pub nlink: u64,
+    /// Trigram signature of `data`, made on the first indexed search.
+    sig: std::sync::OnceLock<super::prefilter::Sig>,
+}
+
+impl Cached {
+    /// The trigram signature of the kept content (`None`: not kept).
+    pub fn sig(&self) -> Option<&super::prefilter::Sig> {
+        let d = self.data.as_ref()?;
+        Some(self.sig.get_or_init(|| super::prefilter::signature(d)))
+    }
 }
 
 impl Cached {
     fn size(&self) -> usize {
-        self.data.as_ref().map_or(0, Vec::len) + self.path.as_os_str().len() + 64
+        // content, path, and the struct with its signature
+        self.data.as_ref().map_or(0, Vec::len) + self.path.as_os_str().len() + 256
     }
 }
 
@@ -133,6 +144,7 @@ pub fn load(path: &Path) -> std::io::Result<Cached> {
             mtime_ns,
             ino,
             nlink,
+            sig: Default::default(),
         });
     }
     let mut data = Vec::with_capacity(len as usize + 1);
@@ -143,6 +155,7 @@ pub fn load(path: &Path) -> std::io::Result<Cached> {
         mtime_ns,
         ino,
         nlink,
+        sig: Default::default(),
     })
 }
 

@@ -13,6 +13,7 @@
 pub mod index;
 pub mod patch;
 pub mod paths;
+pub mod prefilter;
 pub mod read;
 pub mod search;
 pub mod state;

@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use super::index::{self, Cached};
 use super::paths;
+use super::prefilter::Need;
 use super::state::FileCall;
 use hermes_core::RunCtx;
 
@@ -212,10 +213,10 @@ fn content(
     mode: OutMode,
 ) -> (Value, bool) {
     let matcher = match fc.matchers.get(pattern, |p| {
-        // `^`/`$` at line boundaries, so anchored patterns keep the fast
-        // whole-buffer path (multi-line mode costs unanchored ones ~30%)
+        // `^`/`$` at line boundaries: anchored patterns keep the fast
+        // whole-buffer path
         RegexMatcherBuilder::new()
-            .multi_line(p.contains(['^', '$']))
+            .multi_line(multi_line(p))
             .line_terminator(Some(b'\n'))
             .build(p)
     }) {
@@ -237,7 +238,7 @@ fn content(
     };
     let keep = (offset + limit) * (1 + 2 * context);
     let (hits, omitted) = if fc.fs.host_paths() {
-        match local_hits(fc, &matcher, root, glob, keep, context, mode) {
+        match local_hits(fc, &matcher, pattern, root, glob, keep, context, mode) {
             Ok(x) => x,
             Err(e) => return (json!({"error": e}), true),
         }
@@ -345,11 +346,19 @@ fn remote_hits(
     Ok((hits, omitted))
 }
 
+/// Whether `pattern` is compiled in multi-line mode (`^`/`$` at line
+/// boundaries): only when it has them, so other patterns get exactly the
+/// matcher `rg` builds for them.
+fn multi_line(pattern: &str) -> bool {
+    pattern.contains(['^', '$'])
+}
+
 /// Search one file's content (kept in memory, or from disk when large).
 /// Returns the sink when the file has a match.
 fn search_one(
     searcher: &mut Searcher,
     matcher: &grep_regex::RegexMatcher,
+    need: Option<&Need>,
     c: &Cached,
     mode: OutMode,
     keep: usize,
@@ -366,12 +375,15 @@ fn search_one(
         // matcher matches within lines (its line terminator is set: `^`/`$`
         // mean line boundaries, no `\A`) and the searcher reads the bytes as
         // they are (no byte-order mark: it transcodes UTF-16, drops UTF-8's).
+        // With a signature (indexed searches), most files are ruled out
+        // without reading them (`prefilter`).
         Some(d)
             if matcher.line_terminator().is_some()
                 && !d.starts_with(b"\xEF\xBB\xBF")
                 && !d.starts_with(b"\xFF\xFE")
                 && !d.starts_with(b"\xFE\xFF")
-                && !matcher.is_match(d).unwrap_or(true) =>
+                && (need.is_some_and(|n| c.sig().is_some_and(|s| !n.may_match(s)))
+                    || !matcher.is_match(d).unwrap_or(true)) =>
         {
             return None;
         }
@@ -399,6 +411,7 @@ fn new_searcher(context: usize) -> Searcher {
 fn local_hits(
     fc: &FileCall<'_>,
     matcher: &grep_regex::RegexMatcher,
+    pattern: &str,
     root: &Path,
     glob: Option<&str>,
     keep: usize,
@@ -407,10 +420,12 @@ fn local_hits(
 ) -> Result<(Vec<FileHits>, usize), String> {
     let g = name_glob(root, glob)?;
     if let Some(view) = fc.index.files_under(root) {
+        let need = Need::of(pattern, multi_line(pattern));
         return Ok(cached_hits(
             fc,
             view.files(),
             matcher,
+            need.as_ref(),
             root,
             &g,
             keep,
@@ -444,7 +459,8 @@ fn local_hits(
             let Ok(c) = index::load(entry.path()) else {
                 return WalkState::Continue;
             };
-            if wanted && let Some(sink) = search_one(&mut searcher, &matcher, &c, mode, keep) {
+            if wanted && let Some(sink) = search_one(&mut searcher, &matcher, None, &c, mode, keep)
+            {
                 if paths::read_sensitive(&c.path, &fc.home, &fc.data_dir).is_some() {
                     *omitted.lock() += 1;
                 } else {
@@ -474,6 +490,7 @@ fn cached_hits(
     fc: &FileCall<'_>,
     files: &[Arc<Cached>],
     matcher: &grep_regex::RegexMatcher,
+    need: Option<&Need>,
     root: &Path,
     g: &Option<(globset::GlobMatcher, bool)>,
     keep: usize,
@@ -493,7 +510,7 @@ fn cached_hits(
             if !glob_ok(root, &c.path, g) {
                 continue;
             }
-            let Some(sink) = search_one(&mut searcher, matcher, c, mode, keep) else {
+            let Some(sink) = search_one(&mut searcher, matcher, need, c, mode, keep) else {
                 continue;
             };
             if paths::read_sensitive(&c.path, &fc.home, &fc.data_dir).is_some() {
