@@ -96,6 +96,9 @@ pub struct Cached {
     /// disk from then on.
     pub ino: u64,
     pub nlink: u64,
+    /// The content starts with a byte-order mark (the searcher transcodes
+    /// it, so neither signatures nor a raw scan say what it matches).
+    pub bom: bool,
     /// Trigram signature of `data`, made on the first indexed search.
     sig: std::sync::OnceLock<super::prefilter::Sig>,
 }
@@ -144,12 +147,17 @@ pub fn load(path: &Path) -> std::io::Result<Cached> {
             mtime_ns,
             ino,
             nlink,
+            bom: false,
             sig: Default::default(),
         });
     }
     let mut data = Vec::with_capacity(len as usize + 1);
     f.read_to_end(&mut data)?;
+    let bom = [&b"\xEF\xBB\xBF"[..], b"\xFF\xFE", b"\xFE\xFF"]
+        .iter()
+        .any(|m| data.starts_with(m));
     Ok(Cached {
+        bom,
         path: path.to_path_buf(),
         data: Some(data),
         mtime_ns,
@@ -643,6 +651,8 @@ fn walk_into(root: &Path, b: &Arc<Builder>) {
             if e.file_type().is_some_and(|t| t.is_file())
                 && let Ok(c) = load(e.path())
             {
+                // (no search waits on this walk: sign the files now)
+                let _ = c.sig();
                 b.file(Arc::new(c));
             }
             ignore::WalkState::Continue

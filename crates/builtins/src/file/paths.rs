@@ -77,14 +77,23 @@ pub fn read_sensitive(p: &Path, home: &Path, data_dir: &Path) -> Option<String> 
             ));
         }
     }
-    for dir in [".ssh", ".aws", ".gnupg", ".kube", ".docker", ".azure"] {
-        if p.starts_with(home.join(dir)) && !name.ends_with(".pub") && name != "known_hosts" {
-            return Some(format!("reads a credential file under ~/{dir}"));
+    // (no allocation on the way: search_files asks this for every hit)
+    if let Ok(rel) = p.strip_prefix(home) {
+        let mut parts = rel.components();
+        let first = parts.next().map(|c| c.as_os_str());
+        let only = parts.next().is_none();
+        for dir in [".ssh", ".aws", ".gnupg", ".kube", ".docker", ".azure"] {
+            if first == Some(std::ffi::OsStr::new(dir))
+                && !name.ends_with(".pub")
+                && name != "known_hosts"
+            {
+                return Some(format!("reads a credential file under ~/{dir}"));
+            }
         }
-    }
-    for f in [".netrc", ".pgpass", ".git-credentials", ".npmrc", ".pypirc"] {
-        if p == home.join(f) {
-            return Some(format!("reads the credential file ~/{f}"));
+        for f in [".netrc", ".pgpass", ".git-credentials", ".npmrc", ".pypirc"] {
+            if only && first == Some(std::ffi::OsStr::new(f)) {
+                return Some(format!("reads the credential file ~/{f}"));
+            }
         }
     }
     if p == Path::new("/etc/shadow") || p == Path::new("/etc/gshadow") {

@@ -378,10 +378,8 @@ fn search_one(
         // With a signature (indexed searches), most files are ruled out
         // without reading them (`prefilter`).
         Some(d)
-            if matcher.line_terminator().is_some()
-                && !d.starts_with(b"\xEF\xBB\xBF")
-                && !d.starts_with(b"\xFF\xFE")
-                && !d.starts_with(b"\xFE\xFF")
+            if !c.bom
+                && matcher.line_terminator().is_some()
                 && (need.is_some_and(|n| c.sig().is_some_and(|s| !n.may_match(s)))
                     || !matcher.is_match(d).unwrap_or(true)) =>
         {
