@@ -334,9 +334,11 @@ impl Tree {
             t.wd_dir.insert(wd, d.clone());
             t.dir_wd.insert(d, wd);
         }
-        for c in std::mem::take(&mut *b.files.lock()) {
-            t.files.insert(c.path.clone(), c);
-        }
+        // (collected from an iterator: the map is bulk-built after one sort)
+        t.files = std::mem::take(&mut *b.files.lock())
+            .into_iter()
+            .map(|c| (c.path.clone(), c))
+            .collect();
         t
     }
 
