@@ -4,8 +4,10 @@
 //!
 //! Why: an agent searches the same workspace again and again. The first
 //! search costs what `rg` costs (every file is opened and read); the index
-//! makes every later one a scan of memory, an order of magnitude faster,
-//! and still counts every match (the original stops at its first page).
+//! makes every later one a search of memory, where trigram signatures
+//! ([`super::prefilter`]) rule out most files unread: one to two orders of
+//! magnitude faster, still counting every match (the original stops at its
+//! first page).
 //!
 //! Freshness is exact, not a time-to-live: every folder of the tree is
 //! watched before it is listed and every file is read after its folder is
