@@ -1046,3 +1046,75 @@ fn the_trigram_filter_never_hides_a_match() {
     }
     assert!(!e.rt.files().unwrap().index.roots().is_empty());
 }
+
+/// Searches from several threads while another thread keeps changing the
+/// tree (files written, folders made, moved and deleted, an ignore file
+/// rewritten): no search fails or hangs, and once the changes stop the
+/// index answers as a walk does.
+#[test]
+fn concurrent_searches_while_the_tree_changes() {
+    let e = std::sync::Arc::new(files());
+    tree(&e);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (e, stop) = (e.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut i = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                write(
+                    &e.path(&format!("w/d{}/f{}.rs", i % 5, i % 17)),
+                    &format!("hello {i}\n"),
+                );
+                if i.is_multiple_of(7) {
+                    let _ = std::fs::rename(
+                        e.path(&format!("w/d{}", i % 5)),
+                        e.path(&format!("w/m{i}")),
+                    );
+                }
+                if i.is_multiple_of(11) {
+                    let _ = std::fs::remove_dir_all(e.path("w"));
+                }
+                if i.is_multiple_of(50) {
+                    write(&e.path(".gitignore"), &format!("ignored/\n*.log\n# {i}\n"));
+                }
+                i += 1;
+            }
+        })
+    };
+    let searchers: Vec<_> = (0..4)
+        .map(|t| {
+            let (e, stop) = (e.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut n = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let v = call(
+                        &e.rt,
+                        "search_files",
+                        &format!("s{t}-{n}"),
+                        json!({"pattern": "hello"}),
+                    );
+                    assert!(v["total_count"].as_u64().is_some(), "{v}");
+                    n += 1;
+                }
+                n
+            })
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    writer.join().unwrap();
+    for s in searchers {
+        assert!(s.join().unwrap() > 0);
+    }
+    let walk_cfg = json!({"builtin_toolsets": ["file"], "terminal": {"cwd": e.root()},
+                          "data_dir": e.data(), "file": {"search_cache_mb": 0}});
+    let walk = hermes_runtime::Runtime::new(&walk_cfg.to_string()).unwrap();
+    for q in [
+        json!({"pattern": "hello", "limit": 1000}),
+        json!({"pattern": "hello", "output_mode": "count"}),
+    ] {
+        let a = call(&e.rt, "search_files", "final", q.clone());
+        let b = call(&walk, "search_files", "final", q.clone());
+        assert_eq!(a, b, "{q}");
+    }
+}
