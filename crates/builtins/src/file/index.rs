@@ -367,24 +367,14 @@ impl Tree {
 
     /// Drop a folder and everything under it, with their watches.
     fn remove_subtree(&mut self, d: &Path) {
-        let dirs: Vec<PathBuf> = self
-            .dir_wd
-            .range(d.to_path_buf()..)
-            .take_while(|(p, _)| p.starts_with(d))
-            .map(|(p, _)| p.clone())
-            .collect();
+        let dirs: Vec<PathBuf> = under(&self.dir_wd, d).cloned().collect();
         for p in dirs {
             if let Some(wd) = self.dir_wd.remove(&p) {
                 self.wd_dir.remove(&wd);
                 self.ino.rm_watch(wd);
             }
         }
-        let files: Vec<PathBuf> = self
-            .files
-            .range(d.to_path_buf()..)
-            .take_while(|(p, _)| p.starts_with(d))
-            .map(|(p, _)| p.clone())
-            .collect();
+        let files: Vec<PathBuf> = under(&self.files, d).cloned().collect();
         for p in files {
             self.remove_file(&p);
         }
@@ -509,22 +499,16 @@ impl Tree {
                 self.remove_subtree(d);
                 continue;
             };
-            let gone_files: Vec<PathBuf> = self
-                .files
-                .range(d.clone()..)
-                .take_while(|(p, _)| p.starts_with(d))
-                .filter(|(p, _)| p.parent() == Some(d.as_path()) && !files.contains(*p))
-                .map(|(p, _)| p.clone())
+            let gone_files: Vec<PathBuf> = under(&self.files, d)
+                .filter(|p| p.parent() == Some(d.as_path()) && !files.contains(*p))
+                .cloned()
                 .collect();
             for p in gone_files {
                 self.remove_file(&p);
             }
-            let gone_dirs: Vec<PathBuf> = self
-                .dir_wd
-                .range(d.clone()..)
-                .take_while(|(p, _)| p.starts_with(d))
-                .filter(|(p, _)| p.parent() == Some(d.as_path()) && !dirs.contains(*p))
-                .map(|(p, _)| p.clone())
+            let gone_dirs: Vec<PathBuf> = under(&self.dir_wd, d)
+                .filter(|p| p.parent() == Some(d.as_path()) && !dirs.contains(*p))
+                .cloned()
                 .collect();
             for p in gone_dirs {
                 self.remove_subtree(&p);
@@ -592,6 +576,14 @@ impl Tree {
         }
         Ok(())
     }
+}
+
+/// The keys of `m` at or under `d` (a path's descendants sort right after
+/// it: paths compare component by component).
+fn under<'a, V>(m: &'a BTreeMap<PathBuf, V>, d: &'a Path) -> impl Iterator<Item = &'a PathBuf> {
+    m.range::<Path, _>((std::ops::Bound::Included(d), std::ops::Bound::Unbounded))
+        .map(|(p, _)| p)
+        .take_while(move |p| p.starts_with(d))
 }
 
 /// The direct entries of `d` a walk would yield: (files, folders).
