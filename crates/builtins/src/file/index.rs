@@ -111,13 +111,19 @@ impl Cached {
         let d = self.data.as_ref()?;
         Some(self.sig.get_or_init(|| super::prefilter::signature(d)))
     }
-}
 
-impl Cached {
     fn size(&self) -> usize {
         // content, path, and the struct with its signature
         self.data.as_ref().map_or(0, Vec::len) + self.path.as_os_str().len() + 256
     }
+}
+
+/// A file's modification time in nanoseconds since the epoch (0 if unknown).
+pub fn mtime_ns(meta: &std::fs::Metadata) -> i128 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as i128)
 }
 
 /// Read a regular file for searching: the whole content when it is at most
@@ -135,11 +141,7 @@ pub fn load(path: &Path) -> std::io::Result<Cached> {
     if !meta.is_file() {
         return Err(std::io::Error::other("not a regular file"));
     }
-    let mtime_ns = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos() as i128);
+    let mtime_ns = mtime_ns(&meta);
     let len = meta.len();
     let (ino, nlink) = (meta.ino(), meta.nlink());
     if len > MAX_FILE || nlink > 1 {
@@ -492,7 +494,7 @@ impl Tree {
                 continue; // removed as part of another subtree, or never kept
             }
             let listing = match std::fs::symlink_metadata(d) {
-                Ok(m) if m.is_dir() => list_dir(d),
+                Ok(m) if m.is_dir() => Some(list_dir(d)),
                 _ => None,
             };
             let Some((files, dirs)) = listing else {
@@ -587,7 +589,7 @@ fn under<'a, V>(m: &'a BTreeMap<PathBuf, V>, d: &'a Path) -> impl Iterator<Item 
 }
 
 /// The direct entries of `d` a walk would yield: (files, folders).
-fn list_dir(d: &Path) -> Option<(BTreeSet<PathBuf>, BTreeSet<PathBuf>)> {
+fn list_dir(d: &Path) -> (BTreeSet<PathBuf>, BTreeSet<PathBuf>) {
     let mut files = BTreeSet::new();
     let mut dirs = BTreeSet::new();
     let mut wb = ignore::WalkBuilder::new(d);
@@ -607,7 +609,7 @@ fn list_dir(d: &Path) -> Option<(BTreeSet<PathBuf>, BTreeSet<PathBuf>)> {
             _ => {}
         }
     }
-    Some((files, dirs))
+    (files, dirs)
 }
 
 /// The gitignore-aware parallel walk of `root` every search uses. With a
@@ -834,53 +836,8 @@ impl SearchIndex {
     pub fn roots(&self) -> Vec<PathBuf> {
         self.trees.lock().iter().map(|e| e.root.clone()).collect()
     }
-}
 
-/// Compiled search patterns, most recently used first. A pattern's
-/// matcher (ripgrep's: a full DFA of up to 1 000 states) costs about as
-/// much to build as an indexed search of 10 000 files takes; paging through
-/// results and searching again after an edit reuse it.
-pub struct Matchers {
-    kept: Mutex<std::collections::VecDeque<(String, grep_regex::RegexMatcher)>>,
-}
-
-/// Patterns kept compiled.
-const MAX_MATCHERS: usize = 32;
-
-impl Default for Matchers {
-    fn default() -> Self {
-        Matchers {
-            kept: Mutex::new(std::collections::VecDeque::new()),
-        }
-    }
-}
-
-impl Matchers {
-    /// The matcher of `pattern`, compiled by `build` on first use.
-    pub fn get<E>(
-        &self,
-        pattern: &str,
-        build: impl FnOnce(&str) -> Result<grep_regex::RegexMatcher, E>,
-    ) -> Result<grep_regex::RegexMatcher, E> {
-        {
-            let mut kept = self.kept.lock();
-            if let Some(i) = kept.iter().position(|(p, _)| p == pattern) {
-                let e = kept.remove(i).expect("index in range");
-                let m = e.1.clone();
-                kept.push_front(e);
-                return Ok(m);
-            }
-        }
-        let m = build(pattern)?;
-        let mut kept = self.kept.lock();
-        kept.push_front((pattern.to_string(), m.clone()));
-        kept.truncate(MAX_MATCHERS);
-        Ok(m)
-    }
-}
-
-impl SearchIndex {
-    /// Index `root` now (a sequential walk), as a first search would.
+    /// Index `root` now (the prewarm), as a first search would.
     /// Returns whether the index was kept.
     pub fn warm(&self, root: &Path) -> bool {
         let Some(b) = self.builder(root) else {

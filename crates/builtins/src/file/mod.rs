@@ -7,10 +7,12 @@
 //!
 //! Layout: `state` (shared state, no tool logic), `paths` (resolution and
 //! deny lists), one module per tool, `v4a` (the patch format), `index`
-//! (search_files' in-memory index, kept fresh by inotify); this file
+//! (search_files' in-memory index, kept fresh by inotify), `prefilter`
+//! (its trigram signatures), `matchers` (compiled patterns); this file
 //! only declares the tools and registers them.
 
 pub mod index;
+pub mod matchers;
 pub mod patch;
 pub mod paths;
 pub mod prefilter;

@@ -333,15 +333,10 @@ fn remote_hits(
         {
             continue;
         }
-        if paths::read_sensitive(&f.path, &fc.home, &fc.data_dir).is_some() {
-            omitted += 1;
-            continue;
+        match hit(fc, &f.path, sink) {
+            Some(h) => hits.push(h),
+            None => omitted += 1,
         }
-        hits.push(FileHits {
-            path: f.path,
-            count: sink.count,
-            lines: sink.lines,
-        });
     }
     Ok((hits, omitted))
 }
@@ -351,6 +346,18 @@ fn remote_hits(
 /// matcher `rg` builds for them.
 fn multi_line(pattern: &str) -> bool {
     pattern.contains(['^', '$'])
+}
+
+/// A file's matches as a result, or `None` for a credential file (left
+/// out and counted: read_file asks for approval to read it).
+fn hit(fc: &FileCall<'_>, path: &Path, sink: Collect) -> Option<FileHits> {
+    paths::read_sensitive(path, &fc.home, &fc.data_dir)
+        .is_none()
+        .then(|| FileHits {
+            path: path.to_path_buf(),
+            count: sink.count,
+            lines: sink.lines,
+        })
 }
 
 /// Search one file's content (kept in memory, or from disk when large).
@@ -459,14 +466,9 @@ fn local_hits(
             };
             if wanted && let Some(sink) = search_one(&mut searcher, &matcher, None, &c, mode, keep)
             {
-                if paths::read_sensitive(&c.path, &fc.home, &fc.data_dir).is_some() {
-                    *omitted.lock() += 1;
-                } else {
-                    hits.lock().push(FileHits {
-                        path: c.path.clone(),
-                        count: sink.count,
-                        lines: sink.lines,
-                    });
+                match hit(fc, &c.path, sink) {
+                    Some(h) => hits.lock().push(h),
+                    None => *omitted.lock() += 1,
                 }
             }
             if let Some(b) = builder {
@@ -511,15 +513,10 @@ fn cached_hits(
             let Some(sink) = search_one(&mut searcher, matcher, need, c, mode, keep) else {
                 continue;
             };
-            if paths::read_sensitive(&c.path, &fc.home, &fc.data_dir).is_some() {
-                omitted += 1;
-                continue;
+            match hit(fc, &c.path, sink) {
+                Some(h) => hits.push(h),
+                None => omitted += 1,
             }
-            hits.push(FileHits {
-                path: c.path.clone(),
-                count: sink.count,
-                lines: sink.lines,
-            });
         }
         (hits, omitted)
     };
@@ -691,6 +688,15 @@ fn files(
             );
         }
     };
+    // the name matches and the file is not a credential file
+    let wanted = |p: &Path| {
+        let named = if by_path {
+            p.strip_prefix(root).is_ok_and(|r| glob.is_match(r))
+        } else {
+            p.file_name().is_some_and(|n| glob.is_match(n))
+        };
+        named && paths::read_sensitive(p, &fc.home, &fc.data_dir).is_none()
+    };
     if !fc.fs.host_paths() {
         let walked = match fc.fs.walk(root, false, 0) {
             Ok(w) => w,
@@ -698,67 +704,31 @@ fn files(
         };
         let found: Vec<(i128, PathBuf)> = walked
             .into_iter()
-            .filter(|f| {
-                let p = &f.path;
-                let ok = if by_path {
-                    p.strip_prefix(root).is_ok_and(|r| glob.is_match(r))
-                } else {
-                    p.file_name().is_some_and(|n| glob.is_match(n))
-                };
-                ok && paths::read_sensitive(p, &fc.home, &fc.data_dir).is_none()
-            })
+            .filter(|f| wanted(&f.path))
             .map(|f| (f.mtime_ns, f.path))
             .collect();
         return render_files(found, given, root, limit, offset);
     }
-    let name_ok = |p: &Path| {
-        if by_path {
-            p.strip_prefix(root).is_ok_and(|r| glob.is_match(r))
-        } else {
-            p.file_name().is_some_and(|n| glob.is_match(n))
-        }
-    };
     // an indexed tree has every file's path and modification time
     if let Some(view) = fc.index.files_under(root) {
         let found: Vec<(i128, PathBuf)> = view
             .files()
             .iter()
-            .filter(|c| {
-                name_ok(&c.path) && paths::read_sensitive(&c.path, &fc.home, &fc.data_dir).is_none()
-            })
+            .filter(|c| wanted(&c.path))
             .map(|c| (c.mtime_ns, c.path.clone()))
             .collect();
         return render_files(found, given, root, limit, offset);
     }
     let wb = index::walker(root, None);
     let found: Mutex<Vec<(i128, PathBuf)>> = Mutex::new(Vec::new());
-    let home = fc.home.clone();
-    let data_dir = fc.data_dir.clone();
     wb.build_parallel().run(|| {
-        let glob = glob.clone();
-        let found = &found;
-        let home = home.clone();
-        let data_dir = data_dir.clone();
+        let (found, wanted) = (&found, &wanted);
         Box::new(move |entry| {
             let Ok(entry) = entry else {
                 return WalkState::Continue;
             };
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                return WalkState::Continue;
-            }
-            let p = entry.path();
-            let ok = if by_path {
-                p.strip_prefix(root).is_ok_and(|r| glob.is_match(r))
-            } else {
-                p.file_name().is_some_and(|n| glob.is_match(n))
-            };
-            if ok && paths::read_sensitive(p, &home, &data_dir).is_none() {
-                let mtime = entry
-                    .metadata()
-                    .ok()
-                    .and_then(|m| m.modified().ok())
-                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                    .map_or(0, |d| d.as_nanos() as i128);
+            if entry.file_type().is_some_and(|t| t.is_file()) && wanted(entry.path()) {
+                let mtime = entry.metadata().map_or(0, |m| index::mtime_ns(&m));
                 found.lock().push((mtime, entry.into_path()));
             }
             WalkState::Continue

@@ -10,7 +10,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::index::{Matchers, SearchIndex};
+use super::index::SearchIndex;
+use super::matchers::Matchers;
 use super::paths;
 use crate::activity::Activity;
 use hermes_core::{CommandDecision, RunCtx, ToolServices};
@@ -115,7 +116,7 @@ pub struct FileCtx {
     pub activity: Arc<Activity>,
     /// Content kept between searches ([`super::index`]).
     pub index: SearchIndex,
-    /// Compiled search patterns ([`super::index::Matchers`]).
+    /// Compiled search patterns ([`super::matchers::Matchers`]).
     pub matchers: Matchers,
     tasks: Mutex<HashMap<String, TaskFiles>>,
 }
