@@ -37,6 +37,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use crate::env::{Environment, Remote, task_key};
 use crate::local::{spawn_argv, spawn_argv_fed};
@@ -208,6 +209,10 @@ impl ContainerConfig {
 }
 
 /// Variables of the image's login that are not the command's to keep.
+/// How long a container whose command was SIGKILLed may still be reported
+/// running before it counts as alive (see `Container::still_running`).
+const KILL_SETTLE: Duration = Duration::from_secs(2);
+
 const NOT_STATE: &[&str] = &["_", "SHLVL", "PWD", "OLDPWD", "HOSTNAME", MARK_VAR];
 
 /// The label naming the task a container belongs to.
@@ -729,6 +734,24 @@ impl Container {
             .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "true")
     }
 
+    /// Whether container `id` still runs after a command in it ended with
+    /// `code`. A SIGKILL (137) is what every process of a container gets
+    /// when the container is killed or removed, and dockerd can report the
+    /// exec's exit before it marks the container stopped: a "running"
+    /// answer then is asked again for up to [`KILL_SETTLE`]. A command
+    /// killed on its own in a container that lives (out of memory, `kill
+    /// -9`) costs that wait; every other exit is asked once.
+    fn still_running(&self, id: &str, code: i32) -> bool {
+        let until = Instant::now() + KILL_SETTLE;
+        while self.running(id) {
+            if code != 128 + libc::SIGKILL || Instant::now() >= until {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        false
+    }
+
     /// Forget task `task`'s container `id` (it is gone); the task's next
     /// command starts another.
     fn forget(&self, task: &str, id: &str) {
@@ -985,7 +1008,7 @@ impl Remote for Container {
             let cur = lock(&slot);
             cur.id.clone().filter(|_| cur.generation == s.generation)?
         };
-        if self.running(&id) {
+        if self.still_running(&id, code) {
             return None;
         }
         self.forget(&s.task, &id);

@@ -352,8 +352,34 @@ fn file_tools_work_in_the_container(e: &Engine) {
 }
 on_both!(file_tools_work_in_the_container);
 
+/// A client that answers the first "is it running?" after `flag` appears
+/// with "true", as a daemon that has not yet seen its container die does
+/// (dockerd reports an exec's SIGKILL before it marks the container
+/// stopped); every other call goes to the real client.
+fn lagging_client(e: &Engine, flag: &std::path::Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let w = e.dir.join(format!("lagging-{}", std::process::id()));
+    std::fs::write(
+        &w,
+        format!(
+            "#!/bin/sh\ncase \"$*\" in *State.Running*) if rm {flag} 2>/dev/null; then echo true; exit 0; fi;; esac\nexec {} \"$@\"\n",
+            e.client.display(),
+            flag = flag.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&w, std::fs::Permissions::from_mode(0o755)).unwrap();
+    w
+}
+
 fn a_container_killed_mid_call_is_reported_and_replaced(e: &Engine) {
-    let rt = std::sync::Arc::new(runtime(e, &["terminal"], json!({})));
+    let flag = e.dir.join(format!("lag-{}", std::process::id()));
+    let client = lagging_client(e, &flag);
+    let rt = std::sync::Arc::new(runtime(
+        e,
+        &["terminal"],
+        json!({"docker": {"client": client}}),
+    ));
     assert_eq!(sh(&rt, "t", "echo warm")["output"], "warm");
     let before = e.ours();
     let tag = if e.name == "docker" { "71" } else { "72" };
@@ -368,6 +394,7 @@ fn a_container_killed_mid_call_is_reported_and_replaced(e: &Engine) {
         .filter(|id| before.contains(id))
         .collect();
     assert!(!mine.is_empty());
+    std::fs::write(&flag, "").unwrap();
     let st = e.cmd().args(["kill"]).args(&mine).output().unwrap();
     assert!(
         st.status.success(),
