@@ -9,8 +9,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use parking_lot::Mutex;
-use rmcp::model::ProgressToken;
+use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::{Peer, RoleServer};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+/// How long a call's result waits for its progress notifications to be
+/// written (a client that stopped reading must not hold the result).
+const FLUSH_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// One call in flight.
 pub(crate) struct Live {
@@ -21,6 +27,22 @@ pub(crate) struct Live {
     /// The tool reported progress itself: the server's heartbeat stops, so
     /// the values the client sees keep rising.
     pub tool_reports: AtomicBool,
+    /// The call's progress notifications, in the order they were made: one
+    /// task writes them, and the result waits for it ([`Entry::finish`]),
+    /// so no report arrives after the result it belongs to. `None` once
+    /// the call ended, or when the client asked for no progress.
+    progress: Mutex<Option<mpsc::UnboundedSender<ProgressNotificationParam>>>,
+}
+
+impl Live {
+    /// Queue a progress notification for the client; false when the call
+    /// has ended or the client is gone.
+    pub fn report(&self, p: ProgressNotificationParam) -> bool {
+        self.progress
+            .lock()
+            .as_ref()
+            .is_some_and(|tx| tx.send(p).is_ok())
+    }
 }
 
 #[derive(Default)]
@@ -34,6 +56,22 @@ pub(crate) struct Entry<'a> {
     calls: &'a Calls,
     pub id: String,
     pub live: Arc<Live>,
+    /// The task writing the call's progress notifications.
+    writer: Option<JoinHandle<()>>,
+}
+
+impl Entry<'_> {
+    /// End the call's progress: no more reports are taken, and the ones
+    /// made are written (for at most [`FLUSH_WAIT`]) before the caller
+    /// sends the result.
+    pub async fn finish(mut self) {
+        self.live.progress.lock().take();
+        if let Some(w) = self.writer.take()
+            && tokio::time::timeout(FLUSH_WAIT, w).await.is_err()
+        {
+            tracing::debug!(call = %self.id, "progress notifications not written in time");
+        }
+    }
 }
 
 impl Drop for Entry<'_> {
@@ -43,18 +81,36 @@ impl Drop for Entry<'_> {
 }
 
 impl Calls {
+    /// A new call; on a tokio runtime (its progress writer is a task).
     pub fn begin(&self, peer: Peer<RoleServer>, token: Option<ProgressToken>) -> Entry<'_> {
         let id = format!("mcp-{}", self.next.fetch_add(1, Ordering::Relaxed) + 1);
+        let (tx, writer) = match token {
+            Some(_) => {
+                let (tx, mut rx) = mpsc::unbounded_channel::<ProgressNotificationParam>();
+                let peer = peer.clone();
+                let writer = tokio::spawn(async move {
+                    while let Some(p) = rx.recv().await {
+                        if peer.notify_progress(p).await.is_err() {
+                            return;
+                        }
+                    }
+                });
+                (Some(tx), Some(writer))
+            }
+            None => (None, None),
+        };
         let live = Arc::new(Live {
             peer,
             token,
             tool_reports: AtomicBool::new(false),
+            progress: Mutex::new(tx),
         });
         self.map.lock().insert(id.clone(), live.clone());
         Entry {
             calls: self,
             id,
             live,
+            writer,
         }
     }
 

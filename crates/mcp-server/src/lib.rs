@@ -283,7 +283,7 @@ impl ServerHandler for Server {
         if let Some(b) = beat {
             b.abort();
         }
-        drop(entry);
+        entry.finish().await;
         out
     }
 

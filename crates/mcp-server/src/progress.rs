@@ -16,10 +16,10 @@ use hermes_runtime::EventTap;
 
 use crate::calls::{Calls, Live};
 
-/// Forwards `tool.progress` events of the server's calls.
+/// Forwards `tool.progress` events of the server's calls (to the call's
+/// ordered writer, [`Live::report`]).
 pub(crate) struct Tap {
     pub calls: Arc<Calls>,
-    pub handle: tokio::runtime::Handle,
 }
 
 impl EventTap for Tap {
@@ -41,10 +41,7 @@ impl EventTap for Tap {
             ProgressNotificationParam::new(token, event["progress"].as_f64().unwrap_or(0.0));
         p.total = event["total"].as_f64();
         p.message = event["message"].as_str().map(String::from);
-        let peer = live.peer.clone();
-        self.handle.spawn(async move {
-            let _ = peer.notify_progress(p).await;
-        });
+        live.report(p);
     }
 }
 
@@ -66,7 +63,7 @@ pub(crate) fn heartbeat(live: Arc<Live>) -> Option<tokio::task::JoinHandle<()>> 
             let secs = started.elapsed().as_secs();
             let mut p = ProgressNotificationParam::new(token.clone(), secs as f64);
             p.message = Some(format!("running for {secs} s"));
-            if live.peer.notify_progress(p).await.is_err() {
+            if !live.report(p) {
                 return;
             }
         }

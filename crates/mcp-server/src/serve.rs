@@ -57,7 +57,6 @@ pub(crate) struct Installed {
 impl Installed {
     /// Install on `rt`; must run inside a tokio runtime.
     pub fn new(rt: Arc<Runtime>, opts: &Options) -> Result<Installed, String> {
-        let handle = tokio::runtime::Handle::current();
         let shared = Shared::new(rt.clone());
         let previous = match opts.approvals {
             Approvals::Host => None,
@@ -67,7 +66,7 @@ impl Installed {
                     false,
                     Some(Arc::new(Elicit {
                         calls: shared.calls.clone(),
-                        handle: handle.clone(),
+                        handle: tokio::runtime::Handle::current(),
                         timeout: opts.approval_timeout,
                         fallback: host.clone(),
                     })),
@@ -79,7 +78,6 @@ impl Installed {
         let tap = rt
             .add_event_tap(Arc::new(Tap {
                 calls: shared.calls.clone(),
-                handle,
             }))
             .map_err(|e| e.message)?;
         let watcher = tokio::spawn(watch(shared.clone()));
