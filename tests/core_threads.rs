@@ -27,6 +27,14 @@ fn threads() -> usize {
 
 static SEEN: Mutex<Option<HashSet<std::thread::ThreadId>>> = Mutex::new(None);
 
+/// The tests of this file one at a time: they count the threads of the
+/// whole process, and each of them starts runtimes and threads.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn seen() {
     SEEN.lock()
         .unwrap()
@@ -68,6 +76,7 @@ fn spec(name: &str, parallel: bool) -> String {
 
 #[test]
 fn threads_are_reused_not_created_per_unit_of_work() {
+    let _serial = serial();
     let rt = Runtime::new(r#"{"dispatch":{"max_parallel":2}}"#).unwrap();
     let check = Arc::new(SlowCheck(AtomicUsize::new(0)));
     let tool = Arc::new(Blocking(Arc::new(Sleepy)));
@@ -142,6 +151,7 @@ fn thread_names() -> Vec<String> {
 /// start no reader thread (the old code started one per process).
 #[test]
 fn background_processes_have_no_thread_each() {
+    let _serial = serial();
     let rt =
         Runtime::new(r#"{"builtin_toolsets":["terminal"],"approvals":{"mode":"off"}}"#).unwrap();
     let call = |args: serde_json::Value| {
@@ -229,6 +239,7 @@ fn calls_not_cancelled(answer: hermes_tools::core::ToolOutput, rounds: usize) ->
 /// reach the dispatcher before the cancellation does.
 #[test]
 fn a_tool_failing_on_cancel_completes_as_cancelled() {
+    let _serial = serial();
     let answer = hermes_tools::core::ToolOutput::error("request aborted");
     assert_eq!(calls_not_cancelled(answer, 200), 0);
 }
@@ -242,6 +253,7 @@ fn a_tool_failing_on_cancel_completes_as_cancelled() {
 /// (34 of 300 calls did, with the order reversed).
 #[test]
 fn a_tool_answering_on_cancel_still_completes_as_cancelled() {
+    let _serial = serial();
     let answer = hermes_tools::core::ToolOutput::ok(
         r#"{"output":"begun\n[Command interrupted]","exit_code":130}"#,
     );
@@ -259,6 +271,7 @@ fn a_tool_answering_on_cancel_still_completes_as_cancelled() {
 /// unfiltered, filtered, alias and disabled-toolset queries.
 #[test]
 fn patched_definitions_match_a_fresh_runtime_after_every_change() {
+    let _serial = serial();
     use hermes_tools::core::{Tool, ToolCall, ToolOutput};
     struct Nop;
     impl Tool for Nop {

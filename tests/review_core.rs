@@ -324,11 +324,20 @@ fn alias_cycles_are_refused_not_a_stack_overflow() {
 // --- availability.rs: epoch read after the evaluation, not before.
 
 static FLAG: AtomicBool = AtomicBool::new(true);
+/// flag_check has answered at least once.
+static ASKED: AtomicBool = AtomicBool::new(false);
+/// slow_check may answer (it waits at most 2.5 s, under the check timeout).
+static RELEASE: AtomicBool = AtomicBool::new(false);
 unsafe extern "C" fn flag_check(_: *mut c_void) -> bool {
-    FLAG.load(Ordering::SeqCst)
+    let v = FLAG.load(Ordering::SeqCst);
+    ASKED.store(true, Ordering::SeqCst);
+    v
 }
 unsafe extern "C" fn slow_check(_: *mut c_void) -> bool {
-    std::thread::sleep(Duration::from_millis(400));
+    let until = std::time::Instant::now() + Duration::from_millis(2500);
+    while !RELEASE.load(Ordering::SeqCst) && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(5));
+    }
     true
 }
 
@@ -356,12 +365,16 @@ fn invalidate_during_a_definitions_call_is_not_lost() {
     std::thread::scope(|s| {
         let h = s.spawn(|| def_names(&rt, ""));
         // flag_check has answered (true); slow_check is still running.
-        std::thread::sleep(Duration::from_millis(150));
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        while !ASKED.load(Ordering::SeqCst) && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         FLAG.store(false, Ordering::SeqCst);
         assert_eq!(
             unsafe { ht_runtime_invalidate_availability(rt.0) },
             Status::Ok
         );
+        RELEASE.store(true, Ordering::SeqCst);
         let first = h.join().unwrap();
         assert_eq!(
             first,

@@ -141,15 +141,16 @@ fn sandbox_timeout_and_kill_leave_nothing() {
     );
     std::thread::sleep(Duration::from_millis(300));
     drop(rt);
-    std::thread::sleep(Duration::from_millis(200));
-    let left: Vec<String> = std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains("818."))
-        .collect();
-    assert!(left.is_empty(), "{left:?}");
+    let left = || -> Vec<String> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+            .filter(|c| c.contains("818."))
+            .collect()
+    };
+    assert!(wait_for(|| left().is_empty(), 10), "{:?}", left());
     std::fs::remove_dir_all(&dir).ok();
 }
 

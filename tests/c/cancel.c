@@ -155,7 +155,7 @@ int main(void) {
   CHECK(strstr(out, "\"status\":\"timeout\"") != NULL);
   ht_string_free(out);
   wait_answered(&g_work);
-  CHECK(g_work.woke_after < 2.0);
+  CHECK(g_work.woke_after < 6.0); /* told at once; 10 s when never told */
   CHECK(atomic_load(&g_work.cb_calls) == 1);
   CHECK(atomic_load(&g_work.frees) == 1);
   CHECK(atomic_load(&g_work.respond_status) == HT_STATUS_TIMEOUT);
@@ -171,7 +171,7 @@ int main(void) {
   double t0 = now();
   CHECK(ht_runtime_cancel(rt, id, &err) == HT_STATUS_OK);
   wait_answered(&g_work);
-  CHECK(now() - t0 < 2.0);
+  CHECK(now() - t0 < 6.0); /* told at once; 10 s when never told */
   for (int i = 0; i < 500 && atomic_load(&done_calls) == 0; i++) usleep(10000);
   CHECK(atomic_load(&done_calls) == 1);
   CHECK(atomic_load(&done_status) == HT_STATUS_CANCELLED);

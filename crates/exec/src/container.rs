@@ -208,11 +208,11 @@ impl ContainerConfig {
     }
 }
 
-/// Variables of the image's login that are not the command's to keep.
 /// How long a container whose command was SIGKILLed may still be reported
 /// running before it counts as alive (see `Container::still_running`).
-const KILL_SETTLE: Duration = Duration::from_secs(2);
+const KILL_SETTLE: Duration = Duration::from_secs(5);
 
+/// Variables of the image's login that are not the command's to keep.
 const NOT_STATE: &[&str] = &["_", "SHLVL", "PWD", "OLDPWD", "HOSTNAME", MARK_VAR];
 
 /// The label naming the task a container belongs to.
@@ -737,19 +737,37 @@ impl Container {
     /// Whether container `id` still runs after a command in it ended with
     /// `code`. A SIGKILL (137) is what every process of a container gets
     /// when the container is killed or removed, and dockerd can report the
-    /// exec's exit before it marks the container stopped: a "running"
-    /// answer then is asked again for up to [`KILL_SETTLE`]. A command
-    /// killed on its own in a container that lives (out of memory, `kill
-    /// -9`) costs that wait; every other exit is asked once.
+    /// exec's exit before it marks the container stopped. So after a 137 a
+    /// "running" answer is checked by running `true` in the container: if
+    /// that works the container lives (a command killed on its own, out of
+    /// memory or by `kill -9`); if not, the engine is asked again for up to
+    /// [`KILL_SETTLE`] (an exec can also fail in a live container whose
+    /// pids limit is reached, and a live container is never forgotten).
     fn still_running(&self, id: &str, code: i32) -> bool {
-        let until = Instant::now() + KILL_SETTLE;
-        while self.running(id) {
-            if code != 128 + libc::SIGKILL || Instant::now() >= until {
-                return true;
-            }
-            std::thread::sleep(Duration::from_millis(100));
+        if !self.running(id) {
+            return false;
         }
-        false
+        if code != 128 + libc::SIGKILL || self.answers(id) {
+            return true;
+        }
+        let until = Instant::now() + KILL_SETTLE;
+        while Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(100));
+            if !self.running(id) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Whether `true` runs in container `id`.
+    fn answers(&self, id: &str) -> bool {
+        self.client()
+            .args(["exec", id, "true"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
     }
 
     /// Forget task `task`'s container `id` (it is gone); the task's next

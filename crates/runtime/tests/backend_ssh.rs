@@ -209,9 +209,10 @@ fn timeout_kills_the_remote_process_group() {
     let out = v["output"].as_str().unwrap();
     assert!(out.starts_with("before"), "{v}");
     assert!(out.contains("timed out after 1s"), "{v}");
-    assert!(took < Duration::from_secs(5), "{took:?}");
+    // Bounds for a loaded machine; a command left waiting would take 313 s.
+    assert!(took < Duration::from_secs(20), "{took:?}");
     for n in ["313.81", "313.82", "313.83"] {
-        let left = wait_gone(n, Duration::from_secs(2));
+        let left = wait_gone(n, Duration::from_secs(10));
         assert!(left.is_empty(), "left on the remote side: {left:?}");
     }
 }
@@ -223,8 +224,9 @@ fn grandchild_holding_the_pipe_does_not_block() {
     let t0 = Instant::now();
     let v = sh(&rt, "t", "bash -c 'sleep 414.3 &'; echo done");
     assert_eq!(v["output"], "done", "{v}");
-    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
-    let left = wait_gone("414.3", Duration::from_secs(1));
+    // A call held by the grandchild would take 414 s.
+    assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", t0.elapsed());
+    let left = wait_gone("414.3", Duration::from_secs(10));
     assert!(left.is_empty(), "left behind: {left:?}");
 }
 

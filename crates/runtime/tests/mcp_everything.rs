@@ -131,7 +131,9 @@ fn killed_server_gives_an_error_then_is_reconnected_and_close_kills_it() {
         "mcp__everything__trigger-long-running-operation",
         r#"{"duration":30,"steps":30}"#,
     );
-    std::thread::sleep(Duration::from_millis(300));
+    // Time for the request to reach the server (a kill before that makes
+    // the call reconnect and run its 30 s).
+    std::thread::sleep(Duration::from_millis(1000));
     std::process::Command::new("kill")
         .args(["-9", &pid.to_string()])
         .status()

@@ -160,7 +160,7 @@ def test_progress_notifications_for_a_long_call():
             seen.append((progress, message))
 
         r = await s.call_tool(
-            "terminal", {"command": "sleep 2.4; echo finished"}, progress_callback=on_progress
+            "terminal", {"command": "sleep 3.5; echo finished"}, progress_callback=on_progress
         )
         assert not r.is_error, text_of(r)
         return seen
