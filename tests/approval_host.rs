@@ -196,13 +196,17 @@ fn silence_is_not_consent_and_no_handler_fails_closed() {
 #[test]
 fn identical_parallel_requests_share_one_prompt() {
     let rt = new_rt("{}");
-    let h = host("{\"choice\":\"once\"}", 300);
+    // The three ask at once (a barrier) and the host takes 2 s to answer:
+    // a request that came after the answer would rightly be a new prompt.
+    let h = host("{\"choice\":\"once\"}", 2000);
     set_handler(&rt, h);
     let rt_ref = runtime_of(&rt);
+    let start = std::sync::Barrier::new(3);
     let results: Vec<bool> = std::thread::scope(|s| {
         let hs: Vec<_> = (0..3)
             .map(|_| {
                 s.spawn(|| {
+                    start.wait();
                     allowed(&rt_ref.services().approve_command(
                         "git clean -fdx",
                         &CallContext::default(),

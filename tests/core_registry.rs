@@ -337,13 +337,15 @@ unsafe extern "C" fn counted_check(_: *mut c_void) -> bool {
     CHECK_ANSWER.load(Ordering::SeqCst) == 1
 }
 unsafe extern "C" fn slow_check(_: *mut c_void) -> bool {
-    std::thread::sleep(std::time::Duration::from_secs(3));
+    std::thread::sleep(std::time::Duration::from_secs(10));
     true
 }
 
 #[test]
 fn availability_checks_are_shared_cached_bounded_and_graceful() {
-    let rt = new_rt(r#"{"availability":{"ttl":0.2,"failure_grace":60,"check_timeout_ms":100}}"#);
+    // Windows wide enough for a loaded machine: a check has 1 s to answer
+    // (the slow one takes 10 s), and the cache lasts 3 s.
+    let rt = new_rt(r#"{"availability":{"ttl":3,"failure_grace":60,"check_timeout_ms":1000}}"#);
     let shared_ud = 7usize as *mut c_void;
     for n in ["c1", "c2", "c3"] {
         register(
@@ -375,7 +377,7 @@ fn availability_checks_are_shared_cached_bounded_and_graceful() {
     def_names(&rt, r#"{"format":"mcp"}"#);
     assert_eq!(CHECK_CALLS.load(Ordering::SeqCst), 1);
     // After the TTL a failure right after a success is forgiven (grace), without caching it.
-    std::thread::sleep(std::time::Duration::from_millis(250));
+    std::thread::sleep(std::time::Duration::from_millis(3200));
     CHECK_ANSWER.store(0, Ordering::SeqCst);
     assert_eq!(def_names(&rt, "").len(), 3);
     assert_eq!(CHECK_CALLS.load(Ordering::SeqCst), 2);

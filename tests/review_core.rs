@@ -396,7 +396,8 @@ static LATE_FREES: AtomicUsize = AtomicUsize::new(0);
 static CHECK_RAN_AFTER_FREE: AtomicBool = AtomicBool::new(false);
 static RT_FREED: AtomicBool = AtomicBool::new(false);
 unsafe extern "C" fn hung_check(_: *mut c_void) -> bool {
-    std::thread::sleep(Duration::from_millis(500));
+    // Past the 50 ms check timeout, well inside free's 1 s wait.
+    std::thread::sleep(Duration::from_millis(200));
     if RT_FREED.load(Ordering::SeqCst) {
         CHECK_RAN_AFTER_FREE.store(true, Ordering::SeqCst);
     }
@@ -606,7 +607,10 @@ fn a_failed_prompt_does_not_wedge_later_identical_requests() {
             shared.approve_command(cmd, &ctx, &second_token);
             finished.store(true, Ordering::SeqCst);
         });
-        std::thread::sleep(Duration::from_millis(1500));
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        while !finished.load(Ordering::SeqCst) && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let done = finished.load(Ordering::SeqCst);
         second_token.cancel(); // unwedge the thread so the test ends
         assert!(

@@ -124,7 +124,7 @@ fn sandbox_timeout_and_kill_leave_nothing() {
         json!({"command": "bash -c 'sleep 818.1 & sleep 818.2'", "timeout": 1}),
     );
     assert_eq!(v["exit_code"], 124, "{v}");
-    assert!(t0.elapsed() < Duration::from_secs(5));
+    assert!(t0.elapsed() < Duration::from_secs(20));
     let v = call(
         &rt,
         "terminal",

@@ -114,7 +114,8 @@ test('timeout, then a late answer is harmless', () =>
   }));
 
 test('availability checks', () =>
-  withRuntime({}, async (rt) => {
+  // 5 s for a check (it runs on the JS thread): not the default 250 ms.
+  withRuntime({ availability: { check_timeout_ms: 5000 } }, async (rt) => {
     rt.registerTool(ADD_SPEC, add, { check: () => false });
     assert.deepEqual(await rt.definitions(), []);
     rt.registerTool({ ...ADD_SPEC, name: 'add2' }, add, { check: () => true });
@@ -277,6 +278,8 @@ test('log handler install and remove', async () => {
     await rt.dispatch('add', { x: 1, y: 2 });
   });
   await ht.setLogHandler(null);
+  // Lines come from the library's log thread, after removal too.
+  for (let i = 0; i < 500 && lines.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
   assert.ok(lines.length > 0, 'debug lines were delivered');
   // Replacing and removing while lines are flowing must not deadlock.
   for (let i = 0; i < 5; i++) {

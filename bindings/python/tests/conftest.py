@@ -10,7 +10,9 @@ import hermes_tools  # noqa: E402
 
 @pytest.fixture
 def rt():
-    r = hermes_tools.Runtime({"dispatch": {"timeout": 2}})
+    # Checks run on library threads and wait for the GIL: 5 s, not the
+    # default 250 ms, so a loaded machine does not hide a tool.
+    r = hermes_tools.Runtime({"dispatch": {"timeout": 2}, "availability": {"check_timeout_ms": 5000}})
     yield r
     r.close()
     assert hermes_tools._runtime._handles.count(r) == 0, "a registration was not released"
