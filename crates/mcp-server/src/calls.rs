@@ -62,14 +62,16 @@ pub(crate) struct Entry<'a> {
 
 impl Entry<'_> {
     /// End the call's progress: no more reports are taken, and the ones
-    /// made are written (for at most [`FLUSH_WAIT`]) before the caller
-    /// sends the result.
+    /// made are written before the caller sends the result (those not
+    /// written within [`FLUSH_WAIT`] are dropped).
     pub async fn finish(mut self) {
         self.live.progress.lock().take();
-        if let Some(w) = self.writer.take()
-            && tokio::time::timeout(FLUSH_WAIT, w).await.is_err()
+        if let Some(mut w) = self.writer.take()
+            && tokio::time::timeout(FLUSH_WAIT, &mut w).await.is_err()
         {
-            tracing::debug!(call = %self.id, "progress notifications not written in time");
+            // Dropped rather than written after the result.
+            w.abort();
+            tracing::debug!(call = %self.id, "progress notifications not written in time: dropped");
         }
     }
 }
