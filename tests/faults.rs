@@ -618,6 +618,7 @@ fn sandbox_ro_binds_under_tmp_and_run_come_after_their_tmpfs() {
         pty: false,
         extra_rw: &[],
         task: "",
+        linger: false,
     });
     let pos = |xs: &[&str]| {
         argv.windows(xs.len())

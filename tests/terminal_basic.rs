@@ -69,7 +69,7 @@ fn cwd_and_env_persist_per_task() {
     // unset persists too
     sh(&rt, "a", "unset HT_FOO");
     let v = sh(&rt, "a", "echo \"foo=${HT_FOO-unset}\"");
-    assert_eq!(v["output"], "foo=unset");
+    assert_eq!(v["output"], "foo=unset", "{v}");
     // another task is isolated
     let v = sh(&rt, "b", "pwd; echo \"foo=${HT_FOO-unset}\"");
     assert_ne!(v["output"].as_str().unwrap().lines().next().unwrap(), real);

@@ -52,6 +52,73 @@ pub fn definitions(
     out
 }
 
+/// Run the call on a thread of its own while this one waits for SIGINT,
+/// SIGTERM or SIGHUP: `Err(signal)` when one came first (the caller closes
+/// the runtime, which kills the command's whole tree, and exits 128+signal).
+fn dispatch_until_signal(
+    rt: &Runtime,
+    tool: &str,
+    args: &str,
+    ctx: CallContext,
+) -> Result<hermes_core::error::Result<String>, i32> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let waiter = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build();
+    let Ok(waiter) = waiter else {
+        return Ok(rt.dispatch(tool, args, ctx));
+    };
+    // The handlers are in place before the command can start.
+    let signals = waiter.block_on(async {
+        Some((
+            signal(SignalKind::interrupt()).ok()?,
+            signal(SignalKind::terminate()).ok()?,
+            signal(SignalKind::hangup()).ok()?,
+        ))
+    });
+    let Some((mut int, mut term, mut hup)) = signals else {
+        return Ok(rt.dispatch(tool, args, ctx));
+    };
+    std::thread::scope(|scope| {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let worker = scope.spawn(move || {
+            let _ = tx.send(rt.dispatch(tool, args, ctx));
+        });
+        let outcome = waiter.block_on(async move {
+            tokio::select! {
+                r = rx => r.map_err(|_| 0),
+                _ = int.recv() => Err(2),
+                _ = term.recv() => Err(15),
+                _ = hup.recv() => Err(1),
+            }
+        });
+        match outcome {
+            Ok(result) => Ok(result),
+            Err(0) => Ok(Err(hermes_core::error::Error::closed())),
+            Err(signal) => {
+                // Closing kills the command; the worker's dispatch then returns.
+                rt.close();
+                let _ = worker.join();
+                Err(signal)
+            }
+        }
+    })
+}
+
+/// Control characters (escape sequences that could redraw the prompt or
+/// hide part of the command) shown as visible escapes.
+fn visible(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| match c {
+            '\n' | '\t' => vec![c],
+            c if c.is_control() || ('\u{80}'..='\u{9f}').contains(&c) => {
+                format!("\\u{{{:x}}}", c as u32).chars().collect()
+            }
+            c => vec![c],
+        })
+        .collect()
+}
+
 /// Asks on the terminal; answers deny when nothing can be read.
 struct TerminalPrompt;
 
@@ -59,13 +126,13 @@ impl ApprovalSink for TerminalPrompt {
     fn ask(&self, request: &Arc<str>, id: u64) {
         let req: Value = serde_json::from_str(request).unwrap_or(Value::Null);
         let command = req["untrusted_command_text"].as_str().unwrap_or("?");
-        eprintln!("\napproval needed to run: {command}");
+        eprintln!("\napproval needed to run: {}", visible(command));
         for r in req["reasons"].as_array().into_iter().flatten() {
             eprintln!(
                 "  {} ({}): {}",
-                r["rule"].as_str().unwrap_or(""),
-                r["tier"].as_str().unwrap_or(""),
-                r["description"].as_str().unwrap_or("")
+                visible(r["rule"].as_str().unwrap_or("")),
+                visible(r["tier"].as_str().unwrap_or("")),
+                visible(r["description"].as_str().unwrap_or(""))
             );
         }
         eprint!("run it? [o]nce, [s]ession, [d]eny (default deny): ");
@@ -119,7 +186,15 @@ pub fn call(config: Option<&Path>, as_json: bool, tool: &str, args: &str) -> u8 
         interactive: Some(std::io::stdin().is_terminal()),
         ..CallContext::default()
     };
-    let result = rt.dispatch(tool, args, ctx);
+    let result = match dispatch_until_signal(&rt, tool, args, ctx) {
+        Ok(result) => result,
+        Err(signal) => {
+            // The command and everything it started end before we do.
+            rt.close();
+            eprintln!("hermes-tools: interrupted by signal {signal}; the command was killed");
+            return 128 + signal as u8;
+        }
+    };
     rt.close();
     let text = match result {
         Ok(t) => t,

@@ -241,3 +241,165 @@ fn doctor_reports_whether_each_plugin_loads() {
         "{out}"
     );
 }
+
+/// Processes whose command line contains `needle` (not this test's own).
+fn pids_with(needle: &str) -> Vec<i32> {
+    let me = std::process::id() as i32;
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&p| p != me)
+        .filter(|p| {
+            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+            let zombie = stat
+                .rfind(')')
+                .is_some_and(|i| stat[i + 1..].trim_start().starts_with('Z'));
+            // The sleep itself, not a shell or CLI whose arguments name it.
+            !zombie
+                && std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| {
+                    String::from_utf8_lossy(&c).replace('\0', " ").trim_end() == needle
+                })
+        })
+        .collect()
+}
+
+fn wait_until(what: impl Fn() -> bool, secs: u64) -> bool {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while std::time::Instant::now() < until {
+        if what() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    what()
+}
+
+/// Every way the CLI can be stopped mid-call ends the command and what it
+/// started, a double-forked `setsid` child that cleared its environment
+/// included: SIGKILL (the CLI cannot act, the process shim does), SIGINT
+/// and SIGTERM (the CLI kills the command, then exits 130 / 143).
+#[test]
+fn nothing_outlives_an_interrupted_or_killed_cli() {
+    let cfg = config(r#"{"builtin_toolsets":["terminal"],"terminal":{"backend":"local"}}"#);
+    for (n, (signal, code)) in [
+        (libc_sig::KILL, None),
+        (libc_sig::INT, Some(130)),
+        (libc_sig::TERM, Some(143)),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let tag = format!("{}.{n}", 900 + std::process::id() % 97);
+        // A script whose child double-forks out of the session with an
+        // empty environment (no mark to be found by).
+        let script = std::env::temp_dir().join(format!("ht-cli-life-{tag}.py"));
+        std::fs::write(
+            &script,
+            format!(
+                "import os\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        \
+                 os.execve('/bin/sleep', ['/bin/sleep', '6{tag}'], {{}})\n    os._exit(0)\n\
+                 os.execv('/bin/sleep', ['/bin/sleep', '7{tag}'])\n"
+            ),
+        )
+        .unwrap();
+        let command = format!("python3 {}", script.display());
+        let mut child = bin()
+            .args(["call", "--config", cfg.arg(), "terminal"])
+            .arg(serde_json::json!({ "command": command }).to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        assert!(
+            wait_until(
+                || pids_with(&format!("/bin/sleep 6{tag}")).len() == 1
+                    && pids_with(&format!("/bin/sleep 7{tag}")).len() == 1,
+                20
+            ),
+            "the command did not start: {:?}",
+            {
+                let _ = child.kill();
+                let out = child.wait_with_output().unwrap();
+                (
+                    stdout(&out),
+                    String::from_utf8_lossy(&out.stderr).into_owned(),
+                )
+            }
+        );
+        let t0 = std::time::Instant::now();
+        Command::new("kill")
+            .args([format!("-{signal}"), child.id().to_string()])
+            .status()
+            .unwrap();
+        let status = child.wait().unwrap();
+        assert!(
+            wait_until(
+                || pids_with(&format!("/bin/sleep 6{tag}")).is_empty()
+                    && pids_with(&format!("/bin/sleep 7{tag}")).is_empty(),
+                1
+            ),
+            "signal {signal}: left running after {:?}: {:?} {:?}",
+            t0.elapsed(),
+            pids_with(&format!("/bin/sleep 6{tag}")),
+            pids_with(&format!("/bin/sleep 7{tag}"))
+        );
+        if let Some(code) = code {
+            assert_eq!(status.code(), Some(code), "signal {signal}");
+        }
+    }
+}
+
+mod libc_sig {
+    pub const INT: &str = "INT";
+    pub const TERM: &str = "TERM";
+    pub const KILL: &str = "KILL";
+}
+
+/// The host's secrets do not reach a command: not through its environment,
+/// and not under names the old scrub missed.
+#[test]
+fn host_secrets_do_not_reach_commands() {
+    let cfg = config(r#"{"builtin_toolsets":["terminal"],"terminal":{"backend":"local"}}"#);
+    let canaries = [
+        "OPENAI_API_KEY",
+        "AWS_SECRET_ACCESS_KEY",
+        "GITHUB_TOKEN",
+        "PGPASSWORD",
+        "MYSQL_PWD",
+        "DB_PASS",
+        "DATABASE_URL",
+        "OPENAI_KEY",
+        "SENTRY_DSN",
+        "SLACK_WEBHOOK_URL",
+        "ANTHROPIC_API_KEY",
+        "STRIPE_SECRET",
+        "NPM_TOKEN",
+        "DOCKER_AUTH_CONFIG",
+        "REDIS_URL",
+        "MONGO_URI",
+        "VAULT_ADDR_TOKEN",
+        "MY_VENDOR_CREDENTIAL",
+        "SESSION_COOKIE",
+        "SMTP_PASS",
+    ];
+    let mut cmd = bin();
+    for (i, name) in canaries.iter().enumerate() {
+        cmd.env(name, format!("canary{i:02}value{}", "x".repeat(12)));
+    }
+    let out = cmd
+        .args(["call", "--config", cfg.arg(), "terminal"])
+        .arg(r#"{"command":"env"}"#)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = stdout(&out) + &String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("PATH="), "{text}");
+    for (i, name) in canaries.iter().enumerate() {
+        assert!(
+            !text.contains(&format!("canary{i:02}value")),
+            "{name} reached the command: {text}"
+        );
+    }
+}

@@ -660,6 +660,7 @@ impl Container {
             pty,
             extra_rw: &[],
             task: "",
+            linger: false,
         }
     }
 

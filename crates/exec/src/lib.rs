@@ -20,12 +20,14 @@
 pub mod container;
 pub mod env;
 pub mod fs;
+pub mod inherit;
 pub mod local;
 pub mod pump;
 pub mod remote_fs;
 pub mod sandbox;
 pub mod spawn;
 pub mod ssh;
+pub mod supervisor;
 #[allow(unsafe_code)]
 pub mod sys;
 pub mod tree;

@@ -24,8 +24,10 @@ impl Environment for Local {
 }
 
 /// Start `argv` as described by `req` (pipe or PTY), in its own session,
-/// marked (`HERMES_TOOLS_TREE`) so its orphans can be found and killed.
+/// under the process shim (`supervisor`: its orphans stay below it and it
+/// dies with the host), marked (`HERMES_TOOLS_TREE`) as a second net.
 pub fn spawn_argv(argv: &[String], req: &SpawnRequest<'_>) -> io::Result<Spawned> {
+    let argv = &crate::supervisor::wrap(argv, req.linger);
     let (env, mark) = marked_env(req);
     let marked = SpawnRequest { env: &env, ..*req };
     let sp = if req.pty {
@@ -44,6 +46,7 @@ pub fn spawn_argv_fed(
     argv: &[String],
     req: &SpawnRequest<'_>,
 ) -> io::Result<(Spawned, std::os::fd::OwnedFd)> {
+    let argv = &crate::supervisor::wrap(argv, req.linger);
     let (env, mark) = marked_env(req);
     let marked = SpawnRequest { env: &env, ..*req };
     let (r, w) = crate::sys::pipe()?;

@@ -19,6 +19,11 @@ pub struct SpawnRequest<'a> {
     /// The task the command belongs to: remote backends run it over the
     /// task's own connection or in its own container (`""`: `"default"`).
     pub task: &'a str,
+    /// Keep what the process leaves behind when it ends (a background
+    /// launcher that started a server): the tree ends when its last process
+    /// does. Otherwise (foreground commands) leftovers are killed when the
+    /// process ends. Either way, everything dies with the host.
+    pub linger: bool,
 }
 
 /// A started process.

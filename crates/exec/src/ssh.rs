@@ -635,6 +635,7 @@ impl Environment for Ssh {
             pty: req.pty,
             extra_rw: &[],
             task: req.task,
+            linger: req.linger,
         };
         let sp = spawn_argv(&argv, &local)?;
         let mut started = lock(&self.started);

@@ -17,6 +17,7 @@ fn run(script: &str, cancel: &CancelToken) -> (i32, Ended, u64, Duration) {
         pty: false,
         extra_rw: &[],
         task: "",
+        linger: false,
     };
     let sp = Local.spawn(&req).expect("spawn");
     let opts = PumpOpts {

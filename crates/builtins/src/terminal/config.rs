@@ -34,8 +34,13 @@ pub struct TerminalConfig {
     pub watch_interval: f64,
     /// Stream live output to the host's event handler while commands run.
     pub stream_output: bool,
-    /// Host variables passed to commands although their names look secret.
+    /// Host variables passed to commands beyond the default allow-list
+    /// (`hermes_exec::inherit::CORE`), also when their names look secret.
     pub env_passthrough: Vec<String>,
+    /// How much of the host's environment commands inherit: "core" (the
+    /// allow-list, default) or "all" (everything but secret-looking names,
+    /// the original's behaviour).
+    pub env_inherit: String,
     /// Sandbox backend: extra read-only binds.
     pub sandbox_ro_binds: Vec<String>,
     /// Sandbox backend: extra writable binds.
@@ -182,6 +187,7 @@ impl Default for TerminalConfig {
             watch_interval: 15.0,
             stream_output: true,
             env_passthrough: Vec::new(),
+            env_inherit: "core".into(),
             sandbox_ro_binds: Vec::new(),
             sandbox_rw_binds: Vec::new(),
             ssh: None,

@@ -77,11 +77,6 @@ struct LiveFg {
     input: Option<Arc<Input>>,
 }
 
-static SECRET_NAME: Lazy<Regex> = Lazy::new(|| {
-    Regex::new(r"(?i)(^|_)(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?)($|_)")
-        .expect("secret name regex")
-});
-
 /// Non-interactive defaults: nothing prompts, nothing pages.
 pub const NONINTERACTIVE_ENV: &[(&str, &str)] = &[
     ("CI", "1"),
@@ -132,23 +127,30 @@ fn valid_env_name(k: &str) -> bool {
         && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
-/// The environment a command starts with: this process's (secrets left
-/// out) on local backends, the remote login's (`remote`) on remote ones;
-/// then the non-interactive defaults and the configured variables.
+/// How much of the host's environment commands inherit (`env_inherit`).
+pub fn inherit_mode(cfg: &TerminalConfig) -> hermes_exec::inherit::Inherit {
+    match cfg.env_inherit.as_str() {
+        "all" => hermes_exec::inherit::Inherit::All,
+        _ => hermes_exec::inherit::Inherit::Core,
+    }
+}
+
+/// The environment a command starts with: this process's allow-listed
+/// variables (`hermes_exec::inherit`) on local backends, the remote login's
+/// (`remote`, secret-looking names left out) on remote ones; then the
+/// non-interactive defaults and the configured variables.
 fn base_env(cfg: &TerminalConfig, remote: Option<Vec<(String, String)>>) -> Vec<(String, String)> {
     let mut m: BTreeMap<String, String> = BTreeMap::new();
-    let own: Vec<(std::ffi::OsString, std::ffi::OsString)> = match remote {
-        Some(r) => r.into_iter().map(|(k, v)| (k.into(), v.into())).collect(),
-        None => std::env::vars_os().collect(),
+    let secret = |n: &str| hermes_approval::redact::is_secret_name(n);
+    let own: Vec<(String, String)> = match remote {
+        Some(r) => r
+            .into_iter()
+            .filter(|(k, _)| !secret(k) || cfg.env_passthrough.iter().any(|p| p == k))
+            .collect(),
+        None => hermes_exec::inherit::host_env(inherit_mode(cfg), &cfg.env_passthrough, &secret),
     };
     for (k, v) in own {
-        let (Some(k), Some(v)) = (k.to_str(), v.to_str()) else {
-            continue;
-        };
-        if SECRET_NAME.is_match(k) && !cfg.env_passthrough.iter().any(|p| p == k) {
-            continue;
-        }
-        m.insert(k.to_string(), v.to_string());
+        m.insert(k, v);
     }
     for (k, v) in NONINTERACTIVE_ENV {
         m.insert((*k).to_string(), (*v).to_string());
@@ -901,16 +903,10 @@ mod tests {
             "DB_PASSWORD",
             "GH_TOKEN",
         ] {
-            assert!(SECRET_NAME.is_match(k), "{k}");
+            assert!(hermes_approval::redact::is_secret_name(k), "{k}");
         }
-        for k in [
-            "PATH",
-            "HOME",
-            "SSH_AUTH_SOCK",
-            "TOKENIZERS_PARALLELISM",
-            "LANG",
-        ] {
-            assert!(!SECRET_NAME.is_match(k), "{k}");
+        for k in ["PATH", "HOME", "LANG", "PWD"] {
+            assert!(!hermes_approval::redact::is_secret_name(k), "{k}");
         }
     }
 

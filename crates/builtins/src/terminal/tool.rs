@@ -230,6 +230,7 @@ fn run_foreground(
         pty,
         extra_rw: &extra,
         task: super::ids::task_key(task_id),
+        linger: false,
     };
     let sp = match term.backend.spawn(&req) {
         Ok(sp) => sp,
@@ -344,6 +345,7 @@ fn run_background(
         pty,
         extra_rw: &extra,
         task: super::ids::task_key(task_id),
+        linger: true,
     };
     let sp = match term.backend.spawn(&req) {
         Ok(sp) => sp,
