@@ -28,9 +28,15 @@ static RULES: Lazy<Vec<Rx>> = Lazy::new(|| {
         rep,
     };
     vec![
-        // PEM private key blocks
+        // PEM private key blocks: a whole block, or (cut short) the BEGIN
+        // line and the base64 and header lines after it; what follows the
+        // key is kept.
         r(
-            r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----|$)",
+            r"-----BEGIN [A-Z ]*PRIVATE KEY-----[A-Za-z0-9+/=\s:,.-]*?-----END [A-Z ]*PRIVATE KEY-----",
+            "-----BEGIN PRIVATE KEY-----***",
+        ),
+        r(
+            r"(?m)-----BEGIN [A-Z ]*PRIVATE KEY-----(?:\r?\n(?:[A-Za-z0-9+/=]+|[A-Za-z-]+: [^\r\n]*)\r?$)*",
             "-----BEGIN PRIVATE KEY-----***",
         ),
         // URL credentials
@@ -114,7 +120,7 @@ pub fn redact_argv_words(argv: &[String]) -> Vec<String> {
 /// Does this variable name look like it holds a secret?
 pub fn is_secret_name(name: &str) -> bool {
     static NAME: Lazy<Regex> = Lazy::new(|| {
-        Regex::new(r"(?i)(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PASS|PWD|API_?KEY|APIKEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?|AUTH|SESSION|COOKIE|BEARER)")
+        Regex::new(r"(?i)(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PASS|PWD|API_?KEY|APIKEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?|AUTH|SESSION|COOKIE|BEARER|DSN|WEBHOOK|DATABASE_URL|_URI$|CONNECTION_?STRING|(^|_)KEY$|SIGNING|CERT_?KEY)")
             .expect("secret name regex")
     });
     name != "PWD" && name != "OLDPWD" && NAME.is_match(name)
@@ -123,14 +129,53 @@ pub fn is_secret_name(name: &str) -> bool {
 /// Whether `text` may contain something [`redact_secrets`] would change.
 pub fn may_contain_secret(text: &str) -> bool {
     QUICK.is_match(text)
+        || HOST_SECRET_VALUES
+            .as_ref()
+            .is_some_and(|re| re.is_match(text))
 }
 
 /// All of [`RULES`] in one automaton: one pass says which rules can apply.
 static SET: Lazy<RegexSet> =
     Lazy::new(|| RegexSet::new(RULES.iter().map(|r| r.re.as_str())).expect("redact regex set"));
 
-/// Replace secrets in `text` with `***`. Cheap when nothing looks secret.
+/// The values of this process's secret-looking environment variables
+/// ([`is_secret_name`], at least 8 characters), read once at first use, as
+/// one literal search: a secret printed by a command (`env`, a config
+/// file, an error message) is masked by its value whatever the shape.
+static HOST_SECRET_VALUES: Lazy<Option<Regex>> = Lazy::new(|| {
+    let mut values: Vec<String> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .filter(|(k, v)| {
+            let url_with_credentials = (k.ends_with("_URL") || k.ends_with("_URI"))
+                && v.split_once("://").is_some_and(|(_, rest)| {
+                    rest.split('/')
+                        .next()
+                        .is_some_and(|auth| auth.contains('@'))
+                });
+            (is_secret_name(k) || url_with_credentials) && v.chars().count() >= 8
+        })
+        .map(|(_, v)| v)
+        .collect();
+    values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    values.dedup();
+    if values.is_empty() {
+        return None;
+    }
+    let alternation: Vec<String> = values.iter().map(|v| regex::escape(v)).collect();
+    Regex::new(&alternation.join("|")).ok()
+});
+
+/// Replace secrets in `text` with `***`: the host's own secret values, then
+/// the known shapes. Cheap when nothing looks secret.
 pub fn redact_secrets(text: &str) -> String {
+    let by_value;
+    let text = match HOST_SECRET_VALUES.as_ref() {
+        Some(re) if re.is_match(text) => {
+            by_value = re.replace_all(text, MASK).into_owned();
+            by_value.as_str()
+        }
+        _ => text,
+    };
     if !QUICK.is_match(text) {
         return text.to_string();
     }
@@ -152,6 +197,43 @@ pub fn redact_secrets(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::redact_secrets as r;
+
+    #[test]
+    fn a_private_key_hides_only_itself() {
+        let key = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\nQyNTUxOQAAACBx\n";
+        let out = r(&format!(
+            "{key}-----END OPENSSH PRIVATE KEY-----\nafter the key\n"
+        ));
+        assert!(out.contains("after the key"), "{out}");
+        assert!(!out.contains("b3BlbnNz"), "{out}");
+        // Cut short (no END line): the key's lines go, the output after stays.
+        let out = r(&format!("before\n{key}build finished: 3 warnings\n"));
+        assert!(
+            out.contains("before") && out.contains("build finished: 3 warnings"),
+            "{out}"
+        );
+        assert!(!out.contains("QyNTUxOQ"), "{out}");
+    }
+
+    #[test]
+    fn secret_names_the_old_scrub_missed() {
+        for k in [
+            "PGPASSWORD",
+            "MYSQL_PWD",
+            "DB_PASS",
+            "DATABASE_URL",
+            "OPENAI_KEY",
+            "SENTRY_DSN",
+            "SLACK_WEBHOOK_URL",
+            "MONGO_URI",
+            "AZURE_CONNECTION_STRING",
+        ] {
+            assert!(super::is_secret_name(k), "{k}");
+        }
+        for k in ["PATH", "HOME", "KEYBOARD", "PWD", "LANG"] {
+            assert!(!super::is_secret_name(k), "{k}");
+        }
+    }
 
     #[test]
     fn redacts() {
