@@ -154,7 +154,9 @@ def _candidates() -> list[str]:
     if bundled.exists():
         out.append(str(bundled))
     # bindings/python/hermes_tools/_ffi.py -> repo root is parents[3]
-    for root in (here.parents[3], Path.cwd()):
+    # A source checkout only (never the current directory: a planted
+    # target/debug/libhermes_tools.so there would run its constructor).
+    for root in (here.parents[3],):
         for profile in ("debug", "release"):
             p = root / "target" / profile / "libhermes_tools.so"
             if p.exists():

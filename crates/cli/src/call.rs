@@ -43,7 +43,10 @@ pub fn definitions(
         Ok(text) => {
             // Pretty for people, compact JSON is one line away (`jq -c`).
             let v: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-            println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+            crate::out::say(format!(
+                "{}",
+                serde_json::to_string_pretty(&v).unwrap_or_default()
+            ));
             0
         }
         Err(e) => crate::out::fail(format!("definitions: {}", e.message)),
@@ -208,14 +211,17 @@ pub fn call(config: Option<&Path>, as_json: bool, tool: &str, args: &str) -> u8 
             .is_some_and(|s| s != "ok" && s != "success");
     if as_json {
         let status = if failed { "error" } else { "ok" };
-        println!(
+        crate::out::say(format!(
             "{}",
             json!({ "tool": tool, "status": status, "result": parsed })
-        );
+        ));
     } else {
         match &parsed {
-            Value::String(s) => println!("{s}"),
-            v => println!("{}", serde_json::to_string_pretty(v).unwrap_or(text)),
+            Value::String(s) => crate::out::say(format!("{s}")),
+            v => crate::out::say(format!(
+                "{}",
+                serde_json::to_string_pretty(v).unwrap_or(text)
+            )),
         }
     }
     u8::from(failed)

@@ -45,26 +45,26 @@ pub fn run(json: bool, commands: Vec<String>) -> u8 {
         worst = worst.max(rank(result.verdict));
         if json {
             match serde_json::to_string(&result) {
-                Ok(s) => println!("{s}"),
+                Ok(s) => crate::out::say(format!("{s}")),
                 Err(e) => return crate::out::fail(format!("check: {e}")),
             }
             continue;
         }
-        println!("{}  {}", word(result.verdict), command);
+        crate::out::say(format!("{}  {}", word(result.verdict), command));
         for r in &result.reasons {
             let pack = if r.pack == "builtin" {
                 String::new()
             } else {
                 format!(" [pack {}]", r.pack)
             };
-            println!(
+            crate::out::say(format!(
                 "  {} {}{}: {} (in: {})",
                 word(r.tier),
                 r.rule,
                 pack,
                 r.description,
                 r.command
-            );
+            ));
         }
     }
     worst

@@ -22,3 +22,12 @@ pub fn fail(message: impl std::fmt::Display) -> u8 {
     eprintln!("hermes-tools: {one_line}");
     1
 }
+
+/// Print a line on standard output. A closed pipe (`| head -1`) is not an
+/// error: the rest is dropped and the command still exits with its own
+/// status (a verdict, a failure), instead of panicking as `println!` does.
+pub fn say(text: impl std::fmt::Display) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}").and_then(|()| out.flush());
+}

@@ -413,3 +413,21 @@ fn host_secrets_do_not_reach_commands() {
         );
     }
 }
+
+/// `hermes-tools check ... | head -0`: a closed pipe is not a panic, and
+/// the verdict is still the exit status.
+#[test]
+fn a_closed_stdout_is_not_a_panic() {
+    let mut child = bin()
+        .args(["check", "rm -rf /", "ls", "rm -rf /", "ls"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(4), "{err}");
+}
