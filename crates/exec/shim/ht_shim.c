@@ -175,6 +175,10 @@ int main(int argc, char **argv) {
         return 127;
     }
     if (child == 0) {
+        /* Should the shim itself be killed outright (SIGKILL cannot be
+         * caught), the command goes with it rather than running on. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        if (getppid() != self_pid) _exit(137);
         sigprocmask(SIG_SETMASK, &old, NULL);
         close(sfd);
         if (pidfd >= 0) close(pidfd);

@@ -78,6 +78,34 @@ pub fn wrap(argv: &[String], linger: bool) -> Vec<String> {
     }
 }
 
+/// The process the shim `shim_pid` runs (its first child), waiting up to
+/// 200 ms for the shim to have started it; `shim_pid` itself when the
+/// command was not started through the shim or is already gone. What a
+/// status report calls the server's or command's pid.
+pub fn command_pid(shim_pid: i32) -> i32 {
+    let is_shim = std::fs::read_link(format!("/proc/{shim_pid}/exe"))
+        .ok()
+        .and_then(|exe| Some(exe.file_name()?.to_str()?.starts_with("ht-shim-")))
+        .unwrap_or(false);
+    if !is_shim {
+        return shim_pid;
+    }
+    for _ in 0..100 {
+        let children =
+            std::fs::read_to_string(format!("/proc/{shim_pid}/task/{shim_pid}/children"))
+                .unwrap_or_default();
+        if let Some(first) = children
+            .split_whitespace()
+            .next()
+            .and_then(|p| p.parse().ok())
+        {
+            return first;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    shim_pid
+}
+
 fn private_dir() -> io::Result<PathBuf> {
     let uid = crate::sys::geteuid();
     let dir = match std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {

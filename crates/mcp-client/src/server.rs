@@ -483,10 +483,29 @@ impl Server {
         }
         let cfg = &self.cfg;
         let program = cfg.command.as_deref().unwrap_or_default();
-        let mut cmd = tokio::process::Command::new(program);
+        let env = cfg.child_env();
+        // Under the process shim (hermes_exec::supervisor): the server and
+        // everything it starts (npx, node) die with this process, however it
+        // ends. The shim would report a missing program only as exit 127, so
+        // the program is looked up here first, for a clear error.
+        let mut cmd = match hermes_exec::supervisor::shim_path() {
+            Some(shim) => {
+                if let Err(e) = findable(
+                    program,
+                    env.get("PATH").map(String::as_str),
+                    cfg.cwd.as_deref(),
+                ) {
+                    return Err(format!("cannot run '{program}': {e}"));
+                }
+                let mut c = tokio::process::Command::new(shim);
+                c.arg(program);
+                c
+            }
+            None => tokio::process::Command::new(program),
+        };
         cmd.args(&cfg.args)
             .env_clear()
-            .envs(cfg.child_env())
+            .envs(env)
             .kill_on_drop(true)
             // Its own group: a kill reaches what the server started (npx, node).
             .process_group(0);
@@ -499,7 +518,10 @@ impl Server {
             .map_err(|e| format!("cannot run '{program}': {e}"))?;
         {
             let mut st = self.state.lock();
-            st.pid = proc.id();
+            // The server's own pid, not the shim's that runs it.
+            st.pid = proc
+                .id()
+                .map(|p| hermes_exec::supervisor::command_pid(p as i32) as u32);
             st.started = st.pid.and_then(start_time);
         }
         if let Some(stderr) = stderr {
@@ -1359,4 +1381,28 @@ fn http_client(ca_file: Option<&str>) -> Result<reqwest::Client, String> {
     }
     b.build()
         .map_err(|e| format!("HTTP client: {}", error_chain(&e)))
+}
+
+/// Whether `program` can be started: a path that is an executable file, or
+/// a name found in `path` (the child's PATH).
+fn findable(program: &str, path: Option<&str>, cwd: Option<&str>) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |p: &std::path::Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    let found = if program.contains('/') {
+        let p = std::path::Path::new(program);
+        match cwd {
+            Some(dir) if p.is_relative() => runnable(&std::path::Path::new(dir).join(p)),
+            _ => runnable(p),
+        }
+    } else {
+        std::env::split_paths(path.unwrap_or("/usr/local/bin:/usr/bin:/bin"))
+            .any(|d| runnable(&d.join(program)))
+    };
+    if found {
+        Ok(())
+    } else {
+        Err(std::io::Error::from(std::io::ErrorKind::NotFound))
+    }
 }
