@@ -20,16 +20,62 @@ pub fn run(config: Option<&Path>, http: Option<&str>) -> u8 {
         Err(e) => return crate::out::fail(format!("mcp serve: cannot start: {e}")),
     };
     let out = match http {
-        None => engine.block_on(hermes_mcp_server::serve(
-            rt.clone(),
-            (tokio::io::stdin(), tokio::io::stdout()),
-        )),
+        None => {
+            // The client left (stdin closed): its calls' commands are killed
+            // now, not after rmcp's 5 s drain of in-flight responses.
+            let closing = rt.clone();
+            let closer = Arc::new(std::sync::Mutex::new(None));
+            let handle = closer.clone();
+            let stdin = EofSignal {
+                inner: tokio::io::stdin(),
+                on_eof: Some(Box::new(move || {
+                    let t = std::thread::spawn(move || closing.close());
+                    *handle.lock().unwrap_or_else(|e| e.into_inner()) = Some(t);
+                })),
+            };
+            let out = engine.block_on(hermes_mcp_server::serve(
+                rt.clone(),
+                (stdin, tokio::io::stdout()),
+            ));
+            // The close started at end of input has killed everything
+            // before this process exits.
+            if let Some(t) = closer.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                let _ = t.join();
+            }
+            out
+        }
         Some(addr) => engine.block_on(serve_http(rt.clone(), addr)),
     };
     rt.close();
     match out {
         Ok(()) => 0,
         Err(e) => crate::out::fail(e),
+    }
+}
+
+/// A reader that calls `on_eof` once, the first time its input ends.
+struct EofSignal<R> {
+    inner: R,
+    on_eof: Option<Box<dyn FnOnce() + Send>>,
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for EofSignal<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let wants = buf.remaining() > 0;
+        let poll = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        if let std::task::Poll::Ready(Ok(())) = &poll
+            && wants
+            && buf.filled().len() == before
+            && let Some(f) = self.on_eof.take()
+        {
+            f();
+        }
+        poll
     }
 }
 

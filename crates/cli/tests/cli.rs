@@ -431,3 +431,62 @@ fn a_closed_stdout_is_not_a_panic() {
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(out.status.code(), Some(4), "{err}");
 }
+
+/// `mcp serve` on standard input: a client that leaves mid-call (closes
+/// stdin) ends the call's command, and the server exits within a second
+/// (rmcp alone drains for 5 s, and clients kill the server after 2).
+#[test]
+fn mcp_serve_ends_its_commands_when_the_client_leaves() {
+    use std::io::{BufRead, BufReader};
+    let cfg = config(r#"{"builtin_toolsets":["terminal"],"terminal":{"backend":"local"}}"#);
+    let tag = format!("{}.{}", 800 + std::process::id() % 97, 7);
+    let mut child = bin()
+        .args(["mcp", "serve", "--config", cfg.arg()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let send = |w: &mut std::process::ChildStdin, v: Value| {
+        writeln!(w, "{v}").unwrap();
+        w.flush().unwrap();
+    };
+    send(
+        &mut stdin,
+        serde_json::json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+            "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
+    );
+    assert!(lines.next().unwrap().unwrap().contains("\"id\":1"));
+    send(
+        &mut stdin,
+        serde_json::json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+    );
+    send(
+        &mut stdin,
+        serde_json::json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{
+            "name":"terminal","arguments":{"command": format!("/bin/sleep 9{tag}")}}}),
+    );
+    assert!(wait_until(
+        || pids_with(&format!("/bin/sleep 9{tag}")).len() == 1,
+        20
+    ));
+    let t0 = std::time::Instant::now();
+    drop(stdin);
+    let status = child.wait().unwrap();
+    let took = t0.elapsed();
+    let left = pids_with(&format!("/bin/sleep 9{tag}"));
+    for p in &left {
+        let _ = Command::new("kill").args(["-9", &p.to_string()]).status();
+    }
+    assert!(
+        left.is_empty(),
+        "the command outlived the session: {left:?}"
+    );
+    assert!(status.success(), "{status}");
+    assert!(
+        took < std::time::Duration::from_secs(1),
+        "exit took {took:?}"
+    );
+}

@@ -78,16 +78,20 @@ pub fn wrap(argv: &[String], linger: bool) -> Vec<String> {
     }
 }
 
+/// Whether `pid` is a process shim (of this or another runtime).
+pub fn is_shim(pid: i32) -> bool {
+    std::fs::read_link(format!("/proc/{pid}/exe"))
+        .ok()
+        .and_then(|exe| Some(exe.file_name()?.to_str()?.starts_with("ht-shim-")))
+        .unwrap_or(false)
+}
+
 /// The process the shim `shim_pid` runs (its first child), waiting up to
 /// 200 ms for the shim to have started it; `shim_pid` itself when the
 /// command was not started through the shim or is already gone. What a
 /// status report calls the server's or command's pid.
 pub fn command_pid(shim_pid: i32) -> i32 {
-    let is_shim = std::fs::read_link(format!("/proc/{shim_pid}/exe"))
-        .ok()
-        .and_then(|exe| Some(exe.file_name()?.to_str()?.starts_with("ht-shim-")))
-        .unwrap_or(false);
-    if !is_shim {
+    if !is_shim(shim_pid) {
         return shim_pid;
     }
     for _ in 0..100 {

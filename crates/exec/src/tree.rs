@@ -80,7 +80,14 @@ pub fn kill_tree(root: i32, signal: i32) {
     }
     let mark = mark_of(root);
     sys::kill(-root, libc::SIGSTOP);
-    sys::kill(root, libc::SIGSTOP);
+    if crate::supervisor::is_shim(root) {
+        // The shim is not frozen with its tree: were this process to die
+        // before the signal below is sent, a stopped shim could not act on
+        // it (and the tree would stay stopped forever). It forks nothing.
+        sys::kill(root, libc::SIGCONT);
+    } else {
+        sys::kill(root, libc::SIGSTOP);
+    }
     let mut seen: Vec<i32> = Vec::new();
     for _ in 0..4 {
         let mut found = tree_members(root);
