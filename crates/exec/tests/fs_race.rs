@@ -99,6 +99,7 @@ struct Swapper {
 impl Swapper {
     fn start(ws: &Path, canary: &Path) -> Swapper {
         std::fs::create_dir(ws.join("sw")).unwrap();
+        std::fs::create_dir(ws.join("d")).unwrap();
         std::fs::write(ws.join("sw/f"), INSIDE).unwrap();
         std::os::unix::fs::symlink(canary, ws.join("alt")).unwrap();
         let stop = Arc::new(AtomicBool::new(false));
@@ -122,6 +123,16 @@ impl Swapper {
         Swapper {
             stop,
             thread: Some(thread),
+        }
+    }
+
+    /// `ws/rel`, every other time as `ws/d/../rel`: a path with `..` takes
+    /// the component walk, a plain one the one-call `openat2` path.
+    fn via(i: usize, ws: &Path, rel: &str) -> PathBuf {
+        if i % 4 < 2 {
+            ws.join(rel)
+        } else {
+            ws.join("d/..").join(rel)
         }
     }
 
@@ -151,11 +162,14 @@ fn swap_race_reads_never_return_the_canary() {
     let fs = sandboxed(&t.ws);
     let sw = Swapper::start(&t.ws, &t.canary);
     let (mut escapes, mut ok) = (0usize, 0usize);
-    for i in 0..ATTEMPTS {
+    // (reads are cheap: more of them, the race window of a check-then-open
+    // is narrow)
+    for i in 0..5 * ATTEMPTS {
+        let p = Swapper::via(i, &t.ws, "sw/f");
         let r = if i % 2 == 0 {
-            fs.read(&t.ws.join("sw/f"))
+            fs.read(&p)
         } else {
-            fs.read_head(&t.ws.join("sw/f"), 4096)
+            fs.read_head(&p, 4096)
         };
         match r {
             Ok(d) if d == CANARY => escapes += 1,
@@ -168,7 +182,10 @@ fn swap_race_reads_never_return_the_canary() {
     }
     let swaps = sw.stop();
     assert_eq!(escapes, 0, "read returned the canary {escapes} times");
-    assert!(ok > 0, "no read succeeded ({swaps} swaps): the test proves nothing");
+    assert!(
+        ok > 0,
+        "no read succeeded ({swaps} swaps): the test proves nothing"
+    );
     canary_untouched(&t.canary);
     drop(t.s);
 }
@@ -180,11 +197,7 @@ fn swap_race_writes_never_land_outside() {
     let sw = Swapper::start(&t.ws, &t.canary);
     let mut ok = 0usize;
     for i in 0..ATTEMPTS {
-        let target = if i % 2 == 0 {
-            t.ws.join("sw/out")
-        } else {
-            t.ws.join("sw/f")
-        };
+        let target = Swapper::via(i, &t.ws, if i % 2 == 0 { "sw/out" } else { "sw/f" });
         if fs.write_atomic(&target, INSIDE, None).is_ok() {
             ok += 1;
         }
@@ -201,16 +214,16 @@ fn swap_race_metadata_listing_and_mkdir_stay_inside() {
     let sw = Swapper::start(&t.ws, &t.canary);
     let (mut escapes, mut ok) = (0usize, 0usize);
     for i in 0..ATTEMPTS {
-        if let Ok(m) = fs.metadata(&t.ws.join("sw/f")) {
+        if let Ok(m) = fs.metadata(&Swapper::via(i, &t.ws, "sw/f")) {
             ok += 1;
             if m.len == CANARY.len() as u64 {
                 escapes += 1;
             }
         }
-        if let Ok(list) = fs.read_dir(&t.ws.join("sw")) {
-            if list.iter().any(|e| e.name == "canary_only") {
-                escapes += 1;
-            }
+        if let Ok(list) = fs.read_dir(&Swapper::via(i, &t.ws, "sw"))
+            && list.iter().any(|e| e.name == "canary_only")
+        {
+            escapes += 1;
         }
         if let Ok(p) = fs.canonicalize(&t.ws.join("sw/f"))
             && p.starts_with(&t.canary)
@@ -222,7 +235,7 @@ fn swap_race_metadata_listing_and_mkdir_stay_inside() {
         {
             escapes += 1;
         }
-        let d = t.ws.join(format!("sw/d{}", i % 50));
+        let d = Swapper::via(i, &t.ws, &format!("sw/d{}", i % 50));
         let _ = fs.create_dir_all(&d.join("e"));
     }
     sw.stop();
@@ -244,7 +257,7 @@ fn swap_race_search_walk_never_reads_the_canary() {
         let root = if i % 2 == 0 {
             t.ws.clone()
         } else {
-            t.ws.join("sw")
+            Swapper::via(i, &t.ws, "sw")
         };
         if let Ok(files) = fs.walk(&root, true, 1 << 20) {
             for f in files {
@@ -258,7 +271,10 @@ fn swap_race_search_walk_never_reads_the_canary() {
         }
     }
     sw.stop();
-    assert_eq!(escapes, 0, "the search walk read the canary {escapes} times");
+    assert_eq!(
+        escapes, 0,
+        "the search walk read the canary {escapes} times"
+    );
     assert!(seen_inside > 0, "the walk never found the workspace file");
 }
 
@@ -317,7 +333,7 @@ fn root_only_files_outside_the_writable_roots_are_refused() {
     std::fs::set_permissions(ro.join("secret"), std::fs::Permissions::from_mode(0o600)).unwrap();
     std::fs::write(ro.join("public"), "everyone").unwrap();
     std::fs::set_permissions(ro.join("public"), std::fs::Permissions::from_mode(0o644)).unwrap();
-    std::fs::write(ro.join("sub/x"), "behind a closed folder").unwrap();
+    std::fs::write(ro.join("sub/x"), "in a folder only its owner lists").unwrap();
     std::fs::set_permissions(ro.join("sub"), std::fs::Permissions::from_mode(0o700)).unwrap();
     let fs = HostFs::sandboxed(&SandboxConfig {
         root: t.ws.clone(),
@@ -329,7 +345,9 @@ fn root_only_files_outside_the_writable_roots_are_refused() {
     assert!(e.to_string().contains("world-readable"), "{e}");
     assert!(fs.metadata(&ro.join("secret")).is_err());
     assert!(fs.check_read(&ro.join("secret")).is_err());
-    assert!(fs.read(&ro.join("sub/x")).is_err());
+    // a folder only its owner may list is not listed
+    assert!(fs.read_dir(&ro.join("sub")).is_err());
+    assert!(fs.read_dir(&ro).is_ok());
     std::os::unix::fs::symlink(ro.join("secret"), t.ws.join("l")).unwrap();
     assert!(fs.read(&t.ws.join("l")).is_err());
     let walked = fs.walk(&ro, true, 1 << 20).unwrap();
@@ -400,11 +418,17 @@ fn legitimate_symlinks_keep_working() {
     // ...but not through one to /usr
     assert!(fs.write_atomic(&t.ws.join("usrdir/x"), b"x", None).is_err());
     // the mode of an existing file is kept
-    std::fs::set_permissions(t.ws.join("sub/a.txt"), std::fs::Permissions::from_mode(0o750)).unwrap();
-    fs.write_atomic(&t.ws.join("sub/a.txt"), b"a2", None).unwrap();
+    std::fs::set_permissions(
+        t.ws.join("sub/a.txt"),
+        std::fs::Permissions::from_mode(0o750),
+    )
+    .unwrap();
+    fs.write_atomic(&t.ws.join("sub/a.txt"), b"a2", None)
+        .unwrap();
     let m = fs.metadata(&t.ws.join("sub/a.txt")).unwrap();
     assert_eq!((m.mode, m.len, m.is_file), (0o750, 2, true));
-    fs.rename(&t.ws.join("sub/a.txt"), &t.ws.join("moved")).unwrap();
+    fs.rename(&t.ws.join("sub/a.txt"), &t.ws.join("moved"))
+        .unwrap();
     assert_eq!(fs.read(&t.ws.join("moved")).unwrap(), b"a2");
     fs.remove_file(&t.ws.join("moved")).unwrap();
     assert!(!t.ws.join("moved").exists());
@@ -459,7 +483,10 @@ fn the_virtual_root_shows_the_binds_only() {
     let fs = sandboxed(&t.ws);
     let list = fs.read_dir(Path::new("/")).unwrap();
     let names: Vec<&str> = list.iter().map(|e| e.name.as_str()).collect();
-    assert!(names.contains(&"usr") && names.contains(&"etc"), "{names:?}");
+    assert!(
+        names.contains(&"usr") && names.contains(&"etc"),
+        "{names:?}"
+    );
     // only mount points and the folders above them
     let first = |p: &Path| {
         p.components()
@@ -525,6 +552,13 @@ fn bench_small_file_latency() {
     time("read 1 KiB (workspace, depth 4)", &mut || {
         assert_eq!(fs.read(&file).unwrap().len(), 1024);
     });
+    let walked = t.ws.join("src/module/../module/sub/small.rs");
+    time(
+        "read 1 KiB (workspace, with `..`: the component walk)",
+        &mut || {
+            assert_eq!(fs.read(&walked).unwrap().len(), 1024);
+        },
+    );
     time("metadata (workspace)", &mut || {
         fs.metadata(&file).unwrap();
     });

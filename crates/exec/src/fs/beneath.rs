@@ -23,7 +23,7 @@ use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use rustix::fs::{self as rfs, AtFlags, Dir, FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
@@ -45,6 +45,13 @@ pub const MASKED: &[&str] = &[
     "/etc/gshadow-",
     "/etc/sudoers",
 ];
+
+/// Whether to try `openat2` first (cleared when the kernel lacks it).
+static OPENAT2: AtomicBool = AtomicBool::new(true);
+
+fn memfind(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
 
 /// Symlinks followed in one resolution (the kernel's limit).
 const MAX_LINKS: usize = 40;
@@ -156,6 +163,14 @@ fn names(p: &Path) -> impl DoubleEndedIterator<Item = OsString> + '_ {
         Component::ParentDir => Some(OsString::from("..")),
         _ => None,
     })
+}
+
+/// `p.starts_with(base)` for normalised absolute paths (no `.`, `..`,
+/// doubled or trailing `/`), on bytes: this runs for every mount at every
+/// component, and `Path::starts_with` parses both paths each time.
+fn at_or_below(p: &Path, base: &Path) -> bool {
+    let (p, b) = (p.as_os_str().as_bytes(), base.as_os_str().as_bytes());
+    b == b"/" || p.starts_with(b) && (p.len() == b.len() || p[b.len()] == b'/')
 }
 
 fn file_type(st: &Stat) -> FileType {
@@ -274,7 +289,7 @@ impl View {
 
     /// The mount `p` lies in: the latest whose path is `p` or above it.
     fn governing(&self, p: &Path) -> Option<usize> {
-        self.mounts.iter().rposition(|m| p.starts_with(&m.at))
+        self.mounts.iter().rposition(|m| at_or_below(p, &m.at))
     }
 
     /// Whether a mount after `after` lies strictly below `p` (then `p` is a
@@ -283,12 +298,12 @@ impl View {
         let start = after.map_or(0, |i| i + 1);
         self.mounts[start..]
             .iter()
-            .any(|m| m.at != p && m.at.starts_with(p))
+            .any(|m| m.at != p && at_or_below(&m.at, p))
     }
 
     /// Whether some mount lies at or below `p`.
     fn mount_related(&self, p: &Path) -> bool {
-        self.mounts.iter().any(|m| m.at.starts_with(p))
+        self.mounts.iter().any(|m| at_or_below(&m.at, p))
     }
 
     fn bind_writable(&self, gov: Option<usize>) -> Option<bool> {
@@ -356,8 +371,8 @@ impl View {
         } else {
             None
         };
-        if let (Some(writable), Some(pfd)) = (self.bind_writable(gov), pfd) {
-            match open_child(pfd, name, writable, dir_expected) {
+        if let (Some(_), Some(pfd)) = (self.bind_writable(gov), pfd) {
+            match open_child(pfd, name, dir_expected) {
                 Ok(Child::Node(fd, st)) => {
                     return Ok(Step::Node(
                         Node {
@@ -421,6 +436,110 @@ impl View {
         }
     }
 
+    /// The common case in one system call: a normalised path inside one
+    /// bind, no mount below on the way, no symlink anywhere (the file tools
+    /// are mostly handed resolved paths). `openat2` with `RESOLVE_BENEATH`
+    /// and `RESOLVE_NO_SYMLINKS` resolves it beneath the bind's handle or
+    /// fails (then the walk decides, and gives the error): the result is
+    /// the walk's, one component at a time, without the round trips.
+    fn fast(&self, abs: &Path, last: Last) -> Option<Walk> {
+        if !OPENAT2.load(Ordering::Relaxed) {
+            return None;
+        }
+        let bytes = abs.as_os_str().as_bytes();
+        let normal = bytes.first() == Some(&b'/')
+            && !bytes.ends_with(b"/")
+            && !bytes.ends_with(b"/.")
+            && !bytes.ends_with(b"/..")
+            && memfind(bytes, b"//").is_none()
+            && memfind(bytes, b"/./").is_none()
+            && memfind(bytes, b"/../").is_none();
+        if !normal {
+            return None;
+        }
+        let i = self.governing(abs)?;
+        let Kind::Bind { fd: bind, .. } = &self.mounts[i].kind else {
+            return None;
+        };
+        let at = self.mounts[i].at.as_os_str().as_bytes();
+        let rest = bytes[at.len()..]
+            .strip_prefix(b"/")
+            .unwrap_or(&bytes[at.len()..]);
+        if rest.is_empty() {
+            return None;
+        }
+        let rest = OsStr::from_bytes(rest);
+        let how = rfs::ResolveFlags::BENEATH
+            | rfs::ResolveFlags::NO_SYMLINKS
+            | rfs::ResolveFlags::NO_MAGICLINKS;
+        let open = |path: &OsStr, flags: OFlags| {
+            match rfs::openat2(bind, path, flags | OFlags::CLOEXEC, Mode::empty(), how) {
+                Ok(fd) => Some(fd),
+                Err(Errno::NOSYS) | Err(Errno::PERM) => {
+                    // no openat2 (before Linux 5.6), or a seccomp filter denies it
+                    OPENAT2.store(false, Ordering::Relaxed);
+                    None
+                }
+                Err(_) => None,
+            }
+        };
+        let node = |handle| Node {
+            path: abs.to_path_buf(),
+            handle,
+            gov: Some(i),
+        };
+        match last {
+            Last::Read => {
+                let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK;
+                let fd = open(rest, flags)?;
+                let st = rfs::fstat(&fd).ok()?;
+                Some(Walk {
+                    chain: vec![node(Handle::Dropped)],
+                    stat: Some(st),
+                    name: None,
+                    file: Some((fd, st)),
+                })
+            }
+            Last::Follow => {
+                let fd = open(rest, OFlags::PATH | OFlags::NOFOLLOW)?;
+                let st = rfs::fstat(&fd).ok()?;
+                if file_type(&st) == FileType::Symlink {
+                    return None;
+                }
+                Some(Walk {
+                    chain: vec![node(Handle::Own(fd))],
+                    stat: Some(st),
+                    name: None,
+                    file: None,
+                })
+            }
+            Last::Parent => {
+                let (dir, name) = match rest.as_bytes().iter().rposition(|b| *b == b'/') {
+                    Some(k) => (Some(&rest.as_bytes()[..k]), &rest.as_bytes()[k + 1..]),
+                    None => (None, rest.as_bytes()),
+                };
+                let parent = abs.parent()?.to_path_buf();
+                let handle = match dir {
+                    Some(d) => Handle::Own(open(
+                        OsStr::from_bytes(d),
+                        OFlags::PATH | OFlags::DIRECTORY,
+                    )?),
+                    None => Handle::Mount(i),
+                };
+                Some(Walk {
+                    chain: vec![Node {
+                        path: parent,
+                        handle,
+                        gov: Some(i),
+                    }],
+                    stat: None,
+                    name: Some(OsStr::from_bytes(name).to_os_string()),
+                    file: None,
+                })
+            }
+        }
+    }
+
     /// Resolve `path` (relative: against the working root).
     fn resolve(&self, path: &Path, last: Last) -> io::Result<Walk> {
         let abs = if path.is_absolute() {
@@ -428,7 +547,16 @@ impl View {
         } else {
             self.root.join(path)
         };
-        let mut todo: VecDeque<OsString> = names(&abs).collect();
+        match self.fast(&abs, last) {
+            Some(w) => Ok(w),
+            None => self.walk_path(&abs, path, last),
+        }
+    }
+
+    /// Resolve absolute `abs` one component at a time (`path`: as given,
+    /// for messages); the chain holds every folder from the root.
+    fn walk_path(&self, abs: &Path, path: &Path, last: Last) -> io::Result<Walk> {
+        let mut todo: VecDeque<OsString> = names(abs).collect();
         let mut w = Walk {
             chain: vec![self.root_node()],
             stat: None,
@@ -460,7 +588,7 @@ impl View {
                     w.stat = None;
                     if matches!(w.top().handle, Handle::Dropped) {
                         let p = w.top().path.clone();
-                        w.chain = self.resolve(&p, Last::Follow)?.chain;
+                        w.chain = self.walk_path(&p, &p, Last::Follow)?.chain;
                     }
                 }
                 continue;
@@ -668,11 +796,8 @@ impl View {
         }
         let tmp = tmp_name(&name);
         let result = (|| {
-            let flags = OFlags::WRONLY
-                | OFlags::CREATE
-                | OFlags::EXCL
-                | OFlags::NOFOLLOW
-                | OFlags::CLOEXEC;
+            let flags =
+                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
             let fd = rfs::openat(pfd, &tmp, flags, Mode::from_raw_mode(0o644)).map_err(err)?;
             if let Some(m) = mode {
                 rfs::fchmod(&fd, Mode::from_raw_mode(m)).map_err(err)?;
@@ -806,9 +931,9 @@ impl View {
             }
         }
         for name in self.mount_children(&n.path) {
-            if !out.contains_key(&name) {
-                let is_dir = is_dir_at(&n.path.join(&name));
-                out.insert(name, is_dir);
+            if let std::collections::btree_map::Entry::Vacant(slot) = out.entry(name) {
+                let is_dir = is_dir_at(&n.path.join(slot.key()));
+                slot.insert(is_dir);
             }
         }
         Ok(out
@@ -934,9 +1059,6 @@ impl View {
                     gov: n.gov,
                 };
                 if file_type(&cst) == FileType::Directory {
-                    if self.bind_writable(n.gov) != Some(true) && cst.st_mode & 0o001 == 0 {
-                        continue;
-                    }
                     self.walk_dir(&node, Some(cst), &shown.join(&name), depth + 1, job)?;
                 } else if let Handle::Own(fd) = node.handle {
                     let node = Node {
@@ -1003,33 +1125,15 @@ enum ReadChild {
 }
 
 /// Open entry `name` of folder `pfd` as an `O_PATH` handle, never
-/// following it: a symlink comes back as its target. Outside the writable
-/// binds a folder must be world-searchable.
-fn open_child(pfd: BorrowedFd<'_>, name: &OsStr, writable: bool, dir_expected: bool) -> io::Result<Child> {
+/// following it: a symlink comes back as its target. (Entering a folder
+/// needs no more than the kernel checks for the runtime's own uid, which is
+/// the sandbox's: listing one outside the writable binds is checked in
+/// [`View::list`], reading a file in [`View::readable`].)
+fn open_child(pfd: BorrowedFd<'_>, name: &OsStr, dir_expected: bool) -> io::Result<Child> {
     let base = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let searchable = |st: &Stat, path: &OsStr| {
-        if writable || st.st_mode & 0o001 != 0 {
-            Ok(())
-        } else {
-            Err(io::Error::new(
-                io::ErrorKind::PermissionDenied,
-                format!(
-                    "{} is not world-searchable: outside its writable folders the sandbox enters only such folders",
-                    Path::new(path).display()
-                ),
-            ))
-        }
-    };
     if dir_expected {
         match rfs::openat(pfd, name, base | OFlags::DIRECTORY, Mode::empty()) {
-            Ok(fd) => {
-                if writable {
-                    return Ok(Child::Node(fd, None));
-                }
-                let st = rfs::fstat(&fd).map_err(err)?;
-                searchable(&st, name)?;
-                return Ok(Child::Node(fd, Some(st)));
-            }
+            Ok(fd) => return Ok(Child::Node(fd, None)),
             Err(Errno::NOTDIR) | Err(Errno::LOOP) => {}
             Err(e) => return Err(err(e)),
         }
@@ -1039,12 +1143,11 @@ fn open_child(pfd: BorrowedFd<'_>, name: &OsStr, writable: bool, dir_expected: b
     match file_type(&st) {
         FileType::Symlink => {
             let t = rfs::readlinkat(&fd, "", Vec::new()).map_err(err)?;
-            Ok(Child::Link(PathBuf::from(OsString::from_vec(t.into_bytes()))))
+            Ok(Child::Link(PathBuf::from(OsString::from_vec(
+                t.into_bytes(),
+            ))))
         }
-        FileType::Directory => {
-            searchable(&st, name)?;
-            Ok(Child::Node(fd, Some(st)))
-        }
+        FileType::Directory => Ok(Child::Node(fd, Some(st))),
         _ if dir_expected => Err(err(Errno::NOTDIR)),
         _ => Ok(Child::Node(fd, Some(st))),
     }
