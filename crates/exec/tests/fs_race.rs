@@ -569,3 +569,59 @@ fn bench_small_file_latency() {
         fs.write_atomic(&file, &data, None).unwrap();
     });
 }
+
+#[test]
+fn the_search_walk_applies_ignore_rules_like_the_local_walk() {
+    let t = setup("ignore");
+    let ws = &t.ws;
+    for d in [".git/info", "target/debug", "src/gen", "docs", "sub/keep"] {
+        std::fs::create_dir_all(ws.join(d)).unwrap();
+    }
+    for (p, c) in [
+        (".gitignore", "target/\n*.log\n!keep.log\n"),
+        (".git/info/exclude", "docs/\n"),
+        ("src/.ignore", "gen/\n"),
+        ("sub/.gitignore", "*.tmp\n"),
+        ("target/debug/big.bin", "x"),
+        ("src/main.rs", "fn main() {}"),
+        ("src/gen/out.rs", "generated"),
+        ("docs/a.md", "doc"),
+        ("a.log", "log"),
+        ("keep.log", "kept"),
+        ("sub/keep/x.tmp", "tmp"),
+        ("sub/keep/y.rs", "y"),
+        (".hidden", "hidden"),
+    ] {
+        std::fs::write(ws.join(p), c).unwrap();
+    }
+    let fs = sandboxed(ws);
+    let mut got: Vec<String> = fs
+        .walk(ws, false, 0)
+        .unwrap()
+        .into_iter()
+        .map(|f| {
+            f.path
+                .strip_prefix(ws)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    got.sort();
+    assert_eq!(got, ["keep.log", "src/main.rs", "sub/keep/y.rs"]);
+    // walking from a sub folder still applies the rules above it
+    let got: Vec<PathBuf> = fs
+        .walk(&ws.join("sub"), true, 1 << 20)
+        .unwrap()
+        .into_iter()
+        .map(|f| f.path)
+        .collect();
+    assert_eq!(got, [ws.join("sub/keep/y.rs")]);
+    // outside a git repository .gitignore does not apply (.ignore does)
+    std::fs::remove_dir_all(ws.join(".git")).unwrap();
+    let n = fs.walk(ws, false, 0).unwrap().len();
+    assert_eq!(
+        n, 7,
+        "target, a.log, docs and x.tmp are searched; gen stays out"
+    );
+}

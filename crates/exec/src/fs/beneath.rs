@@ -28,6 +28,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use rustix::fs::{self as rfs, AtFlags, Dir, FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
 
+use super::rules::{self, Rules};
 use super::{Entry, Meta, WalkedFile};
 use crate::spawn::SandboxConfig;
 
@@ -856,7 +857,10 @@ impl View {
         let mut out: Vec<OsString> = self
             .mounts
             .iter()
-            .filter_map(|m| m.at.strip_prefix(p).ok())
+            .enumerate()
+            // (a mount a later one hides shows nothing)
+            .filter(|(j, m)| self.governing(&m.at) == Some(*j))
+            .filter_map(|(_, m)| m.at.strip_prefix(p).ok())
             .filter_map(|rest| rest.components().next())
             .map(|c| c.as_os_str().to_os_string())
             .collect();
@@ -958,11 +962,43 @@ impl View {
         let mut total = 0u64;
         if self.is_dir(&w) {
             let st = self.stat_of(&w)?;
+            // the rules of the folders above the root, outermost first
+            let in_git = root
+                .ancestors()
+                .any(|a| self.metadata(&a.join(".git")).is_ok());
+            let mut stack: Vec<Rules> = Vec::new();
+            for a in root
+                .ancestors()
+                .skip(1)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+            {
+                let rule = |name: &str| self.read(&a.join(name), Some(RULES_MAX)).ok();
+                let exclude = if self.metadata(&a.join(".git")).is_ok() {
+                    rule(".git/info/exclude")
+                } else {
+                    None
+                };
+                let r = Rules::new(
+                    a,
+                    &[
+                        rule(".ignore"),
+                        in_git.then(|| rule(".gitignore")).flatten(),
+                        exclude,
+                    ],
+                );
+                if !r.is_empty() {
+                    stack.push(r);
+                }
+            }
             let mut job = WalkJob {
                 contents,
                 max_file,
                 total: &mut total,
                 out: &mut out,
+                in_git,
+                stack,
             };
             self.walk_dir(w.top(), st, root, 0, &mut job)?;
         } else {
@@ -973,6 +1009,8 @@ impl View {
                     max_file,
                     total: &mut total,
                     out: &mut out,
+                    in_git: false,
+                    stack: Vec::new(),
                 };
                 self.walk_file(r.top(), fd, &st, root.to_path_buf(), &mut job)?;
             }
@@ -1030,12 +1068,50 @@ impl View {
         if depth > MAX_DEPTH {
             return Ok(());
         }
-        let hidden = |name: &OsStr| name.as_bytes().first() == Some(&b'.');
         let dir = match self.list(n, st.as_ref()) {
             Ok(d) => d,
             Err(_) if depth > 0 => return Ok(()),
             Err(e) => return Err(e),
         };
+        let mut pushed = false;
+        if let Some(dir) = &dir
+            && let Ok(dfd) = dir.fd()
+        {
+            let r = Rules::new(
+                shown,
+                &[
+                    read_rule(dfd, ".ignore"),
+                    job.in_git.then(|| read_rule(dfd, ".gitignore")).flatten(),
+                    // (a path of three names: through the walk, not openat)
+                    job.in_git
+                        .then(|| {
+                            self.read(&n.path.join(".git/info/exclude"), Some(RULES_MAX))
+                                .ok()
+                        })
+                        .flatten(),
+                ],
+            );
+            if !r.is_empty() {
+                job.stack.push(r);
+                pushed = true;
+            }
+        }
+        let result = self.walk_entries(n, dir, shown, depth, job);
+        if pushed {
+            job.stack.pop();
+        }
+        result
+    }
+
+    fn walk_entries(
+        &self,
+        n: &Node,
+        dir: Option<Dir>,
+        shown: &Path,
+        depth: usize,
+        job: &mut WalkJob<'_>,
+    ) -> io::Result<()> {
+        let hidden = |name: &OsStr| name.as_bytes().first() == Some(&b'.');
         if let Some(dir) = dir {
             let dfd = dir.fd().map_err(err)?.try_clone_to_owned()?;
             for e in dir {
@@ -1048,24 +1124,39 @@ impl View {
                 if self.mount_related(&child) {
                     continue; // below, through the mount table
                 }
+                let shown_child = shown.join(&name);
+                let known_dir = match e.file_type() {
+                    FileType::Directory => Some(true),
+                    FileType::RegularFile => Some(false),
+                    _ => None,
+                };
+                if let Some(d) = known_dir
+                    && rules::ignored(&job.stack, &shown_child, d)
+                {
+                    continue;
+                }
                 let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
                 let Ok(fd) = rfs::openat(&dfd, &name, flags, Mode::empty()) else {
                     continue;
                 };
                 let Ok(cst) = rfs::fstat(&fd) else { continue };
+                let is_dir = file_type(&cst) == FileType::Directory;
+                if known_dir.is_none() && rules::ignored(&job.stack, &shown_child, is_dir) {
+                    continue;
+                }
                 let node = Node {
                     path: child,
                     handle: Handle::Own(fd),
                     gov: n.gov,
                 };
-                if file_type(&cst) == FileType::Directory {
-                    self.walk_dir(&node, Some(cst), &shown.join(&name), depth + 1, job)?;
+                if is_dir {
+                    self.walk_dir(&node, Some(cst), &shown_child, depth + 1, job)?;
                 } else if let Handle::Own(fd) = node.handle {
                     let node = Node {
                         handle: Handle::Dropped,
                         ..node
                     };
-                    self.walk_file(&node, fd, &cst, shown.join(&name), job)?;
+                    self.walk_file(&node, fd, &cst, shown_child, job)?;
                 }
             }
         }
@@ -1081,7 +1172,11 @@ impl View {
             if cw.top().path != child {
                 continue;
             }
-            if self.is_dir(&cw) {
+            let is_dir = self.is_dir(&cw);
+            if rules::ignored(&job.stack, &shown.join(&name), is_dir) {
+                continue;
+            }
+            if is_dir {
                 let cst = self.stat_of(&cw).ok().flatten();
                 self.walk_dir(cw.top(), cst, &shown.join(&name), depth + 1, job)?;
             } else if let Ok(mut r) = self.resolve(&child, Last::Read)
@@ -1099,6 +1194,29 @@ struct WalkJob<'a> {
     max_file: u64,
     total: &'a mut u64,
     out: &'a mut Vec<WalkedFile>,
+    /// Inside a git repository (`.gitignore` files apply).
+    in_git: bool,
+    /// The ignore rules of the folders above the one being walked.
+    stack: Vec<Rules>,
+}
+
+/// Largest ignore file read.
+const RULES_MAX: usize = 1 << 20;
+
+/// Read rule file `name` of folder `dfd` beneath it (not following a symlink).
+fn read_rule(dfd: BorrowedFd<'_>, name: &str) -> Option<Vec<u8>> {
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let fd = rfs::openat(dfd, name, flags, Mode::empty()).ok()?;
+    let st = rfs::fstat(&fd).ok()?;
+    if file_type(&st) != FileType::RegularFile {
+        return None;
+    }
+    let mut buf = Vec::new();
+    std::fs::File::from(fd)
+        .take(RULES_MAX as u64)
+        .read_to_end(&mut buf)
+        .ok()?;
+    Some(buf)
 }
 
 /// What [`View::remove`] removes.

@@ -20,6 +20,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub mod beneath;
+mod rules;
 
 /// What the tools need to know about a path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
