@@ -625,3 +625,18 @@ fn the_search_walk_applies_ignore_rules_like_the_local_walk() {
         "target, a.log, docs and x.tmp are searched; gen stays out"
     );
 }
+
+#[test]
+fn a_root_created_after_start_and_streamed_reads() {
+    let s = Scratch::new("late");
+    let ws = s.0.join("ws");
+    let fs = sandboxed(&ws);
+    assert!(fs.read(&ws.join("a")).is_err());
+    std::fs::create_dir(&ws).unwrap();
+    fs.write_atomic(&ws.join("a"), b"late root", None).unwrap();
+    let mut r = fs.open_read(&ws.join("a")).unwrap();
+    let mut got = String::new();
+    std::io::Read::read_to_string(&mut r, &mut got).unwrap();
+    assert_eq!(got, "late root");
+    assert!(fs.open_read(&s.0.join("outside")).is_err());
+}

@@ -85,6 +85,9 @@ pub struct View {
     mounts: Vec<Mount>,
     /// Where relative paths start (the working root).
     root: PathBuf,
+    /// Whether the working root could be opened (else the view is built
+    /// again on use, until it can: the folder may be created later).
+    pub root_open: bool,
 }
 
 #[derive(Debug)]
@@ -220,6 +223,7 @@ impl View {
         let mut v = View {
             mounts: Vec::new(),
             root: root.clone(),
+            root_open: false,
         };
         for d in SYSTEM_DIRS {
             match std::fs::read_link(d) {
@@ -251,7 +255,9 @@ impl View {
         for p in cfg.ro_binds.iter().filter(|p| under_tmpfs(p)) {
             v.bind(p, false);
         }
+        let before = v.mounts.len();
         v.bind(&cfg.root, true);
+        v.root_open = v.mounts.len() > before;
         for p in &cfg.rw_binds {
             v.bind(p, true);
         }
@@ -409,7 +415,7 @@ impl View {
     /// Open the final `name` below `parent` for reading, beneath the
     /// parent's handle. `None`: not a plain entry of a bind (a mount point,
     /// a virtual folder): the generic step decides.
-    fn open_read(&self, parent: &Node, name: &OsStr) -> io::Result<Option<ReadChild>> {
+    fn open_final(&self, parent: &Node, name: &OsStr) -> io::Result<Option<ReadChild>> {
         let path = parent.path.join(name);
         let gov = self.governing(&path);
         if gov.is_some_and(|i| self.mounts[i].at == path) || parent.gov != gov {
@@ -600,7 +606,7 @@ impl View {
                 return Ok(w);
             }
             if is_last && last == Last::Read {
-                match self.open_read(w.top(), &c)? {
+                match self.open_final(w.top(), &c)? {
                     Some(ReadChild::File(fd, st)) => {
                         w.chain.push(Node {
                             path: w.top().path.join(&c),
@@ -744,6 +750,18 @@ impl View {
 
     /// The file's bytes (at most `limit`).
     pub fn read(&self, path: &Path, limit: Option<usize>) -> io::Result<Vec<u8>> {
+        let (f, size) = self.open_read(path)?;
+        let mut buf = Vec::with_capacity(limit.map_or(size, |n| n.min(size)).min(1 << 26));
+        match limit {
+            Some(n) => f.take(n as u64).read_to_end(&mut buf)?,
+            None => (&f).read_to_end(&mut buf)?,
+        };
+        Ok(buf)
+    }
+
+    /// The regular file at `path`, opened for reading beneath its folder's
+    /// handle, and its size.
+    pub fn open_read(&self, path: &Path) -> io::Result<(std::fs::File, usize)> {
         let mut w = self.resolve(path, Last::Read)?;
         let Some((fd, st)) = w.file.take() else {
             return Err(err(Errno::ISDIR));
@@ -759,14 +777,8 @@ impl View {
             }
         }
         self.readable(w.top(), &st)?;
-        let f = std::fs::File::from(fd);
         let size = usize::try_from(st.st_size.max(0)).unwrap_or(0);
-        let mut buf = Vec::with_capacity(limit.map_or(size, |n| n.min(size)).min(1 << 26));
-        match limit {
-            Some(n) => f.take(n as u64).read_to_end(&mut buf)?,
-            None => (&f).read_to_end(&mut buf)?,
-        };
-        Ok(buf)
+        Ok((std::fs::File::from(fd), size))
     }
 
     pub fn write_atomic(&self, path: &Path, data: &[u8], mode: Option<u32>) -> io::Result<()> {
@@ -1234,7 +1246,7 @@ enum Child {
     Link(PathBuf),
 }
 
-/// The final entry as [`View::open_read`] found it.
+/// The final entry as [`View::open_final`] found it.
 enum ReadChild {
     File(OwnedFd, Stat),
     Link(PathBuf),

@@ -16,8 +16,8 @@
 use std::io::{self, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
 
 pub mod beneath;
 mod rules;
@@ -55,6 +55,12 @@ pub trait FileSystem: Send + Sync {
     fn read(&self, path: &Path) -> io::Result<Vec<u8>>;
     /// At most `n` bytes from the start.
     fn read_head(&self, path: &Path, n: usize) -> io::Result<Vec<u8>>;
+    /// The file as a stream, for reading large files in bounded memory.
+    /// The default reads it whole; [`HostFs`] opens it (the sandbox
+    /// backend beneath its folder's handle, like [`FileSystem::read`]).
+    fn open_read(&self, path: &Path) -> io::Result<Box<dyn io::Read + Send>> {
+        Ok(Box::new(io::Cursor::new(self.read(path)?)))
+    }
     /// Replace `path` atomically: a temporary file in the same folder, then
     /// rename. `mode` sets the permission bits (else 0o644 less the umask
     /// for a new file, the old file's bits for an existing one).
@@ -170,7 +176,14 @@ pub struct WalkedFile {
 #[derive(Clone, Debug, Default)]
 pub struct HostFs {
     /// `None`: everything is visible and writable (as far as the OS allows).
-    view: Option<Arc<beneath::View>>,
+    view: Option<Arc<Sandboxed>>,
+}
+
+/// The sandbox's view and what it was built from.
+#[derive(Debug)]
+struct Sandboxed {
+    cfg: crate::spawn::SandboxConfig,
+    cur: RwLock<Arc<beneath::View>>,
 }
 
 impl HostFs {
@@ -186,8 +199,26 @@ impl HostFs {
     /// access is resolved beneath.
     pub fn sandboxed(cfg: &crate::spawn::SandboxConfig) -> HostFs {
         HostFs {
-            view: Some(Arc::new(beneath::View::new(cfg))),
+            view: Some(Arc::new(Sandboxed {
+                cfg: cfg.clone(),
+                cur: RwLock::new(Arc::new(beneath::View::new(cfg))),
+            })),
         }
+    }
+
+    /// The sandbox's view (`None`: the local backend), built again while
+    /// the working root could not be opened.
+    fn sb(&self) -> Option<Arc<beneath::View>> {
+        let s = self.view.as_ref()?;
+        let v = s.cur.read().unwrap_or_else(|e| e.into_inner()).clone();
+        if v.root_open {
+            return Some(v);
+        }
+        let fresh = Arc::new(beneath::View::new(&s.cfg));
+        if fresh.root_open {
+            *s.cur.write().unwrap_or_else(|e| e.into_inner()) = fresh.clone();
+        }
+        Some(fresh)
     }
 }
 
@@ -248,19 +279,19 @@ impl FileSystem for HostFs {
         self.view.is_none()
     }
     fn check_read(&self, path: &Path) -> io::Result<()> {
-        match &self.view {
+        match self.sb() {
             Some(v) => v.check_read(path),
             None => Ok(()),
         }
     }
     fn check_write(&self, path: &Path) -> io::Result<()> {
-        match &self.view {
+        match self.sb() {
             Some(v) => v.check_write(path),
             None => Ok(()),
         }
     }
     fn metadata(&self, path: &Path) -> io::Result<Meta> {
-        if let Some(v) = &self.view {
+        if let Some(v) = self.sb() {
             return v.metadata(path);
         }
         let m = std::fs::metadata(path)?;
@@ -273,14 +304,14 @@ impl FileSystem for HostFs {
         })
     }
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
-        match &self.view {
+        match self.sb() {
             Some(v) => v.read(path, None),
             None => std::fs::read(path),
         }
     }
     fn read_head(&self, path: &Path, n: usize) -> io::Result<Vec<u8>> {
         use std::io::Read;
-        if let Some(v) = &self.view {
+        if let Some(v) = self.sb() {
             return v.read(path, Some(n));
         }
         let f = std::fs::File::open(path)?;
@@ -288,8 +319,14 @@ impl FileSystem for HostFs {
         f.take(n as u64).read_to_end(&mut buf)?;
         Ok(buf)
     }
+    fn open_read(&self, path: &Path) -> io::Result<Box<dyn io::Read + Send>> {
+        match self.sb() {
+            Some(v) => Ok(Box::new(v.open_read(path)?.0)),
+            None => Ok(Box::new(std::fs::File::open(path)?)),
+        }
+    }
     fn write_atomic(&self, path: &Path, data: &[u8], mode: Option<u32>) -> io::Result<()> {
-        if let Some(v) = &self.view {
+        if let Some(v) = self.sb() {
             return v.write_atomic(path, data, mode);
         }
         let mode = match mode {
@@ -319,7 +356,7 @@ impl FileSystem for HostFs {
         result
     }
     fn create_dir_all(&self, path: &Path) -> io::Result<bool> {
-        if let Some(v) = &self.view {
+        if let Some(v) = self.sb() {
             return v.create_dir_all(path);
         }
         if path.is_dir() {
@@ -329,31 +366,31 @@ impl FileSystem for HostFs {
         Ok(true)
     }
     fn remove_file(&self, path: &Path) -> io::Result<()> {
-        match &self.view {
+        match self.sb() {
             Some(v) => v.remove(path, beneath::Remove::File),
             None => std::fs::remove_file(path),
         }
     }
     fn remove_dir(&self, path: &Path) -> io::Result<()> {
-        match &self.view {
+        match self.sb() {
             Some(v) => v.remove(path, beneath::Remove::Dir),
             None => std::fs::remove_dir(path),
         }
     }
     fn remove_dir_all(&self, path: &Path) -> io::Result<()> {
-        match &self.view {
+        match self.sb() {
             Some(v) => v.remove(path, beneath::Remove::Tree),
             None => std::fs::remove_dir_all(path),
         }
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        match &self.view {
+        match self.sb() {
             Some(v) => v.rename(from, to),
             None => std::fs::rename(from, to),
         }
     }
     fn read_dir(&self, path: &Path) -> io::Result<Vec<Entry>> {
-        if let Some(v) = &self.view {
+        if let Some(v) = self.sb() {
             return v.read_dir(path);
         }
         let mut out = Vec::new();
@@ -370,13 +407,13 @@ impl FileSystem for HostFs {
         Ok(out)
     }
     fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
-        match &self.view {
+        match self.sb() {
             Some(v) => v.canonicalize(path),
             None => std::fs::canonicalize(path),
         }
     }
     fn walk(&self, root: &Path, contents: bool, max_file: u64) -> io::Result<Vec<WalkedFile>> {
-        match &self.view {
+        match self.sb() {
             Some(v) => v.walk(root, contents, max_file),
             None => Err(io::Error::new(
                 io::ErrorKind::Unsupported,
