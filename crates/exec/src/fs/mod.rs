@@ -8,12 +8,19 @@
 //! connection and answer `false` to [`FileSystem::host_paths`], which turns
 //! off the in-process fast paths (directory walks for search).
 //!
-//! Kept in its own module, additive to the rest of the crate.
+//! The sandbox backend's access goes through [`beneath`]: every path is
+//! resolved and opened beneath open directory handles, never checked by
+//! name and then opened again (a sandboxed process could swap a symlink in
+//! between). Kept in its own module, additive to the rest of the crate.
 
 use std::io::{self, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+
+pub mod beneath;
+mod rules;
 
 /// What the tools need to know about a path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +55,12 @@ pub trait FileSystem: Send + Sync {
     fn read(&self, path: &Path) -> io::Result<Vec<u8>>;
     /// At most `n` bytes from the start.
     fn read_head(&self, path: &Path, n: usize) -> io::Result<Vec<u8>>;
+    /// The file as a stream, for reading large files in bounded memory.
+    /// The default reads it whole; [`HostFs`] opens it (the sandbox
+    /// backend beneath its folder's handle, like [`FileSystem::read`]).
+    fn open_read(&self, path: &Path) -> io::Result<Box<dyn io::Read + Send>> {
+        Ok(Box::new(io::Cursor::new(self.read(path)?)))
+    }
     /// Replace `path` atomically: a temporary file in the same folder, then
     /// rename. `mode` sets the permission bits (else 0o644 less the umask
     /// for a new file, the old file's bits for an existing one).
@@ -157,14 +170,20 @@ pub struct WalkedFile {
     pub data: Option<Vec<u8>>,
 }
 
-/// This machine's files, optionally restricted to what a sandbox sees.
+/// This machine's files: all of them (the local backend), or what the
+/// sandbox backend's commands see, resolved beneath directory handles
+/// ([`beneath`]).
 #[derive(Clone, Debug, Default)]
 pub struct HostFs {
-    /// `None`: everything is visible.
-    visible: Option<Vec<PathBuf>>,
-    /// `None`: everything is writable (as far as the OS allows).
-    writable: Option<Vec<PathBuf>>,
-    sandboxed: bool,
+    /// `None`: everything is visible and writable (as far as the OS allows).
+    view: Option<Arc<Sandboxed>>,
+}
+
+/// The sandbox's view and what it was built from.
+#[derive(Debug)]
+struct Sandboxed {
+    cfg: crate::spawn::SandboxConfig,
+    cur: RwLock<Arc<beneath::View>>,
 }
 
 impl HostFs {
@@ -175,34 +194,31 @@ impl HostFs {
 
     /// What the sandbox backend's commands see (see `sandbox.rs`): the
     /// system folders and read-only binds for reading, the working root and
-    /// writable binds for both.
+    /// writable binds for both, private `/tmp`, `/run` and home left empty.
+    /// The binds are opened now: their handles are what every later
+    /// access is resolved beneath.
     pub fn sandboxed(cfg: &crate::spawn::SandboxConfig) -> HostFs {
-        let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-        let mut writable: Vec<PathBuf> = vec![canon(&cfg.root)];
-        writable.extend(cfg.rw_binds.iter().map(|p| canon(p)));
-        let mut visible = writable.clone();
-        visible.extend(cfg.ro_binds.iter().map(|p| canon(p)));
-        for d in [
-            "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
-        ] {
-            visible.push(canon(Path::new(d)));
-        }
         HostFs {
-            visible: Some(visible),
-            writable: Some(writable),
-            sandboxed: true,
+            view: Some(Arc::new(Sandboxed {
+                cfg: cfg.clone(),
+                cur: RwLock::new(Arc::new(beneath::View::new(cfg))),
+            })),
         }
     }
 
-    fn inside(list: &Option<Vec<PathBuf>>, path: &Path) -> bool {
-        match list {
-            None => true,
-            Some(roots) => {
-                // Judge the real location: resolve the longest existing prefix.
-                let real = resolve_existing_prefix(path);
-                roots.iter().any(|r| real.starts_with(r))
-            }
+    /// The sandbox's view (`None`: the local backend), built again while
+    /// the working root could not be opened.
+    fn sb(&self) -> Option<Arc<beneath::View>> {
+        let s = self.view.as_ref()?;
+        let v = s.cur.read().unwrap_or_else(|e| e.into_inner()).clone();
+        if v.root_open {
+            return Some(v);
         }
+        let fresh = Arc::new(beneath::View::new(&s.cfg));
+        if fresh.root_open {
+            *s.cur.write().unwrap_or_else(|e| e.into_inner()) = fresh.clone();
+        }
+        Some(fresh)
     }
 }
 
@@ -248,36 +264,36 @@ fn tmp_name(target: &Path) -> PathBuf {
     dir.join(format!(".{name}.ht-tmp.{}.{n}.{t:x}", std::process::id()))
 }
 
-fn denied(what: &str, path: &Path) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::PermissionDenied,
-        format!("{} is outside what the sandbox {what}", path.display()),
-    )
-}
-
 impl FileSystem for HostFs {
     fn name(&self) -> &'static str {
-        if self.sandboxed { "sandbox" } else { "local" }
+        if self.view.is_some() {
+            "sandbox"
+        } else {
+            "local"
+        }
     }
+    /// The sandbox backend answers `false`: the tools' own walks and opens
+    /// by name could be raced out of the sandbox; they go through
+    /// [`FileSystem::read`] and [`FileSystem::walk`] instead.
     fn host_paths(&self) -> bool {
-        true
+        self.view.is_none()
     }
     fn check_read(&self, path: &Path) -> io::Result<()> {
-        if HostFs::inside(&self.visible, path) {
-            Ok(())
-        } else {
-            Err(denied("can see", path))
+        match self.sb() {
+            Some(v) => v.check_read(path),
+            None => Ok(()),
         }
     }
     fn check_write(&self, path: &Path) -> io::Result<()> {
-        if HostFs::inside(&self.writable, path) {
-            Ok(())
-        } else {
-            Err(denied("may write", path))
+        match self.sb() {
+            Some(v) => v.check_write(path),
+            None => Ok(()),
         }
     }
     fn metadata(&self, path: &Path) -> io::Result<Meta> {
-        self.check_read(path)?;
+        if let Some(v) = self.sb() {
+            return v.metadata(path);
+        }
         let m = std::fs::metadata(path)?;
         Ok(Meta {
             len: m.len(),
@@ -288,19 +304,31 @@ impl FileSystem for HostFs {
         })
     }
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
-        self.check_read(path)?;
-        std::fs::read(path)
+        match self.sb() {
+            Some(v) => v.read(path, None),
+            None => std::fs::read(path),
+        }
     }
     fn read_head(&self, path: &Path, n: usize) -> io::Result<Vec<u8>> {
         use std::io::Read;
-        self.check_read(path)?;
+        if let Some(v) = self.sb() {
+            return v.read(path, Some(n));
+        }
         let f = std::fs::File::open(path)?;
         let mut buf = Vec::with_capacity(n.min(1 << 20));
         f.take(n as u64).read_to_end(&mut buf)?;
         Ok(buf)
     }
+    fn open_read(&self, path: &Path) -> io::Result<Box<dyn io::Read + Send>> {
+        match self.sb() {
+            Some(v) => Ok(Box::new(v.open_read(path)?.0)),
+            None => Ok(Box::new(std::fs::File::open(path)?)),
+        }
+    }
     fn write_atomic(&self, path: &Path, data: &[u8], mode: Option<u32>) -> io::Result<()> {
-        self.check_write(path)?;
+        if let Some(v) = self.sb() {
+            return v.write_atomic(path, data, mode);
+        }
         let mode = match mode {
             Some(m) => Some(m),
             None => std::fs::metadata(path)
@@ -328,32 +356,43 @@ impl FileSystem for HostFs {
         result
     }
     fn create_dir_all(&self, path: &Path) -> io::Result<bool> {
+        if let Some(v) = self.sb() {
+            return v.create_dir_all(path);
+        }
         if path.is_dir() {
             return Ok(false);
         }
-        self.check_write(path)?;
         std::fs::create_dir_all(path)?;
         Ok(true)
     }
     fn remove_file(&self, path: &Path) -> io::Result<()> {
-        self.check_write(path)?;
-        std::fs::remove_file(path)
+        match self.sb() {
+            Some(v) => v.remove(path, beneath::Remove::File),
+            None => std::fs::remove_file(path),
+        }
     }
     fn remove_dir(&self, path: &Path) -> io::Result<()> {
-        self.check_write(path)?;
-        std::fs::remove_dir(path)
+        match self.sb() {
+            Some(v) => v.remove(path, beneath::Remove::Dir),
+            None => std::fs::remove_dir(path),
+        }
     }
     fn remove_dir_all(&self, path: &Path) -> io::Result<()> {
-        self.check_write(path)?;
-        std::fs::remove_dir_all(path)
+        match self.sb() {
+            Some(v) => v.remove(path, beneath::Remove::Tree),
+            None => std::fs::remove_dir_all(path),
+        }
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        self.check_write(from)?;
-        self.check_write(to)?;
-        std::fs::rename(from, to)
+        match self.sb() {
+            Some(v) => v.rename(from, to),
+            None => std::fs::rename(from, to),
+        }
     }
     fn read_dir(&self, path: &Path) -> io::Result<Vec<Entry>> {
-        self.check_read(path)?;
+        if let Some(v) = self.sb() {
+            return v.read_dir(path);
+        }
         let mut out = Vec::new();
         for e in std::fs::read_dir(path)? {
             let e = e?;
@@ -368,6 +407,18 @@ impl FileSystem for HostFs {
         Ok(out)
     }
     fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
-        std::fs::canonicalize(path)
+        match self.sb() {
+            Some(v) => v.canonicalize(path),
+            None => std::fs::canonicalize(path),
+        }
+    }
+    fn walk(&self, root: &Path, contents: bool, max_file: u64) -> io::Result<Vec<WalkedFile>> {
+        match self.sb() {
+            Some(v) => v.walk(root, contents, max_file),
+            None => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "the local backend's search walks the files itself",
+            )),
+        }
     }
 }
