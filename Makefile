@@ -19,12 +19,21 @@ BUILD   := $(BUILD_DIR)
 
 all: build
 
-build:
-	$(CARGO) build
+# One debug build for everything: the library, the CLI and every test
+# binary, with the features unified across the workspace. A plain `cargo
+# build` of the root package alone resolves other features and compiled
+# every crate of ours a second time in `make test`.
+BUILD_ALL := $(CARGO) build --workspace --all-targets
 
+build:
+	$(BUILD_ALL)
+
+# One release build serves the library, the CLI and the bindings: both
+# packages in one invocation, so dependency features are unified and nothing
+# is built twice (two invocations rebuilt tokio, hyper, rmcp and every crate
+# of ours for the CLI). bindings/python/setup.py runs the same command.
 release:
-	$(CARGO) build --release
-	$(CARGO) build --release -p hermes-tools-cli
+	$(CARGO) build --release -p hermes-tools -p hermes-tools-cli
 
 quickstart: build
 	mkdir -p $(BUILD_DIR)
@@ -72,7 +81,7 @@ test: setup-check test-rust $(BINDING_TESTS) stress
 # The stress suite (tests/stress.rs): soak, races under a watchdog, host
 # faults, hostile sizes, process containment; HT_STRESS_SECS per scenario.
 stress: | setup-check
-	HT_STRESS_SECS=$${HT_STRESS_SECS:-5} $(CARGO) test --test stress -- --ignored --nocapture --test-threads=1
+	HT_STRESS_SECS=$${HT_STRESS_SECS:-5} $(CARGO) test --workspace --test stress -- --ignored --nocapture --test-threads=1
 
 # The JSON entry points' fuzzer, a million runs per target (not part of `make test`).
 fuzz-json:
@@ -80,7 +89,7 @@ fuzz-json:
 
 test-rust: | setup-check
 	python3 scripts/check-cycles.py
-	$(CARGO) build
+	$(BUILD_ALL)
 	$(CARGO) test --workspace -- --test-threads=2
 
 # Import circles inside a crate: scripts/check-cycles.py (its own tests first).

@@ -55,8 +55,14 @@ def find_library() -> Path:
     built = REPO / "target" / "release" / LIB_NAME
     cargo = shutil.which("cargo") or str(Path.home() / ".cargo" / "bin" / "cargo")
     if Path(cargo).is_file():
-        print(f"hermes_tools wheel: cargo build --release in {REPO}", file=sys.stderr)
-        r = subprocess.run([cargo, "build", "--release", "--lib"], cwd=REPO)
+        print(f"hermes_tools wheel: cargo build --release in {REPO} (a first build takes "
+              "several minutes; its progress is cargo's, on standard error)", file=sys.stderr)
+        # The same command as `make release`: one build serves the
+        # library, the CLI and this wheel (no second build with other features).
+        r = subprocess.run(
+            [cargo, "build", "--release", "-p", "hermes-tools", "-p", "hermes-tools-cli"],
+            cwd=REPO,
+        )
         if r.returncode != 0:
             fail(f"cargo build --release failed (exit {r.returncode})")
     elif not built.is_file():
