@@ -83,9 +83,13 @@ impl PidsCgroups {
                 .then(|| PathBuf::from(f[1]))
         })?;
         let own = own_pids_cgroup("/proc/self/cgroup")?;
-        let parent = mount
-            .join(own.trim_start_matches('/'))
-            .join(format!("hermes-sandbox-{}", std::process::id()));
+        // One directory per sandbox (a process may hold several).
+        static SANDBOXES: AtomicU64 = AtomicU64::new(0);
+        let parent = mount.join(own.trim_start_matches('/')).join(format!(
+            "hermes-sandbox-{}-{}",
+            std::process::id(),
+            SANDBOXES.fetch_add(1, Ordering::Relaxed)
+        ));
         match std::fs::create_dir(&parent) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
