@@ -93,7 +93,9 @@ fn run_in(sb: &Sandbox, cwd: &Path, script: &str, pty: bool) -> (i32, Ended, Str
         ..PumpOpts::default()
     };
     let mut out = Vec::new();
-    let (code, ended) = pump(sp.pid, &sp.output, sb, &opts, &mut |d| out.extend_from_slice(d));
+    let (code, ended) = pump(sp.pid, &sp.output, sb, &opts, &mut |d| {
+        out.extend_from_slice(d)
+    });
     (code, ended, String::from_utf8_lossy(&out).into_owned())
 }
 
@@ -131,7 +133,10 @@ fn also_as_nobody(name: &str) {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.status.success(), "as nobody:\n{text}");
-    assert!(text.contains("1 passed"), "as nobody the test did not run:\n{text}");
+    assert!(
+        text.contains("1 passed"),
+        "as nobody the test did not run:\n{text}"
+    );
 }
 
 macro_rules! need_bwrap {
@@ -262,7 +267,10 @@ fn root_only_host_files_are_unreadable() {
     let ws = Workspace::new("masks");
     let sb = sandbox(&ws.0, limits());
     if let Some(s) = &secret {
-        assert!(sb.masked().iter().any(|m| m.path() == s.0), "not in masked()");
+        assert!(
+            sb.masked().iter().any(|m| m.path() == s.0),
+            "not in masked()"
+        );
     }
     let mut script = String::from(
         "for f in /etc/ssh/ssh_host_*_key /etc/shadow /etc/gshadow; do [ -e \"$f\" ] && cat \"$f\" 2>/dev/null | head -c 40; done; echo END\n",
@@ -312,7 +320,10 @@ fn process_count_is_limited() {
     );
     let (_, ended, out) = run(&sb, FORK_UNTIL_REFUSED);
     assert_eq!(ended, Ended::Exited, "{out}");
-    assert!(out.contains("error: Resource temporarily unavailable"), "{out}");
+    assert!(
+        out.contains("error: Resource temporarily unavailable"),
+        "{out}"
+    );
     let n: u32 = out
         .split_whitespace()
         .nth(1)
@@ -389,7 +400,10 @@ fn a_full_tmp_gives_no_space_left() {
     );
     assert_eq!(ended, Ended::Exited, "{out}");
     assert!(out.contains("No space left on device"), "{out}");
-    assert!(!out.contains("rc=0") && !out.contains("shm=0") && !out.contains("dev=0"), "{out}");
+    assert!(
+        !out.contains("rc=0") && !out.contains("shm=0") && !out.contains("dev=0"),
+        "{out}"
+    );
     also_as_nobody("a_full_tmp_gives_no_space_left");
 }
 
@@ -431,7 +445,11 @@ fn git(dir: &Path, args: &[&str]) {
 #[test]
 fn repository_metadata_cannot_be_planted() {
     need_bwrap!();
-    if std::process::Command::new("git").arg("--version").output().is_err() {
+    if std::process::Command::new("git")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
         eprintln!("skipped: no git");
         return;
     }
@@ -457,8 +475,14 @@ fn repository_metadata_cannot_be_planted() {
     assert!(!out.contains("envrc=0"), "{out}");
     // The workspace itself stays writable.
     assert!(out.contains("workspace=0"), "{out}");
-    assert_eq!(std::fs::read_to_string(ws.0.join(".git/config")).unwrap(), before);
-    assert_eq!(std::fs::read_to_string(sub.join(".git/config")).unwrap(), sub_before);
+    assert_eq!(
+        std::fs::read_to_string(ws.0.join(".git/config")).unwrap(),
+        before
+    );
+    assert_eq!(
+        std::fs::read_to_string(sub.join(".git/config")).unwrap(),
+        sub_before
+    );
     assert!(!ws.0.join(".git/hooks/post-checkout").exists());
     also_as_nobody("repository_metadata_cannot_be_planted");
 }
@@ -498,8 +522,15 @@ fn measure_echo_hi() {
     };
     // The old argv: same system binds, /proc, /dev, /tmp, /run, workspace.
     let root = ws.0.display().to_string();
-    let mut bare: Vec<String> = vec![hermes_exec::sandbox::find_bwrap().unwrap().display().to_string()];
-    for d in ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"] {
+    let mut bare: Vec<String> = vec![
+        hermes_exec::sandbox::find_bwrap()
+            .unwrap()
+            .display()
+            .to_string(),
+    ];
+    for d in [
+        "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
+    ] {
         let p = Path::new(d);
         if let Ok(t) = std::fs::read_link(p) {
             bare.extend(["--symlink".into(), t.display().to_string(), d.into()]);
@@ -508,10 +539,29 @@ fn measure_echo_hi() {
         }
     }
     for a in [
-        "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run", "--ro-bind",
-        "/proc/sys", "/proc/sys", "--bind", &root, &root, "--chdir", &root, "--unshare-pid",
-        "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent",
-        "--unshare-net", "--unshare-user",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--tmpfs",
+        "/tmp",
+        "--tmpfs",
+        "/run",
+        "--ro-bind",
+        "/proc/sys",
+        "/proc/sys",
+        "--bind",
+        &root,
+        &root,
+        "--chdir",
+        &root,
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--die-with-parent",
+        "--unshare-net",
+        "--unshare-user",
     ] {
         bare.push(a.into());
     }
@@ -519,39 +569,74 @@ fn measure_echo_hi() {
         bare.extend(["--uid", "0", "--gid", "0", "--cap-drop", "ALL"].map(String::from));
     }
     bare.extend(["--new-session", "--", "/bin/bash", "-c", "echo hi"].map(String::from));
+    // The same sandbox without the per-command pids cgroup (root hosts).
+    let sb_nocg = sandbox(
+        &ws.0,
+        SandboxLimits {
+            max_processes: 0,
+            ..limits()
+        },
+    );
+    // Arguments naming the masks, to report what they cost.
+    let mut nomask = Vec::new();
+    let full = sb.argv(&req, None);
+    let mut it = full.iter().peekable();
+    while let Some(a) = it.next() {
+        match (a.as_str(), it.peek().map(|s| s.as_str())) {
+            ("--ro-bind", Some("/dev/null")) => drop((it.next(), it.next())),
+            ("--perms", Some("0000")) => drop((it.next(), it.next(), it.next())),
+            _ => nomask.push(a.clone()),
+        }
+    }
     let opts = PumpOpts::default();
-    let once = |sandboxed: bool| -> Duration {
+    let time = |f: &dyn Fn() -> hermes_exec::Spawned| -> Duration {
         let t = std::time::Instant::now();
-        let sp = if sandboxed {
-            sb.spawn(&req).unwrap()
-        } else {
-            hermes_exec::local::spawn_argv(&bare, &req).unwrap()
-        };
+        let sp = f();
         let mut out = Vec::new();
-        let (code, _) = pump(sp.pid, &sp.output, &sb, &opts, &mut |d| out.extend_from_slice(d));
+        let (code, _) = pump(sp.pid, &sp.output, &sb, &opts, &mut |d| {
+            out.extend_from_slice(d)
+        });
         assert_eq!((code, out.as_slice()), (0, &b"hi\n"[..]));
         t.elapsed()
     };
+    let spawn_argv = |argv: &[String]| hermes_exec::local::spawn_argv(argv, &req).unwrap();
+    let runs: [(&str, &dyn Fn() -> hermes_exec::Spawned); 4] = [
+        ("bare bwrap", &|| spawn_argv(&bare)),
+        ("Sandbox::spawn", &|| sb.spawn(&req).unwrap()),
+        ("Sandbox::spawn, no pids cgroup", &|| {
+            sb_nocg.spawn(&req).unwrap()
+        }),
+        ("sandbox argv without masks or seccomp", &|| {
+            spawn_argv(&nomask)
+        }),
+    ];
     let n = 100;
-    let (mut s, mut b) = (Vec::new(), Vec::new());
-    for _ in 0..5 {
-        once(true);
-        once(false);
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); runs.len()];
+    for round in 0..n + 5 {
+        for (k, (_, f)) in runs.iter().enumerate() {
+            let d = time(*f);
+            if round >= 5 {
+                times[k].push(d);
+            }
+        }
     }
-    for _ in 0..n {
-        s.push(once(true));
-        b.push(once(false));
-    }
-    s.sort();
-    b.sort();
-    let mean = |v: &[Duration]| v.iter().sum::<Duration>() / v.len() as u32;
+    let medians: Vec<Duration> = times
+        .iter_mut()
+        .map(|v| {
+            v.sort();
+            v[n / 2]
+        })
+        .collect();
     eprintln!(
-        "echo hi x{n}: sandbox median {:?} mean {:?}; bare bwrap median {:?} mean {:?}; ratio (median) {:.3}; {} masks",
-        s[n / 2],
-        mean(&s),
-        b[n / 2],
-        mean(&b),
-        s[n / 2].as_secs_f64() / b[n / 2].as_secs_f64(),
-        sb.masked().len()
+        "echo hi, {n} interleaved rounds, {} masks, uid {}:",
+        sb.masked().len(),
+        if is_root() { 0 } else { 1 }
     );
+    for ((name, _), m) in runs.iter().zip(&medians) {
+        eprintln!(
+            "  {name}: median {:?} ({:.3}x bare)",
+            m,
+            m.as_secs_f64() / medians[0].as_secs_f64()
+        );
+    }
 }

@@ -8,21 +8,22 @@
 //!   ours to change and the rlimits must not touch the host process. Values
 //!   are clamped to the host's own hard limits so that setting them cannot
 //!   fail.
-//! - a `pids` cgroup per command when the host runs as root: the kernel
+//! - a `pids` cgroup per sandbox when the host runs as root: the kernel
 //!   never applies `RLIMIT_NPROC` to the init namespace's root user, and a
-//!   sandbox run by root maps its uid 0 to that user. The spawning thread
-//!   moves itself into a fresh cgroup (cgroup v1 moves single threads),
-//!   spawns, and moves back, so the whole command is born inside the
-//!   cgroup: there is no window in which it runs unlimited. On a pure
-//!   cgroup v2 host this needs `CLONE_INTO_CGROUP` in the spawn code
-//!   (not done here); the rlimits still apply.
+//!   sandbox run by root maps its uid 0 to that user. A spawner thread
+//!   enters the cgroup once (cgroup v1 moves single threads) and starts
+//!   every command, so each is born inside the cgroup: there is no window
+//!   in which it runs unlimited. On a pure cgroup v2 host this needs
+//!   `CLONE_INTO_CGROUP` in the spawn code (not done here): a root host
+//!   there has no process limit, and the sandbox says so in a warning.
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, mpsc};
 
-use crate::spawn::SandboxLimits;
+use crate::local::spawn_argv;
+use crate::spawn::{SandboxLimits, SpawnRequest, Spawned};
 
 /// The `ulimit` prefix the sandboxed bash runs before the script, on the
 /// script's first line (so the script's line numbers do not change).
@@ -62,20 +63,38 @@ pub fn ulimit_prefix(l: &SandboxLimits) -> Option<String> {
     ))
 }
 
-/// A cgroup v1 `pids` hierarchy this process may create cgroups in.
-pub struct PidsCgroups {
-    /// Mount point of the hierarchy.
-    mount: PathBuf,
-    /// Where this sandbox's per-command cgroups go.
-    parent: PathBuf,
-    seq: AtomicU64,
-    /// Cgroups created and not yet removed (removed once empty).
-    live: Mutex<Vec<PathBuf>>,
+/// A `pids` cgroup (cgroup v1) of one sandbox and the thread that starts
+/// its commands from inside it.
+///
+/// Moving a task between v1 cgroups waits for an RCU grace period (several
+/// milliseconds, more than the whole bwrap start), so no thread moves per
+/// command: one spawner thread enters the cgroup once, when the sandbox is
+/// built, and every command is started by it, born inside. The limit is
+/// therefore the sandbox's, shared by its concurrent commands (plus one for
+/// the spawner thread itself).
+pub struct PidsCgroup {
+    path: PathBuf,
+    jobs: Mutex<Option<mpsc::Sender<Job>>>,
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
-impl PidsCgroups {
-    /// Find a writable v1 `pids` hierarchy (root only in practice).
-    pub fn detect() -> Option<PidsCgroups> {
+/// One spawn, as owned data (the spawner thread outlives any borrow).
+struct Job {
+    argv: Vec<String>,
+    script: String,
+    cwd: PathBuf,
+    env: Vec<(String, String)>,
+    pty: bool,
+    extra_rw: Vec<PathBuf>,
+    task: String,
+    reply: mpsc::Sender<io::Result<Spawned>>,
+}
+
+impl PidsCgroup {
+    /// A cgroup limited to `max` processes under a writable v1 `pids`
+    /// hierarchy, with its spawner thread inside. `None` when there is no
+    /// such hierarchy (not root, or cgroup v2 only) or it cannot be used.
+    pub fn new(max: u64) -> Option<PidsCgroup> {
         let mounts = std::fs::read_to_string("/proc/self/mounts").ok()?;
         let mount = mounts.lines().find_map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
@@ -85,63 +104,106 @@ impl PidsCgroups {
         let own = own_pids_cgroup("/proc/self/cgroup")?;
         // One directory per sandbox (a process may hold several).
         static SANDBOXES: AtomicU64 = AtomicU64::new(0);
-        let parent = mount.join(own.trim_start_matches('/')).join(format!(
+        let path = mount.join(own.trim_start_matches('/')).join(format!(
             "hermes-sandbox-{}-{}",
             std::process::id(),
             SANDBOXES.fetch_add(1, Ordering::Relaxed)
         ));
-        match std::fs::create_dir(&parent) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(_) => return None,
+        std::fs::create_dir(&path).ok()?;
+        let cleanup = |e: &dyn std::fmt::Display| {
+            tracing::warn!("sandbox: pids cgroup {}: {e}", path.display());
+            let _ = std::fs::remove_dir(&path);
+        };
+        // The spawner thread itself is one of the cgroup's tasks.
+        if let Err(e) = std::fs::write(path.join("pids.max"), (max + 1).to_string()) {
+            cleanup(&e);
+            return None;
         }
-        Some(PidsCgroups {
-            mount,
-            parent,
-            seq: AtomicU64::new(0),
-            live: Mutex::new(Vec::new()),
-        })
+        let (tx, rx) = mpsc::channel::<Job>();
+        let (ready_tx, ready_rx) = mpsc::channel::<io::Result<()>>();
+        let tasks = path.join("tasks");
+        let thread = std::thread::Builder::new()
+            .name("hermes-sandbox-spawner".into())
+            .spawn(move || {
+                let tid = rustix::thread::gettid().as_raw_nonzero().get().to_string();
+                let entered = std::fs::write(&tasks, tid);
+                let ok = entered.is_ok();
+                let _ = ready_tx.send(entered);
+                if !ok {
+                    return;
+                }
+                for job in rx {
+                    let req = SpawnRequest {
+                        script: &job.script,
+                        cwd: &job.cwd,
+                        env: &job.env,
+                        pty: job.pty,
+                        extra_rw: &job.extra_rw,
+                        task: &job.task,
+                    };
+                    let _ = job.reply.send(spawn_argv(&job.argv, &req));
+                }
+            });
+        let thread = match thread {
+            Ok(t) => t,
+            Err(e) => {
+                cleanup(&e);
+                return None;
+            }
+        };
+        match ready_rx.recv() {
+            Ok(Ok(())) => Some(PidsCgroup {
+                path,
+                jobs: Mutex::new(Some(tx)),
+                thread: Some(thread),
+            }),
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                cleanup(&e);
+                None
+            }
+            Err(e) => {
+                let _ = thread.join();
+                cleanup(&e);
+                None
+            }
+        }
     }
 
-    /// Run `spawn` with the calling thread inside a new cgroup limited to
-    /// `max` tasks: everything it starts is born there. The thread moves
-    /// back before this returns.
-    pub fn spawn_inside<T>(
-        &self,
-        max: u64,
-        spawn: impl FnOnce() -> io::Result<T>,
-    ) -> io::Result<T> {
-        self.sweep();
-        let n = self.seq.fetch_add(1, Ordering::Relaxed);
-        let cg = self.parent.join(format!("cmd-{n}"));
-        std::fs::create_dir(&cg)?;
-        self.live.lock().unwrap_or_else(|e| e.into_inner()).push(cg.clone());
-        std::fs::write(cg.join("pids.max"), max.to_string())?;
-        let home = own_pids_cgroup("/proc/thread-self/cgroup")
-            .map(|p| self.mount.join(p.trim_start_matches('/')))
-            .ok_or_else(|| io::Error::other("cannot read this thread's pids cgroup"))?;
-        let tid = rustix::thread::gettid().as_raw_nonzero().get().to_string();
-        std::fs::write(cg.join("tasks"), &tid)?;
-        let result = spawn();
-        let back = std::fs::write(home.join("tasks"), &tid);
-        if let Err(e) = back {
-            // Stuck in a cgroup of 1024 tasks: not dangerous, but say so.
-            tracing::warn!("sandbox: could not move thread {tid} back to {}: {e}", home.display());
-        }
-        result
-    }
-
-    /// Remove the per-command cgroups whose processes have all ended.
-    fn sweep(&self) {
-        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
-        live.retain(|cg| std::fs::remove_dir(cg).is_err() && cg.exists());
+    /// Start `argv` (as [`spawn_argv`] does) from inside the cgroup.
+    pub fn spawn(&self, argv: Vec<String>, req: &SpawnRequest<'_>) -> io::Result<Spawned> {
+        let (reply, answer) = mpsc::channel();
+        let job = Job {
+            argv,
+            script: req.script.to_string(),
+            cwd: req.cwd.to_path_buf(),
+            env: req.env.to_vec(),
+            pty: req.pty,
+            extra_rw: req.extra_rw.to_vec(),
+            task: req.task.to_string(),
+            reply,
+        };
+        let gone = || io::Error::other("sandbox: the spawner thread has ended");
+        self.jobs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .ok_or_else(gone)?
+            .send(job)
+            .map_err(|_| gone())?;
+        answer.recv().map_err(|_| gone())?
     }
 }
 
-impl Drop for PidsCgroups {
+impl Drop for PidsCgroup {
     fn drop(&mut self) {
-        self.sweep();
-        let _ = std::fs::remove_dir(&self.parent);
+        // Closing the channel ends the thread; then the cgroup can go once
+        // its commands' processes have (an empty leftover is harmless).
+        self.jobs.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        let _ = std::fs::remove_dir(&self.path);
     }
 }
 
@@ -151,7 +213,9 @@ fn own_pids_cgroup(file: impl AsRef<Path>) -> Option<String> {
     text.lines().find_map(|l| {
         let mut f = l.splitn(3, ':');
         let (_, ctrl, path) = (f.next()?, f.next()?, f.next()?);
-        ctrl.split(',').any(|c| c == "pids").then(|| path.to_string())
+        ctrl.split(',')
+            .any(|c| c == "pids")
+            .then(|| path.to_string())
     })
 }
 
@@ -170,9 +234,15 @@ mod tests {
         })
         .unwrap();
         assert!(p.starts_with("ulimit -S -H -u "), "{p}");
-        assert!(p.contains("-t ") && p.contains("-f ") && p.contains("-d "), "{p}");
+        assert!(
+            p.contains("-t ") && p.contains("-f ") && p.contains("-d "),
+            "{p}"
+        );
         assert!(p.contains("exit 126"), "{p}");
-        assert!(!p.contains('\n'), "the prefix must not shift the script's lines");
+        assert!(
+            !p.contains('\n'),
+            "the prefix must not shift the script's lines"
+        );
     }
 
     #[test]

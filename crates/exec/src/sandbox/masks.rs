@@ -5,6 +5,11 @@
 //! user already cannot, so masking them changes nothing for it. Hiding by
 //! mode, not by a list of names, covers files no list anticipated.
 //!
+//! Only entries this process can read are masked: the sandbox has the same
+//! uid and groups, so what it cannot read here it cannot read inside, and
+//! each mask is a mount that costs bubblewrap time on every command (a
+//! user's host usually needs none, a root host a dozen).
+//!
 //! The walk runs once per sandbox (a few milliseconds for `/etc`); an entry
 //! made root-only later is not masked until the next sandbox is built.
 //! Symbolic links are not followed: their targets are judged where they
@@ -32,8 +37,8 @@ impl Mask {
 }
 
 /// Entries under `dirs` (walked without following symlinks, not crossing
-/// into `skip`) that "others" may not read; a directory counts as readable
-/// only when others may both list and enter it.
+/// into `skip`) that "others" may not read but this process may; a
+/// directory counts as readable only when others may both list and enter it.
 pub fn root_only_entries(dirs: &[PathBuf], skip: &[PathBuf]) -> Vec<Mask> {
     let mut out = Vec::new();
     for d in dirs {
@@ -54,7 +59,9 @@ fn walk(dir: &Path, skip: &[PathBuf], out: &mut Vec<Mask>, depth: usize) {
         return;
     }
     if md.permissions().mode() & 0o005 != 0o005 {
-        out.push(Mask::Dir(dir.to_path_buf()));
+        if readable(dir, true) {
+            out.push(Mask::Dir(dir.to_path_buf()));
+        }
         return;
     }
     let Ok(rd) = std::fs::read_dir(dir) else {
@@ -75,10 +82,21 @@ fn walk(dir: &Path, skip: &[PathBuf], out: &mut Vec<Mask>, depth: usize) {
         }
         if m.is_dir() {
             walk(&p, skip, out, depth + 1);
-        } else if m.mode() & 0o004 == 0 {
+        } else if m.mode() & 0o004 == 0 && readable(&p, false) {
             out.push(Mask::File(p));
         }
     }
+}
+
+/// Whether this process may read `p` (and enter it, for a directory).
+fn readable(p: &Path, dir: bool) -> bool {
+    use rustix::fs::{Access, access};
+    let how = if dir {
+        Access::READ_OK | Access::EXEC_OK
+    } else {
+        Access::READ_OK
+    };
+    access(p, how).is_ok()
 }
 
 #[cfg(test)]
@@ -103,7 +121,7 @@ mod tests {
         mode("pub/open", 0o644);
         mode("work/secret", 0o600);
         mode("priv", 0o700);
-        let got = root_only_entries(&[t.clone()], &[t.join("work")]);
+        let got = root_only_entries(std::slice::from_ref(&t), &[t.join("work")]);
         mode("priv", 0o755);
         std::fs::remove_dir_all(&t).unwrap();
         assert_eq!(

@@ -46,7 +46,8 @@ const SYSTEM_DIRS: &[&str] = &[
 const WALKED_DIRS: &[&str] = &["/etc", "/opt"];
 
 /// Host files a sandboxed command never reads whatever their mode (belt and
-/// braces over the mode walk: these are root's own secrets).
+/// braces over the mode walk: these are root's own secrets), masked when
+/// this process can read them.
 const MASKED: &[&str] = &[
     "/etc/shadow",
     "/etc/gshadow",
@@ -101,7 +102,7 @@ pub struct Sandbox {
     /// The program as a file, for the PTY path (whose spawner closes every
     /// inherited descriptor): made on first use, removed on drop.
     seccomp_file: OnceLock<Result<PathBuf, String>>,
-    pids: Option<limits::PidsCgroups>,
+    pids: Option<limits::PidsCgroup>,
     ulimits: Option<String>,
 }
 
@@ -180,12 +181,12 @@ impl Sandbox {
         let mut masked = masks::root_only_entries(&walked, &skip);
         for m in MASKED {
             let p = Path::new(m);
-            if p.exists() && !masked.iter().any(|x| x.path() == p) {
+            if std::fs::File::open(p).is_ok() && !masked.iter().any(|x| x.path() == p) {
                 masked.push(Mask::File(p.to_path_buf()));
             }
         }
         let pids = if crate::sys::geteuid() == 0 && cfg.limits.max_processes > 0 {
-            limits::PidsCgroups::detect()
+            limits::PidsCgroup::new(cfg.limits.max_processes)
         } else {
             None
         };
@@ -292,10 +293,21 @@ impl Sandbox {
         // inside, then the rest read-only (device nodes still work).
         a.extend(sized(tmp_size));
         let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
-        push(&["--perms", "1777", "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]);
+        push(&[
+            "--perms",
+            "1777",
+            "--tmpfs",
+            "/dev/shm",
+            "--remount-ro",
+            "/dev",
+        ]);
         a.extend(sized(tmp_size));
         a.extend(["--tmpfs".into(), "/tmp".into()]);
-        a.extend(sized(if tmp_size == 0 { RUN_SIZE } else { tmp_size.min(RUN_SIZE) }));
+        a.extend(sized(if tmp_size == 0 {
+            RUN_SIZE
+        } else {
+            tmp_size.min(RUN_SIZE)
+        }));
         a.extend(["--tmpfs".into(), "/run".into()]);
         let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
         // Kernel knobs read-only whatever the capabilities (bubblewrap
@@ -419,9 +431,11 @@ impl Sandbox {
         }
     }
 
-    fn spawn_unlimited(&self, req: &SpawnRequest<'_>) -> io::Result<Spawned> {
+    /// The argv that starts `req` and the descriptors that must stay open
+    /// (close-on-exec cleared) until it has started.
+    fn launch(&self, req: &SpawnRequest<'_>) -> io::Result<(Vec<String>, Vec<OwnedFd>)> {
         match (&self.seccomp, req.pty) {
-            (None, _) => spawn_argv(&self.argv(req, None), req),
+            (None, _) => Ok((self.argv(req, None), Vec::new())),
             (Some(bpf), true) => {
                 // The PTY spawner closes every descriptor above 2: a shell
                 // opens the program as fd 3 and execs bwrap.
@@ -433,7 +447,7 @@ impl Sandbox {
                     file.display().to_string(),
                 ];
                 argv.extend(self.argv(req, Some(SECCOMP_FD)));
-                spawn_argv(&argv, req)
+                Ok((argv, Vec::new()))
             }
             (Some(_), false) => {
                 let p = self.prepare(req)?;
@@ -444,9 +458,7 @@ impl Sandbox {
                 for fd in &p.inherit {
                     rustix::io::fcntl_setfd(fd, rustix::io::FdFlags::empty())?;
                 }
-                let r = spawn_argv(&p.argv, req);
-                drop(p.inherit);
-                r
+                Ok((p.argv, p.inherit))
             }
         }
     }
@@ -480,7 +492,10 @@ fn write_private_file(bytes: &[u8]) -> io::Result<PathBuf> {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())
             .unwrap_or(0);
-        let dir = base.join(format!("hermes-sandbox-{}-{nanos:x}-{i}", std::process::id()));
+        let dir = base.join(format!(
+            "hermes-sandbox-{}-{nanos:x}-{i}",
+            std::process::id()
+        ));
         match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
             Ok(()) => {
                 let f = dir.join("seccomp.bpf");
@@ -511,10 +526,13 @@ impl Environment for Sandbox {
     }
 
     fn spawn(&self, req: &SpawnRequest<'_>) -> io::Result<Spawned> {
-        match &self.pids {
-            Some(cg) => cg.spawn_inside(self.limits.max_processes, || self.spawn_unlimited(req)),
-            None => self.spawn_unlimited(req),
-        }
+        let (argv, keep_open) = self.launch(req)?;
+        let r = match &self.pids {
+            Some(cg) => cg.spawn(argv, req),
+            None => spawn_argv(&argv, req),
+        };
+        drop(keep_open);
+        r
     }
 }
 

@@ -173,7 +173,12 @@ pub struct Insn {
 }
 
 const fn stmt(code: u16, k: u32) -> Insn {
-    Insn { code, jt: 0, jf: 0, k }
+    Insn {
+        code,
+        jt: 0,
+        jf: 0,
+        k,
+    }
 }
 
 const fn jump(code: u16, k: u32, jt: u8, jf: u8) -> Insn {
@@ -234,12 +239,13 @@ pub fn program(t: &Table) -> Vec<u8> {
 /// Run `prog` as the kernel would on one system call and return its verdict
 /// (only the instructions [`instructions`] emits are understood).
 pub fn evaluate(prog: &[Insn], arch: u32, nr: u32, args: [u64; 6]) -> u32 {
+    // Only the low halves of arguments are ever loaded (little-endian).
     let word = |off: u32| -> u32 {
         match off {
             OFF_NR => nr,
             OFF_ARCH => arch,
-            o if o >= 16 && (o - 16) % 8 == 0 && o < 64 => args[((o - 16) / 8) as usize] as u32,
-            o if o >= 16 && o < 64 => (args[((o - 20) / 8) as usize] >> 32) as u32,
+            o if (16..64).contains(&o) && (o - 16) % 8 == 0 => args[((o - 16) / 8) as usize] as u32,
+            o if (16..64).contains(&o) => (args[((o - 20) / 8) as usize] >> 32) as u32,
             _ => 0,
         }
     };
@@ -296,7 +302,10 @@ mod tests {
             assert_eq!(verdict(t, t.clone, [0x11, 0, 0, 0, 0, 0]), RET_ALLOW);
             assert_eq!(verdict(t, t.clone, [0x3d0f00, 0, 0, 0, 0, 0]), RET_ALLOW);
             for flag in [0x1000_0000u64, 0x2_0000, 0x4000_0000, 0x2000_0000] {
-                assert_eq!(verdict(t, t.clone, [flag | 0x11, 0, 0, 0, 0, 0]), RET_ERRNO | EPERM);
+                assert_eq!(
+                    verdict(t, t.clone, [flag | 0x11, 0, 0, 0, 0, 0]),
+                    RET_ERRNO | EPERM
+                );
             }
             assert_eq!(verdict(t, t.clone3, [0; 6]), RET_ERRNO | ENOSYS);
         }
@@ -305,7 +314,11 @@ mod tests {
     #[test]
     fn terminal_injection_ioctls_are_refused_even_with_high_bits_set() {
         for t in [&X86_64, &AARCH64] {
-            for req in [TIOCSTI as u64, TIOCLINUX as u64, 0xdead_0000_0000_0000 | TIOCSTI as u64] {
+            for req in [
+                TIOCSTI as u64,
+                TIOCLINUX as u64,
+                0xdead_0000_0000_0000 | TIOCSTI as u64,
+            ] {
                 assert_eq!(verdict(t, t.ioctl, [0, req, 0, 0, 0, 0]), RET_ERRNO | EPERM);
             }
             // TCGETS (isatty) passes.
@@ -316,9 +329,15 @@ mod tests {
     #[test]
     fn foreign_abis_are_refused() {
         // i386's ptrace is 26; through int 0x80 the arch is AUDIT_ARCH_I386.
-        assert_eq!(evaluate(&instructions(&X86_64), 0x4000_0003, 26, [0; 6]), RET_ERRNO | EPERM);
+        assert_eq!(
+            evaluate(&instructions(&X86_64), 0x4000_0003, 26, [0; 6]),
+            RET_ERRNO | EPERM
+        );
         // x32's ptrace (521 | X32_SYSCALL_BIT) under the x86_64 arch.
-        assert_eq!(verdict(&X86_64, X32_SYSCALL_BIT | 521, [0; 6]), RET_ERRNO | EPERM);
+        assert_eq!(
+            verdict(&X86_64, X32_SYSCALL_BIT | 521, [0; 6]),
+            RET_ERRNO | EPERM
+        );
     }
 
     #[test]
