@@ -55,7 +55,8 @@ pub struct SandboxConfig {
 
 /// Resource limits of one sandboxed command (the whole tree it starts).
 /// `0` means "no limit of this kind". They are hard limits: nothing inside
-/// can raise them again. Config keys: `terminal.sandbox_limits.<field>`.
+/// can raise them again. (The runtime's config does not expose them yet:
+/// the intended keys are `terminal.sandbox_limits.<field>`.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SandboxLimits {
     /// Processes (and threads) of the command: default 1024. Enforced by a
