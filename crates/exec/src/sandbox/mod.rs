@@ -96,6 +96,7 @@ pub struct Sandbox {
     ro_binds: Vec<PathBuf>,
     rw_binds: Vec<PathBuf>,
     limits: SandboxLimits,
+    features: BwrapFeatures,
     masked: Vec<Mask>,
     /// The BPF program, `None` on an architecture without a syscall table.
     seccomp: Option<Vec<u8>>,
@@ -115,6 +116,78 @@ pub struct Sandbox {
 pub struct Prepared {
     pub argv: Vec<String>,
     pub inherit: Vec<OwnedFd>,
+}
+
+/// The host entries a sandbox built from `cfg` hides (what
+/// [`Sandbox::masked`] returns), for a file tool that mirrors the sandbox's
+/// view without building one: the root-only entries of `/etc`, `/opt` and
+/// the read-only binds outside the workspace, walked now.
+pub fn masks_for(cfg: &SandboxConfig) -> Vec<Mask> {
+    // What the sandbox may write anyway (the workspace, the writable
+    // binds) is the user's own: not walked.
+    let mut skip = vec![cfg.root.clone()];
+    skip.extend(cfg.rw_binds.iter().cloned());
+    let mut walked: Vec<PathBuf> = WALKED_DIRS.iter().map(PathBuf::from).collect();
+    walked.extend(
+        cfg.ro_binds
+            .iter()
+            .filter(|p| !p.starts_with(&cfg.root))
+            .cloned(),
+    );
+    let mut masked = masks::root_only_entries(&walked, &skip);
+    for m in MASKED {
+        let p = Path::new(m);
+        if std::fs::File::open(p).is_ok() && !masked.iter().any(|x| x.path() == p) {
+            masked.push(Mask::File(p.to_path_buf()));
+        }
+    }
+    masked
+}
+
+/// The [`PROTECTED`] name `path` lies in or is, if any, for a path inside
+/// `root` (at any depth, so nested repositories count): what a file tool
+/// asks about before writing, naming why.
+pub fn protected_name(root: &Path, path: &Path) -> Option<&'static str> {
+    let rel = path.strip_prefix(root).ok()?;
+    rel.components().find_map(|c| {
+        let c = c.as_os_str();
+        PROTECTED
+            .iter()
+            .copied()
+            .find(|p| c == std::ffi::OsStr::new(p))
+    })
+}
+
+/// What the installed bubblewrap supports beyond the basics (0.8.0 has all;
+/// an older one runs without them rather than not at all).
+#[derive(Clone, Copy, Debug)]
+struct BwrapFeatures {
+    /// `--disable-userns` (0.8.0).
+    disable_userns: bool,
+    /// `--size` for a tmpfs.
+    size: bool,
+}
+
+impl BwrapFeatures {
+    fn probe(bwrap: &Path) -> BwrapFeatures {
+        let help = std::process::Command::new(bwrap)
+            .arg("--help")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default();
+        let f = BwrapFeatures {
+            disable_userns: help.contains("--disable-userns"),
+            size: help.contains("--size"),
+        };
+        if !f.disable_userns || !f.size {
+            tracing::warn!(
+                "sandbox: {} lacks --disable-userns or --size (bubblewrap 0.8.0 has both): nested user namespaces are refused by seccomp only, or the memory-backed directories are unbounded",
+                bwrap.display()
+            );
+        }
+        f
+    }
 }
 
 /// Find bubblewrap on PATH (or the usual places).
@@ -167,24 +240,8 @@ impl Sandbox {
                 None
             }
         };
-        // Root-only entries of the read-only binds, except what the
-        // sandbox may write anyway (the workspace, the writable binds).
-        let mut skip = vec![cfg.root.clone()];
-        skip.extend(cfg.rw_binds.iter().cloned());
-        let mut walked: Vec<PathBuf> = WALKED_DIRS.iter().map(PathBuf::from).collect();
-        walked.extend(
-            cfg.ro_binds
-                .iter()
-                .filter(|p| !p.starts_with(&cfg.root))
-                .cloned(),
-        );
-        let mut masked = masks::root_only_entries(&walked, &skip);
-        for m in MASKED {
-            let p = Path::new(m);
-            if std::fs::File::open(p).is_ok() && !masked.iter().any(|x| x.path() == p) {
-                masked.push(Mask::File(p.to_path_buf()));
-            }
-        }
+        let masked = masks_for(cfg);
+        let features = BwrapFeatures::probe(&bwrap);
         let pids = if crate::sys::geteuid() == 0 && cfg.limits.max_processes > 0 {
             limits::PidsCgroup::new(cfg.limits.max_processes)
         } else {
@@ -202,6 +259,7 @@ impl Sandbox {
             ro_binds: cfg.ro_binds.clone(),
             rw_binds: cfg.rw_binds.clone(),
             limits: cfg.limits,
+            features,
             masked,
             seccomp,
             seccomp_file: OnceLock::new(),
@@ -280,7 +338,11 @@ impl Sandbox {
                 push(&["--ro-bind", &s, &s]);
             }
         }
-        let tmp_size = self.limits.tmp_size_bytes;
+        let tmp_size = if self.features.size {
+            self.limits.tmp_size_bytes
+        } else {
+            0
+        };
         let sized = |size: u64| -> Vec<String> {
             if size == 0 {
                 vec![]
@@ -340,12 +402,10 @@ impl Sandbox {
         }
         let root = self.root.display().to_string();
         push(&["--bind", &root, &root]);
-        let mut writable: Vec<&Path> = vec![&self.root];
         for p in self.rw_binds.iter().chain(req.extra_rw.iter()) {
             if p.exists() {
                 let s = p.display().to_string();
                 push(&["--bind", &s, &s]);
-                writable.push(p);
             }
         }
         let cwd = if req.cwd.starts_with(&self.root) {
@@ -354,28 +414,11 @@ impl Sandbox {
             self.root.clone()
         };
         // Repository metadata and the like, read-only over the writable
-        // binds: in each writable root, and in every directory from the
-        // workspace root down to the cwd.
-        let mut dirs: Vec<PathBuf> = writable.iter().map(|p| p.to_path_buf()).collect();
-        let mut d = cwd.as_path();
-        while d.starts_with(&self.root) && d != self.root {
-            dirs.push(d.to_path_buf());
-            match d.parent() {
-                Some(p) => d = p,
-                None => break,
-            }
-        }
-        for dir in &dirs {
-            for name in PROTECTED {
-                let p = dir.join(name);
-                // symlink_metadata: a symlink named .git is bound as what it
-                // points to would be; bwrap refuses to mount over a symlink
-                // whose target is missing, so only existing targets.
-                if p.exists() {
-                    let s = p.display().to_string();
-                    push(&["--ro-bind", &s, &s]);
-                }
-            }
+        // binds (bubblewrap binds over a symlink's target, so a symlinked
+        // entry protects what it points to).
+        for p in self.protected_entries(&cwd, req.extra_rw) {
+            let s = p.display().to_string();
+            push(&["--ro-bind", &s, &s]);
         }
         let cwd = cwd.display().to_string();
         push(&[
@@ -389,8 +432,10 @@ impl Sandbox {
             // Its own user namespace whatever the host's uid, and no
             // further ones inside (seccomp refuses them too).
             "--unshare-user",
-            "--disable-userns",
         ]);
+        if self.features.disable_userns {
+            push(&["--disable-userns"]);
+        }
         if !self.network {
             push(&["--unshare-net"]);
         }
@@ -418,6 +463,39 @@ impl Sandbox {
 
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// The existing [`PROTECTED`] entries a command started in `cwd` gets
+    /// read-only: in the workspace root, in the writable binds and in every
+    /// directory from the root down to `cwd`. A runtime can compare the
+    /// list before and after a command: an entry that appeared (a `.git`
+    /// made by `git init` where there was none) was not protected.
+    pub fn protected_entries(&self, cwd: &Path, extra_rw: &[PathBuf]) -> Vec<PathBuf> {
+        let mut dirs: Vec<&Path> = vec![&self.root];
+        dirs.extend(
+            self.rw_binds
+                .iter()
+                .chain(extra_rw.iter())
+                .map(PathBuf::as_path),
+        );
+        let mut d = cwd;
+        while d.starts_with(&self.root) && d != self.root {
+            dirs.push(d);
+            match d.parent() {
+                Some(p) => d = p,
+                None => break,
+            }
+        }
+        let mut out = Vec::new();
+        for dir in dirs {
+            for name in PROTECTED {
+                let p = dir.join(name);
+                if p.exists() && !out.contains(&p) {
+                    out.push(p);
+                }
+            }
+        }
+        out
     }
 
     /// The seccomp program as a file of its own (PTY path), made once.
@@ -537,3 +615,124 @@ impl Environment for Sandbox {
 }
 
 impl Files for Sandbox {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req<'a>(cwd: &'a Path, env: &'a [(String, String)], pty: bool) -> SpawnRequest<'a> {
+        SpawnRequest {
+            script: "echo hi",
+            cwd,
+            env,
+            pty,
+            extra_rw: &[],
+            task: "",
+        }
+    }
+
+    fn position(argv: &[String], window: &[&str]) -> Option<usize> {
+        argv.windows(window.len())
+            .position(|w| w.iter().zip(window).all(|(a, b)| a == b))
+    }
+
+    #[test]
+    fn argv_orders_masks_rw_bind_and_protected_binds() {
+        if find_bwrap().is_none() {
+            return;
+        }
+        let t = std::env::temp_dir().join(format!("hermes-argv-{}", std::process::id()));
+        std::fs::create_dir_all(t.join(".git/hooks")).unwrap();
+        std::fs::create_dir_all(t.join("a/b/.git")).unwrap();
+        std::fs::write(t.join(".envrc"), "").unwrap();
+        let sb = Sandbox::new(&SandboxConfig {
+            root: t.clone(),
+            ..SandboxConfig::default()
+        })
+        .unwrap();
+        let cwd = t.join("a/b");
+        let argv = sb.argv(&req(&cwd, &[], false), Some(7));
+        let s = |p: &Path| p.display().to_string();
+        let root_bind = position(&argv, &["--bind", &s(&t), &s(&t)]).unwrap();
+        for p in [t.join(".git"), t.join(".envrc"), t.join("a/b/.git")] {
+            let at = position(&argv, &["--ro-bind", &s(&p), &s(&p)])
+                .unwrap_or_else(|| panic!("{p:?} not protected: {argv:?}"));
+            assert!(at > root_bind, "{p:?} bound before the workspace");
+        }
+        for m in sb.masked() {
+            let at = position(&argv, &[&s(m.path())]).unwrap();
+            assert!(at < root_bind, "{m:?} after the workspace");
+        }
+        assert!(position(&argv, &["--seccomp", "7"]).is_some(), "{argv:?}");
+        assert!(position(&argv, &["--unshare-user"]).is_some(), "{argv:?}");
+        assert!(
+            position(&argv, &["--remount-ro", "/dev"]).is_some(),
+            "{argv:?}"
+        );
+        let tmp = position(&argv, &["--tmpfs", "/tmp"]).unwrap();
+        assert_eq!(argv[tmp - 2], "--size", "{argv:?}");
+        // The limits run in the sandboxed bash, on the script's own line.
+        let script = argv.last().unwrap();
+        assert!(
+            script.starts_with("ulimit -S -H ") && script.ends_with("; echo hi"),
+            "{script}"
+        );
+        assert_eq!(sb.protected_entries(&cwd, &[]).len(), 3);
+        std::fs::remove_dir_all(&t).unwrap();
+    }
+
+    #[test]
+    fn protected_names_are_found_at_any_depth_inside_the_root() {
+        let root = Path::new("/w");
+        assert_eq!(
+            protected_name(root, Path::new("/w/.git/config")),
+            Some(".git")
+        );
+        assert_eq!(
+            protected_name(root, Path::new("/w/x/.git/hooks/pre-commit")),
+            Some(".git")
+        );
+        assert_eq!(
+            protected_name(root, Path::new("/w/.vscode/tasks.json")),
+            Some(".vscode")
+        );
+        assert_eq!(protected_name(root, Path::new("/w/.envrc")), Some(".envrc"));
+        assert_eq!(protected_name(root, Path::new("/w/src/main.rs")), None);
+        assert_eq!(protected_name(root, Path::new("/w/.gitignore")), None);
+        assert_eq!(protected_name(root, Path::new("/elsewhere/.git")), None);
+    }
+
+    #[test]
+    fn landlock_abi_matches_the_enabled_security_modules() {
+        // The list of active modules, or failing securityfs, the kernel's
+        // configured default (when the boot line does not override it).
+        let lsm = std::fs::read_to_string("/sys/kernel/security/lsm")
+            .ok()
+            .or_else(|| {
+                let cmdline = std::fs::read_to_string("/proc/cmdline").unwrap_or_default();
+                if cmdline.contains("lsm=") || cmdline.contains("landlock") {
+                    return None;
+                }
+                let out = std::process::Command::new("zcat")
+                    .arg("/proc/config.gz")
+                    .output()
+                    .ok()?;
+                let config = String::from_utf8_lossy(&out.stdout).into_owned();
+                if !config.contains("CONFIG_SECURITY_LANDLOCK=y") {
+                    return Some(String::new());
+                }
+                config
+                    .lines()
+                    .find_map(|l| l.strip_prefix("CONFIG_LSM=\""))
+                    .map(|l| l.trim_end_matches('"').to_string())
+            });
+        let Some(lsm) = lsm else {
+            return;
+        };
+        let enabled = lsm.trim().split(',').any(|m| m == "landlock");
+        assert_eq!(landlock_abi().is_some(), enabled, "lsm list: {lsm}");
+        if let Some(v) = landlock_abi() {
+            assert!(v >= 1);
+        }
+    }
+}
