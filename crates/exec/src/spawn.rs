@@ -59,13 +59,14 @@ pub struct SandboxConfig {
 /// the intended keys are `terminal.sandbox_limits.<field>`.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SandboxLimits {
-    /// Processes (and threads) of the command: default 1024. Enforced by a
-    /// `pids` cgroup per command when the host runs as root and a cgroup v1
-    /// `pids` hierarchy is writable (`RLIMIT_NPROC` never applies to root,
-    /// not even inside a user namespace); by `RLIMIT_NPROC` otherwise,
-    /// which the kernel counts per user, so the user's other processes on
-    /// the host count too. A fork past it fails with "Resource temporarily
-    /// unavailable".
+    /// Processes (and threads): default 1024. When the host runs as root
+    /// and a cgroup v1 `pids` hierarchy is writable, a `pids` cgroup per
+    /// sandbox enforces it (shared by the sandbox's concurrent commands):
+    /// `RLIMIT_NPROC` never applies to root, not even inside a user
+    /// namespace. Otherwise `RLIMIT_NPROC` per command, which the kernel
+    /// counts per user *within the sandbox's own user namespace* (the
+    /// user's processes outside do not count). A fork past it fails with
+    /// "Resource temporarily unavailable".
     pub max_processes: u64,
     /// Data memory of each process (`RLIMIT_DATA`: heap and private
     /// writable mappings, not address space reservations, so runtimes that

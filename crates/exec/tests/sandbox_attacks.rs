@@ -148,9 +148,12 @@ macro_rules! need_bwrap {
     };
 }
 
-const PTRACE_CHILD: &str = r#"/usr/bin/python3 -c '
-import ctypes, os, time
+/// Attach to a sibling (`sleep`) and to a child, read a child's memory.
+const PTRACE_CHILD: &str = r#"sleep 30 & /usr/bin/python3 -c '
+import ctypes, os, sys, time
 libc = ctypes.CDLL(None, use_errno=True)
+r = libc.ptrace(16, int(sys.argv[1]), 0, 0)  # PTRACE_ATTACH to a sibling
+print("sibling", r, ctypes.get_errno())
 pid = os.fork()
 if pid == 0:
     time.sleep(30)
@@ -165,7 +168,7 @@ remote = iov(0x400000, 8)
 r = libc.process_vm_readv(pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)
 print("vm_readv", r, ctypes.get_errno())
 os.kill(pid, 9)
-'"#;
+' $!; kill %1"#;
 
 #[test]
 fn ptrace_and_process_vm_are_denied() {
@@ -173,6 +176,7 @@ fn ptrace_and_process_vm_are_denied() {
     let ws = Workspace::new("ptrace");
     let sb = sandbox(&ws.0, limits());
     let (_, _, out) = run(&sb, PTRACE_CHILD);
+    assert!(out.contains("sibling -1 1\n"), "{out}");
     assert!(out.contains("ptrace -1 1\n"), "{out}");
     assert!(out.contains("vm_readv -1 1\n"), "{out}");
     also_as_nobody("ptrace_and_process_vm_are_denied");
@@ -329,7 +333,7 @@ fn process_count_is_limited() {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(u32::MAX);
-    // As nobody RLIMIT_NPROC counts nobody's other processes too: fewer.
+    // bash and python count too: fewer than the limit.
     assert!(n < 64, "{out}");
     also_as_nobody("process_count_is_limited");
 }

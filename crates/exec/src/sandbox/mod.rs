@@ -25,7 +25,7 @@
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::Mutex;
 
 use crate::env::{Environment, Files};
 use crate::local::{BASH, spawn_argv};
@@ -101,8 +101,9 @@ pub struct Sandbox {
     /// The BPF program, `None` on an architecture without a syscall table.
     seccomp: Option<Vec<u8>>,
     /// The program as a file, for the PTY path (whose spawner closes every
-    /// inherited descriptor): made on first use, removed on drop.
-    seccomp_file: OnceLock<Result<PathBuf, String>>,
+    /// inherited descriptor): made on first use (again if a temp cleaner
+    /// removed it), removed on drop.
+    seccomp_file: Mutex<Option<PathBuf>>,
     pids: Option<limits::PidsCgroup>,
     ulimits: Option<String>,
 }
@@ -262,7 +263,7 @@ impl Sandbox {
             features,
             masked,
             seccomp,
-            seccomp_file: OnceLock::new(),
+            seccomp_file: Mutex::new(None),
             pids,
             ulimits: limits::ulimit_prefix(&cfg.limits),
         })
@@ -498,15 +499,16 @@ impl Sandbox {
         out
     }
 
-    /// The seccomp program as a file of its own (PTY path), made once.
-    fn seccomp_file(&self, bpf: &[u8]) -> io::Result<&Path> {
-        let r = self.seccomp_file.get_or_init(|| {
-            write_private_file(bpf).map_err(|e| format!("sandbox: seccomp program file: {e}"))
-        });
-        match r {
-            Ok(p) => Ok(p),
-            Err(e) => Err(io::Error::other(e.clone())),
+    /// The seccomp program as a file of its own (PTY path).
+    fn seccomp_file(&self, bpf: &[u8]) -> io::Result<PathBuf> {
+        let mut f = self.seccomp_file.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = f.as_ref().filter(|p| p.is_file()) {
+            return Ok(p.clone());
         }
+        let p = write_private_file(bpf)
+            .map_err(|e| io::Error::other(format!("sandbox: seccomp program file: {e}")))?;
+        *f = Some(p.clone());
+        Ok(p)
     }
 
     /// The argv that starts `req` and the descriptors that must stay open
@@ -589,8 +591,12 @@ fn write_private_file(bytes: &[u8]) -> io::Result<PathBuf> {
 
 impl Drop for Sandbox {
     fn drop(&mut self) {
-        if let Some(Ok(f)) = self.seccomp_file.get() {
-            let _ = std::fs::remove_file(f);
+        if let Some(f) = self
+            .seccomp_file
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+        {
+            let _ = std::fs::remove_file(&*f);
             if let Some(d) = f.parent() {
                 let _ = std::fs::remove_dir(d);
             }
