@@ -366,10 +366,10 @@ impl Sandbox {
         ]);
         a.extend(sized(tmp_size));
         a.extend(["--tmpfs".into(), "/tmp".into()]);
-        a.extend(sized(if tmp_size == 0 {
-            RUN_SIZE
-        } else {
-            tmp_size.min(RUN_SIZE)
+        a.extend(sized(match (self.features.size, tmp_size) {
+            (false, _) => 0,
+            (true, 0) => RUN_SIZE,
+            (true, t) => t.min(RUN_SIZE),
         }));
         a.extend(["--tmpfs".into(), "/run".into()]);
         let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
@@ -415,8 +415,7 @@ impl Sandbox {
             self.root.clone()
         };
         // Repository metadata and the like, read-only over the writable
-        // binds (bubblewrap binds over a symlink's target, so a symlinked
-        // entry protects what it points to).
+        // binds.
         for p in self.protected_entries(&cwd, req.extra_rw) {
             let s = p.display().to_string();
             push(&["--ro-bind", &s, &s]);
@@ -487,11 +486,42 @@ impl Sandbox {
                 None => break,
             }
         }
+        // Writable areas as configured (the sandbox's paths) and resolved.
+        let areas: Vec<(&Path, PathBuf)> = std::iter::once(self.root.as_path())
+            .chain(self.rw_binds.iter().map(PathBuf::as_path))
+            .chain(extra_rw.iter().map(PathBuf::as_path))
+            .map(|w| {
+                (
+                    w,
+                    std::fs::canonicalize(w).unwrap_or_else(|_| w.to_path_buf()),
+                )
+            })
+            .collect();
         let mut out = Vec::new();
         for dir in dirs {
             for name in PROTECTED {
                 let p = dir.join(name);
-                if p.exists() && !out.contains(&p) {
+                let Ok(md) = std::fs::symlink_metadata(&p) else {
+                    continue;
+                };
+                // A symlinked entry (`.git -> elsewhere`): what must not
+                // change is its target, protected where the sandbox sees it
+                // if it lies in a writable area (elsewhere it is read-only
+                // or invisible already).
+                let p = if md.file_type().is_symlink() {
+                    let Ok(real) = std::fs::canonicalize(&p) else {
+                        continue;
+                    };
+                    let Some(seen) = areas.iter().find_map(|(w, canon)| {
+                        real.strip_prefix(canon).ok().map(|rest| w.join(rest))
+                    }) else {
+                        continue;
+                    };
+                    seen
+                } else {
+                    p
+                };
+                if !out.contains(&p) {
                     out.push(p);
                 }
             }
@@ -685,6 +715,28 @@ mod tests {
         );
         assert_eq!(sb.protected_entries(&cwd, &[]).len(), 3);
         std::fs::remove_dir_all(&t).unwrap();
+    }
+
+    #[test]
+    fn a_symlinked_entry_protects_its_target_inside_the_workspace() {
+        if find_bwrap().is_none() {
+            return;
+        }
+        let t = std::env::temp_dir().join(format!("hermes-protect-{}", std::process::id()));
+        let outside = std::env::temp_dir().join(format!("hermes-outside-{}", std::process::id()));
+        std::fs::create_dir_all(t.join("sub/gitdir")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink("gitdir", t.join("sub/.git")).unwrap();
+        std::os::unix::fs::symlink(&outside, t.join(".vscode")).unwrap();
+        let sb = Sandbox::new(&SandboxConfig {
+            root: t.clone(),
+            ..SandboxConfig::default()
+        })
+        .unwrap();
+        let got = sb.protected_entries(&t.join("sub"), &[]);
+        std::fs::remove_dir_all(&t).unwrap();
+        std::fs::remove_dir_all(&outside).unwrap();
+        assert_eq!(got, vec![t.join("sub/gitdir")]);
     }
 
     #[test]
