@@ -243,8 +243,10 @@ for name, req in (("TIOCSTI", termios.TIOCSTI), ("TIOCLINUX", 0x541C)):
     also_as_nobody("terminal_input_injection_is_denied");
 }
 
-/// A root-only file and directory under /etc for the test's life.
-struct EtcSecret(PathBuf, PathBuf);
+/// A root-only file and directory under /etc for the test's life, and a
+/// file only another user may read (root without capabilities cannot, so
+/// it needs no mask).
+struct EtcSecret(PathBuf, PathBuf, PathBuf);
 
 impl EtcSecret {
     fn new() -> Option<EtcSecret> {
@@ -259,7 +261,11 @@ impl EtcSecret {
         std::fs::write(d.join("inner"), "SECRET-DIR").ok()?;
         std::fs::set_permissions(d.join("inner"), std::fs::Permissions::from_mode(0o644)).ok()?;
         std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).ok()?;
-        Some(EtcSecret(f, d))
+        let o = PathBuf::from(format!("/etc/hermes-attack-other-{}", std::process::id()));
+        std::fs::write(&o, "SECRET-OTHER").ok()?;
+        std::fs::set_permissions(&o, std::fs::Permissions::from_mode(0o600)).ok()?;
+        std::os::unix::fs::chown(&o, Some(12345), Some(12345)).ok()?;
+        Some(EtcSecret(f, d, o))
     }
 }
 
@@ -267,6 +273,7 @@ impl Drop for EtcSecret {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
         let _ = std::fs::remove_dir_all(&self.1);
+        let _ = std::fs::remove_file(&self.2);
     }
 }
 
@@ -287,9 +294,10 @@ fn root_only_host_files_are_unreadable() {
     );
     if let Some(s) = &secret {
         script.push_str(&format!(
-            "cat {} 2>/dev/null; cat {}/inner 2>/dev/null; echo END2\n",
+            "cat {} 2>/dev/null; cat {}/inner 2>/dev/null; cat {} 2>/dev/null; echo END2\n",
             s.0.display(),
-            s.1.display()
+            s.1.display(),
+            s.2.display()
         ));
     }
     let (_, _, out) = run(&sb, &script);
