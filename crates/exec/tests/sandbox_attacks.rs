@@ -618,12 +618,13 @@ fn measure_echo_hi() {
         t.elapsed()
     };
     let spawn_argv = |argv: &[String]| hermes_exec::local::spawn_argv(argv, &req).unwrap();
-    let runs: [(&str, &dyn Fn() -> hermes_exec::Spawned); 4] = [
+    let runs: [(&str, &dyn Fn() -> hermes_exec::Spawned); 5] = [
         ("bare bwrap", &|| spawn_argv(&bare)),
         ("Sandbox::spawn", &|| sb.spawn(&req).unwrap()),
         ("Sandbox::spawn, no pids cgroup", &|| {
             sb_nocg.spawn(&req).unwrap()
         }),
+        ("sandbox argv without seccomp", &|| spawn_argv(&full)),
         ("sandbox argv without masks or seccomp", &|| {
             spawn_argv(&nomask)
         }),
