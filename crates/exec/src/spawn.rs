@@ -54,4 +54,50 @@ pub struct SandboxConfig {
     pub ro_binds: Vec<PathBuf>,
     /// Extra writable binds.
     pub rw_binds: Vec<PathBuf>,
+    /// Resource limits of every command (defaults: [`SandboxLimits::default`]).
+    pub limits: SandboxLimits,
+}
+
+/// Resource limits of one sandboxed command (the whole tree it starts).
+/// `0` means "no limit of this kind". They are hard limits: nothing inside
+/// can raise them again. (The runtime's config does not expose them yet:
+/// the intended keys are `terminal.sandbox_limits.<field>`.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SandboxLimits {
+    /// Processes (and threads): default 1024. When the host runs as root
+    /// and a cgroup v1 `pids` hierarchy is writable, a `pids` cgroup per
+    /// sandbox enforces it (shared by the sandbox's concurrent commands):
+    /// `RLIMIT_NPROC` never applies to root, not even inside a user
+    /// namespace. Otherwise `RLIMIT_NPROC` per command, which the kernel
+    /// counts per user *within the sandbox's own user namespace* (the
+    /// user's processes outside do not count). A fork past it fails with
+    /// "Resource temporarily unavailable".
+    pub max_processes: u64,
+    /// Data memory of each process (`RLIMIT_DATA`: heap and private
+    /// writable mappings, not address space reservations, so runtimes that
+    /// reserve large ranges still start): default 4 GiB. Past it,
+    /// allocations fail with "Cannot allocate memory".
+    pub memory_bytes: u64,
+    /// CPU time of each process (`RLIMIT_CPU`), default 3600 s: a spinning
+    /// process gets "CPU time limit exceeded" (SIGXCPU, then SIGKILL).
+    pub cpu_seconds: u64,
+    /// Largest file a process may write (`RLIMIT_FSIZE`): default 1 GiB,
+    /// past it "File size limit exceeded" (SIGXFSZ).
+    pub file_size_bytes: u64,
+    /// Size of each memory-backed directory of the sandbox (`/tmp`,
+    /// `/dev/shm`, the private home): default 512 MiB; full gives "No space
+    /// left on device". `/run` gets at most 16 MiB.
+    pub tmp_size_bytes: u64,
+}
+
+impl Default for SandboxLimits {
+    fn default() -> Self {
+        SandboxLimits {
+            max_processes: 1024,
+            memory_bytes: 4 << 30,
+            cpu_seconds: 3600,
+            file_size_bytes: 1 << 30,
+            tmp_size_bytes: 512 << 20,
+        }
+    }
 }

@@ -1,0 +1,796 @@
+//! The sandbox backend: the local backend's bash inside bubblewrap. The
+//! system directories are bound read-only, the working root (the configured
+//! cwd) read-write, `/tmp` is a private tmpfs, and the network is cut off
+//! unless `terminal.network` is true. The sandbox gets its own pid
+//! namespace and dies with its parent (`--die-with-parent`), so killing the
+//! bwrap process (what the runtime does on timeout, kill and close) ends
+//! everything inside.
+//!
+//! Defence in depth on top of the mounts, each closing a whole class of
+//! attack a model's command could try:
+//! - a seccomp filter ([`seccomp`]) against tracing, the mount family, new
+//!   namespaces (`--disable-userns` too), keyrings, BPF and terminal input
+//!   injection;
+//! - every root-only entry under the read-only binds masked ([`masks`]), so
+//!   a root host's secrets are not readable just because root owns them;
+//! - resource limits ([`limits`]): processes, memory, CPU, file size and
+//!   the size of every memory-backed directory;
+//! - the repository metadata and the other files that make a later host
+//!   action run code ([`PROTECTED`]) bound read-only.
+//!
+//! Landlock is not applied: bubblewrap offers no hook to do it between its
+//! setup and the exec, and a helper process inside would have to be bound in
+//! and trusted. [`landlock_abi`] reports what the kernel offers (`doctor`).
+
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::env::{Environment, Files};
+use crate::local::{BASH, spawn_argv};
+use crate::spawn::{SandboxLimits, SpawnRequest, Spawned};
+
+pub mod limits;
+pub mod masks;
+pub mod seccomp;
+
+pub use masks::Mask;
+
+const SYSTEM_DIRS: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
+];
+
+/// The system directories whose root-only entries are looked for and
+/// masked (`/usr` is left out: walking it costs too much for what it holds).
+const WALKED_DIRS: &[&str] = &["/etc", "/opt"];
+
+/// Host files a sandboxed command never reads whatever their mode (belt and
+/// braces over the mode walk: these are root's own secrets), masked when
+/// this process can read them.
+const MASKED: &[&str] = &[
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/shadow-",
+    "/etc/gshadow-",
+    "/etc/sudoers",
+];
+
+/// Names, in the workspace root and in every directory from it down to the
+/// command's cwd (and in the extra writable binds), that make a later
+/// action of the host user run code, and so are read-only in the sandbox:
+/// `.git` (`core.fsmonitor`, `core.hooksPath`, hooks, filters run by the
+/// user's next `git status`/`commit`), `.hg` (hgrc hooks), `.envrc` (direnv
+/// on `cd`), `.vscode` and `.idea` (tasks that run on opening the folder,
+/// interpreter and terminal settings), `.devcontainer` (`initializeCommand`
+/// runs on the host), `.pre-commit-config.yaml`, `.husky` and `.githooks`
+/// (hook scripts run by the next commit). Only entries that exist when the
+/// command starts are protected (bubblewrap would have to create a missing
+/// one on the host, and an empty `.git` would break the user's git); the
+/// file tools ask through the approval policy before writing any of them.
+pub const PROTECTED: &[&str] = &[
+    ".git",
+    ".hg",
+    ".envrc",
+    ".vscode",
+    ".idea",
+    ".devcontainer",
+    ".pre-commit-config.yaml",
+    ".husky",
+    ".githooks",
+];
+
+/// `/run` is small whatever the configured tmpfs size.
+const RUN_SIZE: u64 = 16 << 20;
+
+/// The descriptor number a spawner that places the seccomp program itself
+/// (see [`Sandbox::prepare`]) should give it, and the one the PTY path uses.
+pub const SECCOMP_FD: i32 = 3;
+
+pub use crate::spawn::SandboxConfig;
+
+pub struct Sandbox {
+    bwrap: PathBuf,
+    root: PathBuf,
+    network: bool,
+    ro_binds: Vec<PathBuf>,
+    rw_binds: Vec<PathBuf>,
+    limits: SandboxLimits,
+    features: BwrapFeatures,
+    masked: Vec<Mask>,
+    /// The BPF program, `None` on an architecture without a syscall table.
+    seccomp: Option<Vec<u8>>,
+    /// The program as a file, for the PTY path (whose spawner closes every
+    /// inherited descriptor): made on first use (again if a temp cleaner
+    /// removed it), removed on drop.
+    seccomp_file: Mutex<Option<PathBuf>>,
+    pids: Option<limits::PidsCgroup>,
+    ulimits: Option<String>,
+}
+
+/// What [`Sandbox::prepare`] hands a spawner: the argv, and descriptors that
+/// must be open in the spawned bwrap under the numbers the argv names
+/// (today: the seccomp program, named by `--seccomp N`). They are
+/// close-on-exec in this process; a spawner either dup2()s each onto its own
+/// number in the child (posix_spawn's adddup2 with equal numbers clears
+/// close-on-exec in the child only) or clears the flag around the spawn.
+pub struct Prepared {
+    pub argv: Vec<String>,
+    pub inherit: Vec<OwnedFd>,
+}
+
+/// The host entries a sandbox built from `cfg` hides (what
+/// [`Sandbox::masked`] returns), for a file tool that mirrors the sandbox's
+/// view without building one: the root-only entries of `/etc`, `/opt` and
+/// the read-only binds outside the workspace, walked now.
+pub fn masks_for(cfg: &SandboxConfig) -> Vec<Mask> {
+    // What the sandbox may write anyway (the workspace, the writable
+    // binds) is the user's own: not walked.
+    let mut skip = vec![cfg.root.clone()];
+    skip.extend(cfg.rw_binds.iter().cloned());
+    let mut walked: Vec<PathBuf> = WALKED_DIRS.iter().map(PathBuf::from).collect();
+    walked.extend(
+        cfg.ro_binds
+            .iter()
+            .filter(|p| !p.starts_with(&cfg.root))
+            .cloned(),
+    );
+    let mut masked = masks::root_only_entries(&walked, &skip);
+    for m in MASKED {
+        let p = Path::new(m);
+        if std::fs::File::open(p).is_ok() && !masked.iter().any(|x| x.path() == p) {
+            masked.push(Mask::File(p.to_path_buf()));
+        }
+    }
+    masked
+}
+
+/// The [`PROTECTED`] name `path` lies in or is, if any, for a path inside
+/// `root` (at any depth, so nested repositories count): what a file tool
+/// asks about before writing, naming why.
+pub fn protected_name(root: &Path, path: &Path) -> Option<&'static str> {
+    let rel = path.strip_prefix(root).ok()?;
+    rel.components().find_map(|c| {
+        let c = c.as_os_str();
+        PROTECTED
+            .iter()
+            .copied()
+            .find(|p| c == std::ffi::OsStr::new(p))
+    })
+}
+
+/// What the installed bubblewrap supports beyond the basics (0.8.0 has all;
+/// an older one runs without them rather than not at all).
+#[derive(Clone, Copy, Debug)]
+struct BwrapFeatures {
+    /// `--disable-userns` (0.8.0).
+    disable_userns: bool,
+    /// `--size` for a tmpfs.
+    size: bool,
+}
+
+impl BwrapFeatures {
+    fn probe(bwrap: &Path) -> BwrapFeatures {
+        let help = std::process::Command::new(bwrap)
+            .arg("--help")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default();
+        let f = BwrapFeatures {
+            disable_userns: help.contains("--disable-userns"),
+            size: help.contains("--size"),
+        };
+        if !f.disable_userns || !f.size {
+            tracing::warn!(
+                "sandbox: {} lacks --disable-userns or --size (bubblewrap 0.8.0 has both): nested user namespaces are refused by seccomp only, or the memory-backed directories are unbounded",
+                bwrap.display()
+            );
+        }
+        f
+    }
+}
+
+/// Find bubblewrap on PATH (or the usual places).
+pub fn find_bwrap() -> Option<PathBuf> {
+    let path = std::env::var("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(
+            ["/usr/bin", "/usr/local/bin", "/bin"]
+                .iter()
+                .map(PathBuf::from),
+        )
+        .map(|d| d.join("bwrap"))
+        .find(|p| p.is_file())
+}
+
+/// The Landlock ABI version the kernel offers (`None`: not built in, or
+/// disabled at boot). Reported by `doctor`; the sandbox does not apply
+/// Landlock (see the module documentation).
+#[allow(unsafe_code)]
+pub fn landlock_abi() -> Option<u32> {
+    const LANDLOCK_CREATE_RULESET_VERSION: libc::c_ulong = 1;
+    // SAFETY: landlock_create_ruleset(NULL, 0, VERSION) reads no memory
+    // (the attribute pointer is NULL and its size 0) and creates nothing:
+    // it returns the ABI version or -1 with errno set.
+    let v = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    (v > 0).then_some(v as u32)
+}
+
+impl Sandbox {
+    /// A sandbox whose writable root is `root` (the working directory).
+    pub fn new(cfg: &SandboxConfig) -> Result<Sandbox, String> {
+        let bwrap = find_bwrap().ok_or_else(|| {
+            "terminal.backend 'sandbox' needs bubblewrap (bwrap), which is not installed"
+                .to_string()
+        })?;
+        let seccomp = match seccomp::native_table() {
+            Some(t) => Some(seccomp::program(t)),
+            None => {
+                tracing::warn!(
+                    "sandbox: no seccomp filter for this architecture ({}); commands run without one",
+                    std::env::consts::ARCH
+                );
+                None
+            }
+        };
+        let masked = masks_for(cfg);
+        let features = BwrapFeatures::probe(&bwrap);
+        let pids = if crate::sys::geteuid() == 0 && cfg.limits.max_processes > 0 {
+            limits::PidsCgroup::new(cfg.limits.max_processes)
+        } else {
+            None
+        };
+        if crate::sys::geteuid() == 0 && cfg.limits.max_processes > 0 && pids.is_none() {
+            tracing::warn!(
+                "sandbox: running as root without a writable cgroup v1 pids hierarchy: the process limit does not hold (RLIMIT_NPROC does not apply to root)"
+            );
+        }
+        Ok(Sandbox {
+            bwrap,
+            root: cfg.root.clone(),
+            network: cfg.network,
+            ro_binds: cfg.ro_binds.clone(),
+            rw_binds: cfg.rw_binds.clone(),
+            limits: cfg.limits,
+            features,
+            masked,
+            seccomp,
+            seccomp_file: Mutex::new(None),
+            pids,
+            ulimits: limits::ulimit_prefix(&cfg.limits),
+        })
+    }
+
+    /// The seccomp program bubblewrap installs (`struct sock_filter[]`);
+    /// empty on an architecture the filter does not know.
+    pub fn seccomp_program(&self) -> &[u8] {
+        self.seccomp.as_deref().unwrap_or(&[])
+    }
+
+    /// The host entries hidden in the sandbox (root-only files and
+    /// directories under the read-only binds): the file tools refuse them too.
+    pub fn masked(&self) -> &[Mask] {
+        &self.masked
+    }
+
+    /// The limits every command gets.
+    pub fn limits(&self) -> &SandboxLimits {
+        &self.limits
+    }
+
+    /// The argv and the descriptors a spawner must pass (see [`Prepared`]).
+    pub fn prepare(&self, req: &SpawnRequest<'_>) -> io::Result<Prepared> {
+        let mut inherit = Vec::new();
+        let fd = match &self.seccomp {
+            Some(bpf) => {
+                let fd = sealed_memfd(bpf)?;
+                let n = fd.as_raw_fd();
+                inherit.push(fd);
+                Some(n)
+            }
+            None => None,
+        };
+        Ok(Prepared {
+            argv: self.argv(req, fd),
+            inherit,
+        })
+    }
+
+    /// The bwrap argv that runs `script`, reading the seccomp program from
+    /// descriptor `seccomp_fd` (`None`: no filter). Pure: exposed for tests
+    /// and diagnostics.
+    pub fn argv(&self, req: &SpawnRequest<'_>, seccomp_fd: Option<i32>) -> Vec<String> {
+        let mut a: Vec<String> = vec![self.bwrap.display().to_string()];
+        let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
+        for d in SYSTEM_DIRS {
+            let p = Path::new(d);
+            if let Ok(target) = std::fs::read_link(p) {
+                push(&["--symlink", &target.display().to_string(), d]);
+            } else if p.is_dir() {
+                push(&["--ro-bind", d, d]);
+            }
+        }
+        // A private home unless the home lies inside the writable root.
+        let home = req
+            .env
+            .iter()
+            .find(|(k, _)| k == "HOME")
+            .map(|(_, v)| PathBuf::from(v))
+            .filter(|h| !h.starts_with(&self.root) && h.is_absolute() && h != Path::new("/"));
+        // Mounts are stacked in argv order: a read-only bind under a fresh
+        // tmpfs (/tmp, /run, the private home) goes after that tmpfs, or the
+        // tmpfs would hide it.
+        let under_tmpfs = |p: &Path| {
+            p.starts_with("/tmp")
+                || p.starts_with("/run")
+                || home.as_ref().is_some_and(|h| p.starts_with(h))
+        };
+        for p in self.ro_binds.iter().filter(|p| !under_tmpfs(p)) {
+            if p.exists() {
+                let s = p.display().to_string();
+                push(&["--ro-bind", &s, &s]);
+            }
+        }
+        let tmp_size = if self.features.size {
+            self.limits.tmp_size_bytes
+        } else {
+            0
+        };
+        let sized = |size: u64| -> Vec<String> {
+            if size == 0 {
+                vec![]
+            } else {
+                vec!["--size".into(), size.to_string()]
+            }
+        };
+        push(&["--proc", "/proc", "--dev", "/dev"]);
+        // /dev is a tmpfs the sandbox's root would own: a sized /dev/shm
+        // inside, then the rest read-only (device nodes still work).
+        a.extend(sized(tmp_size));
+        let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
+        push(&[
+            "--perms",
+            "1777",
+            "--tmpfs",
+            "/dev/shm",
+            "--remount-ro",
+            "/dev",
+        ]);
+        a.extend(sized(tmp_size));
+        a.extend(["--tmpfs".into(), "/tmp".into()]);
+        a.extend(sized(match (self.features.size, tmp_size) {
+            (false, _) => 0,
+            (true, 0) => RUN_SIZE,
+            (true, t) => t.min(RUN_SIZE),
+        }));
+        a.extend(["--tmpfs".into(), "/run".into()]);
+        let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
+        // Kernel knobs read-only whatever the capabilities (bubblewrap
+        // already sets no_new_privs, so nothing can gain them back).
+        for knob in ["/proc/sys", "/proc/sysrq-trigger"] {
+            if Path::new(knob).exists() {
+                push(&["--ro-bind", knob, knob]);
+            }
+        }
+        if let Some(h) = &home {
+            let s = h.display().to_string();
+            a.extend(sized(tmp_size));
+            a.extend(["--tmpfs".into(), s]);
+        }
+        let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
+        for p in self.ro_binds.iter().filter(|p| under_tmpfs(p)) {
+            if p.exists() {
+                let s = p.display().to_string();
+                push(&["--ro-bind", &s, &s]);
+            }
+        }
+        // Root-only host entries: after every read-only bind that could
+        // show them, before the writable binds (which the walk skipped).
+        for m in &self.masked {
+            let s = m.path().display().to_string();
+            match m {
+                Mask::File(_) => push(&["--ro-bind", "/dev/null", &s]),
+                Mask::Dir(_) => push(&["--perms", "0000", "--tmpfs", &s]),
+            }
+        }
+        let root = self.root.display().to_string();
+        push(&["--bind", &root, &root]);
+        for p in self.rw_binds.iter().chain(req.extra_rw.iter()) {
+            if p.exists() {
+                let s = p.display().to_string();
+                push(&["--bind", &s, &s]);
+            }
+        }
+        let cwd = if req.cwd.starts_with(&self.root) {
+            req.cwd.to_path_buf()
+        } else {
+            self.root.clone()
+        };
+        // Repository metadata and the like, read-only over the writable
+        // binds.
+        for p in self.protected_entries(&cwd, req.extra_rw) {
+            let s = p.display().to_string();
+            push(&["--ro-bind", &s, &s]);
+        }
+        let cwd = cwd.display().to_string();
+        push(&[
+            "--chdir",
+            &cwd,
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+            "--die-with-parent",
+            // Its own user namespace whatever the host's uid, and no
+            // further ones inside (seccomp refuses them too).
+            "--unshare-user",
+        ]);
+        if self.features.disable_userns {
+            push(&["--disable-userns"]);
+        }
+        if !self.network {
+            push(&["--unshare-net"]);
+        }
+        if crate::sys::geteuid() == 0 {
+            // bwrap run by root keeps root's capabilities unless told
+            // otherwise: a command could remount the read-only binds, write
+            // /proc/sys or read the kernel log. Drop every capability; the
+            // files root could read only because it owns them are masked.
+            push(&["--uid", "0", "--gid", "0", "--cap-drop", "ALL"]);
+        }
+        if !req.pty {
+            // A PTY command needs its controlling terminal; a pipe one must not get any.
+            push(&["--new-session"]);
+        }
+        if let Some(fd) = seccomp_fd {
+            push(&["--seccomp", &fd.to_string()]);
+        }
+        let script = match &self.ulimits {
+            Some(prefix) => format!("{prefix}{}", req.script),
+            None => req.script.to_string(),
+        };
+        push(&["--", BASH, "-c", &script]);
+        a
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The existing [`PROTECTED`] entries a command started in `cwd` gets
+    /// read-only: in the workspace root, in the writable binds and in every
+    /// directory from the root down to `cwd`. A runtime can compare the
+    /// list before and after a command: an entry that appeared (a `.git`
+    /// made by `git init` where there was none) was not protected.
+    pub fn protected_entries(&self, cwd: &Path, extra_rw: &[PathBuf]) -> Vec<PathBuf> {
+        let mut dirs: Vec<&Path> = vec![&self.root];
+        dirs.extend(
+            self.rw_binds
+                .iter()
+                .chain(extra_rw.iter())
+                .map(PathBuf::as_path),
+        );
+        let mut d = cwd;
+        while d.starts_with(&self.root) && d != self.root {
+            dirs.push(d);
+            match d.parent() {
+                Some(p) => d = p,
+                None => break,
+            }
+        }
+        // Writable areas as configured (the sandbox's paths) and resolved.
+        let areas: Vec<(&Path, PathBuf)> = std::iter::once(self.root.as_path())
+            .chain(self.rw_binds.iter().map(PathBuf::as_path))
+            .chain(extra_rw.iter().map(PathBuf::as_path))
+            .map(|w| {
+                (
+                    w,
+                    std::fs::canonicalize(w).unwrap_or_else(|_| w.to_path_buf()),
+                )
+            })
+            .collect();
+        let mut out = Vec::new();
+        for dir in dirs {
+            for name in PROTECTED {
+                let p = dir.join(name);
+                let Ok(md) = std::fs::symlink_metadata(&p) else {
+                    continue;
+                };
+                // A symlinked entry (`.git -> elsewhere`): what must not
+                // change is its target, protected where the sandbox sees it
+                // if it lies in a writable area (elsewhere it is read-only
+                // or invisible already).
+                let p = if md.file_type().is_symlink() {
+                    let Ok(real) = std::fs::canonicalize(&p) else {
+                        continue;
+                    };
+                    let Some(seen) = areas.iter().find_map(|(w, canon)| {
+                        real.strip_prefix(canon).ok().map(|rest| w.join(rest))
+                    }) else {
+                        continue;
+                    };
+                    seen
+                } else {
+                    p
+                };
+                if !out.contains(&p) {
+                    out.push(p);
+                }
+            }
+        }
+        out
+    }
+
+    /// The seccomp program as a file of its own (PTY path).
+    fn seccomp_file(&self, bpf: &[u8]) -> io::Result<PathBuf> {
+        let mut f = self.seccomp_file.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = f.as_ref().filter(|p| p.is_file()) {
+            return Ok(p.clone());
+        }
+        let p = write_private_file(bpf)
+            .map_err(|e| io::Error::other(format!("sandbox: seccomp program file: {e}")))?;
+        *f = Some(p.clone());
+        Ok(p)
+    }
+
+    /// The argv that starts `req` and the descriptors that must stay open
+    /// (close-on-exec cleared) until it has started.
+    fn launch(&self, req: &SpawnRequest<'_>) -> io::Result<(Vec<String>, Vec<OwnedFd>)> {
+        match (&self.seccomp, req.pty) {
+            (None, _) => Ok((self.argv(req, None), Vec::new())),
+            (Some(bpf), true) => {
+                // The PTY spawner closes every descriptor above 2: a shell
+                // opens the program as fd 3 and execs bwrap.
+                let file = self.seccomp_file(bpf)?;
+                let mut argv = vec![
+                    "/bin/sh".to_string(),
+                    "-c".to_string(),
+                    format!("exec {SECCOMP_FD}<\"$0\" || exit 126; exec \"$@\""),
+                    file.display().to_string(),
+                ];
+                argv.extend(self.argv(req, Some(SECCOMP_FD)));
+                Ok((argv, Vec::new()))
+            }
+            (Some(_), false) => {
+                let p = self.prepare(req)?;
+                // The pipe spawner keeps inherited descriptors: clear
+                // close-on-exec on the program's memfd for the spawn. Another
+                // thread spawning meanwhile inherits it too: it holds only
+                // this public, sealed program, and bwrap reads its own copy.
+                for fd in &p.inherit {
+                    rustix::io::fcntl_setfd(fd, rustix::io::FdFlags::empty())?;
+                }
+                Ok((p.argv, p.inherit))
+            }
+        }
+    }
+}
+
+/// A sealed, close-on-exec memfd holding `bytes`, positioned at its start.
+fn sealed_memfd(bytes: &[u8]) -> io::Result<OwnedFd> {
+    use rustix::fs::{MemfdFlags, SealFlags};
+    use std::io::{Seek, Write};
+    let fd = rustix::fs::memfd_create(
+        "hermes-seccomp",
+        MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING,
+    )?;
+    let mut f = std::fs::File::from(fd);
+    f.write_all(bytes)?;
+    f.seek(io::SeekFrom::Start(0))?;
+    let fd = OwnedFd::from(f);
+    rustix::fs::fcntl_add_seals(
+        &fd,
+        SealFlags::WRITE | SealFlags::GROW | SealFlags::SHRINK | SealFlags::SEAL,
+    )?;
+    Ok(fd)
+}
+
+/// `bytes` in a new file of a new 0700 directory under the temp dir.
+fn write_private_file(bytes: &[u8]) -> io::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    let base = std::env::temp_dir();
+    for i in 0..100u32 {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let dir = base.join(format!(
+            "hermes-sandbox-{}-{nanos:x}-{i}",
+            std::process::id()
+        ));
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => {
+                let f = dir.join("seccomp.bpf");
+                std::fs::write(&f, bytes)?;
+                return Ok(f);
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::other("no fresh temporary directory"))
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        if let Some(f) = self
+            .seccomp_file
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+        {
+            let _ = std::fs::remove_file(&*f);
+            if let Some(d) = f.parent() {
+                let _ = std::fs::remove_dir(d);
+            }
+        }
+    }
+}
+
+impl Environment for Sandbox {
+    fn name(&self) -> &'static str {
+        "sandbox"
+    }
+
+    fn spawn(&self, req: &SpawnRequest<'_>) -> io::Result<Spawned> {
+        let (argv, keep_open) = self.launch(req)?;
+        let r = match &self.pids {
+            Some(cg) => cg.spawn(argv, req),
+            None => spawn_argv(&argv, req),
+        };
+        drop(keep_open);
+        r
+    }
+}
+
+impl Files for Sandbox {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req<'a>(cwd: &'a Path, env: &'a [(String, String)], pty: bool) -> SpawnRequest<'a> {
+        SpawnRequest {
+            script: "echo hi",
+            cwd,
+            env,
+            pty,
+            extra_rw: &[],
+            task: "",
+        }
+    }
+
+    fn position(argv: &[String], window: &[&str]) -> Option<usize> {
+        argv.windows(window.len())
+            .position(|w| w.iter().zip(window).all(|(a, b)| a == b))
+    }
+
+    #[test]
+    fn argv_orders_masks_rw_bind_and_protected_binds() {
+        if find_bwrap().is_none() {
+            return;
+        }
+        let t = std::env::temp_dir().join(format!("hermes-argv-{}", std::process::id()));
+        std::fs::create_dir_all(t.join(".git/hooks")).unwrap();
+        std::fs::create_dir_all(t.join("a/b/.git")).unwrap();
+        std::fs::write(t.join(".envrc"), "").unwrap();
+        let sb = Sandbox::new(&SandboxConfig {
+            root: t.clone(),
+            ..SandboxConfig::default()
+        })
+        .unwrap();
+        let cwd = t.join("a/b");
+        let argv = sb.argv(&req(&cwd, &[], false), Some(7));
+        let s = |p: &Path| p.display().to_string();
+        let root_bind = position(&argv, &["--bind", &s(&t), &s(&t)]).unwrap();
+        for p in [t.join(".git"), t.join(".envrc"), t.join("a/b/.git")] {
+            let at = position(&argv, &["--ro-bind", &s(&p), &s(&p)])
+                .unwrap_or_else(|| panic!("{p:?} not protected: {argv:?}"));
+            assert!(at > root_bind, "{p:?} bound before the workspace");
+        }
+        for m in sb.masked() {
+            let at = position(&argv, &[&s(m.path())]).unwrap();
+            assert!(at < root_bind, "{m:?} after the workspace");
+        }
+        assert!(position(&argv, &["--seccomp", "7"]).is_some(), "{argv:?}");
+        assert!(position(&argv, &["--unshare-user"]).is_some(), "{argv:?}");
+        assert!(
+            position(&argv, &["--remount-ro", "/dev"]).is_some(),
+            "{argv:?}"
+        );
+        let tmp = position(&argv, &["--tmpfs", "/tmp"]).unwrap();
+        assert_eq!(argv[tmp - 2], "--size", "{argv:?}");
+        // The limits run in the sandboxed bash, on the script's own line.
+        let script = argv.last().unwrap();
+        assert!(
+            script.starts_with("ulimit -S -H ") && script.ends_with("; echo hi"),
+            "{script}"
+        );
+        assert_eq!(sb.protected_entries(&cwd, &[]).len(), 3);
+        std::fs::remove_dir_all(&t).unwrap();
+    }
+
+    #[test]
+    fn a_symlinked_entry_protects_its_target_inside_the_workspace() {
+        if find_bwrap().is_none() {
+            return;
+        }
+        let t = std::env::temp_dir().join(format!("hermes-protect-{}", std::process::id()));
+        let outside = std::env::temp_dir().join(format!("hermes-outside-{}", std::process::id()));
+        std::fs::create_dir_all(t.join("sub/gitdir")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink("gitdir", t.join("sub/.git")).unwrap();
+        std::os::unix::fs::symlink(&outside, t.join(".vscode")).unwrap();
+        let sb = Sandbox::new(&SandboxConfig {
+            root: t.clone(),
+            ..SandboxConfig::default()
+        })
+        .unwrap();
+        let got = sb.protected_entries(&t.join("sub"), &[]);
+        std::fs::remove_dir_all(&t).unwrap();
+        std::fs::remove_dir_all(&outside).unwrap();
+        assert_eq!(got, vec![t.join("sub/gitdir")]);
+    }
+
+    #[test]
+    fn protected_names_are_found_at_any_depth_inside_the_root() {
+        let root = Path::new("/w");
+        assert_eq!(
+            protected_name(root, Path::new("/w/.git/config")),
+            Some(".git")
+        );
+        assert_eq!(
+            protected_name(root, Path::new("/w/x/.git/hooks/pre-commit")),
+            Some(".git")
+        );
+        assert_eq!(
+            protected_name(root, Path::new("/w/.vscode/tasks.json")),
+            Some(".vscode")
+        );
+        assert_eq!(protected_name(root, Path::new("/w/.envrc")), Some(".envrc"));
+        assert_eq!(protected_name(root, Path::new("/w/src/main.rs")), None);
+        assert_eq!(protected_name(root, Path::new("/w/.gitignore")), None);
+        assert_eq!(protected_name(root, Path::new("/elsewhere/.git")), None);
+    }
+
+    #[test]
+    fn landlock_abi_matches_the_enabled_security_modules() {
+        // The list of active modules, or failing securityfs, the kernel's
+        // configured default (when the boot line does not override it).
+        let lsm = std::fs::read_to_string("/sys/kernel/security/lsm")
+            .ok()
+            .or_else(|| {
+                let cmdline = std::fs::read_to_string("/proc/cmdline").unwrap_or_default();
+                if cmdline.contains("lsm=") || cmdline.contains("landlock") {
+                    return None;
+                }
+                let out = std::process::Command::new("zcat")
+                    .arg("/proc/config.gz")
+                    .output()
+                    .ok()?;
+                let config = String::from_utf8_lossy(&out.stdout).into_owned();
+                if !config.contains("CONFIG_SECURITY_LANDLOCK=y") {
+                    return Some(String::new());
+                }
+                config
+                    .lines()
+                    .find_map(|l| l.strip_prefix("CONFIG_LSM=\""))
+                    .map(|l| l.trim_end_matches('"').to_string())
+            });
+        let Some(lsm) = lsm else {
+            return;
+        };
+        let enabled = lsm.trim().split(',').any(|m| m == "landlock");
+        assert_eq!(landlock_abi().is_some(), enabled, "lsm list: {lsm}");
+        if let Some(v) = landlock_abi() {
+            assert!(v >= 1);
+        }
+    }
+}

@@ -1,0 +1,661 @@
+//! The attacks of issue 27 replayed against the bubblewrap sandbox, as a
+//! model's command would try them: tracing, new namespaces, terminal input
+//! injection, reading root-only host files, exhausting processes, memory,
+//! CPU, file size and the memory-backed `/tmp`, and planting repository
+//! configuration that the host user's next `git status` would run. Each
+//! failed on the sandbox before the seccomp filter, the masks, the limits
+//! and the protected binds.
+//!
+//! Run as root, each test also re-runs itself as `nobody` through `setpriv`
+//! (the other kind of host). Tests skip (pass with a note) where bubblewrap
+//! cannot run at all.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use hermes_exec::pump::{Ended, PumpOpts, pump};
+use hermes_exec::sandbox::{Sandbox, SandboxConfig};
+use hermes_exec::spawn::SandboxLimits;
+use hermes_exec::{Environment, SpawnRequest};
+
+const NESTED: &str = "HERMES_SANDBOX_ATTACK_AS_USER";
+
+fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+fn bwrap_works() -> bool {
+    hermes_exec::sandbox::find_bwrap().is_some_and(|b| {
+        std::process::Command::new(b)
+            .args(["--ro-bind", "/", "/", "--unshare-user", "--", "/bin/true"])
+            .status()
+            .is_ok_and(|s| s.success())
+    })
+}
+
+/// A fresh workspace owned by whoever runs the test.
+struct Workspace(PathBuf);
+
+impl Workspace {
+    fn new(tag: &str) -> Workspace {
+        let p = std::env::temp_dir().join(format!(
+            "hermes-attack-{tag}-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .subsec_nanos()
+        ));
+        std::fs::create_dir_all(&p).unwrap();
+        Workspace(std::fs::canonicalize(&p).unwrap())
+    }
+}
+
+impl Drop for Workspace {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn limits() -> SandboxLimits {
+    SandboxLimits::default()
+}
+
+fn sandbox(root: &Path, limits: SandboxLimits) -> Sandbox {
+    Sandbox::new(&SandboxConfig {
+        root: root.to_path_buf(),
+        limits,
+        ..SandboxConfig::default()
+    })
+    .expect("sandbox")
+}
+
+/// Run `script` in `sb` with cwd `cwd`; exit code, how it ended, output.
+fn run_in(sb: &Sandbox, cwd: &Path, script: &str, pty: bool) -> (i32, Ended, String) {
+    let env: Vec<(String, String)> = vec![
+        ("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()),
+        ("HOME".into(), "/nonexistent-home".into()),
+        ("LANG".into(), "C".into()),
+    ];
+    let req = SpawnRequest {
+        script,
+        cwd,
+        env: &env,
+        pty,
+        extra_rw: &[],
+        task: "",
+    };
+    let sp = sb.spawn(&req).expect("spawn");
+    let opts = PumpOpts {
+        timeout: Some(Duration::from_secs(60)),
+        ..PumpOpts::default()
+    };
+    let mut out = Vec::new();
+    let (code, ended) = pump(sp.pid, &sp.output, sb, &opts, &mut |d| {
+        out.extend_from_slice(d)
+    });
+    (code, ended, String::from_utf8_lossy(&out).into_owned())
+}
+
+fn run(sb: &Sandbox, script: &str) -> (i32, Ended, String) {
+    run_in(sb, sb.root(), script, false)
+}
+
+/// Run `name` again as `nobody` when this is root (and not already the
+/// nested run): the attack must fail on both kinds of host.
+fn also_as_nobody(name: &str) {
+    if !is_root() || std::env::var_os(NESTED).is_some() {
+        return;
+    }
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    // A copy nobody can execute whatever the target directory's modes.
+    let dir = Workspace::new("exe");
+    std::fs::set_permissions(&dir.0, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let copy = dir.0.join("attacks");
+    std::fs::copy(&exe, &copy).unwrap();
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(&copy)
+        .args(["--exact", name, "--test-threads=1", "--nocapture"])
+        .env(NESTED, "1")
+        .env("TMPDIR", "/tmp")
+        .current_dir("/")
+        .output()
+        .expect("setpriv");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "as nobody:\n{text}");
+    assert!(
+        text.contains("1 passed"),
+        "as nobody the test did not run:\n{text}"
+    );
+}
+
+macro_rules! need_bwrap {
+    () => {
+        if !bwrap_works() {
+            // The run as nobody was asked for because bwrap works for
+            // root: that it does not for nobody is a finding, not a skip.
+            assert!(
+                std::env::var_os(NESTED).is_none(),
+                "bubblewrap cannot run as nobody"
+            );
+            eprintln!("skipped: bubblewrap cannot run here");
+            return;
+        }
+    };
+}
+
+/// Attach to a sibling (`sleep`) and to a child, read a child's memory.
+const PTRACE_CHILD: &str = r#"sleep 30 & /usr/bin/python3 -c '
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.ptrace(16, int(sys.argv[1]), 0, 0)  # PTRACE_ATTACH to a sibling
+print("sibling", r, ctypes.get_errno())
+pid = os.fork()
+if pid == 0:
+    time.sleep(30)
+    os._exit(0)
+r = libc.ptrace(16, pid, 0, 0)  # PTRACE_ATTACH to our own child
+print("ptrace", r, ctypes.get_errno())
+buf = ctypes.create_string_buffer(8)
+class iov(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+local = iov(ctypes.cast(buf, ctypes.c_void_p), 8)
+remote = iov(0x400000, 8)
+r = libc.process_vm_readv(pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)
+print("vm_readv", r, ctypes.get_errno())
+os.kill(pid, 9)
+' $!; kill %1"#;
+
+#[test]
+fn ptrace_and_process_vm_are_denied() {
+    need_bwrap!();
+    let ws = Workspace::new("ptrace");
+    let sb = sandbox(&ws.0, limits());
+    let (_, _, out) = run(&sb, PTRACE_CHILD);
+    assert!(out.contains("sibling -1 1\n"), "{out}");
+    assert!(out.contains("ptrace -1 1\n"), "{out}");
+    assert!(out.contains("vm_readv -1 1\n"), "{out}");
+    also_as_nobody("ptrace_and_process_vm_are_denied");
+}
+
+#[test]
+fn ptrace_is_denied_on_a_pty_too() {
+    need_bwrap!();
+    let ws = Workspace::new("ptrace-pty");
+    let sb = sandbox(&ws.0, limits());
+    let (_, _, out) = run_in(&sb, &ws.0, PTRACE_CHILD, true);
+    assert!(out.contains("ptrace -1 1"), "{out}");
+    also_as_nobody("ptrace_is_denied_on_a_pty_too");
+}
+
+#[test]
+fn nested_namespaces_are_denied() {
+    need_bwrap!();
+    let ws = Workspace::new("userns");
+    let sb = sandbox(&ws.0, limits());
+    let script = r#"unshare -U true && echo UNSHARED
+/usr/bin/python3 -c '
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+# clone(CLONE_NEWUSER | SIGCHLD) with a null stack: fork-like if allowed.
+r = libc.syscall(56 if ctypes.sizeof(ctypes.c_void_p) == 8 and __import__("platform").machine() == "x86_64" else 220, 0x10000000 | 17, 0, 0, 0, 0)
+if r == 0:
+    import os; os._exit(0)
+print("clone", r, ctypes.get_errno())
+r = libc.unshare(0x20000)  # CLONE_NEWNS
+print("unshare", r, ctypes.get_errno())
+'"#;
+    let (_, _, out) = run(&sb, script);
+    assert!(!out.contains("UNSHARED"), "{out}");
+    assert!(out.contains("clone -1 1\n"), "{out}");
+    assert!(out.contains("unshare -1 1\n"), "{out}");
+    also_as_nobody("nested_namespaces_are_denied");
+}
+
+#[test]
+fn terminal_input_injection_is_denied() {
+    need_bwrap!();
+    let ws = Workspace::new("tiocsti");
+    let sb = sandbox(&ws.0, limits());
+    let script = r#"/usr/bin/python3 -c '
+import fcntl, termios, errno
+for name, req in (("TIOCSTI", termios.TIOCSTI), ("TIOCLINUX", 0x541C)):
+    try:
+        fcntl.ioctl(0, req, b"\x06")
+        print(name, "ok")
+    except OSError as e:
+        print(name, errno.errorcode[e.errno])
+'"#;
+    let (_, _, out) = run_in(&sb, &ws.0, script, true);
+    // EPERM is the filter's answer (the tty layer's own refusal is EIO).
+    assert!(out.contains("TIOCSTI EPERM"), "{out}");
+    assert!(out.contains("TIOCLINUX EPERM"), "{out}");
+    also_as_nobody("terminal_input_injection_is_denied");
+}
+
+/// A root-only file and directory under /etc for the test's life, and a
+/// file only another user may read (root without capabilities cannot, so
+/// it needs no mask).
+struct EtcSecret(PathBuf, PathBuf, PathBuf);
+
+impl EtcSecret {
+    fn new() -> Option<EtcSecret> {
+        if !is_root() {
+            return None;
+        }
+        let f = PathBuf::from(format!("/etc/hermes-attack-key-{}", std::process::id()));
+        let d = PathBuf::from(format!("/etc/hermes-attack-dir-{}", std::process::id()));
+        std::fs::write(&f, "SECRET-FILE").ok()?;
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).ok()?;
+        std::fs::create_dir_all(&d).ok()?;
+        std::fs::write(d.join("inner"), "SECRET-DIR").ok()?;
+        std::fs::set_permissions(d.join("inner"), std::fs::Permissions::from_mode(0o644)).ok()?;
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).ok()?;
+        let o = PathBuf::from(format!("/etc/hermes-attack-other-{}", std::process::id()));
+        std::fs::write(&o, "SECRET-OTHER").ok()?;
+        std::fs::set_permissions(&o, std::fs::Permissions::from_mode(0o600)).ok()?;
+        std::os::unix::fs::chown(&o, Some(12345), Some(12345)).ok()?;
+        Some(EtcSecret(f, d, o))
+    }
+}
+
+impl Drop for EtcSecret {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+        let _ = std::fs::remove_dir_all(&self.1);
+        let _ = std::fs::remove_file(&self.2);
+    }
+}
+
+#[test]
+fn root_only_host_files_are_unreadable() {
+    need_bwrap!();
+    let secret = EtcSecret::new();
+    let ws = Workspace::new("masks");
+    let sb = sandbox(&ws.0, limits());
+    if let Some(s) = &secret {
+        assert!(
+            sb.masked().iter().any(|m| m.path() == s.0),
+            "not in masked()"
+        );
+    }
+    let mut script = String::from(
+        "for f in /etc/ssh/ssh_host_*_key /etc/shadow /etc/gshadow; do [ -e \"$f\" ] && cat \"$f\" 2>/dev/null | head -c 40; done; echo END\n",
+    );
+    if let Some(s) = &secret {
+        script.push_str(&format!(
+            "cat {} 2>/dev/null; cat {}/inner 2>/dev/null; cat {} 2>/dev/null; echo END2\n",
+            s.0.display(),
+            s.1.display(),
+            s.2.display()
+        ));
+    }
+    let (_, _, out) = run(&sb, &script);
+    assert!(out.contains("END"), "{out}");
+    assert!(!out.contains("PRIVATE KEY"), "{out}");
+    assert!(!out.contains("root:"), "{out}");
+    assert!(!out.contains("SECRET-"), "{out}");
+    drop(secret);
+    also_as_nobody("root_only_host_files_are_unreadable");
+}
+
+/// Forks until refused; at most 2000 (what an unlimited sandbox reaches).
+const FORK_UNTIL_REFUSED: &str = r#"/usr/bin/python3 -c '
+import os, time
+n = 0
+try:
+    while n < 2000:
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(60)
+            os._exit(0)
+        n += 1
+    print("forked", n, "no error")
+except OSError as e:
+    print("forked", n, "error:", e.strerror)
+'"#;
+
+#[test]
+fn process_count_is_limited() {
+    need_bwrap!();
+    let ws = Workspace::new("nproc");
+    let sb = sandbox(
+        &ws.0,
+        SandboxLimits {
+            max_processes: 64,
+            ..limits()
+        },
+    );
+    let (_, ended, out) = run(&sb, FORK_UNTIL_REFUSED);
+    assert_eq!(ended, Ended::Exited, "{out}");
+    assert!(
+        out.contains("error: Resource temporarily unavailable"),
+        "{out}"
+    );
+    let n: u32 = out
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(u32::MAX);
+    // bash and python count too: fewer than the limit.
+    assert!(n < 64, "{out}");
+    also_as_nobody("process_count_is_limited");
+}
+
+#[test]
+fn a_fork_bomb_is_contained_and_the_call_returns() {
+    need_bwrap!();
+    let ws = Workspace::new("bomb");
+    let sb = sandbox(
+        &ws.0,
+        SandboxLimits {
+            max_processes: 64,
+            ..limits()
+        },
+    );
+    // Only builtins after the bomb: the script itself never needs a fork.
+    let script = "b(){ b | b & }; b 2>/dev/null; for ((i = 0; i < 300000; i++)); do :; done; \
+                  p=(/proc/[0-9]*); echo procs=${#p[@]}";
+    let (_, ended, out) = run(&sb, script);
+    assert_eq!(ended, Ended::Exited, "{out}");
+    let procs: usize = out
+        .split("procs=")
+        .nth(1)
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(usize::MAX);
+    assert!(procs <= 66, "{out}");
+    also_as_nobody("a_fork_bomb_is_contained_and_the_call_returns");
+}
+
+#[test]
+fn memory_is_limited() {
+    need_bwrap!();
+    let ws = Workspace::new("mem");
+    let sb = sandbox(
+        &ws.0,
+        SandboxLimits {
+            memory_bytes: 256 << 20,
+            ..limits()
+        },
+    );
+    let script = r#"/usr/bin/python3 -c '
+try:
+    b = bytearray(768 * 1024 * 1024)
+    print("allocated", len(b))
+except MemoryError:
+    print("MemoryError")
+'"#;
+    let (_, _, out) = run(&sb, script);
+    assert!(out.contains("MemoryError"), "{out}");
+    also_as_nobody("memory_is_limited");
+}
+
+#[test]
+fn a_full_tmp_gives_no_space_left() {
+    need_bwrap!();
+    let ws = Workspace::new("tmp");
+    let sb = sandbox(
+        &ws.0,
+        SandboxLimits {
+            tmp_size_bytes: 8 << 20,
+            ..limits()
+        },
+    );
+    let (_, ended, out) = run(
+        &sb,
+        "head -c 32M /dev/zero > /tmp/fill; echo rc=$?; head -c 32M /dev/zero > /dev/shm/fill; echo shm=$?; \
+         : > /dev/planted; echo dev=$?",
+    );
+    assert_eq!(ended, Ended::Exited, "{out}");
+    assert!(out.contains("No space left on device"), "{out}");
+    assert!(
+        !out.contains("rc=0") && !out.contains("shm=0") && !out.contains("dev=0"),
+        "{out}"
+    );
+    also_as_nobody("a_full_tmp_gives_no_space_left");
+}
+
+#[test]
+fn file_size_and_cpu_time_are_limited() {
+    need_bwrap!();
+    let ws = Workspace::new("fsize");
+    let sb = sandbox(
+        &ws.0,
+        SandboxLimits {
+            file_size_bytes: 1 << 20,
+            cpu_seconds: 1,
+            ..limits()
+        },
+    );
+    let (_, ended, out) = run(
+        &sb,
+        "head -c 4M /dev/zero > big; echo size=$(stat -c %s big); bash -c 'while :; do :; done'; echo cpu=$?",
+    );
+    assert_eq!(ended, Ended::Exited, "{out}");
+    assert!(out.contains("File size limit exceeded"), "{out}");
+    assert!(out.contains("size=1048576"), "{out}");
+    // SIGXCPU (128 + 24) or, past the hard limit, SIGKILL (128 + 9).
+    assert!(out.contains("cpu=152") || out.contains("cpu=137"), "{out}");
+    also_as_nobody("file_size_and_cpu_time_are_limited");
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let st = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .expect("git");
+    assert!(st.status.success(), "git {args:?}: {st:?}");
+}
+
+#[test]
+fn repository_metadata_cannot_be_planted() {
+    need_bwrap!();
+    if std::process::Command::new("git")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: no git");
+        return;
+    }
+    let ws = Workspace::new("git");
+    git(&ws.0, &["init", "-q"]);
+    // A nested repository under the cwd path, and an .envrc.
+    let sub = ws.0.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    git(&sub, &["init", "-q"]);
+    std::fs::write(ws.0.join(".envrc"), "export A=1\n").unwrap();
+    let before = std::fs::read_to_string(ws.0.join(".git/config")).unwrap();
+    let sub_before = std::fs::read_to_string(sub.join(".git/config")).unwrap();
+    let sb = sandbox(&ws.0, limits());
+    let script = "git config core.fsmonitor 'touch MARKER #'; echo cfg=$?; \
+                  git -C .. config core.fsmonitor 'touch MARKER #'; echo parent=$?; \
+                  echo 'touch MARKER' > ../.git/hooks/post-checkout; echo hook=$?; \
+                  echo 'touch MARKER' >> ../.envrc; echo envrc=$?; \
+                  echo ok > file; echo workspace=$?";
+    let (_, _, out) = run_in(&sb, &sub, script, false);
+    assert!(out.contains("cfg=") && !out.contains("cfg=0"), "{out}");
+    assert!(!out.contains("parent=0"), "{out}");
+    assert!(!out.contains("hook=0"), "{out}");
+    assert!(!out.contains("envrc=0"), "{out}");
+    // The workspace itself stays writable.
+    assert!(out.contains("workspace=0"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(ws.0.join(".git/config")).unwrap(),
+        before
+    );
+    assert_eq!(
+        std::fs::read_to_string(sub.join(".git/config")).unwrap(),
+        sub_before
+    );
+    assert!(!ws.0.join(".git/hooks/post-checkout").exists());
+    also_as_nobody("repository_metadata_cannot_be_planted");
+}
+
+#[test]
+fn ordinary_commands_still_work() {
+    need_bwrap!();
+    let ws = Workspace::new("ok");
+    let sb = sandbox(&ws.0, limits());
+    // Threads (clone without namespace flags, clone3 falling back), a pipe
+    // and a subshell, a file in the workspace and in /tmp.
+    let script = "echo hi | tr a-z A-Z; (echo sub); echo x > w && cat w; echo t > /tmp/t && cat /tmp/t; \
+                  /usr/bin/python3 -c 'import threading; t = threading.Thread(target=print, args=(\"thread\",)); t.start(); t.join()'";
+    let (code, _, out) = run(&sb, script);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out, "HI\nsub\nx\nt\nthread\n");
+    also_as_nobody("ordinary_commands_still_work");
+}
+
+/// `echo hi` through `Sandbox::spawn` against a bare bwrap with the same
+/// binds, spawned and pumped the same way. Prints the figures; `--ignored`
+/// (a measurement, not a check).
+#[test]
+#[ignore]
+fn measure_echo_hi() {
+    need_bwrap!();
+    let ws = Workspace::new("bench");
+    let sb = sandbox(&ws.0, limits());
+    let env: Vec<(String, String)> = vec![("PATH".into(), "/usr/bin:/bin".into())];
+    let req = SpawnRequest {
+        script: "echo hi",
+        cwd: &ws.0,
+        env: &env,
+        pty: false,
+        extra_rw: &[],
+        task: "",
+    };
+    // The old argv: same system binds, /proc, /dev, /tmp, /run, workspace.
+    let root = ws.0.display().to_string();
+    let mut bare: Vec<String> = vec![
+        hermes_exec::sandbox::find_bwrap()
+            .unwrap()
+            .display()
+            .to_string(),
+    ];
+    for d in [
+        "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
+    ] {
+        let p = Path::new(d);
+        if let Ok(t) = std::fs::read_link(p) {
+            bare.extend(["--symlink".into(), t.display().to_string(), d.into()]);
+        } else if p.is_dir() {
+            bare.extend(["--ro-bind".into(), d.into(), d.into()]);
+        }
+    }
+    for a in [
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--tmpfs",
+        "/tmp",
+        "--tmpfs",
+        "/run",
+        "--ro-bind",
+        "/proc/sys",
+        "/proc/sys",
+        "--bind",
+        &root,
+        &root,
+        "--chdir",
+        &root,
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--die-with-parent",
+        "--unshare-net",
+        "--unshare-user",
+    ] {
+        bare.push(a.into());
+    }
+    if is_root() {
+        bare.extend(["--uid", "0", "--gid", "0", "--cap-drop", "ALL"].map(String::from));
+    }
+    bare.extend(["--new-session", "--", "/bin/bash", "-c", "echo hi"].map(String::from));
+    // The same sandbox without the per-command pids cgroup (root hosts).
+    let sb_nocg = sandbox(
+        &ws.0,
+        SandboxLimits {
+            max_processes: 0,
+            ..limits()
+        },
+    );
+    // Arguments naming the masks, to report what they cost.
+    let mut nomask = Vec::new();
+    let full = sb.argv(&req, None);
+    let mut it = full.iter().peekable();
+    while let Some(a) = it.next() {
+        match (a.as_str(), it.peek().map(|s| s.as_str())) {
+            ("--ro-bind", Some("/dev/null")) => drop((it.next(), it.next())),
+            ("--perms", Some("0000")) => drop((it.next(), it.next(), it.next())),
+            _ => nomask.push(a.clone()),
+        }
+    }
+    let opts = PumpOpts::default();
+    let time = |f: &dyn Fn() -> hermes_exec::Spawned| -> Duration {
+        let t = std::time::Instant::now();
+        let sp = f();
+        let mut out = Vec::new();
+        let (code, _) = pump(sp.pid, &sp.output, &sb, &opts, &mut |d| {
+            out.extend_from_slice(d)
+        });
+        assert_eq!((code, out.as_slice()), (0, &b"hi\n"[..]));
+        t.elapsed()
+    };
+    let spawn_argv = |argv: &[String]| hermes_exec::local::spawn_argv(argv, &req).unwrap();
+    let runs: [(&str, &dyn Fn() -> hermes_exec::Spawned); 5] = [
+        ("bare bwrap", &|| spawn_argv(&bare)),
+        ("Sandbox::spawn", &|| sb.spawn(&req).unwrap()),
+        ("Sandbox::spawn, no pids cgroup", &|| {
+            sb_nocg.spawn(&req).unwrap()
+        }),
+        ("sandbox argv without seccomp", &|| spawn_argv(&full)),
+        ("sandbox argv without masks or seccomp", &|| {
+            spawn_argv(&nomask)
+        }),
+    ];
+    let n = 100;
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); runs.len()];
+    for round in 0..n + 5 {
+        for (k, (_, f)) in runs.iter().enumerate() {
+            let d = time(*f);
+            if round >= 5 {
+                times[k].push(d);
+            }
+        }
+    }
+    let medians: Vec<Duration> = times
+        .iter_mut()
+        .map(|v| {
+            v.sort();
+            v[n / 2]
+        })
+        .collect();
+    eprintln!(
+        "echo hi, {n} interleaved rounds, {} masks, uid {}:",
+        sb.masked().len(),
+        if is_root() { 0 } else { 1 }
+    );
+    for ((name, _), m) in runs.iter().zip(&medians) {
+        eprintln!(
+            "  {name}: median {:?} ({:.3}x bare)",
+            m,
+            m.as_secs_f64() / medians[0].as_secs_f64()
+        );
+    }
+}
