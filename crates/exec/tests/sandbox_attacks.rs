@@ -86,6 +86,7 @@ fn run_in(sb: &Sandbox, cwd: &Path, script: &str, pty: bool) -> (i32, Ended, Str
         pty,
         extra_rw: &[],
         task: "",
+        linger: false,
     };
     let sp = sb.spawn(&req).expect("spawn");
     let opts = PumpOpts {
@@ -537,6 +538,7 @@ fn measure_echo_hi() {
         pty: false,
         extra_rw: &[],
         task: "",
+        linger: false,
     };
     // The old argv: same system binds, /proc, /dev, /tmp, /run, workspace.
     let root = ws.0.display().to_string();

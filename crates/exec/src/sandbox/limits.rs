@@ -87,6 +87,7 @@ struct Job {
     pty: bool,
     extra_rw: Vec<PathBuf>,
     task: String,
+    linger: bool,
     reply: mpsc::Sender<io::Result<Spawned>>,
 }
 
@@ -140,6 +141,7 @@ impl PidsCgroup {
                         pty: job.pty,
                         extra_rw: &job.extra_rw,
                         task: &job.task,
+                        linger: job.linger,
                     };
                     let _ = job.reply.send(spawn_argv(&job.argv, &req));
                 }
@@ -181,6 +183,7 @@ impl PidsCgroup {
             pty: req.pty,
             extra_rw: req.extra_rw.to_vec(),
             task: req.task.to_string(),
+            linger: req.linger,
             reply,
         };
         let gone = || io::Error::other("sandbox: the spawner thread has ended");

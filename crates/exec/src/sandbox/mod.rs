@@ -664,6 +664,7 @@ mod tests {
             pty,
             extra_rw: &[],
             task: "",
+            linger: false,
         }
     }
 
