@@ -606,20 +606,24 @@ fn sandbox_ro_binds_under_tmp_and_run_come_after_their_tmpfs() {
         network: false,
         ro_binds: vec![dir.clone(), PathBuf::from("/run"), PathBuf::from("/usr")],
         rw_binds: vec![],
+        limits: Default::default(),
     }) else {
         eprintln!("no bubblewrap: skipped");
         return;
     };
     let env = vec![];
-    let argv = sb.argv(&hermes_tools::exec::SpawnRequest {
-        script: "true",
-        cwd: &root,
-        env: &env,
-        pty: false,
-        extra_rw: &[],
-        task: "",
-        linger: false,
-    });
+    let argv = sb.argv(
+        &hermes_tools::exec::SpawnRequest {
+            script: "true",
+            cwd: &root,
+            env: &env,
+            pty: false,
+            extra_rw: &[],
+            task: "",
+            linger: false,
+        },
+        None,
+    );
     let pos = |xs: &[&str]| {
         argv.windows(xs.len())
             .position(|w| w.iter().zip(xs).all(|(a, b)| a == b))

@@ -119,7 +119,23 @@ pub fn write_sensitive(
             ));
         }
     }
+    // Repository metadata and files a later host action runs (git hooks and
+    // config, direnv, editor tasks): read-only inside the sandbox, asked
+    // about here on every backend, at any depth (nested repositories too).
+    if let Some(name) = p.components().find_map(|c| {
+        let c = c.as_os_str().to_str()?;
+        hermes_exec::sandbox::PROTECTED.iter().find(|n| **n == c)
+    }) {
+        return Some(format!(
+            "writes {name}, which a later git, direnv or editor action on the host runs as code \
+             (hooks, config, tasks)"
+        ));
+    }
     for dir in [
+        ".local/bin",
+        ".config/git",
+        ".config/systemd",
+        ".config/autostart",
         ".ssh",
         ".aws",
         ".gnupg",
@@ -148,6 +164,13 @@ pub fn write_sensitive(
         ".zshenv",
         ".zlogin",
         ".config/fish/config.fish",
+        ".bash_aliases",
+        ".bash_logout",
+        ".inputrc",
+        ".vimrc",
+        ".gitconfig",
+        ".xprofile",
+        ".xinitrc",
     ] {
         if p == home.join(f) {
             return Some(format!(
@@ -222,5 +245,21 @@ mod tests {
         assert!(write_sensitive(Path::new("/home/u/.bashrc"), home, data, &[]).is_some());
         assert!(write_sensitive(Path::new("/etc/sudoers.d/x"), home, data, &[]).is_some());
         assert!(write_sensitive(Path::new("/w/x"), home, data, &[]).is_none());
+        for planted in [
+            "/w/.git/config",
+            "/w/.git/hooks/pre-commit",
+            "/w/sub/.git/config",
+            "/w/.envrc",
+            "/w/.vscode/tasks.json",
+            "/home/u/.bash_aliases",
+            "/home/u/.local/bin/ls",
+            "/home/u/.gitconfig",
+        ] {
+            assert!(
+                write_sensitive(Path::new(planted), home, data, &[]).is_some(),
+                "{planted}"
+            );
+        }
+        assert!(write_sensitive(Path::new("/w/.gitignore"), home, data, &[]).is_none());
     }
 }

@@ -394,11 +394,15 @@ impl Sandbox {
         }
         // Root-only host entries: after every read-only bind that could
         // show them, before the writable binds (which the walk skipped).
+        // An entry removed since the walk is skipped (bwrap cannot mount
+        // over a path that is gone, and would refuse every command); one
+        // that changed kind is masked as what it is now.
         for m in &self.masked {
             let s = m.path().display().to_string();
-            match m {
-                Mask::File(_) => push(&["--ro-bind", "/dev/null", &s]),
-                Mask::Dir(_) => push(&["--perms", "0000", "--tmpfs", &s]),
+            match std::fs::symlink_metadata(m.path()) {
+                Ok(md) if md.is_dir() => push(&["--perms", "0000", "--tmpfs", &s]),
+                Ok(md) if !md.file_type().is_symlink() => push(&["--ro-bind", "/dev/null", &s]),
+                _ => {}
             }
         }
         let root = self.root.display().to_string();
