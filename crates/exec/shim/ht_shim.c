@@ -22,10 +22,11 @@
  *    command's status once the last of them has ended; the host's death
  *    still kills them all.
  *
- * The shim ignores (blocks) the termination signals: the runtime signals the
- * whole process group, which reaches the command; the shim ends when the
- * command does. Only SIGKILL ends the shim early, and the runtime sends that
- * to the whole tree at once (found through the shim, its subreaper root).
+ * The shim does not die of the termination signals: one sent to it by a
+ * process is passed on to the command, and the shim ends when the command
+ * does. Only SIGKILL ends the shim early; the runtime sends that to the whole
+ * tree at once (found through the shim, its subreaper root), and the
+ * command has a parent-death signal should the shim go first.
  *
  * Plain C with no allocation after start: it is small, has no dependencies
  * and is compiled by crates/exec/build.rs, embedded in the library and
@@ -210,6 +211,14 @@ int main(int argc, char **argv) {
         if (fds[0].revents & POLLIN) {
             struct signalfd_siginfo si;
             while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+                /* A termination signal sent to the shim by a process (kill(2)
+                 * of its pid, not the terminal driver's Ctrl-C to the
+                 * foreground group) is passed on to the command, so a kill of
+                 * the pid the runtime knows reaches what runs. */
+                int sig = (int)si.ssi_signo;
+                int by_process = si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE;
+                if (by_process && !child_done && sig != SIGCHLD && sig != SIGPIPE)
+                    kill(child, sig);
             }
         }
         int status;

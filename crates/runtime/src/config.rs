@@ -45,6 +45,9 @@ pub struct Config {
     pub log_level: Option<String>,
     /// MCP servers whose tools become toolsets `mcp-<name>` (docs/json-shapes.md).
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
+    /// Why `terminal.backend: "auto"` fell back to local (the runtime warns).
+    #[serde(skip)]
+    pub backend_fallback: Option<String>,
     /// Plugin libraries loaded when the C runtime is created (`ht_runtime_new`):
     /// `["/path/libfoo.so", ...]` or `{"paths": [...], "dirs": [...]}`.
     pub plugins: PluginsConfig,
@@ -145,6 +148,7 @@ impl Config {
                 )));
             }
         }
+        cfg.backend_fallback = cfg.terminal.resolve_auto_backend();
         match cfg.terminal.backend.as_str() {
             "local" | "sandbox" => {}
             "ssh" => match &cfg.terminal.ssh {
@@ -169,7 +173,7 @@ impl Config {
             },
             other => {
                 return Err(Error::invalid(format!(
-                    "runtime config: terminal.backend: unknown backend '{other}' (local, sandbox, ssh, docker, podman)"
+                    "runtime config: terminal.backend: unknown backend '{other}' (auto, local, sandbox, ssh, docker, podman)"
                 )));
             }
         }

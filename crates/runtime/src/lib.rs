@@ -203,6 +203,9 @@ pub struct Runtime {
     activity: Arc<Activity>,
     lifecycles: Mutex<Vec<Arc<dyn Lifecycle>>>,
     mcp: Option<Arc<hermes_mcp_client::Mcp>>,
+    /// Why the `auto` backend fell back to local: sent once as a `warning`
+    /// event to the first event handler the host installs.
+    fallback_warning: Mutex<Option<String>>,
 }
 
 impl Runtime {
@@ -257,11 +260,24 @@ impl Runtime {
             skills: None,
             activity: Arc::new(Activity::default()),
             lifecycles: Mutex::new(Vec::new()),
+            fallback_warning: Mutex::new(None),
             mcp: None,
         };
         if let Err(e) = rt.install_builtins().and_then(|()| rt.install_mcp()) {
             rt.close();
             return Err(e);
+        }
+        if let Some(why) = &rt.config.backend_fallback
+            && rt
+                .config
+                .builtin_toolsets
+                .iter()
+                .any(|t| t == "terminal" || t == "file")
+        {
+            tracing::warn!(
+                "hermes-tools: terminal.backend 'auto' runs commands on this machine without a sandbox: {why}"
+            );
+            *rt.fallback_warning.lock() = Some(why.clone());
         }
         tracing::debug!(runtime = rt.core.id, "runtime created");
         Ok(rt)
@@ -622,8 +638,18 @@ impl Runtime {
 
     pub fn set_event_sink(&self, sink: Option<Arc<dyn EventSink>>) -> Result<()> {
         let _g = self.core.enter()?;
+        let installed = sink.is_some();
         let old = std::mem::replace(&mut *self.services.events.write(), sink);
         drop(old);
+        if installed && let Some(why) = self.fallback_warning.lock().take() {
+            self.services.emit_event(serde_json::json!({
+                "type": "warning",
+                "code": "sandbox_unavailable",
+                "message": format!(
+                    "terminal commands run on this machine without a sandbox: {why}"
+                ),
+            }));
+        }
         Ok(())
     }
 

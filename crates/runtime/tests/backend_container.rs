@@ -645,7 +645,9 @@ fn prestarted(host: &str) -> Vec<i32> {
             s.rsplit_once(')')
                 .is_some_and(|(_, r)| !r.trim_start().starts_with('Z'))
         });
+        // The engine client itself, not the process shim that runs it.
         if live
+            && !args[0].contains("ht-shim-")
             && args.iter().any(|a| a == "exec")
             && args.iter().any(|a| a.starts_with(host))
             && args.iter().any(|a| a.starts_with("__ht_s=$(</dev/stdin)"))

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TerminalConfig {
-    /// "local", "sandbox", "ssh", "docker" or "podman".
+    /// "auto" (the default: "sandbox" where bubblewrap works, else
+    /// "local"), "local", "sandbox", "ssh", "docker" or "podman".
     pub backend: String,
     pub cwd: Option<String>,
     /// Default foreground timeout in seconds.
@@ -171,7 +172,7 @@ impl SshSection {
 impl Default for TerminalConfig {
     fn default() -> Self {
         TerminalConfig {
-            backend: "local".into(),
+            backend: "auto".into(),
             cwd: None,
             timeout: 180,
             env: BTreeMap::new(),
@@ -204,4 +205,23 @@ fn expand_home(p: &str) -> std::path::PathBuf {
         return std::path::PathBuf::from(format!("{home}{rest}"));
     }
     std::path::PathBuf::from(p)
+}
+
+impl TerminalConfig {
+    /// Resolve `"auto"`: the sandbox where it works (bubblewrap runs and the
+    /// working root is not `/`), else local. Returns why the sandbox was not
+    /// chosen, when it was not (the runtime warns once).
+    pub fn resolve_auto_backend(&mut self) -> Option<String> {
+        if self.backend != "auto" {
+            return None;
+        }
+        let root = super::default_cwd(self);
+        let why = if root == std::path::Path::new("/") {
+            Some("the working directory is / (set terminal.cwd to the workspace)".to_string())
+        } else {
+            hermes_exec::sandbox::usable().err()
+        };
+        self.backend = if why.is_none() { "sandbox" } else { "local" }.into();
+        why
+    }
 }

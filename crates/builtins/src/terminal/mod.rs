@@ -171,6 +171,11 @@ fn base_env(cfg: &TerminalConfig, remote: Option<Vec<(String, String)>>) -> Vec<
 /// The execution environment named in the config.
 fn environment(cfg: &TerminalConfig) -> Result<Arc<dyn Environment>> {
     match cfg.backend.as_str() {
+        "auto" => {
+            let mut resolved = cfg.clone();
+            resolved.resolve_auto_backend();
+            environment(&resolved)
+        }
         "local" => Ok(Arc::new(hermes_exec::local::Local)),
         "sandbox" => hermes_exec::sandbox::Sandbox::new(&hermes_exec::sandbox::SandboxConfig {
             root: default_cwd(cfg),
@@ -205,7 +210,7 @@ fn environment(cfg: &TerminalConfig) -> Result<Arc<dyn Environment>> {
                 .map_err(|e| Error::invalid(format!("runtime config: {e}")))
         }
         other => Err(Error::invalid(format!(
-            "runtime config: terminal.backend: unknown backend '{other}' (local, sandbox, ssh, docker, podman)"
+            "runtime config: terminal.backend: unknown backend '{other}' (auto, local, sandbox, ssh, docker, podman)"
         ))),
     }
 }

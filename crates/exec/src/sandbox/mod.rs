@@ -204,6 +204,50 @@ pub fn find_bwrap() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// Whether the sandbox works on this machine (bubblewrap installed, and
+/// allowed to make its namespaces here), found once per process by running
+/// `true` in a sandbox over a scratch folder: `Err` says why not. What the
+/// `auto` backend (the default) decides on, and what `doctor` reports.
+pub fn usable() -> Result<(), String> {
+    static PROBE: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    PROBE
+        .get_or_init(|| {
+            let root = std::env::temp_dir();
+            let sb = Sandbox::new(&SandboxConfig {
+                root: root.clone(),
+                ..Default::default()
+            })?;
+            let env = [("PATH".to_string(), "/usr/bin:/bin".to_string())];
+            let req = SpawnRequest {
+                script: "exit 0",
+                cwd: &root,
+                env: &env,
+                pty: false,
+                extra_rw: &[],
+                task: "",
+                linger: false,
+            };
+            let argv = sb.argv(&req, None);
+            let out = std::process::Command::new(&argv[0])
+                .args(&argv[1..])
+                .env_clear()
+                .envs(env.iter().cloned())
+                .stdin(std::process::Stdio::null())
+                .output()
+                .map_err(|e| format!("cannot run {}: {e}", argv[0]))?;
+            if out.status.success() {
+                Ok(())
+            } else {
+                Err(format!(
+                    "bubblewrap cannot make its namespaces here ({}): {}",
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ))
+            }
+        })
+        .clone()
+}
+
 /// The Landlock ABI version the kernel offers (`None`: not built in, or
 /// disabled at boot). Reported by `doctor`; the sandbox does not apply
 /// Landlock (see the module documentation).
