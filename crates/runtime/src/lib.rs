@@ -363,7 +363,7 @@ impl Runtime {
                     network: tcfg.network,
                     ro_binds: tcfg.sandbox_ro_binds.iter().map(Into::into).collect(),
                     rw_binds: tcfg.sandbox_rw_binds.iter().map(Into::into).collect(),
-                    limits: Default::default(),
+                    limits: tcfg.sandbox_limits.to_exec(),
                 },
             ))),
             "ssh" | "docker" | "podman" => match &self.terminal {

@@ -46,10 +46,55 @@ pub struct TerminalConfig {
     pub sandbox_ro_binds: Vec<String>,
     /// Sandbox backend: extra writable binds.
     pub sandbox_rw_binds: Vec<String>,
+    /// Sandbox backend: resource limits of every command (0: no limit).
+    pub sandbox_limits: SandboxLimitsSection,
     /// ssh backend: where and how to connect.
     pub ssh: Option<SshSection>,
     /// docker / podman backend: the image and the container's limits.
     pub docker: Option<ContainerSection>,
+}
+
+/// `"terminal": {"sandbox_limits": {...}}`: see `hermes_exec::spawn::SandboxLimits`
+/// for what each limit does and what a command sees when it reaches it.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SandboxLimitsSection {
+    /// Processes and threads (default 1024).
+    pub max_processes: u64,
+    /// Data memory of each process, in MiB (default 4096).
+    pub memory_mb: u64,
+    /// CPU time of each process, in seconds (default 3600).
+    pub cpu_seconds: u64,
+    /// Largest file a command may write, in MiB (default 1024).
+    pub file_size_mb: u64,
+    /// Size of `/tmp`, `/dev/shm` and the private home, in MiB (default 512).
+    pub tmp_size_mb: u64,
+}
+
+impl Default for SandboxLimitsSection {
+    fn default() -> Self {
+        let d = hermes_exec::spawn::SandboxLimits::default();
+        SandboxLimitsSection {
+            max_processes: d.max_processes,
+            memory_mb: d.memory_bytes >> 20,
+            cpu_seconds: d.cpu_seconds,
+            file_size_mb: d.file_size_bytes >> 20,
+            tmp_size_mb: d.tmp_size_bytes >> 20,
+        }
+    }
+}
+
+impl SandboxLimitsSection {
+    /// The exec layer's limits.
+    pub fn to_exec(&self) -> hermes_exec::spawn::SandboxLimits {
+        hermes_exec::spawn::SandboxLimits {
+            max_processes: self.max_processes,
+            memory_bytes: self.memory_mb.saturating_mul(1 << 20),
+            cpu_seconds: self.cpu_seconds,
+            file_size_bytes: self.file_size_mb.saturating_mul(1 << 20),
+            tmp_size_bytes: self.tmp_size_mb.saturating_mul(1 << 20),
+        }
+    }
 }
 
 /// `"terminal": {"docker": {...}}` (the podman backend reads the same section).
@@ -191,6 +236,7 @@ impl Default for TerminalConfig {
             env_inherit: "core".into(),
             sandbox_ro_binds: Vec::new(),
             sandbox_rw_binds: Vec::new(),
+            sandbox_limits: SandboxLimitsSection::default(),
             ssh: None,
             docker: None,
         }

@@ -182,7 +182,7 @@ fn environment(cfg: &TerminalConfig) -> Result<Arc<dyn Environment>> {
             network: cfg.network,
             ro_binds: cfg.sandbox_ro_binds.iter().map(PathBuf::from).collect(),
             rw_binds: cfg.sandbox_rw_binds.iter().map(PathBuf::from).collect(),
-            limits: Default::default(),
+            limits: cfg.sandbox_limits.to_exec(),
         })
         .map(|s| Arc::new(s) as Arc<dyn Environment>)
         .map_err(Error::invalid),
