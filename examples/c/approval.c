@@ -44,7 +44,7 @@ int main(void) {
   if (!mkdtemp(dir)) return 1;
   char config[256];
   snprintf(config, sizeof config,
-           "{\"builtin_toolsets\":[\"terminal\"],\"terminal\":{\"cwd\":\"%s\"},\"approvals\":{\"timeout\":30}}", dir);
+           "{\"builtin_toolsets\":[\"terminal\"],\"terminal\":{\"backend\":\"local\",\"cwd\":\"%s\"},\"approvals\":{\"timeout\":30}}", dir);
   ht_runtime *rt = NULL;
   ht_error *err = NULL;
   if (ht_runtime_new(config, strlen(config), &rt, &err) != HT_STATUS_OK) {

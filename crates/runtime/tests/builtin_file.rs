@@ -506,7 +506,7 @@ fn workspace_root_and_symlinks() {
     let e2 = {
         let cfg = json!({
             "builtin_toolsets": ["file"],
-            "terminal": {"cwd": e.root()},
+            "terminal": {"backend": "local", "cwd": e.root()},
             "data_dir": e.data(),
             "workspace_root": e.root(),
         });
@@ -839,7 +839,7 @@ fn extreme_numbers_are_clamped_not_crashes() {
 fn indexed_searches_answer_as_fresh_walks_do() {
     let e = files();
     tree(&e);
-    let walk_cfg = json!({"builtin_toolsets": ["file"], "terminal": {"cwd": e.root()},
+    let walk_cfg = json!({"builtin_toolsets": ["file"], "terminal": {"backend": "local", "cwd": e.root()},
                           "data_dir": e.data(), "file": {"search_cache_mb": 0}});
     let walk = hermes_runtime::Runtime::new(&walk_cfg.to_string()).unwrap();
     let queries = [
@@ -928,7 +928,7 @@ fn line_anchors_bom_and_binary_files() {
     bin[100_000] = 0;
     bin[150_000..150_006].copy_from_slice(b"\nfn z(");
     std::fs::write(e.path("late_nul.txt"), &bin).unwrap();
-    let walk_cfg = json!({"builtin_toolsets": ["file"], "terminal": {"cwd": e.root()},
+    let walk_cfg = json!({"builtin_toolsets": ["file"], "terminal": {"backend": "local", "cwd": e.root()},
                           "data_dir": e.data(), "file": {"search_cache_mb": 0}});
     let walk = hermes_runtime::Runtime::new(&walk_cfg.to_string()).unwrap();
     for round in 0..3 {
@@ -962,7 +962,7 @@ fn prewarm_indexes_the_workspace_at_start() {
     let dir = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(dir.path()).unwrap();
     write(&root.join("src/a.rs"), "fn prewarmed() {}\n");
-    let cfg = json!({"builtin_toolsets": ["file"], "terminal": {"cwd": root},
+    let cfg = json!({"builtin_toolsets": ["file"], "terminal": {"backend": "local", "cwd": root},
                      "data_dir": root.join(".data"), "file": {"search_prewarm": true}});
     let rt = hermes_runtime::Runtime::new(&cfg.to_string()).unwrap();
     let index = &rt.files().unwrap().index;
@@ -1006,7 +1006,7 @@ fn the_trigram_filter_never_hides_a_match() {
             .collect();
         write(&e.path(&format!("d{}/f{i}.txt", i % 6)), &body);
     }
-    let walk_cfg = json!({"builtin_toolsets": ["file"], "terminal": {"cwd": e.root()},
+    let walk_cfg = json!({"builtin_toolsets": ["file"], "terminal": {"backend": "local", "cwd": e.root()},
                           "data_dir": e.data(), "file": {"search_cache_mb": 0}});
     let walk = hermes_runtime::Runtime::new(&walk_cfg.to_string()).unwrap();
     let patterns = [
@@ -1106,7 +1106,7 @@ fn concurrent_searches_while_the_tree_changes() {
     for s in searchers {
         assert!(s.join().unwrap() > 0);
     }
-    let walk_cfg = json!({"builtin_toolsets": ["file"], "terminal": {"cwd": e.root()},
+    let walk_cfg = json!({"builtin_toolsets": ["file"], "terminal": {"backend": "local", "cwd": e.root()},
                           "data_dir": e.data(), "file": {"search_cache_mb": 0}});
     let walk = hermes_runtime::Runtime::new(&walk_cfg.to_string()).unwrap();
     for q in [
