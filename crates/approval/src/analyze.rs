@@ -83,6 +83,8 @@ pub struct Analysis {
     pub error: Option<String>,
     /// Secret-looking values assigned in the command (for redaction).
     pub assigned: Vec<(String, String)>,
+    /// Files written with literal content (normalised path, content).
+    pub written: Vec<(String, String)>,
 }
 
 #[derive(Clone, Debug)]
@@ -151,6 +153,7 @@ pub fn analyze(text: &str) -> Analysis {
     a.vars.insert("PWD".into(), Val::Known(".".into()));
     let ctx = Ctx::default();
     a.analyze_text(text, &ctx, false);
+    a.out.written = std::mem::take(&mut a.files);
     a.out
 }
 
@@ -752,6 +755,8 @@ impl Analyzer {
                 self.analyze_text(&p, &ic, true);
             }
         }
+        // options of known programs that execute code (the knowledge base)
+        self.kb_exec(&name, &argv, ctx, idx);
         // `$SHELL -c '...'`: an unknown program called like a shell
         if self.out.execs[idx].dynamic_name && argv.len() >= 3 && argv[1] == "-c" {
             let mut ic = ctx.clone();
@@ -759,7 +764,12 @@ impl Analyzer {
             self.analyze_text(&argv[2], &ic, true);
         }
         match unwrap(&name, &argv) {
-            Unwrap::None => {}
+            Unwrap::None => {
+                // presume executed unless known inert
+                if !self.out.execs[idx].dynamic_name && !crate::knowledge::is_known(&name) {
+                    self.presume(&name, &argv, ctx);
+                }
+            }
             Unwrap::Argv(start, bulk) => {
                 if start < argv.len() {
                     inner.bulk |= bulk;
@@ -855,6 +865,305 @@ impl Analyzer {
             }
         }
         idx
+    }
+
+    /// Analyse a text that may or may not be a command line (an argument
+    /// presumed executed): silently dropped when it does not parse.
+    fn speculate(&mut self, text: &str, ctx: &Ctx) {
+        if ctx.depth > parse::MAX_DEPTH || text.len() > 4096 {
+            return;
+        }
+        let Parsed {
+            list,
+            heredocs,
+            error,
+        } = parse::parse(text, ctx.depth);
+        if error.is_some() {
+            return;
+        }
+        self.heredoc_tables.push(heredocs);
+        self.walk_list(&list, ctx);
+        self.heredoc_tables.pop();
+    }
+
+    /// An unknown program: its arguments are presumed executed. The
+    /// argument lists that start with a program name are run as commands
+    /// (`ssh-agent sh -c ..`, `dbus-run-session -- rm ..`, `gosu root rm
+    /// ..`), and arguments or option values that hold a command line are
+    /// analysed as one (`foo 'rm -rf ~'`, `nodemon --exec '..'`).
+    fn presume(&mut self, name: &str, argv: &[String], ctx: &Ctx) {
+        if ctx.depth >= 8 {
+            return;
+        }
+        let mut ic = ctx.clone();
+        ic.depth += 1;
+        ic.via = Some(name.to_string());
+        ic.stdin_from = None;
+        ic.stdin_text = None;
+        ic.redirs = Vec::new();
+        let mut first = argv.len();
+        let mut runs = 0;
+        for k in 1..argv.len() {
+            if runs >= 3 {
+                break;
+            }
+            if crate::knowledge::looks_like_program(&argv[k]) {
+                first = first.min(k);
+                runs += 1;
+                self.run_argv(argv[k..].to_vec(), &ic, false);
+                // a shell or wrapper consumes the rest
+                let base = cmd_name(&argv[k]);
+                if is_shell(&base) || is_interpreter(&base) {
+                    break;
+                }
+            }
+        }
+        let mut texts = 0;
+        for a in &argv[1..first] {
+            let v = if a.starts_with('-') {
+                a.split_once('=').map(|(_, v)| v)
+            } else {
+                Some(a.as_str())
+            };
+            if let Some(v) = v
+                && v.contains(' ')
+                && texts < 4
+            {
+                texts += 1;
+                self.speculate(v, &ic);
+            }
+        }
+    }
+
+    /// Options of known programs that execute code, from the knowledge
+    /// base ([`crate::knowledge`]): each asks (`exec-option`), and the
+    /// command it runs is analysed when it is visible.
+    fn kb_exec(&mut self, name: &str, argv: &[String], ctx: &Ctx, idx: usize) {
+        use crate::knowledge::{self as kb, Run};
+        let mut ic = ctx.clone();
+        ic.depth += 1;
+        ic.via = Some(name.to_string());
+        ic.stdin_from = None;
+        ic.stdin_text = None;
+        ic.redirs = Vec::new();
+        if name == "git" {
+            self.git_config_exec(argv, &ic, idx);
+        }
+        let Some(p) = kb::program(name) else { return };
+        let sub = if name == "git" {
+            crate::rules::git_sub(argv)
+        } else {
+            None
+        };
+        let mut payloads: Vec<(Run, String)> = Vec::new();
+        let mut k = 1;
+        while k < argv.len() {
+            let mut step = 1;
+            for eo in p.exec_opts {
+                if !eo.sub.is_empty() && !sub.is_some_and(|(si, s)| s == eo.sub && k > si) {
+                    continue;
+                }
+                if let Some((v, next)) = kb::opt_value(argv, k, eo.opt) {
+                    payloads.push((eo.run, v));
+                    if next {
+                        step = 2;
+                    }
+                    break;
+                }
+            }
+            let a = argv[k].as_str();
+            if let Some((key, v)) = a.split_once('=')
+                && let Some((_, run)) = p.exec_assign.iter().find(|(n, _)| *n == key)
+            {
+                match run {
+                    Run::Shell => {
+                        self.analyze_text(v, &ic, true);
+                    }
+                    _ => {
+                        if !matches!(v, "/bin/sh" | "/bin/bash" | "/usr/bin/bash" | "/usr/bin/sh") {
+                            payloads.push((*run, v.to_string()));
+                        }
+                    }
+                }
+            }
+            k += step;
+        }
+        match name {
+            "make" | "gmake" | "bmake" => {
+                // `make -f -`: the makefile comes from stdin
+                let stdin_mk = argv.windows(2).any(|w| {
+                    matches!(w[0].as_str(), "-f" | "--file" | "--makefile")
+                        && matches!(w[1].as_str(), "-" | "/dev/stdin")
+                }) || argv.iter().any(|a| a == "-f-");
+                if stdin_mk {
+                    let text = ctx
+                        .stdin_text
+                        .clone()
+                        .or_else(|| ctx.stdin_from.and_then(|u| self.literal_output(u)));
+                    payloads.push((Run::Make, text.unwrap_or_default()));
+                }
+            }
+            "sed" | "gsed" => {
+                let mut scripts = Vec::new();
+                let mut i = 1;
+                let mut explicit = false;
+                while i < argv.len() {
+                    let a = &argv[i];
+                    if a == "-e" || a == "--expression" {
+                        explicit = true;
+                        if let Some(v) = argv.get(i + 1) {
+                            scripts.push(v.clone());
+                        }
+                        i += 2;
+                        continue;
+                    }
+                    if let Some(v) = a.strip_prefix("--expression=") {
+                        explicit = true;
+                        scripts.push(v.to_string());
+                    } else if a == "-f" || a == "--file" {
+                        explicit = true;
+                        i += 2;
+                        continue;
+                    } else if !a.starts_with('-') && !explicit {
+                        scripts.push(a.clone());
+                        break;
+                    }
+                    i += 1;
+                }
+                for sc in scripts {
+                    for c in kb::sed_exec(&sc) {
+                        self.finding("exec-option", Some(idx), format!("sed: {sc}"));
+                        if !c.is_empty() {
+                            self.analyze_text(&c, &ic, true);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        if p.stdin_bang_script {
+            let text = ctx
+                .stdin_text
+                .clone()
+                .or_else(|| ctx.stdin_from.and_then(|u| self.literal_output(u)));
+            match text {
+                Some(t) => {
+                    for line in t.lines() {
+                        if let Some(c) = line.trim_start().strip_prefix('!') {
+                            self.finding("exec-option", Some(idx), line.to_string());
+                            self.analyze_text(c, &ic, true);
+                        }
+                    }
+                }
+                None if ctx.stdin_from.is_some() => {
+                    self.finding(
+                        "exec-option",
+                        Some(idx),
+                        format!("{name} script from a pipe"),
+                    );
+                }
+                None => {}
+            }
+        }
+        if p.runs_dir && !argv.iter().any(|a| a == "--test" || a == "--list") {
+            self.finding("exec-option", Some(idx), argv.join(" "));
+        }
+        for (run, v) in payloads {
+            self.finding("exec-option", Some(idx), v.clone());
+            match run {
+                Run::Shell => {
+                    let v = v.trim_start_matches('!').to_string();
+                    self.analyze_text(&v, &ic, true);
+                }
+                Run::Program => {
+                    if !v.is_empty() && !v.contains(' ') {
+                        self.run_argv(vec![v], &ic, false);
+                    } else {
+                        self.analyze_text(&v, &ic, true);
+                    }
+                }
+                Run::Make => {
+                    for c in kb::make_exec(&v) {
+                        self.analyze_text(&c, &ic, true);
+                    }
+                }
+                Run::Opaque => {}
+            }
+        }
+    }
+
+    /// Git configuration that runs code: `git -c KEY=VALUE`, `git config
+    /// [--global] KEY VALUE`, `GIT_CONFIG_PARAMETERS` / `GIT_CONFIG_KEY_n`,
+    /// and `ext::` transport URLs.
+    fn git_config_exec(&mut self, argv: &[String], ic: &Ctx, idx: usize) {
+        use crate::knowledge::{self as kb, Run};
+        let mut pairs: Vec<(String, String)> = Vec::new();
+        for (k, a) in argv.iter().enumerate() {
+            if a == "-c"
+                && let Some((key, v)) = argv.get(k + 1).and_then(|kv| kv.split_once('='))
+            {
+                pairs.push((key.to_string(), v.to_string()));
+            }
+            if let Some(rest) = a.strip_prefix("ext::") {
+                self.finding("code-config", Some(idx), a.clone());
+                let cmd = rest.replace("% ", " ").replace("%%", "%");
+                self.analyze_text(&cmd, ic, true);
+            }
+        }
+        if let Some((si, "config")) = crate::rules::git_sub(argv) {
+            let mut ops: Vec<&String> = Vec::new();
+            let mut i = si + 1;
+            while i < argv.len() {
+                let a = &argv[i];
+                if matches!(
+                    a.as_str(),
+                    "-f" | "--file" | "--blob" | "--type" | "--default"
+                ) {
+                    i += 2;
+                    continue;
+                }
+                if !a.starts_with('-') {
+                    ops.push(a);
+                }
+                i += 1;
+            }
+            // `git config set KEY VALUE` (new syntax) or `git config KEY VALUE`
+            if ops.first().is_some_and(|o| *o == "set") {
+                ops.remove(0);
+            }
+            if ops.len() >= 2 {
+                pairs.push((ops[0].clone(), ops[1].clone()));
+            }
+        }
+        for (k, v) in &self.cur_env {
+            if k == "GIT_CONFIG_PARAMETERS" {
+                for item in v.split("' '") {
+                    let item = item.trim_matches('\'');
+                    if let Some((key, val)) = item.split_once("'='") {
+                        pairs.push((key.to_string(), val.to_string()));
+                    }
+                }
+            }
+            if let Some(n) = k.strip_prefix("GIT_CONFIG_KEY_") {
+                let vk = format!("GIT_CONFIG_VALUE_{n}");
+                let val = self
+                    .cur_env
+                    .iter()
+                    .find(|(x, _)| *x == vk)
+                    .map(|(_, y)| y.clone())
+                    .unwrap_or_default();
+                pairs.push((v.clone(), val));
+            }
+        }
+        for (key, val) in pairs {
+            if let Some(run) = kb::git_code_key(&key, &val) {
+                self.finding("code-config", Some(idx), format!("{key}={val}"));
+                if run == Run::Shell && !val.is_empty() {
+                    let v = val.trim_start().trim_start_matches('!').to_string();
+                    self.analyze_text(&v, ic, true);
+                }
+            }
+        }
     }
 
     /// Set `$1..$9`, `$@` and `$*` (the elements of `$@` stay apart).

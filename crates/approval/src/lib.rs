@@ -110,11 +110,13 @@
 pub mod analyze;
 pub mod catalog;
 pub mod families;
+pub mod knowledge;
 pub mod normalize;
 pub mod options;
 pub mod packs;
 pub mod parse;
 pub mod policy;
+pub mod posture;
 pub mod redact;
 pub mod rules;
 pub mod sandbox;
@@ -135,7 +137,7 @@ pub use policy::{
 pub use redact::redact_secrets;
 pub use rules::{Matcher, Rule};
 pub use sandbox::{CheckOptions, SandboxFacts};
-pub use types::{RuleConfig, Verdict};
+pub use types::{Posture, RuleConfig, Verdict};
 
 /// Inputs longer than this are not parsed (only the regex floor runs).
 pub const MAX_INPUT: usize = 256 * 1024;
@@ -448,7 +450,7 @@ impl Engine {
 
     /// Analyse `command` and decide (as on the host).
     pub fn check(&self, command: &str) -> CheckResult {
-        self.check_inner(command, None)
+        self.check_inner(command, &CheckOptions::default())
     }
 
     /// Analyse `command` with extra facts: when it runs in a sandbox,
@@ -457,10 +459,10 @@ impl Engine {
     /// [`CheckResult::contained`] with the reason. Everything else is judged
     /// as on the host.
     pub fn check_with(&self, command: &str, opts: &CheckOptions) -> CheckResult {
-        self.check_inner(command, opts.sandbox.as_ref())
+        self.check_inner(command, opts)
     }
 
-    fn check_inner(&self, command: &str, sandbox: Option<&SandboxFacts>) -> CheckResult {
+    fn check_inner(&self, command: &str, opts: &CheckOptions) -> CheckResult {
         let mut acc = Acc::default();
         if command.len() > MAX_INPUT {
             let head: String = command.chars().take(256).collect();
@@ -483,10 +485,25 @@ impl Engine {
             return acc.finish();
         }
         if norm.text != command {
-            self.check_text(command, &mut acc, false, sandbox);
+            self.check_text(command, &mut acc, false, opts);
         }
-        self.check_text(&norm.text, &mut acc, true, sandbox);
+        self.check_text(&norm.text, &mut acc, true, opts);
         acc.finish()
+    }
+
+    /// In the sandboxed posture, why the sandbox contains an `ask` reason
+    /// that the per-rule sandbox judgement did not contain.
+    fn sandboxed_posture(
+        &self,
+        opts: &CheckOptions,
+        facts: &SandboxFacts,
+        rule: &str,
+        tier: Verdict,
+    ) -> Option<String> {
+        if opts.posture != Some(Posture::Sandboxed) || tier != Verdict::Ask {
+            return None;
+        }
+        posture::sandboxed_contains(rule, facts.network)
     }
 
     fn push_windows(&self, w: &winshell::WinAnalysis, acc: &mut Acc) {
@@ -512,7 +529,8 @@ impl Engine {
         self.push_windows(&w, acc);
     }
 
-    fn check_text(&self, text: &str, acc: &mut Acc, primary: bool, sandbox: Option<&SandboxFacts>) {
+    fn check_text(&self, text: &str, acc: &mut Acc, primary: bool, opts: &CheckOptions) {
+        let sandbox = opts.sandbox.as_ref();
         let a = analyze::analyze(text);
         // values assigned to secret-looking variables are scrubbed wherever
         // expansion copied them (`TOKEN=abc; curl -H "X: $TOKEN"`)
@@ -539,6 +557,10 @@ impl Engine {
             analysis: &a,
             targets: a.execs.iter().map(rules::write_targets).collect(),
             single: rules::analysis_is_single(&a) && !text.contains(['\n', ';', '&', '|']),
+            posture: opts.posture,
+            workspace: opts.workspace.as_deref(),
+            virtualenv: opts.virtualenv,
+            text,
         };
         for (i, e) in a.execs.iter().enumerate() {
             // the redacted argv, computed once for the report and every reason
@@ -585,11 +607,20 @@ impl Engine {
                     let d = display.get_or_insert_with(|| rules::display_exec(e));
                     let contained = sandbox.and_then(|s| {
                         sandbox::contained(s, &r.key, r.tier, e, &ctx.targets[i], &a.execs)
+                            .or_else(|| self.sandboxed_posture(opts, s, &r.key, r.tier))
                     });
                     let why = described.as_deref().or(why);
                     let red = red.get_or_insert_with(|| acc.scrub_argv(redact_argv(&e.argv)));
                     acc.push_reason(Some(r), why, d, red, contained);
                 }
+            }
+            if opts.posture == Some(Posture::KnownSafe)
+                && !posture::known_safe(e)
+                && let Some(r) = self.rule("not-known-safe")
+                && !self.exempted(r)
+            {
+                let d = rules::display_exec(e);
+                acc.push(Some(r), &d, &e.argv);
             }
             // the script of `powershell -c ...` / `cmd /c ...`
             if matches!(e.name.as_str(), "powershell" | "pwsh" | "cmd") && e.argv.len() > 1 {
@@ -608,10 +639,18 @@ impl Engine {
                 Some(e) => (rules::display_exec(e), e.argv.clone()),
                 None => (f.text.clone(), Vec::new()),
             };
+            if opts.posture.is_some()
+                && matches!(f.rule, "dynamic-payload" | "dynamic-command")
+                && rules::safe_eval(text)
+            {
+                continue;
+            }
             if let Some(r) = self.rule(f.rule)
                 && !self.exempted(r)
             {
-                acc.push(Some(r), &cmd, &argv);
+                let contained =
+                    sandbox.and_then(|s| self.sandboxed_posture(opts, s, &r.key, r.tier));
+                acc.push_why(Some(r), None, &cmd, &argv, contained);
             }
         }
         // PowerShell / cmd syntax typed at a POSIX prompt: read it as such too

@@ -8,7 +8,7 @@
 //! caught and how many harmless lines are flagged; `corpus_speed` prints the
 //! average check time over all corpora (meaningful in `--release`).
 
-use hermes_approval::{Engine, EngineConfig, Verdict};
+use hermes_approval::{CheckOptions, Engine, EngineConfig, Posture, Verdict};
 
 fn ok(expect: &str, v: Verdict) -> bool {
     match expect {
@@ -59,6 +59,19 @@ fn engine_for(shell: Option<&str>) -> Engine {
 }
 
 fn run(class: &str) {
+    run_with(class, None);
+}
+
+/// The options the runtime passes in a posture (project directory known).
+fn posture_opts(p: Posture) -> CheckOptions {
+    CheckOptions {
+        posture: Some(p),
+        workspace: Some("/work/project".into()),
+        ..Default::default()
+    }
+}
+
+fn run_with(class: &str, opts: Option<&CheckOptions>) {
     let lines = read(class);
     assert!(lines.len() >= 30, "{class}: only {} lines", lines.len());
     let default = Engine::new();
@@ -73,7 +86,10 @@ fn run(class: &str) {
                 &custom
             }
         };
-        let r = e.check(&l.command);
+        let r = match opts {
+            Some(o) => e.check_with(&l.command, o),
+            None => e.check(&l.command),
+        };
         if l.expect == "allow" {
             harmless += 1;
             flagged += usize::from(r.verdict != Verdict::Allow);
@@ -148,6 +164,59 @@ fn class_catastrophic() {
     run("catastrophic");
 }
 
+/// Issue 37: carriers the rules were not taught (unknown wrappers, options
+/// that execute code, shell evaluation, persistence, privilege, process
+/// memory) and everyday developer commands that must not ask.
+#[test]
+fn class_generalise() {
+    run_with("generalise", Some(&posture_opts(Posture::DenyList)));
+}
+
+/// The same corpus in the known-safe posture: every dangerous line still
+/// asks or blocks; prints how many everyday lines ask there.
+#[test]
+fn class_generalise_known_safe() {
+    let e = Engine::new();
+    let o = posture_opts(Posture::KnownSafe);
+    let (mut d, mut caught, mut h, mut asked) = (0, 0, 0, 0);
+    let mut missed = Vec::new();
+    for l in read("generalise") {
+        let v = e.check_with(&l.command, &o).verdict;
+        if l.expect == "allow" {
+            h += 1;
+            asked += usize::from(v != Verdict::Allow);
+        } else {
+            d += 1;
+            caught += usize::from(v != Verdict::Allow);
+            if v == Verdict::Allow {
+                missed.push(l.command.clone());
+            }
+        }
+    }
+    println!("generalise (known-safe): dangerous caught {caught}/{d}, everyday asked {asked}/{h}");
+    assert!(missed.is_empty(), "allowed in known-safe: {missed:?}");
+}
+
+/// Without a posture (the compatibility judgement of `Engine::check`): how
+/// many of the corpus's dangerous lines are caught (printed, not asserted:
+/// privilege and installs are `allow` there by the case file).
+#[test]
+fn class_generalise_compat_figures() {
+    let e = Engine::new();
+    let (mut d, mut caught, mut h, mut asked) = (0, 0, 0, 0);
+    for l in read("generalise") {
+        let v = e.check(&l.command).verdict;
+        if l.expect == "allow" {
+            h += 1;
+            asked += usize::from(v != Verdict::Allow);
+        } else {
+            d += 1;
+            caught += usize::from(v != Verdict::Allow);
+        }
+    }
+    println!("generalise (no posture): dangerous caught {caught}/{d}, everyday asked {asked}/{h}");
+}
+
 #[test]
 fn false_alarms_removed() {
     run("false_alarms");
@@ -167,6 +236,7 @@ fn corpus_speed() {
         "supply_chain",
         "catastrophic",
         "false_alarms",
+        "generalise",
     ];
     let e = Engine::new();
     let cmds: Vec<String> = classes
