@@ -63,6 +63,9 @@ pub struct Exec {
     pub secret_args: Vec<usize>,
     /// Variables assigned for this program only (`A=1 cmd`, `env A=1 cmd`).
     pub env: Vec<(String, String)>,
+    /// Found by presumption (an unknown program's argument, a script being
+    /// written): what it matches asks, never blocks.
+    pub presumed: bool,
 }
 
 /// A structural finding made during analysis (not from the rule table
@@ -102,6 +105,7 @@ struct Ctx {
     depth: usize,
     via: Option<String>,
     background: bool,
+    presumed: bool,
 }
 
 pub struct Analyzer {
@@ -562,8 +566,20 @@ impl Analyzer {
             if let Some(content) = content {
                 for r in &c.redirs {
                     if matches!(r.op, RedirOp::Out | RedirOp::Append) {
-                        self.files
-                            .push((crate::words::norm_path(&r.target), content.clone()));
+                        let path = crate::words::norm_path(&r.target);
+                        // executable content written to a script file is
+                        // judged now: running it may be a later, separate call
+                        if is_script_path(&path, &content) {
+                            let mut ic = c.clone();
+                            ic.depth += 1;
+                            ic.via = Some(format!("written to {path}"));
+                            ic.redirs = Vec::new();
+                            ic.stdin_from = None;
+                            ic.stdin_text = None;
+                            ic.presumed = true;
+                            self.speculate(&content, &ic);
+                        }
+                        self.files.push((path, content.clone()));
                     }
                 }
             }
@@ -582,6 +598,15 @@ impl Analyzer {
     fn check_assignment(&mut self, name: &str, value: &str, ctx: &Ctx) {
         if value.is_empty() {
             return;
+        }
+        // a literal `$(..)` / backtick kept in a variable runs when the value
+        // is evaluated again: arithmetic with an array subscript (`$((x))`,
+        // `let`, `[[ $x -eq 0 ]]`, `declare -i`), `${x@P}`, PS1/PS4 with
+        // `set -x`, eval
+        self.deferred_code(value, name, ctx);
+        if name == "ENV" && value.contains('/') {
+            // read by an interactive POSIX shell at start-up
+            self.finding("env-hijack", None, format!("{name}={value}"));
         }
         match name {
             "LD_PRELOAD" | "LD_AUDIT" | "DYLD_INSERT_LIBRARIES" | "BASH_ENV" => {
@@ -668,6 +693,7 @@ impl Analyzer {
             cwd: self.cwd.clone(),
             secret_args,
             env: self.cur_env.clone(),
+            presumed: ctx.presumed,
         };
         self.out.execs.push(e);
         self.out.execs.len() - 1
@@ -757,6 +783,33 @@ impl Analyzer {
         }
         // options of known programs that execute code (the knowledge base)
         self.kb_exec(&name, &argv, ctx, idx);
+        // names with an array subscript are evaluated arithmetically
+        // (`printf -v 'a[$(cmd)]'`, `test -v`, `[[ -v ]]`, `read`, `unset`)
+        if matches!(
+            name.as_str(),
+            "printf"
+                | "test"
+                | "["
+                | "[["
+                | "read"
+                | "unset"
+                | "let"
+                | "declare"
+                | "typeset"
+                | "local"
+                | "export"
+                | "readonly"
+                | "mapfile"
+                | "readarray"
+                | "wait"
+                | "getopts"
+        ) {
+            for a in &argv[1..] {
+                if a.contains('[') {
+                    self.deferred_code(a, &name, ctx);
+                }
+            }
+        }
         // `$SHELL -c '...'`: an unknown program called like a shell
         if self.out.execs[idx].dynamic_name && argv.len() >= 3 && argv[1] == "-c" {
             let mut ic = ctx.clone();
@@ -867,6 +920,25 @@ impl Analyzer {
         idx
     }
 
+    /// Command substitutions kept literally in a value (single quotes): the
+    /// shell runs them when the value is evaluated again, so they are
+    /// analysed as commands.
+    fn deferred_code(&mut self, value: &str, via: &str, ctx: &Ctx) {
+        if !(value.contains("$(") || value.contains('`')) || value.contains(DYN) {
+            return;
+        }
+        let mut ic = ctx.clone();
+        ic.depth += 1;
+        ic.via = Some(via.to_string());
+        ic.stdin_from = None;
+        ic.stdin_text = None;
+        ic.redirs = Vec::new();
+        for body in substitution_bodies(value) {
+            self.finding("deferred-code", None, format!("{via}: {value}"));
+            self.analyze_text(&body, &ic, true);
+        }
+    }
+
     /// Analyse a text that may or may not be a command line (an argument
     /// presumed executed): silently dropped when it does not parse.
     fn speculate(&mut self, text: &str, ctx: &Ctx) {
@@ -901,6 +973,7 @@ impl Analyzer {
         ic.stdin_from = None;
         ic.stdin_text = None;
         ic.redirs = Vec::new();
+        ic.presumed = true;
         let mut first = argv.len();
         let mut runs = 0;
         for k in 1..argv.len() {
@@ -1838,6 +1911,56 @@ enum Unwrap {
     Code(String),
     /// A shell that reads its script from stdin.
     Stdin,
+}
+
+/// A file that will be run as a shell script: a shell extension, a
+/// shebang naming a shell, or no extension in a bin directory.
+fn is_script_path(path: &str, content: &str) -> bool {
+    let base = path.rsplit('/').next().unwrap_or(path);
+    base.ends_with(".sh")
+        || base.ends_with(".bash")
+        || base.ends_with(".zsh")
+        || base.ends_with(".command")
+        || (content.starts_with("#!") && content.lines().next().is_some_and(|l| l.contains("sh")))
+        || ((path.contains("/bin/") || path.starts_with("bin/")) && !base.contains('.'))
+}
+
+/// The bodies of `$(..)` and backtick substitutions written literally in
+/// a text (at most 8).
+fn substitution_bodies(t: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let b = t.as_bytes();
+    let mut i = 0;
+    while i < b.len() && out.len() < 8 {
+        if b[i] == b'$' && b.get(i + 1) == Some(&b'(') && b.get(i + 2) != Some(&b'(') {
+            let start = i + 2;
+            let mut depth = 1;
+            let mut j = start;
+            while j < b.len() {
+                match b[j] {
+                    b'(' => depth += 1,
+                    b')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+            out.push(t[start..j.min(b.len())].to_string());
+            i = j + 1;
+        } else if b[i] == b'`' {
+            let start = i + 1;
+            let end = t[start..].find('`').map_or(b.len(), |p| start + p);
+            out.push(t[start..end].to_string());
+            i = end + 1;
+        } else {
+            i += 1;
+        }
+    }
+    out
 }
 
 /// Skip options; `vals` lists options that take a separate value. Returns the

@@ -899,7 +899,22 @@ pub fn git_code_key(key: &str, value: &str) -> Option<Run> {
 /// the command comes from the input.
 pub fn sed_exec(script: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for cmd in script.split(['\n', ';']) {
+    // an `s` command may hold `;` in its replacement: whole lines first
+    let pieces = script
+        .split('\n')
+        .flat_map(|l| {
+            let t = l.trim_start();
+            if t.starts_with('s')
+                || t.trim_start_matches(|c: char| c.is_ascii_digit() || c == ',' || c == '$')
+                    .starts_with('s')
+            {
+                vec![l]
+            } else {
+                l.split(';').collect()
+            }
+        })
+        .collect::<Vec<_>>();
+    for cmd in pieces {
         let t = cmd.trim_start_matches(|c: char| {
             c.is_ascii_digit() || c == '$' || c == ',' || c == ' ' || c == '/' || c == '!'
         });
@@ -1021,16 +1036,15 @@ mod tests {
     /// generalised deny-list posture), as execpolicy's match / not_match.
     #[test]
     fn examples_hold() {
-        let e = crate::Engine::new();
-        let opts = crate::CheckOptions {
-            posture: Some(crate::Posture::DenyList),
-            workspace: Some("/work/project".into()),
-            ..Default::default()
-        };
+        let e = crate::Engine::new().with_posture(
+            crate::Posture::DenyList,
+            Some("/work/project".into()),
+            false,
+        );
         let mut bad = Vec::new();
         for p in PROGRAMS {
             for (cmd, risky) in p.examples {
-                let v = e.check_with(cmd, &opts).verdict;
+                let v = e.check(cmd).verdict;
                 if (v != crate::Verdict::Allow) != *risky {
                     bad.push(format!("{}: {cmd} -> {v:?}", p.names[0]));
                 }

@@ -298,6 +298,21 @@ pub struct EngineConfig {
     pub tiers: BTreeMap<String, Verdict>,
     #[serde(default)]
     pub packs: Vec<PackConfig>,
+    /// The approval posture (`approvals.posture`: `deny-list`,
+    /// `known-safe`, `sandboxed`). Absent: the compatibility judgement
+    /// (the original's, pinned by the public case file). Present: the
+    /// generalised judgement (see [`posture`]).
+    #[serde(default)]
+    pub posture: Option<Posture>,
+    /// The project directory commands run in (their working directory is
+    /// inside it); relative paths are judged against it.
+    #[serde(default)]
+    pub workspace: Option<String>,
+    /// A Python virtual environment (or conda env) is active for the
+    /// commands (`VIRTUAL_ENV` / `CONDA_PREFIX` set): `pip install` stays
+    /// in it.
+    #[serde(default)]
+    pub virtualenv: bool,
 }
 
 /// The rule engine. Cheap to share (`Arc<Engine>`), immutable after construction.
@@ -308,6 +323,9 @@ pub struct Engine {
     shell: Shell,
     /// Rule key → index in `rules`.
     index: HashMap<String, usize>,
+    posture: Option<Posture>,
+    workspace: Option<String>,
+    virtualenv: bool,
 }
 
 impl Default for Engine {
@@ -388,6 +406,9 @@ impl Engine {
             exempt: HashSet::new(),
             shell: Shell::Posix,
             index,
+            posture: None,
+            workspace: None,
+            virtualenv: false,
         }
     }
 
@@ -419,6 +440,9 @@ impl Engine {
         }
         e.exempt = cfg.exempt.iter().cloned().collect();
         e.shell = cfg.shell;
+        e.posture = cfg.posture;
+        e.workspace = cfg.workspace.clone();
+        e.virtualenv = cfg.virtualenv;
         Ok(e)
     }
 
@@ -432,6 +456,26 @@ impl Engine {
     /// The rule table (built-in first, then host rules and packs).
     pub fn rules(&self) -> &[Rule] {
         &self.rules
+    }
+
+    /// This engine with a posture (see [`EngineConfig::posture`]), the
+    /// project directory commands run in and whether a Python virtual
+    /// environment is active.
+    pub fn with_posture(
+        mut self,
+        posture: Posture,
+        workspace: Option<String>,
+        virtualenv: bool,
+    ) -> Engine {
+        self.posture = Some(posture);
+        self.workspace = workspace;
+        self.virtualenv = virtualenv;
+        self
+    }
+
+    /// The posture (`None`: the compatibility judgement).
+    pub fn posture(&self) -> Option<Posture> {
+        self.posture
     }
 
     /// The shell commands are read as.
@@ -493,14 +537,8 @@ impl Engine {
 
     /// In the sandboxed posture, why the sandbox contains an `ask` reason
     /// that the per-rule sandbox judgement did not contain.
-    fn sandboxed_posture(
-        &self,
-        opts: &CheckOptions,
-        facts: &SandboxFacts,
-        rule: &str,
-        tier: Verdict,
-    ) -> Option<String> {
-        if opts.posture != Some(Posture::Sandboxed) || tier != Verdict::Ask {
+    fn sandboxed_posture(&self, facts: &SandboxFacts, rule: &str, tier: Verdict) -> Option<String> {
+        if self.posture != Some(Posture::Sandboxed) || tier != Verdict::Ask {
             return None;
         }
         posture::sandboxed_contains(rule, facts.network)
@@ -557,9 +595,9 @@ impl Engine {
             analysis: &a,
             targets: a.execs.iter().map(rules::write_targets).collect(),
             single: rules::analysis_is_single(&a) && !text.contains(['\n', ';', '&', '|']),
-            posture: opts.posture,
-            workspace: opts.workspace.as_deref(),
-            virtualenv: opts.virtualenv,
+            posture: self.posture,
+            workspace: self.workspace.as_deref(),
+            virtualenv: self.virtualenv,
             text,
         };
         for (i, e) in a.execs.iter().enumerate() {
@@ -607,14 +645,16 @@ impl Engine {
                     let d = display.get_or_insert_with(|| rules::display_exec(e));
                     let contained = sandbox.and_then(|s| {
                         sandbox::contained(s, &r.key, r.tier, e, &ctx.targets[i], &a.execs)
-                            .or_else(|| self.sandboxed_posture(opts, s, &r.key, r.tier))
+                            .or_else(|| self.sandboxed_posture(s, &r.key, r.tier))
                     });
                     let why = described.as_deref().or(why);
                     let red = red.get_or_insert_with(|| acc.scrub_argv(redact_argv(&e.argv)));
+                    acc.presumed = e.presumed;
                     acc.push_reason(Some(r), why, d, red, contained);
+                    acc.presumed = false;
                 }
             }
-            if opts.posture == Some(Posture::KnownSafe)
+            if self.posture == Some(Posture::KnownSafe)
                 && !posture::known_safe(e)
                 && let Some(r) = self.rule("not-known-safe")
                 && !self.exempted(r)
@@ -639,7 +679,7 @@ impl Engine {
                 Some(e) => (rules::display_exec(e), e.argv.clone()),
                 None => (f.text.clone(), Vec::new()),
             };
-            if opts.posture.is_some()
+            if self.posture.is_some()
                 && matches!(f.rule, "dynamic-payload" | "dynamic-command")
                 && rules::safe_eval(text)
             {
@@ -648,9 +688,13 @@ impl Engine {
             if let Some(r) = self.rule(f.rule)
                 && !self.exempted(r)
             {
-                let contained =
-                    sandbox.and_then(|s| self.sandboxed_posture(opts, s, &r.key, r.tier));
+                let contained = sandbox.and_then(|s| self.sandboxed_posture(s, &r.key, r.tier));
+                acc.presumed = f
+                    .exec
+                    .and_then(|i| a.execs.get(i))
+                    .is_some_and(|e| e.presumed);
                 acc.push_why(Some(r), None, &cmd, &argv, contained);
+                acc.presumed = false;
             }
         }
         // PowerShell / cmd syntax typed at a POSIX prompt: read it as such too
@@ -722,6 +766,8 @@ struct Acc {
     contained: Vec<Reason>,
     commands: Vec<Vec<String>>,
     normalized: Vec<String>,
+    /// The reason being pushed is about a presumed command: capped at ask.
+    presumed: bool,
 }
 
 impl Acc {
@@ -803,18 +849,28 @@ impl Acc {
             return;
         }
         let command = self.redact_command(command);
-        let list = if sandbox.is_some() {
-            &self.contained
+        let tier = if self.presumed {
+            r.tier.min(Verdict::Ask)
         } else {
-            &self.reasons
+            r.tier
         };
-        if list.iter().any(|x| x.rule == r.key && x.command == command) {
+        let list = if sandbox.is_some() {
+            &mut self.contained
+        } else {
+            &mut self.reasons
+        };
+        if let Some(x) = list
+            .iter_mut()
+            .find(|x| x.rule == r.key && x.command == command)
+        {
+            // the same finding, seen again for real after a presumption
+            x.tier = x.tier.max(tier);
             return;
         }
         let reason = Reason {
             rule: r.key.clone(),
             description: why.map_or_else(|| r.description.clone(), str::to_string),
-            tier: r.tier,
+            tier,
             command,
             pack: r.pack.clone(),
             argv: red.to_vec(),

@@ -354,6 +354,18 @@ pub fn is_everyday_cleanup(ctx: &RuleCtx, e: &Exec) -> bool {
     }
 }
 
+/// `find CACHES -exec rm -rf {} +`: the `rm` a cleanup `find` runs.
+pub fn find_cleanup_inner(ctx: &RuleCtx, e: &Exec) -> bool {
+    if ctx.posture.is_none() || !e.bulk || e.via.as_deref() != Some("find") {
+        return false;
+    }
+    ctx.analysis
+        .execs
+        .iter()
+        .filter(|x| x.name == "find")
+        .all(|f| is_everyday_cleanup(ctx, f))
+}
+
 /// `/tmp/NAME-*.ext`: a test artefact with a literal prefix and suffix,
 /// non-recursive.
 fn is_tmp_artifact(p: &str) -> bool {
@@ -559,5 +571,80 @@ pub fn name(p: Posture) -> &'static str {
         Posture::DenyList => "deny-list",
         Posture::KnownSafe => "known-safe",
         Posture::Sandboxed => "sandboxed",
+    }
+}
+
+/// Everyday commands with an effect worth a prompt (in a posture):
+/// discarding uncommitted work (`git checkout -- FILE`, `git checkout .`,
+/// `git restore FILE`), killing processes by pattern (`pkill -f`),
+/// uploading a local file (`curl -F f=@x`, `-T`, `--data-binary @x`) and
+/// creating cloud resources (`aws s3 mb`, `create-*`).
+pub fn m_everyday_effect(ctx: &RuleCtx, _: usize, e: &Exec) -> Option<&'static str> {
+    ctx.posture?;
+    let a = &e.argv;
+    match e.name.as_str() {
+        "git" => {
+            let (si, sub) = crate::rules::git_sub(a)?;
+            let rest = &a[si + 1..];
+            let staged_only = rest.iter().any(|w| w == "--staged" || w == "-S")
+                && !rest.iter().any(|w| w == "--worktree" || w == "-W");
+            match sub {
+                "restore" if !staged_only && rest.iter().any(|w| !w.starts_with('-')) => {
+                    Some("discards uncommitted changes to the named files (git restore)")
+                }
+                "checkout"
+                    if rest.iter().any(|w| w == "--")
+                        || rest.iter().all(|w| w == "." || w == "-f" || w == "--force")
+                            && rest.iter().any(|w| w == ".") =>
+                {
+                    Some("discards uncommitted changes to the named files (git checkout -- FILE)")
+                }
+                _ => None,
+            }
+        }
+        "pkill" | "killall"
+            if a.iter()
+                .any(|w| w == "-f" || w == "--full" || w == "-r" || w == "--regexp") =>
+        {
+            Some("kills every process whose command line matches a pattern")
+        }
+        "curl" => {
+            let mut it = a.iter().peekable();
+            while let Some(w) = it.next() {
+                let val = |w: &str, it: &mut std::iter::Peekable<std::slice::Iter<String>>| {
+                    if w.contains('=') && w.starts_with("--") {
+                        w.split_once('=').map(|x| x.1.to_string())
+                    } else {
+                        it.peek().map(|v| v.to_string())
+                    }
+                };
+                let w = w.as_str();
+                if matches!(w, "-F" | "--form") || w.starts_with("--form=") {
+                    if val(w, &mut it).is_some_and(|v| v.contains("=@") || v.contains("=<")) {
+                        return Some("uploads a local file (curl -F name=@file)");
+                    }
+                } else if matches!(w, "-T" | "--upload-file") || w.starts_with("--upload-file=") {
+                    return Some("uploads a local file (curl -T)");
+                } else if matches!(
+                    w,
+                    "-d" | "--data" | "--data-binary" | "--data-raw" | "--data-urlencode"
+                ) && val(w, &mut it).is_some_and(|v| v.starts_with('@') && v != "@-")
+                {
+                    return Some("uploads a local file (curl --data @file)");
+                }
+            }
+            None
+        }
+        "aws" => {
+            let ops = operands(a, &["--profile", "--region", "--output", "--endpoint-url"]);
+            let creates = ops.get(1).is_some_and(|s| {
+                *s == "mb"
+                    || s.starts_with("create-")
+                    || s.starts_with("put-")
+                    || s.starts_with("run-")
+            });
+            creates.then_some("creates or changes a cloud resource (aws ... mb / create-*)")
+        }
+        _ => None,
     }
 }

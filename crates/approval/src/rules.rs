@@ -348,6 +348,11 @@ pub fn builtin_rows() -> Vec<RuleRow> {
             "known-safe posture: the program is not known to be safe with these arguments"
         ),
         r!(
+            "deferred-code",
+            Ask,
+            "command substitution stored for later evaluation (array subscript in arithmetic, ${x@P}, PS4, eval)"
+        ),
+        r!(
             "code-config",
             Ask,
             "configuration that makes a tool run a program or fetch code elsewhere (git credential.helper, core.hooksPath, alias.x=!.., ext:: URLs)"
@@ -1352,7 +1357,10 @@ pub(crate) fn safe_eval(text: &str) -> bool {
 }
 
 fn m_rm_recursive(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
-    is_rm(e) && rm_flags(&e.argv).0 && !crate::posture::is_everyday_cleanup(ctx, e)
+    is_rm(e)
+        && rm_flags(&e.argv).0
+        && !crate::posture::is_everyday_cleanup(ctx, e)
+        && !crate::posture::find_cleanup_inner(ctx, e)
 }
 
 /// `rm -f <tmp>/hermes-(verify|ad-hoc)-NAME`: the agent's own verification
@@ -1389,12 +1397,8 @@ fn m_bulk_delete(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
     if crate::posture::is_everyday_cleanup(ctx, e) {
         return false;
     }
-    if e.bulk && e.via.as_deref() == Some("find") && ctx.posture.is_some() {
-        // `find CACHES -exec rm -rf {} +`: judged on the find
-        let f = ctx.analysis.execs.iter().rev().find(|x| x.name == "find");
-        if f.is_some_and(|f| crate::posture::is_everyday_cleanup(ctx, f)) {
-            return false;
-        }
+    if crate::posture::find_cleanup_inner(ctx, e) {
+        return false;
     }
     if e.name == "find" {
         return e.argv.iter().any(|a| a == "-delete")
@@ -1838,6 +1842,14 @@ fn m_pipe_to_shell(_: &RuleCtx, _: usize, e: &Exec) -> bool {
 }
 
 fn m_procsub_exec(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    // `sh < <(curl ..)`, `exec < <(curl ..)`: the script comes on stdin
+    // from a process substitution
+    if e.redirs.iter().any(|r| {
+        r.op == RedirOp::In && (r.target.starts_with("/dev/fd/") || r.target.contains(DYN))
+    }) && (reads_script_from_stdin(e) || (e.name == "exec" && e.argv.len() == 1))
+    {
+        return true;
+    }
     if !(is_shell(&e.name) || is_interpreter(&e.name) || matches!(e.name.as_str(), "source" | "."))
     {
         return false;
@@ -1970,8 +1982,13 @@ fn m_exec_created(ctx: &RuleCtx, idx: usize, e: &Exec) -> bool {
         // a file only made executable runs what it already held
         let runs = if e.argv.first().is_some_and(|a| a.contains('/')) {
             e.argv.first().cloned()
-        } else {
+        } else if is_shell(&e.name)
+            || is_interpreter(&e.name)
+            || matches!(e.name.as_str(), "source" | ".")
+        {
             script_operand(e).map(|s| s.to_string())
+        } else {
+            None
         };
         let Some(p) = runs else { return false };
         let p = norm_path(&p);

@@ -39,24 +39,6 @@ pub struct CheckOptions {
     /// The command will run in this sandbox (`None`: on the host).
     #[serde(default)]
     pub sandbox: Option<SandboxFacts>,
-    /// The approval posture (`approvals.posture`). `None` keeps the
-    /// compatibility judgement of [`crate::Engine::check`] (the original's
-    /// behaviour, pinned by `tests/data/command_cases.jsonl`); `Some(_)`
-    /// turns on the generalised judgement of issue 37: privilege, system
-    /// installs and reading credential files ask, while inline scripts are
-    /// judged by their content and cleanup of build output in the
-    /// workspace runs without asking.
-    #[serde(default)]
-    pub posture: Option<crate::types::Posture>,
-    /// The project directory the command runs in (its working directory
-    /// is inside it). Relative paths are judged against it.
-    #[serde(default)]
-    pub workspace: Option<String>,
-    /// A Python virtual environment (or conda env) is active for the
-    /// command (`VIRTUAL_ENV` / `CONDA_PREFIX` set): `pip install` stays in
-    /// it.
-    #[serde(default)]
-    pub virtualenv: bool,
 }
 
 /// Rules whose effect is only through the network.

@@ -8,7 +8,7 @@
 //! caught and how many harmless lines are flagged; `corpus_speed` prints the
 //! average check time over all corpora (meaningful in `--release`).
 
-use hermes_approval::{CheckOptions, Engine, EngineConfig, Posture, Verdict};
+use hermes_approval::{Engine, EngineConfig, Posture, Verdict};
 
 fn ok(expect: &str, v: Verdict) -> bool {
     match expect {
@@ -62,19 +62,18 @@ fn run(class: &str) {
     run_with(class, None);
 }
 
-/// The options the runtime passes in a posture (project directory known).
-fn posture_opts(p: Posture) -> CheckOptions {
-    CheckOptions {
-        posture: Some(p),
-        workspace: Some("/work/project".into()),
-        ..Default::default()
-    }
+/// The engine the runtime builds in a posture (project directory known).
+fn posture_engine(p: Posture) -> Engine {
+    Engine::new().with_posture(p, Some("/work/project".into()), false)
 }
 
-fn run_with(class: &str, opts: Option<&CheckOptions>) {
+fn run_with(class: &str, posture: Option<Posture>) {
     let lines = read(class);
     assert!(lines.len() >= 30, "{class}: only {} lines", lines.len());
-    let default = Engine::new();
+    let default = match posture {
+        Some(p) => posture_engine(p),
+        None => Engine::new(),
+    };
     let mut failures = Vec::new();
     let (mut dangerous, mut caught, mut harmless, mut flagged) = (0, 0, 0, 0);
     for l in &lines {
@@ -86,10 +85,7 @@ fn run_with(class: &str, opts: Option<&CheckOptions>) {
                 &custom
             }
         };
-        let r = match opts {
-            Some(o) => e.check_with(&l.command, o),
-            None => e.check(&l.command),
-        };
+        let r = e.check(&l.command);
         if l.expect == "allow" {
             harmless += 1;
             flagged += usize::from(r.verdict != Verdict::Allow);
@@ -169,19 +165,18 @@ fn class_catastrophic() {
 /// memory) and everyday developer commands that must not ask.
 #[test]
 fn class_generalise() {
-    run_with("generalise", Some(&posture_opts(Posture::DenyList)));
+    run_with("generalise", Some(Posture::DenyList));
 }
 
 /// The same corpus in the known-safe posture: every dangerous line still
 /// asks or blocks; prints how many everyday lines ask there.
 #[test]
 fn class_generalise_known_safe() {
-    let e = Engine::new();
-    let o = posture_opts(Posture::KnownSafe);
+    let e = posture_engine(Posture::KnownSafe);
     let (mut d, mut caught, mut h, mut asked) = (0, 0, 0, 0);
     let mut missed = Vec::new();
     for l in read("generalise") {
-        let v = e.check_with(&l.command, &o).verdict;
+        let v = e.check(&l.command).verdict;
         if l.expect == "allow" {
             h += 1;
             asked += usize::from(v != Verdict::Allow);
