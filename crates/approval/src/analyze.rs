@@ -846,6 +846,11 @@ impl Analyzer {
             }
             Unwrap::ShellC(j) => {
                 inner.depth += 1;
+                // `xargs -I{} sh -c '{}'`: the script itself comes from the
+                // arguments appended at run time
+                if ctx.bulk && argv[j].contains("{}") {
+                    self.finding("dynamic-payload", Some(idx), argv[j].clone());
+                }
                 // positional parameters of the payload ($0 is the first)
                 let args = argv[j + 1..].to_vec();
                 let v0 = match args.first() {

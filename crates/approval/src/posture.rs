@@ -17,7 +17,7 @@
 //! original is kept (the public case file pins it: `sudo -i`, `apt install`
 //! and `python -c "print('hello')"` are `allow` / `ask` there).
 
-use crate::analyze::{DYN, Exec, cmd_name, is_interpreter, is_shell};
+use crate::analyze::{DYN, Exec, is_interpreter, is_shell};
 use crate::knowledge;
 use crate::rules::{RuleCtx, operands};
 use crate::types::Posture;
@@ -469,11 +469,7 @@ pub fn known_safe(e: &Exec) -> bool {
         | "sort" | "uniq" | "cut" | "tr" | "jq" | "yq" | "tree" | "date" | "uname" | "whoami"
         | "id" | "true" | "false" | "test" | "[" | "basename" | "dirname" | "realpath"
         | "readlink" | "nproc" | "free" | "uptime" | "md5sum" | "sha256sum" | "sha1sum" | "cd"
-        | "less" | "more" | "column" | "nl" | "comm" | "type" | "hostname" | "env"
-            if e.argv.len() >= 1 && n != "env" =>
-        {
-            true
-        }
+        | "less" | "more" | "column" | "nl" | "comm" | "type" | "hostname" => true,
         "env" | "printenv" => false,
         "sed" => !has("-i") && !has("--in-place") && !e.argv.iter().any(|a| a.starts_with("-i")),
         "awk" | "gawk" => !e
@@ -549,10 +545,7 @@ pub fn known_safe(e: &Exec) -> bool {
             !has("--eval") && !e.argv.iter().any(|a| a.contains('=')) && sub != "install"
         }
         _ if is_shell(n) || is_interpreter(n) => false,
-        _ => {
-            let _ = cmd_name;
-            false
-        }
+        _ => false,
     }
 }
 

@@ -781,6 +781,11 @@ pub fn is_user_sensitive(p: &str) -> bool {
         return true;
     }
     if n.contains("/.local/bin/")
+        || n.contains("/.vim/")
+        || n.contains("/.emacs.d/")
+        || n.contains("/.oh-my-zsh/")
+        || n.contains("/.ipython/profile_")
+        || n.contains("/.config/direnv/")
         || n.starts_with("~/bin/")
         || n.contains("/.config/nvim/")
         || n.contains("/.config/git/")
@@ -1860,7 +1865,7 @@ fn m_procsub_exec(_: &RuleCtx, _: usize, e: &Exec) -> bool {
             || a.contains(DYN) && !a.starts_with('-')
     }) && !e.argv[1..]
         .iter()
-        .any(|a| a.starts_with('-') && a.contains('c') && is_shell(&e.name))
+        .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c') && is_shell(&e.name))
 }
 
 fn m_shell_c(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
@@ -2000,8 +2005,10 @@ fn m_exec_created(ctx: &RuleCtx, idx: usize, e: &Exec) -> bool {
         }) && written.is_none();
         return unknown_write
             || written.is_some_and(|(_, c)| {
-                !(is_shell(&e.name) || e.argv[0].contains('/') && !is_interpreter(&e.name))
-                    && !crate::posture::inline_code_is_plain(c)
+                let shell_script =
+                    is_shell(&e.name) || (e.argv[0].contains('/') && !is_interpreter(&e.name));
+                // a shell script's content was analysed when written
+                !shell_script && !crate::posture::inline_code_is_plain(c)
             });
     }
     let runs: Option<String> = if e.argv.first().is_some_and(|a| a.contains('/')) {

@@ -168,6 +168,13 @@ fn class_generalise() {
     run_with("generalise", Some(Posture::DenyList));
 }
 
+/// Commands written after the engine change (shapes of issue 37 with
+/// programs and spellings the change was not fitted to).
+#[test]
+fn class_generalise_heldout() {
+    run_with("generalise_heldout", Some(Posture::DenyList));
+}
+
 /// The same corpus in the known-safe posture: every dangerous line still
 /// asks or blocks; prints how many everyday lines ask there.
 #[test]
