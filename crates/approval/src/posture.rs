@@ -390,7 +390,9 @@ pub fn inline_code_is_plain(code: &str) -> bool {
     static RISKY: Lazy<Regex> = Lazy::new(|| {
         Regex::new(
             r"(?x)\b(os|subprocess|shutil|socket|urllib|requests|http|httpx|ctypes|pickle|marshal|pty|signal|multiprocessing|child_process|net|dgram|tls|https|cluster|worker_threads|vm|Kernel|IO|Open3|Process|Socket|Net|FileUtils|File|Dir|Runtime)\s*[.:]
-             |\b(system|exec|execSync|execFile|spawn|spawnSync|popen|eval|compile|__import__|getattr|setattr|open|unlink|rmdir|remove|rmtree|rename|chmod|chown|kill|fork|require\s*\(\s*['\x22](child_process|fs|net|http|https|os|vm)['\x22]|import\s*\()\b
+             |\b(system|exec|execSync|execFile|spawn|spawnSync|popen|eval|compile|__import__|getattr|setattr|open|unlink|unlinkSync|rmdir|rmdirSync|rm|rmSync|remove|rmtree|rename|chmod|chown|kill|fork)\b
+             |\brequire\s*\(\s*['\x22](node:)?(child_process|fs|fs/promises|net|http|https|os|vm|dgram|tls)['\x22]
+             |\bimport\s*\(
              |`|\bqx\b|\$\{|\bsocket\b|\bsyscall\b|\bfs\.|\bimport\s+(os|subprocess|shutil|socket|ctypes|pty|requests|urllib)",
         )
         .expect("inline risky regex")
