@@ -313,6 +313,12 @@ pub struct EngineConfig {
     /// in it.
     #[serde(default)]
     pub virtualenv: bool,
+    /// With a `posture` and a `workspace`: read the script a command runs
+    /// (`bash FILE`, `source FILE`, `./FILE`, `python3 FILE`, `node FILE`)
+    /// at decision time and judge its content; a script that cannot be
+    /// read or is larger than 256 KiB asks (`script-unseen`).
+    #[serde(default)]
+    pub read_scripts: bool,
 }
 
 /// The rule engine. Cheap to share (`Arc<Engine>`), immutable after construction.
@@ -326,6 +332,7 @@ pub struct Engine {
     posture: Option<Posture>,
     workspace: Option<String>,
     virtualenv: bool,
+    read_scripts: bool,
 }
 
 impl Default for Engine {
@@ -409,6 +416,7 @@ impl Engine {
             posture: None,
             workspace: None,
             virtualenv: false,
+            read_scripts: false,
         }
     }
 
@@ -443,6 +451,7 @@ impl Engine {
         e.posture = cfg.posture;
         e.workspace = cfg.workspace.clone();
         e.virtualenv = cfg.virtualenv;
+        e.read_scripts = cfg.read_scripts;
         Ok(e)
     }
 
@@ -470,6 +479,13 @@ impl Engine {
         self.posture = Some(posture);
         self.workspace = workspace;
         self.virtualenv = virtualenv;
+        self
+    }
+
+    /// This engine reading the scripts commands run (see
+    /// [`EngineConfig::read_scripts`]).
+    pub fn reading_scripts(mut self, on: bool) -> Engine {
+        self.read_scripts = on;
         self
     }
 
@@ -533,6 +549,80 @@ impl Engine {
         }
         self.check_text(&norm.text, &mut acc, true, opts);
         acc.finish()
+    }
+
+    /// The scripts the programs of `a` run, read now and judged by their
+    /// content: shell scripts with the whole analysis, other languages by
+    /// the shell commands their code spawns. Unreadable scripts ask.
+    fn judge_scripts(&self, a: &analyze::Analysis, acc: &mut Acc, opts: &CheckOptions) {
+        let Some(ws) = self.workspace.as_deref() else {
+            return;
+        };
+        // relative `cd`s before a program (the analyser only follows
+        // absolute ones)
+        let mut rel = ws.to_string();
+        for e in &a.execs {
+            if (e.name == "cd" || e.name == "pushd") && e.cwd.is_none() {
+                if let Some(t) = e
+                    .argv
+                    .get(1)
+                    .filter(|t| !t.starts_with('-') && !t.contains(analyze::DYN))
+                {
+                    rel = if t.starts_with('/') {
+                        t.clone()
+                    } else {
+                        words::norm_path(&format!("{rel}/{t}"))
+                    };
+                }
+                continue;
+            }
+            let Some((path, shown)) = script_of(e, &rel) else {
+                continue;
+            };
+            // written by this very command: already analysed
+            if a.written.iter().any(|(w, _)| {
+                *w == words::norm_path(&shown) || path.ends_with(w.trim_start_matches("./"))
+            }) {
+                continue;
+            }
+            let text = std::fs::metadata(&path)
+                .ok()
+                .filter(|m| m.is_file() && m.len() <= 256 * 1024)
+                .and_then(|_| std::fs::read_to_string(&path).ok());
+            let Some(text) = text else {
+                if let Some(r) = self.rule("script-unseen")
+                    && !self.exempted(r)
+                {
+                    acc.push(Some(r), &format!("{shown} ({path})"), &e.argv);
+                }
+                continue;
+            };
+            acc.script_depth += 1;
+            let shebang = text.lines().next().unwrap_or("").to_string();
+            let lang = if analyze::is_shell(&e.name) || matches!(e.name.as_str(), "source" | ".") {
+                "sh".to_string()
+            } else if analyze::is_interpreter(&e.name) {
+                e.name.clone()
+            } else if let Some(interp) = shebang.strip_prefix("#!") {
+                let mut w = interp.split_whitespace();
+                let first = w.next().map(analyze::cmd_name).unwrap_or_default();
+                if first == "env" {
+                    w.next().map(analyze::cmd_name).unwrap_or_default()
+                } else {
+                    first
+                }
+            } else {
+                "sh".to_string()
+            };
+            if analyze::is_shell(&lang) {
+                self.check_text(&text, acc, false, opts);
+            } else {
+                for sh in analyze::shell_strings_in_code(&lang, &text) {
+                    self.check_text(&sh, acc, false, opts);
+                }
+            }
+            acc.script_depth -= 1;
+        }
     }
 
     /// In the sandboxed posture, why the sandbox contains an `ask` reason
@@ -674,6 +764,9 @@ impl Engine {
                 }
             }
         }
+        if self.read_scripts && self.posture.is_some() && acc.script_depth < 2 {
+            self.judge_scripts(&a, acc, opts);
+        }
         for f in &a.findings {
             let (cmd, argv) = match f.exec.and_then(|i| a.execs.get(i)) {
                 Some(e) => (rules::display_exec(e), e.argv.clone()),
@@ -726,6 +819,56 @@ impl Engine {
     }
 }
 
+/// The script file an exec runs (absolute path to read, path as written):
+/// `bash FILE`, `source FILE`, `./FILE`, `python3 FILE`, `node FILE`.
+fn script_of(e: &analyze::Exec, ws: &str) -> Option<(String, String)> {
+    let first = e.argv.first()?;
+    let p = if first.contains('/')
+        && !analyze::is_shell(&e.name)
+        && !analyze::is_interpreter(&e.name)
+    {
+        // a program path: only scripts in the workspace or relative ones
+        first.clone()
+    } else if analyze::is_shell(&e.name)
+        || analyze::is_interpreter(&e.name)
+        || matches!(e.name.as_str(), "source" | ".")
+    {
+        if e.argv[1..].iter().any(|a| {
+            a.starts_with('-')
+                && !a.starts_with("--")
+                && (a.contains('c') || a.contains('e') || a == "-m")
+        }) {
+            return None;
+        }
+        rules::script_operand(e)?.to_string()
+    } else {
+        return None;
+    };
+    if p.contains(analyze::DYN) || p == "-" || p.starts_with("/dev/") || p.starts_with("/proc/") {
+        return None;
+    }
+    let abs = if let Some(rest) = p.strip_prefix("~/") {
+        format!("{}/{rest}", std::env::var("HOME").ok()?)
+    } else if p.starts_with('/') {
+        // system programs (/usr/bin/env, /bin/ls) are binaries, not scripts
+        if ["/usr/", "/bin/", "/sbin/", "/opt/", "/snap/"]
+            .iter()
+            .any(|d| p.starts_with(d))
+        {
+            return None;
+        }
+        p.clone()
+    } else {
+        let base = e
+            .cwd
+            .as_deref()
+            .filter(|c| c.starts_with('/'))
+            .unwrap_or(ws);
+        format!("{base}/{p}")
+    };
+    Some((abs, p))
+}
+
 fn truncate(s: &str, n: usize) -> &str {
     match s.char_indices().nth(n) {
         Some((i, _)) => &s[..i],
@@ -768,6 +911,8 @@ struct Acc {
     normalized: Vec<String>,
     /// The reason being pushed is about a presumed command: capped at ask.
     presumed: bool,
+    /// Scripts being judged by content (nesting bound).
+    script_depth: u8,
 }
 
 impl Acc {

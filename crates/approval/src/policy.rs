@@ -132,6 +132,7 @@ impl PolicyConfig {
             posture: self.posture,
             workspace: None,
             virtualenv: false,
+            read_scripts: false,
         }
     }
 }

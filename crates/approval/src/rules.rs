@@ -343,6 +343,11 @@ pub fn builtin_rows() -> Vec<RuleRow> {
             crate::posture::m_secret_file_read
         ),
         r!(
+            "script-unseen",
+            Ask,
+            "runs a script that could not be read to judge its content (missing, unreadable or too large)"
+        ),
+        r!(
             "not-known-safe",
             Ask,
             "known-safe posture: the program is not known to be safe with these arguments"
@@ -1778,7 +1783,7 @@ fn m_exfil(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
     })
 }
 
-fn script_operand(e: &Exec) -> Option<&str> {
+pub(crate) fn script_operand(e: &Exec) -> Option<&str> {
     // first operand after options (for shells and interpreters)
     let mut i = 1;
     while i < e.argv.len() {
