@@ -88,6 +88,23 @@
 //! marker; a program name built from it is `dynamic-command` (ask), a shell
 //! payload built from it is `dynamic-payload` (ask).
 //!
+//! # Presumption, program knowledge and postures (issue 37)
+//!
+//! A program the engine does not know ([`knowledge::INERT`], wrapper
+//! handling, shells, interpreters) has its arguments presumed executed:
+//! argument lists starting with a program and arguments holding a command
+//! line are analysed (what is found that way asks, never blocks). Options
+//! of known programs that run code are data in [`knowledge::PROGRAMS`].
+//! Literal `$(..)` kept for later evaluation (array subscripts, `${x@P}`,
+//! `PS4`) and script text written to files are analysed too.
+//! [`EngineConfig::posture`] (`approvals.posture`) selects `deny-list`,
+//! `known-safe` or `sandboxed` ([`posture`]); with a posture, privilege,
+//! system installs, persistence and process inspection ask in every
+//! posture, inline scripts are judged by their content, and with
+//! [`EngineConfig::read_scripts`] the scripts a command runs are read and
+//! judged at decision time. Without a posture the compatibility judgement
+//! pinned by the public case file is kept. See `docs/approval-postures.md`.
+//!
 //! # Host configuration
 //!
 //! [`EngineConfig`] (documented there with its JSON shape): host rules and
