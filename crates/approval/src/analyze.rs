@@ -821,6 +821,15 @@ impl Analyzer {
                 // presume executed unless known inert
                 if !self.out.execs[idx].dynamic_name && !crate::knowledge::is_known(&name) {
                     self.presume(&name, &argv, ctx);
+                } else if !self.out.execs[idx].dynamic_name
+                    && !is_shell(&name)
+                    && !is_interpreter(&name)
+                    && !matches!(name.as_str(), "echo" | "printf" | "git" | "grep" | "rg")
+                    && let Some(k) = argv.iter().skip(1).position(|a| a == "exec")
+                {
+                    // `ip netns exec NS cmd`, `cabal exec -- cmd`, `stack
+                    // exec cmd`: an `exec` subcommand runs what follows
+                    self.presume(&name, &argv[k + 1..], ctx);
                 }
             }
             Unwrap::Argv(start, bulk) => {

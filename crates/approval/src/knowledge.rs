@@ -778,7 +778,11 @@ pub fn is_known(name: &str) -> bool {
 /// Words that name a program when they start an argument list: used to find
 /// where an unknown wrapper's inner command begins.
 pub fn looks_like_program(word: &str) -> bool {
-    if word.is_empty() || word.starts_with('-') || word.len() > 256 {
+    if word.is_empty()
+        || word.starts_with('-')
+        || word.len() > 256
+        || word.contains(char::is_whitespace)
+    {
         return false;
     }
     let base = crate::analyze::cmd_name(word);

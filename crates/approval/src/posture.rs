@@ -643,3 +643,95 @@ pub fn m_everyday_effect(ctx: &RuleCtx, _: usize, e: &Exec) -> Option<&'static s
         _ => None,
     }
 }
+
+/// A shell handed to a program as an argument (`apt-get -o
+/// APT::Update::Pre-Invoke::=/bin/sh`, `gcc -wrapper /bin/sh,-s`, `fzf --bind
+/// 'enter:execute(/bin/sh)'`, `mail --exec='!/bin/sh'`): the GTFOBins shell
+/// function of a program the knowledge base does not describe (in a
+/// posture; data and file tools excepted).
+pub fn m_shell_path_arg(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
+    use once_cell::sync::Lazy;
+    use regex::Regex;
+    static SH: Lazy<Regex> = Lazy::new(|| {
+        Regex::new(r#"(^|[=!(:,'"\s{])(/usr)?(/local)?/s?bin/(ba|da|z|k|c|tc|fi|a|mk|rba)?sh($|[\s,;)'"}])"#)
+            .expect("shell path regex")
+    });
+    const DATA: &[&str] = &[
+        "echo",
+        "printf",
+        "cat",
+        "ls",
+        "file",
+        "stat",
+        "readlink",
+        "realpath",
+        "which",
+        "whereis",
+        "type",
+        "head",
+        "tail",
+        "less",
+        "more",
+        "grep",
+        "egrep",
+        "fgrep",
+        "rg",
+        "sed",
+        "awk",
+        "wc",
+        "diff",
+        "cmp",
+        "md5sum",
+        "sha256sum",
+        "sha1sum",
+        "xxd",
+        "od",
+        "strings",
+        "ldd",
+        "nm",
+        "objdump",
+        "readelf",
+        "ln",
+        "cp",
+        "mv",
+        "install",
+        "chmod",
+        "chown",
+        "chsh",
+        "usermod",
+        "useradd",
+        "adduser",
+        "docker",
+        "podman",
+        "nerdctl",
+        "kubectl",
+        "test",
+        "[",
+        "[[",
+        "tee",
+        "git",
+        "command",
+        "hash",
+        "man",
+        "info",
+        "dpkg",
+        "rpm",
+        "apt-file",
+        "exec",
+        "env",
+    ];
+    if ctx.posture.is_none()
+        || e.argv.len() < 2
+        || is_shell(&e.name)
+        || is_interpreter(&e.name)
+        || DATA.contains(&e.name.as_str())
+        || knowledge::program(&e.name).is_some_and(|p| p.privilege)
+    {
+        return false;
+    }
+    e.argv[1..].iter().any(|a| {
+        // the shell a build uses (make SHELL=/bin/bash, CONFIG_SHELL=..)
+        let build_shell = a.split_once('=').is_some_and(|(k, _)| k.ends_with("SHELL"));
+        !build_shell && a.len() < 4096 && SH.is_match(a)
+    })
+}

@@ -343,6 +343,12 @@ pub fn builtin_rows() -> Vec<RuleRow> {
             crate::posture::m_secret_file_read
         ),
         r!(
+            "shell-escape-arg",
+            Ask,
+            "hands a shell (/bin/sh) to a program that may run it (GTFOBins shell function)",
+            crate::posture::m_shell_path_arg
+        ),
+        r!(
             "script-unseen",
             Ask,
             "runs a script that could not be read to judge its content (missing, unreadable or too large)"
