@@ -664,6 +664,18 @@ impl Analyzer {
                 let v = value.trim_start_matches('|').to_string();
                 self.analyze_text(&v, &c, true);
             }
+            _ if is_command_var(name) => {
+                // RESTIC_PASSWORD_COMMAND=, CRASHPAGER=, SYSTEMD_EDITOR=,
+                // PERL5DB=: a variable named for a command is presumed run
+                let mut c = ctx.clone();
+                c.depth += 1;
+                c.via = Some(name.to_string());
+                c.presumed = true;
+                if looks_like_program_path(value) {
+                    self.finding("exec-option", None, format!("{name}={value}"));
+                }
+                self.speculate(value, &c);
+            }
             _ => {}
         }
     }
@@ -783,6 +795,15 @@ impl Analyzer {
         }
         // options of known programs that execute code (the knowledge base)
         self.kb_exec(&name, &argv, ctx, idx);
+        // options named for a command (`--password-command=`, `-o
+        // ssh_command=`, `--on-download-error=`, `--conf-script=`)
+        if !matches!(
+            name.as_str(),
+            "echo" | "printf" | "grep" | "rg" | "ag" | "git"
+        ) && argv.len() > 1
+        {
+            self.named_exec_opts(&name, &argv, ctx, idx);
+        }
         // names with an array subscript are evaluated arithmetically
         // (`printf -v 'a[$(cmd)]'`, `test -v`, `[[ -v ]]`, `read`, `unset`)
         if matches!(
@@ -950,6 +971,51 @@ impl Analyzer {
         for body in substitution_bodies(value) {
             self.finding("deferred-code", None, format!("{via}: {value}"));
             self.analyze_text(&body, &ic, true);
+        }
+    }
+
+    /// Options whose name says their value runs (`--xxx-command=VALUE`,
+    /// `--exec`, `--hook`, `-o ssh_command=VALUE`): the value is presumed
+    /// executed; a program path in it asks.
+    fn named_exec_opts(&mut self, name: &str, argv: &[String], ctx: &Ctx, idx: usize) {
+        let mut ic = ctx.clone();
+        ic.depth += 1;
+        ic.via = Some(name.to_string());
+        ic.stdin_from = None;
+        ic.stdin_text = None;
+        ic.redirs = Vec::new();
+        ic.presumed = true;
+        let mut n = 0;
+        for k in 1..argv.len() {
+            let a = argv[k].as_str();
+            let (opt, val) = if let Some(body) = a.strip_prefix("--") {
+                match body.split_once('=') {
+                    Some((o, v)) => (o.to_string(), Some(v.to_string())),
+                    None => (body.to_string(), None),
+                }
+            } else if k > 1 && argv[k - 1] == "-o" {
+                match a.split_once('=') {
+                    Some((o, v)) => (o.to_ascii_lowercase(), Some(v.to_string())),
+                    None => continue,
+                }
+            } else {
+                continue;
+            };
+            if !is_command_opt(&opt) {
+                continue;
+            }
+            let Some(v) = val.or_else(|| argv.get(k + 1).filter(|v| !v.starts_with('-')).cloned())
+            else {
+                continue;
+            };
+            if n >= 4 || v.is_empty() {
+                break;
+            }
+            n += 1;
+            if looks_like_program_path(&v) {
+                self.finding("exec-option", Some(idx), format!("--{opt}={v}"));
+            }
+            self.speculate(&v, &ic);
         }
     }
 
@@ -1925,6 +1991,68 @@ enum Unwrap {
     Code(String),
     /// A shell that reads its script from stdin.
     Stdin,
+}
+
+/// Variable names that say their value is a command to run.
+fn is_command_var(name: &str) -> bool {
+    let n = name.to_ascii_uppercase();
+    n.len() > 3
+        && ([
+            "_COMMAND", "_CMD", "PAGER", "EDITOR", "ASKPASS", "_PROGRAM", "_HOOK", "_EXEC",
+            "_SHELL", "_WRAPPER",
+        ]
+        .iter()
+        .any(|s| n.ends_with(s))
+            || n == "PERL5DB")
+        && n != "SHELL"
+}
+
+/// Option names that say their value is a command to run.
+fn is_command_opt(opt: &str) -> bool {
+    let o = opt.to_ascii_lowercase();
+    o.len() >= 3
+        && (o.contains("command")
+            || o.ends_with("-cmd")
+            || o.ends_with("_cmd")
+            || o == "cmd"
+            || o == "exec"
+            || o.starts_with("exec-")
+            || o.ends_with("-exec")
+            || o.contains("script")
+            || o.contains("hook")
+            || o.ends_with("program")
+            || o.ends_with("wrapper")
+            || o == "rsh"
+            || o.ends_with("-rsh")
+            || o.contains("askpass")
+            || o.starts_with("on-"))
+        && !matches!(
+            o.as_str(),
+            "script-security" | "no-scripts" | "ignore-scripts" | "hook-timeout"
+        )
+}
+
+/// A value that names a program to run that is not a well-known system
+/// tool: `/path/to/command`, `./x`, `/tmp/x`, a shell with arguments.
+fn looks_like_program_path(v: &str) -> bool {
+    let first = v.split_whitespace().next().unwrap_or("");
+    if first.is_empty() || first.contains(DYN) {
+        return !first.is_empty();
+    }
+    let base = cmd_name(first);
+    (first.contains('/')
+        && !([
+            "/usr/bin/",
+            "/bin/",
+            "/usr/local/bin/",
+            "/usr/sbin/",
+            "/sbin/",
+        ]
+        .iter()
+        .any(|d| first.starts_with(d))
+            && !is_shell(&base)
+            && !is_interpreter(&base)))
+        || is_shell(&base)
 }
 
 /// A file that will be run as a shell script: a shell extension, a

@@ -393,6 +393,7 @@ pub fn inline_code_is_plain(code: &str) -> bool {
              |\b(system|exec|execSync|execFile|spawn|spawnSync|popen|eval|compile|__import__|getattr|setattr|open|unlink|unlinkSync|rmdir|rmdirSync|rm|rmSync|remove|rmtree|rename|chmod|chown|kill|fork)\b
              |\brequire\s*\(\s*['\x22](node:)?(child_process|fs|fs/promises|net|http|https|os|vm|dgram|tls)['\x22]
              |\bimport\s*\(
+             |(?i)[a-z_.]*(exec|spawn|popen|proc_open|system|passthru)[a-z_]*\s*\(
              |`|\bqx\b|\$\{|\bsocket\b|\bsyscall\b|\bfs\.|\bimport\s+(os|subprocess|shutil|socket|ctypes|pty|requests|urllib)",
         )
         .expect("inline risky regex")
