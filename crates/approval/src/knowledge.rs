@@ -180,7 +180,11 @@ pub static PROGRAMS: &[Program] = &[
     Program {
         names: &["scp", "sftp"],
         exec_opts: &[o("-S", Program)],
-        examples: &[("scp -S /tmp/x a h:b", true), ("scp a h:b", false)],
+        examples: &[
+            ("scp -S /tmp/x a h:b", true),
+            ("scp h:b .", false),
+            ("scp a h:b", true),
+        ],
         ..NONE
     },
     Program {

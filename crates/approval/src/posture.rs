@@ -631,6 +631,41 @@ pub fn m_everyday_effect(ctx: &RuleCtx, _: usize, e: &Exec) -> Option<&'static s
             }
             None
         }
+        "wget" | "wget2"
+            if a.iter()
+                .any(|w| w.starts_with("--post-file") || w.starts_with("--body-file")) =>
+        {
+            Some("uploads a local file (wget --post-file)")
+        }
+        "nc" | "ncat" | "netcat" | "socat" | "telnet" | "openssl"
+            if e.redirs.iter().any(|r| {
+                r.op == crate::parse::RedirOp::In && !r.target.starts_with("/dev/fd/")
+            }) || (e.name == "socat"
+                && a.iter().any(|w| {
+                    let l = w.to_ascii_lowercase();
+                    l.starts_with("file:") || l.starts_with("open:")
+                })
+                && a.iter().any(|w| w.to_ascii_lowercase().starts_with("tcp"))) =>
+        {
+            Some("sends a local file over a raw network connection")
+        }
+        "scp" | "rsync" => {
+            // the last operand is a remote destination: an upload
+            let ops = operands(
+                a,
+                &[
+                    "-i", "-P", "-p", "-o", "-F", "-S", "-e", "--rsh", "-c", "-l", "-J",
+                ],
+            );
+            let dest = ops.last().copied().unwrap_or("");
+            let remote = |w: &str| {
+                w.split_once(':')
+                    .is_some_and(|(h, _)| !h.is_empty() && !h.contains('/'))
+                    || w.starts_with("rsync://")
+            };
+            (ops.len() >= 2 && remote(dest) && !ops[..ops.len() - 1].iter().any(|w| remote(w)))
+                .then_some("uploads local files to another host")
+        }
         "aws" => {
             let ops = operands(a, &["--profile", "--region", "--output", "--endpoint-url"]);
             let creates = ops.get(1).is_some_and(|s| {
