@@ -27,6 +27,10 @@ pub const PROCSUB_PATH: &str = "/dev/fd/63";
 const MAX_EXECS: usize = 4_000;
 const MAX_BRACE: usize = 64;
 const MAX_FOR_VALUES: usize = 8;
+/// Presumed analyses per command (each may nest further ones).
+const MAX_PRESUMED: usize = 16;
+/// Bytes of presumed text parsed per command.
+const MAX_PRESUMED_BYTES: usize = 4 * 1024;
 
 #[derive(Clone, Debug)]
 pub struct RedirT {
@@ -132,6 +136,11 @@ pub struct Analyzer {
     /// whose expansion reaches the same heredoc again is not re-expanded
     /// (an unbounded recursion otherwise: found by fuzzing).
     expanding: Vec<(usize, usize)>,
+    /// Presumed analyses done (unknown programs' arguments, named option
+    /// values, written scripts): bounded, as each can nest.
+    presumed: usize,
+    /// Bytes of presumed text parsed (bounded too).
+    presumed_bytes: usize,
 }
 
 /// Analyse a normalised command line.
@@ -149,6 +158,8 @@ pub fn analyze(text: &str) -> Analysis {
         secret_words: Vec::new(),
         cur_env: Vec::new(),
         expanding: Vec::new(),
+        presumed: 0,
+        presumed_bytes: 0,
     };
     a.vars.insert("HOME".into(), Val::Known("~".into()));
     a.vars
@@ -1022,9 +1033,15 @@ impl Analyzer {
     /// Analyse a text that may or may not be a command line (an argument
     /// presumed executed): silently dropped when it does not parse.
     fn speculate(&mut self, text: &str, ctx: &Ctx) {
-        if ctx.depth > parse::MAX_DEPTH || text.len() > 4096 {
+        if ctx.depth > parse::MAX_DEPTH
+            || text.len() > 4096
+            || self.presumed >= MAX_PRESUMED
+            || self.presumed_bytes + text.len() > MAX_PRESUMED_BYTES
+        {
             return;
         }
+        self.presumed += 1;
+        self.presumed_bytes += text.len();
         let Parsed {
             list,
             heredocs,
@@ -1063,6 +1080,10 @@ impl Analyzer {
             if crate::knowledge::looks_like_program(&argv[k]) {
                 first = first.min(k);
                 runs += 1;
+                if self.presumed >= MAX_PRESUMED {
+                    break;
+                }
+                self.presumed += 1;
                 self.run_argv(argv[k..].to_vec(), &ic, false);
                 // a shell or wrapper consumes the rest
                 let base = cmd_name(&argv[k]);
