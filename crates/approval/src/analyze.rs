@@ -3056,42 +3056,6 @@ fn option_payloads(name: &str, argv: &[String]) -> Vec<String> {
                     }
                 }
             }
-            "tar" | "gtar" | "bsdtar" => {
-                for flag in [
-                    "--to-command",
-                    "--use-compress-program",
-                    "--info-script",
-                    "--new-volume-script",
-                    "-I",
-                ] {
-                    if let Some(v) = val(k, flag) {
-                        out.push(v);
-                    }
-                }
-                if let Some(v) = a.strip_prefix("--checkpoint-action=exec=") {
-                    out.push(v.to_string());
-                }
-            }
-            "rg" => {
-                if let Some(v) = val(k, "--pre") {
-                    out.push(v);
-                }
-            }
-            "sort" => {
-                if let Some(v) = val(k, "--compress-program") {
-                    out.push(v);
-                }
-            }
-            "zip" => {
-                if let Some(v) = val(k, "-TT").or_else(|| val(k, "--unzip-command")) {
-                    out.push(v);
-                }
-            }
-            "man" => {
-                if let Some(v) = val(k, "-P").or_else(|| val(k, "--pager")) {
-                    out.push(v);
-                }
-            }
             // GTFOBins: debugger, editor and client commands that run a shell
             "gdb" | "cgdb" => {
                 if let Some(v) = val(k, "-ex").or_else(|| val(k, "--eval-command")) {

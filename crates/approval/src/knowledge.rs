@@ -178,6 +178,68 @@ pub static PROGRAMS: &[Program] = &[
         ..NONE
     },
     Program {
+        names: &["tar", "gtar", "bsdtar"],
+        exec_opts: &[
+            o("--to-command", Shell),
+            o("--use-compress-program", Shell),
+            o("-I", Shell),
+            o("--info-script", Shell),
+            o("--new-volume-script", Shell),
+            o("--rsh-command", Program),
+            o("--checkpoint-action=exec=", Shell),
+        ],
+        examples: &[
+            ("tar xf a.tar --to-command='sh -c id'", true),
+            (
+                "tar -cf a.tar --checkpoint=1 --checkpoint-action=exec=id .",
+                true,
+            ),
+            ("tar czf a.tgz src", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["rg"],
+        exec_opts: &[o("--pre", Shell)],
+        examples: &[("rg --pre ./x foo", true), ("rg -n TODO src", false)],
+        ..NONE
+    },
+    Program {
+        names: &["sort"],
+        exec_opts: &[o("--compress-program", Program)],
+        examples: &[
+            ("sort --compress-program=/tmp/x f", true),
+            ("sort -u f", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["zip"],
+        exec_opts: &[o("-TT", Shell), o("--unzip-command", Shell)],
+        examples: &[
+            ("zip a.zip f -T -TT 'sh -c id'", true),
+            ("zip -r a.zip src", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["man"],
+        exec_opts: &[
+            o("-P", Shell),
+            o("--pager", Shell),
+            o("-H", Shell),
+            o("--html", Shell),
+        ],
+        examples: &[("man -P 'sh -c id' ls", true), ("man ls", false)],
+        ..NONE
+    },
+    Program {
+        names: &["ag"],
+        exec_opts: &[o("--pager", Shell)],
+        examples: &[("ag --pager 'sh -c id' foo", true), ("ag foo", false)],
+        ..NONE
+    },
+    Program {
         names: &["scp", "sftp"],
         exec_opts: &[o("-S", Program)],
         examples: &[
@@ -1015,7 +1077,7 @@ pub fn make_exec(text: &str) -> Vec<String> {
 /// prefix). Returns the value and whether it consumed the next word.
 pub fn opt_value(argv: &[String], k: usize, opt: &str) -> Option<(String, bool)> {
     let a = argv.get(k)?;
-    if opt.starts_with('+') || opt.ends_with("=-") {
+    if opt.starts_with('+') || opt.ends_with("=-") || opt.ends_with('=') {
         if opt.ends_with("=-") {
             return (a == opt).then(|| ("-".to_string(), false));
         }

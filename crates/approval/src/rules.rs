@@ -2794,21 +2794,6 @@ fn m_exec_option(_: &RuleCtx, _: usize, e: &Exec) -> bool {
     let a = &e.argv;
     let any = |f: &dyn Fn(&str) -> bool| a[1..].iter().any(|w| f(w));
     match e.name.as_str() {
-        "rg" => any(&|w| w == "--pre" || w.starts_with("--pre=")),
-        "sort" => any(&|w| w.starts_with("--compress-program")),
-        "tar" | "gtar" | "bsdtar" => any(&|w| {
-            w.starts_with("--to-command")
-                || w.starts_with("--use-compress-program")
-                || w.starts_with("--checkpoint-action")
-                || w == "-I"
-                || w.starts_with("--info-script")
-                || w.starts_with("--new-volume-script")
-        }),
-        "zip" => any(&|w| w == "-TT" || w.starts_with("--unzip-command")),
-        "man" => {
-            any(&|w| w == "-P" || w.starts_with("--pager") || w == "-H" || w.starts_with("--html"))
-        }
-        "ag" => any(&|w| w.starts_with("--pager")),
         "git" => any(&|w| {
             w.starts_with("--upload-pack")
                 || w.starts_with("--receive-pack")
@@ -2824,6 +2809,7 @@ fn m_exec_option(_: &RuleCtx, _: usize, e: &Exec) -> bool {
                 || l.starts_with("permitlocalcommand=yes")
         }),
         "less" | "more" => false,
+        // rg, sort, tar, zip, man, ag: options in knowledge::PROGRAMS
         "vim" | "vi" | "nvim" | "ex" => any(&|w| {
             (w.starts_with('+') || w == "-c" || w.starts_with("--cmd"))
                 && a.iter().any(|x| x.contains('!') || x.contains("system("))
