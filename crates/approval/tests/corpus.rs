@@ -199,6 +199,36 @@ fn class_generalise_known_safe() {
     assert!(missed.is_empty(), "allowed in known-safe: {missed:?}");
 }
 
+/// The sandboxed posture (sandbox without network, workspace
+/// `/work/project`): how many dangerous lines still ask (those that leave
+/// the sandbox) and how many everyday lines ask (printed; what must ask in
+/// every posture is pinned by `tests/postures.rs`).
+#[test]
+fn class_generalise_sandboxed_figures() {
+    let e = posture_engine(Posture::Sandboxed);
+    let opts = hermes_approval::CheckOptions {
+        sandbox: Some(hermes_approval::SandboxFacts {
+            workspace: "/work/project".into(),
+            network: false,
+        }),
+    };
+    let (mut d, mut caught, mut h, mut asked) = (0, 0, 0, 0);
+    for l in read("generalise") {
+        let v = e.check_with(&l.command, &opts).verdict;
+        if l.expect == "allow" {
+            h += 1;
+            asked += usize::from(v != Verdict::Allow);
+        } else {
+            d += 1;
+            caught += usize::from(v != Verdict::Allow);
+        }
+    }
+    println!(
+        "generalise (sandboxed, no network): dangerous still asked {caught}/{d}, everyday asked {asked}/{h}"
+    );
+    assert_eq!(asked, 0, "everyday commands ask in the sandbox");
+}
+
 /// Without a posture (the compatibility judgement of `Engine::check`): how
 /// many of the corpus's dangerous lines are caught (printed, not asserted:
 /// privilege and installs are `allow` there by the case file).
