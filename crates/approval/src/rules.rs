@@ -793,6 +793,9 @@ pub fn is_user_sensitive(p: &str) -> bool {
     }
     if n.contains("/.local/bin/")
         || n.contains("/.vim/")
+        || n.contains("/.local/share/applications/")
+        || n.contains("/.local/share/systemd/")
+        || n.contains("/.local/share/dbus-1/")
         || n.contains("/.emacs.d/")
         || n.contains("/.oh-my-zsh/")
         || n.contains("/.ipython/profile_")
@@ -1945,7 +1948,14 @@ fn m_inline_script_shape(e: &Exec) -> bool {
             )
             .expect("awk dynamic regex")
         });
-        let prog = e.argv[1..].iter().find(|a| !a.starts_with('-'));
+        // the program text is the first operand after the options (`-v
+        // c=..`, `-F ,` take a value)
+        let prog = operands(
+            &e.argv,
+            &["-v", "-F", "-f", "--assign", "--field-separator", "--file"],
+        )
+        .into_iter()
+        .next();
         return prog.is_some_and(|p| AWK_EXEC.is_match(p) && AWK_DYNAMIC.is_match(p));
     }
     if !is_interpreter(n) {

@@ -175,6 +175,12 @@ fn class_generalise_heldout() {
     run_with("generalise_heldout", Some(Posture::DenyList));
 }
 
+/// A second held-out round, written after every mechanism was in place.
+#[test]
+fn class_generalise_heldout2() {
+    run_with("generalise_heldout2", Some(Posture::DenyList));
+}
+
 /// The same corpus in the known-safe posture: every dangerous line still
 /// asks or blocks; prints how many everyday lines ask there.
 #[test]
