@@ -593,6 +593,10 @@ impl Engine {
                 }
                 continue;
             }
+            if e.name == "git" {
+                self.judge_git_config(e, &rel, acc, opts);
+                continue;
+            }
             let Some((path, shown)) = script_of(e, &rel) else {
                 continue;
             };
@@ -640,6 +644,88 @@ impl Engine {
             }
             acc.script_depth -= 1;
         }
+    }
+
+    /// The repository's own git config (`.git/config` of the working
+    /// directory): an alias this command calls (`git st` with `alias.st =
+    /// !cmd`) and keys that run programs for every command (`core.pager`,
+    /// `core.fsmonitor`, `core.sshCommand`, `credential.helper`, ...) are
+    /// judged by their value, so `git config alias.st '!cmd'` followed by a
+    /// separate `git st` is seen.
+    fn judge_git_config(&self, e: &analyze::Exec, dir: &str, acc: &mut Acc, opts: &CheckOptions) {
+        let sub = rules::git_sub(&e.argv).map(|(_, s)| s.to_string());
+        let cfg = e
+            .argv
+            .windows(2)
+            .find(|w| w[0] == "-C")
+            .map(|w| {
+                if w[1].starts_with('/') {
+                    w[1].clone()
+                } else {
+                    format!("{dir}/{}", w[1])
+                }
+            })
+            .unwrap_or_else(|| dir.to_string());
+        let path = format!("{cfg}/.git/config");
+        let Some(text) = std::fs::metadata(&path)
+            .ok()
+            .filter(|m| m.is_file() && m.len() <= 256 * 1024)
+            .and_then(|_| std::fs::read_to_string(&path).ok())
+        else {
+            return;
+        };
+        let mut section = String::new();
+        acc.script_depth += 1;
+        for line in text.lines() {
+            let t = line.trim();
+            if t.starts_with('#') || t.starts_with(';') || t.is_empty() {
+                continue;
+            }
+            if let Some(h) = t.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+                section = match h.split_once(' ') {
+                    Some((a, b)) => format!("{}.{}", a.trim(), b.trim().trim_matches('"')),
+                    None => h.trim().to_string(),
+                }
+                .to_ascii_lowercase();
+                continue;
+            }
+            let Some((k, v)) = t.split_once('=') else {
+                continue;
+            };
+            let key = format!("{section}.{}", k.trim().to_ascii_lowercase());
+            let v = v.trim().trim_matches('"').to_string();
+            let Some(run) = knowledge::git_code_key(&key, &v) else {
+                continue;
+            };
+            // an alias only runs when it is the command's subcommand
+            if let Some(name) = key.strip_prefix("alias.")
+                && sub.as_deref() != Some(name)
+            {
+                continue;
+            }
+            // a plain tool name (`pager = less`, `helper = store`) is judged
+            // by the analysis below; a path, a shell line or an opaque key
+            // (hooksPath, include.path) asks
+            let opaque = run != knowledge::Run::Shell
+                || v.starts_with('!')
+                || v.contains(['/', ';', '|', '&', '$', '`', '>', '<']);
+            if opaque
+                && let Some(r) = self.rule("code-config")
+                && !self.exempted(r)
+            {
+                acc.push_why(
+                    Some(r),
+                    Some("the repository's git config runs a program for this command"),
+                    &format!("{key} = {v} ({path})"),
+                    &e.argv,
+                    None,
+                );
+            }
+            if run == knowledge::Run::Shell {
+                self.check_text(v.trim_start_matches('!'), acc, false, opts);
+            }
+        }
+        acc.script_depth -= 1;
     }
 
     /// In the sandboxed posture, why the sandbox contains an `ask` reason
