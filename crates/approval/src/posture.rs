@@ -407,7 +407,14 @@ fn plain_open(code: &str) -> bool {
     use once_cell::sync::Lazy;
     use regex::Regex;
     static OPEN_READ: Lazy<Regex> =
-        Lazy::new(|| Regex::new(r#"\bopen\(\s*("[^"]*"|'[^']*')\s*\)"#).expect("open regex"));
+        // a literal project-relative path, read or written (`open('a.json')`,
+        // `open("src/x.py", "w")`): an edit like `sed -i`
+        Lazy::new(|| {
+            Regex::new(
+                r#"\bopen\(\s*("[A-Za-z0-9_][^"/~]*(/[A-Za-z0-9_][^"/~]*)*"|'[A-Za-z0-9_][^'/~]*(/[A-Za-z0-9_][^'/~]*)*')\s*(,\s*("[rwab+t]{1,3}"|'[rwab+t]{1,3}')\s*)?(,\s*encoding\s*=\s*("[\w-]+"|'[\w-]+')\s*)?\)"#,
+            )
+            .expect("open regex")
+        });
     let without = OPEN_READ.replace_all(code, "READ");
     without != code && inline_code_is_plain(&without)
 }
