@@ -597,6 +597,10 @@ impl Engine {
                 self.judge_git_config(e, &rel, acc, opts);
                 continue;
             }
+            if matches!(e.name.as_str(), "make" | "gmake") {
+                self.judge_makefile(e, &rel, acc, opts);
+                continue;
+            }
             let Some((path, shown)) = script_of(e, &rel) else {
                 continue;
             };
@@ -605,6 +609,28 @@ impl Engine {
                 *w == words::norm_path(&shown) || path.ends_with(w.trim_start_matches("./"))
             }) {
                 continue;
+            }
+            // a program run by its path: a missing file runs nothing, a
+            // compiled binary is judged like any program
+            let by_path = !(analyze::is_shell(&e.name)
+                || analyze::is_interpreter(&e.name)
+                || matches!(e.name.as_str(), "source" | "."));
+            if by_path {
+                let head = std::fs::File::open(&path).ok().map(|mut f| {
+                    use std::io::Read;
+                    let mut b = [0u8; 4];
+                    let n = f.read(&mut b).unwrap_or(0);
+                    b[..n].to_vec()
+                });
+                let binary = |b: &[u8]| {
+                    b.starts_with(b"\x7fELF")
+                        || b.starts_with(b"MZ")
+                        || b.starts_with(&[0xcf, 0xfa, 0xed, 0xfe])
+                        || b.starts_with(&[0xca, 0xfe, 0xba, 0xbe])
+                };
+                if head.as_deref().is_none_or(binary) {
+                    continue;
+                }
             }
             let text = std::fs::metadata(&path)
                 .ok()
@@ -644,6 +670,137 @@ impl Engine {
             }
             acc.script_depth -= 1;
         }
+    }
+
+    /// The recipes `make` would run for the requested targets (the first
+    /// target when none is named) and their prerequisites, from the
+    /// Makefile in the working directory (`-C DIR`, `-f FILE`): each recipe
+    /// line is judged as the shell command it is. Make variables become an
+    /// inert word; a missing or unreadable makefile asks.
+    fn judge_makefile(&self, e: &analyze::Exec, dir: &str, acc: &mut Acc, opts: &CheckOptions) {
+        let a = &e.argv;
+        let mut base = dir.to_string();
+        let mut file: Option<String> = None;
+        let mut targets: Vec<String> = Vec::new();
+        let mut i = 1;
+        while i < a.len() {
+            let w = a[i].as_str();
+            match w {
+                "-C" | "--directory" => {
+                    if let Some(d) = a.get(i + 1) {
+                        base = if d.starts_with('/') {
+                            d.clone()
+                        } else {
+                            format!("{base}/{d}")
+                        };
+                    }
+                    i += 2;
+                    continue;
+                }
+                "-f" | "--file" | "--makefile" => {
+                    file = a.get(i + 1).cloned();
+                    i += 2;
+                    continue;
+                }
+                "-j" | "-l" | "-o" | "-W" | "-I" | "--eval" | "-E" => {
+                    i += 2;
+                    continue;
+                }
+                _ => {}
+            }
+            if !w.starts_with('-') && !w.contains('=') {
+                targets.push(w.to_string());
+            }
+            i += 1;
+        }
+        if file
+            .as_deref()
+            .is_some_and(|f| f == "-" || f.starts_with("/dev/"))
+        {
+            return; // the stdin makefile is judged by the knowledge base
+        }
+        let path = match &file {
+            Some(f) if f.starts_with('/') => f.clone(),
+            Some(f) => format!("{base}/{f}"),
+            None => ["GNUmakefile", "makefile", "Makefile"]
+                .iter()
+                .map(|n| format!("{base}/{n}"))
+                .find(|p| std::path::Path::new(p).is_file())
+                .unwrap_or_else(|| format!("{base}/Makefile")),
+        };
+        let text = std::fs::metadata(&path)
+            .ok()
+            .filter(|m| m.is_file() && m.len() <= 256 * 1024)
+            .and_then(|_| std::fs::read_to_string(&path).ok());
+        let Some(text) = text else {
+            if let Some(r) = self.rule("script-unseen")
+                && !self.exempted(r)
+            {
+                acc.push(Some(r), &format!("make: {path}"), &e.argv);
+            }
+            return;
+        };
+        // rules: target -> (prerequisites, recipe lines)
+        let mut rules: Vec<(Vec<String>, Vec<String>, Vec<String>)> = Vec::new();
+        for line in text.lines() {
+            if let Some(r) = line.strip_prefix('\t') {
+                if let Some(last) = rules.last_mut() {
+                    last.2.push(r.to_string());
+                }
+                continue;
+            }
+            let t = line.trim_end();
+            if t.is_empty() || t.starts_with('#') {
+                continue;
+            }
+            let Some((head, rest)) = t.split_once(':') else {
+                rules.push((Vec::new(), Vec::new(), Vec::new()));
+                continue;
+            };
+            if rest.starts_with('=')
+                || head.contains('=')
+                || head.starts_with('.')
+                    && !head.contains(' ')
+                    && head.chars().any(|c| c.is_ascii_uppercase())
+            {
+                rules.push((Vec::new(), Vec::new(), Vec::new()));
+                continue;
+            }
+            let (deps, inline) = match rest.split_once(';') {
+                Some((d, r)) => (d, Some(r.trim().to_string())),
+                None => (rest, None),
+            };
+            rules.push((
+                head.split_whitespace().map(str::to_string).collect(),
+                deps.split_whitespace().map(str::to_string).collect(),
+                inline.into_iter().collect(),
+            ));
+        }
+        if targets.is_empty()
+            && let Some(first) = rules
+                .iter()
+                .find_map(|r| r.0.first().filter(|t| !t.contains('%')))
+        {
+            targets.push(first.clone());
+        }
+        let mut seen: Vec<String> = Vec::new();
+        let mut lines: Vec<String> = Vec::new();
+        while let Some(t) = targets.pop() {
+            if seen.contains(&t) || seen.len() >= 64 {
+                continue;
+            }
+            seen.push(t.clone());
+            for r in rules.iter().filter(|r| r.0.contains(&t)) {
+                targets.extend(r.1.iter().cloned());
+                lines.extend(r.2.iter().cloned());
+            }
+        }
+        acc.script_depth += 1;
+        for l in lines.iter().take(256) {
+            let cmd = make_recipe_to_shell(l);
+            self.check_text(&cmd, acc, false, opts);
+        }
+        acc.script_depth -= 1;
     }
 
     /// The repository's own git config (`.git/config` of the working
@@ -920,6 +1077,59 @@ impl Engine {
             }
         }
     }
+}
+
+/// A make recipe line as the shell sees it: `@`/`-`/`+` prefixes dropped,
+/// `$$` is `$`, make variables and functions become the inert word
+/// `MAKEVAR` (their value is not known here).
+fn make_recipe_to_shell(line: &str) -> String {
+    let l = line.trim_start().trim_start_matches(['@', '-', '+']);
+    let b = l.as_bytes();
+    let mut out = String::with_capacity(l.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'$' {
+            match b.get(i + 1) {
+                Some(b'$') => {
+                    out.push('$');
+                    i += 2;
+                    continue;
+                }
+                Some(&open @ (b'(' | b'{')) => {
+                    let close = if open == b'(' { b')' } else { b'}' };
+                    let mut depth = 0;
+                    let mut j = i + 1;
+                    while j < b.len() {
+                        if b[j] == open {
+                            depth += 1;
+                        } else if b[j] == close {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        j += 1;
+                    }
+                    out.push_str("MAKEVAR");
+                    i = j + 1;
+                    continue;
+                }
+                Some(c)
+                    if c.is_ascii_alphanumeric()
+                        || matches!(c, b'@' | b'<' | b'^' | b'*' | b'?') =>
+                {
+                    out.push_str("MAKEVAR");
+                    i += 2;
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        let ch = l[i..].chars().next().unwrap_or(' ');
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    out
 }
 
 /// The script file an exec runs (absolute path to read, path as written):
