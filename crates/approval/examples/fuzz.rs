@@ -13,7 +13,8 @@
 //! Exits non-zero with the failing input on stdout at the first violation;
 //! with `FUZZ_TRACE=FILE` each input is written to FILE before it is checked
 //! (for crashes that abort the process); `FUZZ_SLOWEST=FILE` keeps the
-//! slowest input.
+//! slowest input; `FUZZ_POSTURE=deny-list|known-safe|sandboxed` fuzzes an
+//! engine with that posture.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
@@ -263,7 +264,16 @@ fn main() {
         .and_then(|a| a.parse().ok())
         .unwrap_or(0x9e37_79b9_7f4a_7c15);
     let seeds = seeds();
-    let engine = Engine::new();
+    // `FUZZ_POSTURE=deny-list|known-safe|sandboxed`: fuzz an engine with
+    // that posture (and a workspace) instead of the compatibility one
+    let engine = match std::env::var("FUZZ_POSTURE") {
+        Ok(p) => Engine::new().with_posture(
+            serde_json::from_str(&format!("\"{p}\"")).expect("posture name"),
+            Some("/home/user/project".into()),
+            false,
+        ),
+        Err(_) => Engine::new(),
+    };
     let sandboxed = CheckOptions {
         sandbox: Some(SandboxFacts {
             workspace: "/home/user/project".into(),

@@ -48,7 +48,16 @@ fn main() {
         }
     }
     let cases = commands(&root.join("tests/data/command_cases.jsonl"));
-    let engine = hermes_approval::Engine::new();
+    // `SPEED_POSTURE=deny-list|known-safe|sandboxed`: time an engine with
+    // that posture (and a workspace) instead of the compatibility one
+    let engine = match std::env::var("SPEED_POSTURE") {
+        Ok(p) => hermes_approval::Engine::new().with_posture(
+            serde_json::from_str(&format!("\"{p}\"")).expect("posture name"),
+            Some("/work/project".into()),
+            false,
+        ),
+        Err(_) => hermes_approval::Engine::new(),
+    };
     let mut all = Vec::new();
     for (name, cmds) in [("corpora", &corpus), ("case file", &cases)] {
         for c in cmds.iter() {

@@ -27,6 +27,10 @@ pub const PROCSUB_PATH: &str = "/dev/fd/63";
 const MAX_EXECS: usize = 4_000;
 const MAX_BRACE: usize = 64;
 const MAX_FOR_VALUES: usize = 8;
+/// Presumed analyses per command (each may nest further ones).
+const MAX_PRESUMED: usize = 16;
+/// Bytes of presumed text parsed per command.
+const MAX_PRESUMED_BYTES: usize = 4 * 1024;
 
 #[derive(Clone, Debug)]
 pub struct RedirT {
@@ -63,6 +67,9 @@ pub struct Exec {
     pub secret_args: Vec<usize>,
     /// Variables assigned for this program only (`A=1 cmd`, `env A=1 cmd`).
     pub env: Vec<(String, String)>,
+    /// Found by presumption (an unknown program's argument, a script being
+    /// written): what it matches asks, never blocks.
+    pub presumed: bool,
 }
 
 /// A structural finding made during analysis (not from the rule table
@@ -83,6 +90,8 @@ pub struct Analysis {
     pub error: Option<String>,
     /// Secret-looking values assigned in the command (for redaction).
     pub assigned: Vec<(String, String)>,
+    /// Files written with literal content (normalised path, content).
+    pub written: Vec<(String, String)>,
 }
 
 #[derive(Clone, Debug)]
@@ -100,6 +109,7 @@ struct Ctx {
     depth: usize,
     via: Option<String>,
     background: bool,
+    presumed: bool,
 }
 
 pub struct Analyzer {
@@ -126,6 +136,11 @@ pub struct Analyzer {
     /// whose expansion reaches the same heredoc again is not re-expanded
     /// (an unbounded recursion otherwise: found by fuzzing).
     expanding: Vec<(usize, usize)>,
+    /// Presumed analyses done (unknown programs' arguments, named option
+    /// values, written scripts): bounded, as each can nest.
+    presumed: usize,
+    /// Bytes of presumed text parsed (bounded too).
+    presumed_bytes: usize,
 }
 
 /// Analyse a normalised command line.
@@ -143,6 +158,8 @@ pub fn analyze(text: &str) -> Analysis {
         secret_words: Vec::new(),
         cur_env: Vec::new(),
         expanding: Vec::new(),
+        presumed: 0,
+        presumed_bytes: 0,
     };
     a.vars.insert("HOME".into(), Val::Known("~".into()));
     a.vars
@@ -151,6 +168,7 @@ pub fn analyze(text: &str) -> Analysis {
     a.vars.insert("PWD".into(), Val::Known(".".into()));
     let ctx = Ctx::default();
     a.analyze_text(text, &ctx, false);
+    a.out.written = std::mem::take(&mut a.files);
     a.out
 }
 
@@ -559,8 +577,20 @@ impl Analyzer {
             if let Some(content) = content {
                 for r in &c.redirs {
                     if matches!(r.op, RedirOp::Out | RedirOp::Append) {
-                        self.files
-                            .push((crate::words::norm_path(&r.target), content.clone()));
+                        let path = crate::words::norm_path(&r.target);
+                        // executable content written to a script file is
+                        // judged now: running it may be a later, separate call
+                        if is_script_path(&path, &content) {
+                            let mut ic = c.clone();
+                            ic.depth += 1;
+                            ic.via = Some(format!("written to {path}"));
+                            ic.redirs = Vec::new();
+                            ic.stdin_from = None;
+                            ic.stdin_text = None;
+                            ic.presumed = true;
+                            self.speculate(&content, &ic);
+                        }
+                        self.files.push((path, content.clone()));
                     }
                 }
             }
@@ -579,6 +609,15 @@ impl Analyzer {
     fn check_assignment(&mut self, name: &str, value: &str, ctx: &Ctx) {
         if value.is_empty() {
             return;
+        }
+        // a literal `$(..)` / backtick kept in a variable runs when the value
+        // is evaluated again: arithmetic with an array subscript (`$((x))`,
+        // `let`, `[[ $x -eq 0 ]]`, `declare -i`), `${x@P}`, PS1/PS4 with
+        // `set -x`, eval
+        self.deferred_code(value, name, ctx);
+        if name == "ENV" && value.contains('/') {
+            // read by an interactive POSIX shell at start-up
+            self.finding("env-hijack", None, format!("{name}={value}"));
         }
         match name {
             "LD_PRELOAD" | "LD_AUDIT" | "DYLD_INSERT_LIBRARIES" | "BASH_ENV" => {
@@ -636,6 +675,18 @@ impl Analyzer {
                 let v = value.trim_start_matches('|').to_string();
                 self.analyze_text(&v, &c, true);
             }
+            _ if is_command_var(name) => {
+                // RESTIC_PASSWORD_COMMAND=, CRASHPAGER=, SYSTEMD_EDITOR=,
+                // PERL5DB=: a variable named for a command is presumed run
+                let mut c = ctx.clone();
+                c.depth += 1;
+                c.via = Some(name.to_string());
+                c.presumed = true;
+                if looks_like_program_path(value) {
+                    self.finding("exec-option", None, format!("{name}={value}"));
+                }
+                self.speculate(value, &c);
+            }
             _ => {}
         }
     }
@@ -665,6 +716,7 @@ impl Analyzer {
             cwd: self.cwd.clone(),
             secret_args,
             env: self.cur_env.clone(),
+            presumed: ctx.presumed,
         };
         self.out.execs.push(e);
         self.out.execs.len() - 1
@@ -752,6 +804,44 @@ impl Analyzer {
                 self.analyze_text(&p, &ic, true);
             }
         }
+        // options of known programs that execute code (the knowledge base)
+        self.kb_exec(&name, &argv, ctx, idx);
+        // options named for a command (`--password-command=`, `-o
+        // ssh_command=`, `--on-download-error=`, `--conf-script=`)
+        if !matches!(
+            name.as_str(),
+            "echo" | "printf" | "grep" | "rg" | "ag" | "git"
+        ) && argv.len() > 1
+        {
+            self.named_exec_opts(&name, &argv, ctx, idx);
+        }
+        // names with an array subscript are evaluated arithmetically
+        // (`printf -v 'a[$(cmd)]'`, `test -v`, `[[ -v ]]`, `read`, `unset`)
+        if matches!(
+            name.as_str(),
+            "printf"
+                | "test"
+                | "["
+                | "[["
+                | "read"
+                | "unset"
+                | "let"
+                | "declare"
+                | "typeset"
+                | "local"
+                | "export"
+                | "readonly"
+                | "mapfile"
+                | "readarray"
+                | "wait"
+                | "getopts"
+        ) {
+            for a in &argv[1..] {
+                if a.contains('[') {
+                    self.deferred_code(a, &name, ctx);
+                }
+            }
+        }
         // `$SHELL -c '...'`: an unknown program called like a shell
         if self.out.execs[idx].dynamic_name && argv.len() >= 3 && argv[1] == "-c" {
             let mut ic = ctx.clone();
@@ -759,7 +849,21 @@ impl Analyzer {
             self.analyze_text(&argv[2], &ic, true);
         }
         match unwrap(&name, &argv) {
-            Unwrap::None => {}
+            Unwrap::None => {
+                // presume executed unless known inert
+                if !self.out.execs[idx].dynamic_name && !crate::knowledge::is_known(&name) {
+                    self.presume(&name, &argv, ctx);
+                } else if !self.out.execs[idx].dynamic_name
+                    && !is_shell(&name)
+                    && !is_interpreter(&name)
+                    && !matches!(name.as_str(), "echo" | "printf" | "git" | "grep" | "rg")
+                    && let Some(k) = argv.iter().skip(1).position(|a| a == "exec")
+                {
+                    // `ip netns exec NS cmd`, `cabal exec -- cmd`, `stack
+                    // exec cmd`: an `exec` subcommand runs what follows
+                    self.presume(&name, &argv[k + 1..], ctx);
+                }
+            }
             Unwrap::Argv(start, bulk) => {
                 if start < argv.len() {
                     inner.bulk |= bulk;
@@ -783,6 +887,11 @@ impl Analyzer {
             }
             Unwrap::ShellC(j) => {
                 inner.depth += 1;
+                // `xargs -I{} sh -c '{}'`: the script itself comes from the
+                // arguments appended at run time
+                if ctx.bulk && argv[j].contains("{}") {
+                    self.finding("dynamic-payload", Some(idx), argv[j].clone());
+                }
                 // positional parameters of the payload ($0 is the first)
                 let args = argv[j + 1..].to_vec();
                 let v0 = match args.first() {
@@ -855,6 +964,380 @@ impl Analyzer {
             }
         }
         idx
+    }
+
+    /// Command substitutions kept literally in a value (single quotes): the
+    /// shell runs them when the value is evaluated again, so they are
+    /// analysed as commands.
+    fn deferred_code(&mut self, value: &str, via: &str, ctx: &Ctx) {
+        if !(value.contains("$(") || value.contains('`')) || value.contains(DYN) {
+            return;
+        }
+        let mut ic = ctx.clone();
+        ic.depth += 1;
+        ic.via = Some(via.to_string());
+        ic.stdin_from = None;
+        ic.stdin_text = None;
+        ic.redirs = Vec::new();
+        for body in substitution_bodies(value) {
+            self.finding("deferred-code", None, format!("{via}: {value}"));
+            self.analyze_text(&body, &ic, true);
+        }
+    }
+
+    /// Options whose name says their value runs (`--xxx-command=VALUE`,
+    /// `--exec`, `--hook`, `-o ssh_command=VALUE`): the value is presumed
+    /// executed; a program path in it asks.
+    fn named_exec_opts(&mut self, name: &str, argv: &[String], ctx: &Ctx, idx: usize) {
+        let mut ic = ctx.clone();
+        ic.depth += 1;
+        ic.via = Some(name.to_string());
+        ic.stdin_from = None;
+        ic.stdin_text = None;
+        ic.redirs = Vec::new();
+        ic.presumed = true;
+        let mut n = 0;
+        for k in 1..argv.len() {
+            let a = argv[k].as_str();
+            let (opt, val) = if let Some(body) = a.strip_prefix("--") {
+                match body.split_once('=') {
+                    Some((o, v)) => (o.to_string(), Some(v.to_string())),
+                    None => (body.to_string(), None),
+                }
+            } else if k > 1 && argv[k - 1] == "-o" {
+                match a.split_once('=') {
+                    Some((o, v)) => (o.to_ascii_lowercase(), Some(v.to_string())),
+                    None => continue,
+                }
+            } else {
+                continue;
+            };
+            if !is_command_opt(&opt) {
+                continue;
+            }
+            let Some(v) = val.or_else(|| argv.get(k + 1).filter(|v| !v.starts_with('-')).cloned())
+            else {
+                continue;
+            };
+            if n >= 4 || v.is_empty() {
+                break;
+            }
+            n += 1;
+            if looks_like_program_path(&v) {
+                self.finding("exec-option", Some(idx), format!("--{opt}={v}"));
+            }
+            self.speculate(&v, &ic);
+        }
+    }
+
+    /// Analyse a text that may or may not be a command line (an argument
+    /// presumed executed): silently dropped when it does not parse.
+    fn speculate(&mut self, text: &str, ctx: &Ctx) {
+        if ctx.depth > parse::MAX_DEPTH
+            || text.len() > 4096
+            || self.presumed >= MAX_PRESUMED
+            || self.presumed_bytes + text.len() > MAX_PRESUMED_BYTES
+        {
+            return;
+        }
+        self.presumed += 1;
+        self.presumed_bytes += text.len();
+        let Parsed {
+            list,
+            heredocs,
+            error,
+        } = parse::parse(text, ctx.depth);
+        if error.is_some() {
+            return;
+        }
+        self.heredoc_tables.push(heredocs);
+        self.walk_list(&list, ctx);
+        self.heredoc_tables.pop();
+    }
+
+    /// An unknown program: its arguments are presumed executed. The
+    /// argument lists that start with a program name are run as commands
+    /// (`ssh-agent sh -c ..`, `dbus-run-session -- rm ..`, `gosu root rm
+    /// ..`), and arguments or option values that hold a command line are
+    /// analysed as one (`foo 'rm -rf ~'`, `nodemon --exec '..'`).
+    fn presume(&mut self, name: &str, argv: &[String], ctx: &Ctx) {
+        if ctx.depth >= 8 {
+            return;
+        }
+        let mut ic = ctx.clone();
+        ic.depth += 1;
+        ic.via = Some(name.to_string());
+        ic.stdin_from = None;
+        ic.stdin_text = None;
+        ic.redirs = Vec::new();
+        ic.presumed = true;
+        let mut first = argv.len();
+        let mut runs = 0;
+        for k in 1..argv.len() {
+            if runs >= 3 {
+                break;
+            }
+            if crate::knowledge::looks_like_program(&argv[k]) {
+                first = first.min(k);
+                runs += 1;
+                if self.presumed >= MAX_PRESUMED {
+                    break;
+                }
+                self.presumed += 1;
+                self.run_argv(argv[k..].to_vec(), &ic, false);
+                // a shell or wrapper consumes the rest
+                let base = cmd_name(&argv[k]);
+                if is_shell(&base) || is_interpreter(&base) {
+                    break;
+                }
+            }
+        }
+        let mut texts = 0;
+        for a in &argv[1..first] {
+            let v = if a.starts_with('-') {
+                a.split_once('=').map(|(_, v)| v)
+            } else {
+                Some(a.as_str())
+            };
+            if let Some(v) = v
+                && v.contains(' ')
+                && texts < 4
+            {
+                texts += 1;
+                self.speculate(v, &ic);
+            }
+        }
+    }
+
+    /// Options of known programs that execute code, from the knowledge
+    /// base ([`crate::knowledge`]): each asks (`exec-option`), and the
+    /// command it runs is analysed when it is visible.
+    fn kb_exec(&mut self, name: &str, argv: &[String], ctx: &Ctx, idx: usize) {
+        use crate::knowledge::{self as kb, Run};
+        let mut ic = ctx.clone();
+        ic.depth += 1;
+        ic.via = Some(name.to_string());
+        ic.stdin_from = None;
+        ic.stdin_text = None;
+        ic.redirs = Vec::new();
+        if name == "git" {
+            self.git_config_exec(argv, &ic, idx);
+        }
+        let Some(p) = kb::program(name) else { return };
+        let sub = if name == "git" {
+            crate::rules::git_sub(argv)
+        } else {
+            None
+        };
+        let mut payloads: Vec<(Run, String)> = Vec::new();
+        let mut k = 1;
+        while k < argv.len() {
+            let mut step = 1;
+            for eo in p.exec_opts {
+                if !eo.sub.is_empty() && !sub.is_some_and(|(si, s)| s == eo.sub && k > si) {
+                    continue;
+                }
+                if let Some((v, next)) = kb::opt_value(argv, k, eo.opt) {
+                    payloads.push((eo.run, v));
+                    if next {
+                        step = 2;
+                    }
+                    break;
+                }
+            }
+            let a = argv[k].as_str();
+            if let Some((key, v)) = a.split_once('=')
+                && let Some((_, run)) = p.exec_assign.iter().find(|(n, _)| *n == key)
+            {
+                match run {
+                    Run::Shell => {
+                        self.analyze_text(v, &ic, true);
+                    }
+                    _ => {
+                        if !matches!(v, "/bin/sh" | "/bin/bash" | "/usr/bin/bash" | "/usr/bin/sh") {
+                            payloads.push((*run, v.to_string()));
+                        }
+                    }
+                }
+            }
+            k += step;
+        }
+        match name {
+            "make" | "gmake" | "bmake" => {
+                // `make -f -`: the makefile comes from stdin
+                let stdin_mk = argv.windows(2).any(|w| {
+                    matches!(w[0].as_str(), "-f" | "--file" | "--makefile")
+                        && matches!(w[1].as_str(), "-" | "/dev/stdin")
+                }) || argv.iter().any(|a| a == "-f-");
+                if stdin_mk {
+                    let text = ctx
+                        .stdin_text
+                        .clone()
+                        .or_else(|| ctx.stdin_from.and_then(|u| self.literal_output(u)));
+                    payloads.push((Run::Make, text.unwrap_or_default()));
+                }
+            }
+            "sed" | "gsed" => {
+                let mut scripts = Vec::new();
+                let mut i = 1;
+                let mut explicit = false;
+                while i < argv.len() {
+                    let a = &argv[i];
+                    if a == "-e" || a == "--expression" {
+                        explicit = true;
+                        if let Some(v) = argv.get(i + 1) {
+                            scripts.push(v.clone());
+                        }
+                        i += 2;
+                        continue;
+                    }
+                    if let Some(v) = a.strip_prefix("--expression=") {
+                        explicit = true;
+                        scripts.push(v.to_string());
+                    } else if a == "-f" || a == "--file" {
+                        explicit = true;
+                        i += 2;
+                        continue;
+                    } else if !a.starts_with('-') && !explicit {
+                        scripts.push(a.clone());
+                        break;
+                    }
+                    i += 1;
+                }
+                for sc in scripts {
+                    for c in kb::sed_exec(&sc) {
+                        self.finding("exec-option", Some(idx), format!("sed: {sc}"));
+                        if !c.is_empty() {
+                            self.analyze_text(&c, &ic, true);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        if p.stdin_bang_script {
+            let text = ctx
+                .stdin_text
+                .clone()
+                .or_else(|| ctx.stdin_from.and_then(|u| self.literal_output(u)));
+            match text {
+                Some(t) => {
+                    for line in t.lines() {
+                        if let Some(c) = line.trim_start().strip_prefix('!') {
+                            self.finding("exec-option", Some(idx), line.to_string());
+                            self.analyze_text(c, &ic, true);
+                        }
+                    }
+                }
+                None if ctx.stdin_from.is_some() => {
+                    self.finding(
+                        "exec-option",
+                        Some(idx),
+                        format!("{name} script from a pipe"),
+                    );
+                }
+                None => {}
+            }
+        }
+        if p.runs_dir && !argv.iter().any(|a| a == "--test" || a == "--list") {
+            self.finding("exec-option", Some(idx), argv.join(" "));
+        }
+        for (run, v) in payloads {
+            self.finding("exec-option", Some(idx), v.clone());
+            match run {
+                Run::Shell => {
+                    let v = v.trim_start_matches('!').to_string();
+                    self.analyze_text(&v, &ic, true);
+                }
+                Run::Program => {
+                    if !v.is_empty() && !v.contains(' ') {
+                        self.run_argv(vec![v], &ic, false);
+                    } else {
+                        self.analyze_text(&v, &ic, true);
+                    }
+                }
+                Run::Make => {
+                    for c in kb::make_exec(&v) {
+                        self.analyze_text(&c, &ic, true);
+                    }
+                }
+                Run::Opaque => {}
+            }
+        }
+    }
+
+    /// Git configuration that runs code: `git -c KEY=VALUE`, `git config
+    /// [--global] KEY VALUE`, `GIT_CONFIG_PARAMETERS` / `GIT_CONFIG_KEY_n`,
+    /// and `ext::` transport URLs.
+    fn git_config_exec(&mut self, argv: &[String], ic: &Ctx, idx: usize) {
+        use crate::knowledge::{self as kb, Run};
+        let mut pairs: Vec<(String, String)> = Vec::new();
+        for (k, a) in argv.iter().enumerate() {
+            if a == "-c"
+                && let Some((key, v)) = argv.get(k + 1).and_then(|kv| kv.split_once('='))
+            {
+                pairs.push((key.to_string(), v.to_string()));
+            }
+            if let Some(rest) = a.strip_prefix("ext::") {
+                self.finding("code-config", Some(idx), a.clone());
+                let cmd = rest.replace("% ", " ").replace("%%", "%");
+                self.analyze_text(&cmd, ic, true);
+            }
+        }
+        if let Some((si, "config")) = crate::rules::git_sub(argv) {
+            let mut ops: Vec<&String> = Vec::new();
+            let mut i = si + 1;
+            while i < argv.len() {
+                let a = &argv[i];
+                if matches!(
+                    a.as_str(),
+                    "-f" | "--file" | "--blob" | "--type" | "--default"
+                ) {
+                    i += 2;
+                    continue;
+                }
+                if !a.starts_with('-') {
+                    ops.push(a);
+                }
+                i += 1;
+            }
+            // `git config set KEY VALUE` (new syntax) or `git config KEY VALUE`
+            if ops.first().is_some_and(|o| *o == "set") {
+                ops.remove(0);
+            }
+            if ops.len() >= 2 {
+                pairs.push((ops[0].clone(), ops[1].clone()));
+            }
+        }
+        for (k, v) in &self.cur_env {
+            if k == "GIT_CONFIG_PARAMETERS" {
+                for item in v.split("' '") {
+                    let item = item.trim_matches('\'');
+                    if let Some((key, val)) = item.split_once("'='") {
+                        pairs.push((key.to_string(), val.to_string()));
+                    }
+                }
+            }
+            if let Some(n) = k.strip_prefix("GIT_CONFIG_KEY_") {
+                let vk = format!("GIT_CONFIG_VALUE_{n}");
+                let val = self
+                    .cur_env
+                    .iter()
+                    .find(|(x, _)| *x == vk)
+                    .map(|(_, y)| y.clone())
+                    .unwrap_or_default();
+                pairs.push((v.clone(), val));
+            }
+        }
+        for (key, val) in pairs {
+            if let Some(run) = kb::git_code_key(&key, &val) {
+                self.finding("code-config", Some(idx), format!("{key}={val}"));
+                if run == Run::Shell && !val.is_empty() {
+                    let v = val.trim_start().trim_start_matches('!').to_string();
+                    self.analyze_text(&v, ic, true);
+                }
+            }
+        }
     }
 
     /// Set `$1..$9`, `$@` and `$*` (the elements of `$@` stay apart).
@@ -1529,6 +2012,118 @@ enum Unwrap {
     Code(String),
     /// A shell that reads its script from stdin.
     Stdin,
+}
+
+/// Variable names that say their value is a command to run.
+fn is_command_var(name: &str) -> bool {
+    let n = name.to_ascii_uppercase();
+    n.len() > 3
+        && ([
+            "_COMMAND", "_CMD", "PAGER", "EDITOR", "ASKPASS", "_PROGRAM", "_HOOK", "_EXEC",
+            "_SHELL", "_WRAPPER",
+        ]
+        .iter()
+        .any(|s| n.ends_with(s))
+            || n == "PERL5DB")
+        && n != "SHELL"
+}
+
+/// Option names that say their value is a command to run.
+fn is_command_opt(opt: &str) -> bool {
+    let o = opt.to_ascii_lowercase();
+    o.len() >= 3
+        && (o.contains("command")
+            || o.ends_with("-cmd")
+            || o.ends_with("_cmd")
+            || o == "cmd"
+            || o == "exec"
+            || o.starts_with("exec-")
+            || o.ends_with("-exec")
+            || o.contains("script")
+            || o.contains("hook")
+            || o.ends_with("program")
+            || o.ends_with("wrapper")
+            || o == "rsh"
+            || o.ends_with("-rsh")
+            || o.contains("askpass")
+            || o.starts_with("on-"))
+        && !matches!(
+            o.as_str(),
+            "script-security" | "no-scripts" | "ignore-scripts" | "hook-timeout"
+        )
+}
+
+/// A value that names a program to run that is not a well-known system
+/// tool: `/path/to/command`, `./x`, `/tmp/x`, a shell with arguments.
+fn looks_like_program_path(v: &str) -> bool {
+    let first = v.split_whitespace().next().unwrap_or("");
+    if first.is_empty() || first.contains(DYN) {
+        return !first.is_empty();
+    }
+    let base = cmd_name(first);
+    (first.contains('/')
+        && !([
+            "/usr/bin/",
+            "/bin/",
+            "/usr/local/bin/",
+            "/usr/sbin/",
+            "/sbin/",
+        ]
+        .iter()
+        .any(|d| first.starts_with(d))
+            && !is_shell(&base)
+            && !is_interpreter(&base)))
+        || is_shell(&base)
+}
+
+/// A file that will be run as a shell script: a shell extension, a
+/// shebang naming a shell, or no extension in a bin directory.
+fn is_script_path(path: &str, content: &str) -> bool {
+    let base = path.rsplit('/').next().unwrap_or(path);
+    base.ends_with(".sh")
+        || base.ends_with(".bash")
+        || base.ends_with(".zsh")
+        || base.ends_with(".command")
+        || (content.starts_with("#!") && content.lines().next().is_some_and(|l| l.contains("sh")))
+        || ((path.contains("/bin/") || path.starts_with("bin/")) && !base.contains('.'))
+}
+
+/// The bodies of `$(..)` and backtick substitutions written literally in
+/// a text (at most 8).
+fn substitution_bodies(t: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let b = t.as_bytes();
+    let mut i = 0;
+    while i < b.len() && out.len() < 8 {
+        if b[i] == b'$' && b.get(i + 1) == Some(&b'(') && b.get(i + 2) != Some(&b'(') {
+            let start = i + 2;
+            let mut depth = 1;
+            let mut j = start;
+            while j < b.len() {
+                match b[j] {
+                    b'(' => depth += 1,
+                    b')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+            out.push(t[start..j.min(b.len())].to_string());
+            i = j + 1;
+        } else if b[i] == b'`' {
+            let start = i + 1;
+            let end = t[start..].find('`').map_or(b.len(), |p| start + p);
+            out.push(t[start..end].to_string());
+            i = end + 1;
+        } else {
+            i += 1;
+        }
+    }
+    out
 }
 
 /// Skip options; `vals` lists options that take a separate value. Returns the
@@ -2459,42 +3054,6 @@ fn option_payloads(name: &str, argv: &[String]) -> Vec<String> {
                             out.push(v.trim_start_matches(['=', ' ']).to_string());
                         }
                     }
-                }
-            }
-            "tar" | "gtar" | "bsdtar" => {
-                for flag in [
-                    "--to-command",
-                    "--use-compress-program",
-                    "--info-script",
-                    "--new-volume-script",
-                    "-I",
-                ] {
-                    if let Some(v) = val(k, flag) {
-                        out.push(v);
-                    }
-                }
-                if let Some(v) = a.strip_prefix("--checkpoint-action=exec=") {
-                    out.push(v.to_string());
-                }
-            }
-            "rg" => {
-                if let Some(v) = val(k, "--pre") {
-                    out.push(v);
-                }
-            }
-            "sort" => {
-                if let Some(v) = val(k, "--compress-program") {
-                    out.push(v);
-                }
-            }
-            "zip" => {
-                if let Some(v) = val(k, "-TT").or_else(|| val(k, "--unzip-command")) {
-                    out.push(v);
-                }
-            }
-            "man" => {
-                if let Some(v) = val(k, "-P").or_else(|| val(k, "--pager")) {
-                    out.push(v);
                 }
             }
             // GTFOBins: debugger, editor and client commands that run a shell

@@ -168,6 +168,12 @@ pub fn family_rows() -> Vec<FamilyRow> {
             "install packages from, or point a package manager at, an untrusted index, URL or git remote",
             f_supply,
         ),
+        (
+            "everyday-effect",
+            Ask,
+            "discards uncommitted work, kills by pattern, uploads a local file or creates a cloud resource",
+            crate::posture::m_everyday_effect,
+        ),
     ]
 }
 

@@ -88,6 +88,23 @@
 //! marker; a program name built from it is `dynamic-command` (ask), a shell
 //! payload built from it is `dynamic-payload` (ask).
 //!
+//! # Presumption, program knowledge and postures (issue 37)
+//!
+//! A program the engine does not know ([`knowledge::INERT`], wrapper
+//! handling, shells, interpreters) has its arguments presumed executed:
+//! argument lists starting with a program and arguments holding a command
+//! line are analysed (what is found that way asks, never blocks). Options
+//! of known programs that run code are data in [`knowledge::PROGRAMS`].
+//! Literal `$(..)` kept for later evaluation (array subscripts, `${x@P}`,
+//! `PS4`) and script text written to files are analysed too.
+//! [`EngineConfig::posture`] (`approvals.posture`) selects `deny-list`,
+//! `known-safe` or `sandboxed` ([`posture`]); with a posture, privilege,
+//! system installs, persistence and process inspection ask in every
+//! posture, inline scripts are judged by their content, and with
+//! [`EngineConfig::read_scripts`] the scripts a command runs are read and
+//! judged at decision time. Without a posture the compatibility judgement
+//! pinned by the public case file is kept. See `docs/approval-postures.md`.
+//!
 //! # Host configuration
 //!
 //! [`EngineConfig`] (documented there with its JSON shape): host rules and
@@ -110,11 +127,13 @@
 pub mod analyze;
 pub mod catalog;
 pub mod families;
+pub mod knowledge;
 pub mod normalize;
 pub mod options;
 pub mod packs;
 pub mod parse;
 pub mod policy;
+pub mod posture;
 pub mod redact;
 pub mod rules;
 pub mod sandbox;
@@ -135,7 +154,7 @@ pub use policy::{
 pub use redact::redact_secrets;
 pub use rules::{Matcher, Rule};
 pub use sandbox::{CheckOptions, SandboxFacts};
-pub use types::{RuleConfig, Verdict};
+pub use types::{Posture, RuleConfig, Verdict};
 
 /// Inputs longer than this are not parsed (only the regex floor runs).
 pub const MAX_INPUT: usize = 256 * 1024;
@@ -296,6 +315,27 @@ pub struct EngineConfig {
     pub tiers: BTreeMap<String, Verdict>,
     #[serde(default)]
     pub packs: Vec<PackConfig>,
+    /// The approval posture (`approvals.posture`: `deny-list`,
+    /// `known-safe`, `sandboxed`). Absent: the compatibility judgement
+    /// (the original's, pinned by the public case file). Present: the
+    /// generalised judgement (see [`posture`]).
+    #[serde(default)]
+    pub posture: Option<Posture>,
+    /// The project directory commands run in (their working directory is
+    /// inside it); relative paths are judged against it.
+    #[serde(default)]
+    pub workspace: Option<String>,
+    /// A Python virtual environment (or conda env) is active for the
+    /// commands (`VIRTUAL_ENV` / `CONDA_PREFIX` set): `pip install` stays
+    /// in it.
+    #[serde(default)]
+    pub virtualenv: bool,
+    /// With a `posture` and a `workspace`: read the script a command runs
+    /// (`bash FILE`, `source FILE`, `./FILE`, `python3 FILE`, `node FILE`)
+    /// at decision time and judge its content; a script that cannot be
+    /// read or is larger than 256 KiB asks (`script-unseen`).
+    #[serde(default)]
+    pub read_scripts: bool,
 }
 
 /// The rule engine. Cheap to share (`Arc<Engine>`), immutable after construction.
@@ -306,6 +346,10 @@ pub struct Engine {
     shell: Shell,
     /// Rule key → index in `rules`.
     index: HashMap<String, usize>,
+    posture: Option<Posture>,
+    workspace: Option<String>,
+    virtualenv: bool,
+    read_scripts: bool,
 }
 
 impl Default for Engine {
@@ -386,6 +430,10 @@ impl Engine {
             exempt: HashSet::new(),
             shell: Shell::Posix,
             index,
+            posture: None,
+            workspace: None,
+            virtualenv: false,
+            read_scripts: false,
         }
     }
 
@@ -417,6 +465,10 @@ impl Engine {
         }
         e.exempt = cfg.exempt.iter().cloned().collect();
         e.shell = cfg.shell;
+        e.posture = cfg.posture;
+        e.workspace = cfg.workspace.clone();
+        e.virtualenv = cfg.virtualenv;
+        e.read_scripts = cfg.read_scripts;
         Ok(e)
     }
 
@@ -430,6 +482,33 @@ impl Engine {
     /// The rule table (built-in first, then host rules and packs).
     pub fn rules(&self) -> &[Rule] {
         &self.rules
+    }
+
+    /// This engine with a posture (see [`EngineConfig::posture`]), the
+    /// project directory commands run in and whether a Python virtual
+    /// environment is active.
+    pub fn with_posture(
+        mut self,
+        posture: Posture,
+        workspace: Option<String>,
+        virtualenv: bool,
+    ) -> Engine {
+        self.posture = Some(posture);
+        self.workspace = workspace;
+        self.virtualenv = virtualenv;
+        self
+    }
+
+    /// This engine reading the scripts commands run (see
+    /// [`EngineConfig::read_scripts`]).
+    pub fn reading_scripts(mut self, on: bool) -> Engine {
+        self.read_scripts = on;
+        self
+    }
+
+    /// The posture (`None`: the compatibility judgement).
+    pub fn posture(&self) -> Option<Posture> {
+        self.posture
     }
 
     /// The shell commands are read as.
@@ -448,7 +527,7 @@ impl Engine {
 
     /// Analyse `command` and decide (as on the host).
     pub fn check(&self, command: &str) -> CheckResult {
-        self.check_inner(command, None)
+        self.check_inner(command, &CheckOptions::default())
     }
 
     /// Analyse `command` with extra facts: when it runs in a sandbox,
@@ -457,10 +536,10 @@ impl Engine {
     /// [`CheckResult::contained`] with the reason. Everything else is judged
     /// as on the host.
     pub fn check_with(&self, command: &str, opts: &CheckOptions) -> CheckResult {
-        self.check_inner(command, opts.sandbox.as_ref())
+        self.check_inner(command, opts)
     }
 
-    fn check_inner(&self, command: &str, sandbox: Option<&SandboxFacts>) -> CheckResult {
+    fn check_inner(&self, command: &str, opts: &CheckOptions) -> CheckResult {
         let mut acc = Acc::default();
         if command.len() > MAX_INPUT {
             let head: String = command.chars().take(256).collect();
@@ -483,10 +562,336 @@ impl Engine {
             return acc.finish();
         }
         if norm.text != command {
-            self.check_text(command, &mut acc, false, sandbox);
+            self.check_text(command, &mut acc, false, opts);
         }
-        self.check_text(&norm.text, &mut acc, true, sandbox);
+        self.check_text(&norm.text, &mut acc, true, opts);
         acc.finish()
+    }
+
+    /// The scripts the programs of `a` run, read now and judged by their
+    /// content: shell scripts with the whole analysis, other languages by
+    /// the shell commands their code spawns. Unreadable scripts ask.
+    fn judge_scripts(&self, a: &analyze::Analysis, acc: &mut Acc, opts: &CheckOptions) {
+        let Some(ws) = self.workspace.as_deref() else {
+            return;
+        };
+        // relative `cd`s before a program (the analyser only follows
+        // absolute ones)
+        let mut rel = ws.to_string();
+        for e in &a.execs {
+            if (e.name == "cd" || e.name == "pushd") && e.cwd.is_none() {
+                if let Some(t) = e
+                    .argv
+                    .get(1)
+                    .filter(|t| !t.starts_with('-') && !t.contains(analyze::DYN))
+                {
+                    rel = if t.starts_with('/') {
+                        t.clone()
+                    } else {
+                        words::norm_path(&format!("{rel}/{t}"))
+                    };
+                }
+                continue;
+            }
+            if e.name == "git" {
+                self.judge_git_config(e, &rel, acc, opts);
+                continue;
+            }
+            if matches!(e.name.as_str(), "make" | "gmake") {
+                self.judge_makefile(e, &rel, acc, opts);
+                continue;
+            }
+            let Some((path, shown)) = script_of(e, &rel) else {
+                continue;
+            };
+            // written by this very command: already analysed
+            if a.written.iter().any(|(w, _)| {
+                *w == words::norm_path(&shown) || path.ends_with(w.trim_start_matches("./"))
+            }) {
+                continue;
+            }
+            // a program run by its path: a missing file runs nothing, a
+            // compiled binary is judged like any program
+            let by_path = !(analyze::is_shell(&e.name)
+                || analyze::is_interpreter(&e.name)
+                || matches!(e.name.as_str(), "source" | "."));
+            if by_path {
+                let head = std::fs::File::open(&path).ok().map(|mut f| {
+                    use std::io::Read;
+                    let mut b = [0u8; 4];
+                    let n = f.read(&mut b).unwrap_or(0);
+                    b[..n].to_vec()
+                });
+                let binary = |b: &[u8]| {
+                    b.starts_with(b"\x7fELF")
+                        || b.starts_with(b"MZ")
+                        || b.starts_with(&[0xcf, 0xfa, 0xed, 0xfe])
+                        || b.starts_with(&[0xca, 0xfe, 0xba, 0xbe])
+                };
+                if head.as_deref().is_none_or(binary) {
+                    continue;
+                }
+            }
+            let text = std::fs::metadata(&path)
+                .ok()
+                .filter(|m| m.is_file() && m.len() <= 256 * 1024)
+                .and_then(|_| std::fs::read_to_string(&path).ok());
+            let Some(text) = text else {
+                if let Some(r) = self.rule("script-unseen")
+                    && !self.exempted(r)
+                {
+                    acc.push(Some(r), &format!("{shown} ({path})"), &e.argv);
+                }
+                continue;
+            };
+            acc.script_depth += 1;
+            let shebang = text.lines().next().unwrap_or("").to_string();
+            let lang = if analyze::is_shell(&e.name) || matches!(e.name.as_str(), "source" | ".") {
+                "sh".to_string()
+            } else if analyze::is_interpreter(&e.name) {
+                e.name.clone()
+            } else if let Some(interp) = shebang.strip_prefix("#!") {
+                let mut w = interp.split_whitespace();
+                let first = w.next().map(analyze::cmd_name).unwrap_or_default();
+                if first == "env" {
+                    w.next().map(analyze::cmd_name).unwrap_or_default()
+                } else {
+                    first
+                }
+            } else {
+                "sh".to_string()
+            };
+            if analyze::is_shell(&lang) {
+                self.check_text(&text, acc, false, opts);
+            } else {
+                for sh in analyze::shell_strings_in_code(&lang, &text) {
+                    self.check_text(&sh, acc, false, opts);
+                }
+            }
+            acc.script_depth -= 1;
+        }
+    }
+
+    /// The recipes `make` would run for the requested targets (the first
+    /// target when none is named) and their prerequisites, from the
+    /// Makefile in the working directory (`-C DIR`, `-f FILE`): each recipe
+    /// line is judged as the shell command it is. Make variables become an
+    /// inert word; a missing or unreadable makefile asks.
+    fn judge_makefile(&self, e: &analyze::Exec, dir: &str, acc: &mut Acc, opts: &CheckOptions) {
+        let a = &e.argv;
+        let mut base = dir.to_string();
+        let mut file: Option<String> = None;
+        let mut targets: Vec<String> = Vec::new();
+        let mut i = 1;
+        while i < a.len() {
+            let w = a[i].as_str();
+            match w {
+                "-C" | "--directory" => {
+                    if let Some(d) = a.get(i + 1) {
+                        base = if d.starts_with('/') {
+                            d.clone()
+                        } else {
+                            format!("{base}/{d}")
+                        };
+                    }
+                    i += 2;
+                    continue;
+                }
+                "-f" | "--file" | "--makefile" => {
+                    file = a.get(i + 1).cloned();
+                    i += 2;
+                    continue;
+                }
+                "-j" | "-l" | "-o" | "-W" | "-I" | "--eval" | "-E" => {
+                    i += 2;
+                    continue;
+                }
+                _ => {}
+            }
+            if !w.starts_with('-') && !w.contains('=') {
+                targets.push(w.to_string());
+            }
+            i += 1;
+        }
+        if file
+            .as_deref()
+            .is_some_and(|f| f == "-" || f.starts_with("/dev/"))
+        {
+            return; // the stdin makefile is judged by the knowledge base
+        }
+        let path = match &file {
+            Some(f) if f.starts_with('/') => f.clone(),
+            Some(f) => format!("{base}/{f}"),
+            None => ["GNUmakefile", "makefile", "Makefile"]
+                .iter()
+                .map(|n| format!("{base}/{n}"))
+                .find(|p| std::path::Path::new(p).is_file())
+                .unwrap_or_else(|| format!("{base}/Makefile")),
+        };
+        let text = std::fs::metadata(&path)
+            .ok()
+            .filter(|m| m.is_file() && m.len() <= 256 * 1024)
+            .and_then(|_| std::fs::read_to_string(&path).ok());
+        let Some(text) = text else {
+            if let Some(r) = self.rule("script-unseen")
+                && !self.exempted(r)
+            {
+                acc.push(Some(r), &format!("make: {path}"), &e.argv);
+            }
+            return;
+        };
+        // rules: target -> (prerequisites, recipe lines)
+        let mut rules: Vec<(Vec<String>, Vec<String>, Vec<String>)> = Vec::new();
+        for line in text.lines() {
+            if let Some(r) = line.strip_prefix('\t') {
+                if let Some(last) = rules.last_mut() {
+                    last.2.push(r.to_string());
+                }
+                continue;
+            }
+            let t = line.trim_end();
+            if t.is_empty() || t.starts_with('#') {
+                continue;
+            }
+            let Some((head, rest)) = t.split_once(':') else {
+                rules.push((Vec::new(), Vec::new(), Vec::new()));
+                continue;
+            };
+            if rest.starts_with('=')
+                || head.contains('=')
+                || head.starts_with('.')
+                    && !head.contains(' ')
+                    && head.chars().any(|c| c.is_ascii_uppercase())
+            {
+                rules.push((Vec::new(), Vec::new(), Vec::new()));
+                continue;
+            }
+            let (deps, inline) = match rest.split_once(';') {
+                Some((d, r)) => (d, Some(r.trim().to_string())),
+                None => (rest, None),
+            };
+            rules.push((
+                head.split_whitespace().map(str::to_string).collect(),
+                deps.split_whitespace().map(str::to_string).collect(),
+                inline.into_iter().collect(),
+            ));
+        }
+        if targets.is_empty()
+            && let Some(first) = rules
+                .iter()
+                .find_map(|r| r.0.first().filter(|t| !t.contains('%')))
+        {
+            targets.push(first.clone());
+        }
+        let mut seen: Vec<String> = Vec::new();
+        let mut lines: Vec<String> = Vec::new();
+        while let Some(t) = targets.pop() {
+            if seen.contains(&t) || seen.len() >= 64 {
+                continue;
+            }
+            seen.push(t.clone());
+            for r in rules.iter().filter(|r| r.0.contains(&t)) {
+                targets.extend(r.1.iter().cloned());
+                lines.extend(r.2.iter().cloned());
+            }
+        }
+        acc.script_depth += 1;
+        for l in lines.iter().take(256) {
+            let cmd = make_recipe_to_shell(l);
+            self.check_text(&cmd, acc, false, opts);
+        }
+        acc.script_depth -= 1;
+    }
+
+    /// The repository's own git config (`.git/config` of the working
+    /// directory): an alias this command calls (`git st` with `alias.st =
+    /// !cmd`) and keys that run programs for every command (`core.pager`,
+    /// `core.fsmonitor`, `core.sshCommand`, `credential.helper`, ...) are
+    /// judged by their value, so `git config alias.st '!cmd'` followed by a
+    /// separate `git st` is seen.
+    fn judge_git_config(&self, e: &analyze::Exec, dir: &str, acc: &mut Acc, opts: &CheckOptions) {
+        let sub = rules::git_sub(&e.argv).map(|(_, s)| s.to_string());
+        let cfg = e
+            .argv
+            .windows(2)
+            .find(|w| w[0] == "-C")
+            .map(|w| {
+                if w[1].starts_with('/') {
+                    w[1].clone()
+                } else {
+                    format!("{dir}/{}", w[1])
+                }
+            })
+            .unwrap_or_else(|| dir.to_string());
+        let path = format!("{cfg}/.git/config");
+        let Some(text) = std::fs::metadata(&path)
+            .ok()
+            .filter(|m| m.is_file() && m.len() <= 256 * 1024)
+            .and_then(|_| std::fs::read_to_string(&path).ok())
+        else {
+            return;
+        };
+        let mut section = String::new();
+        acc.script_depth += 1;
+        for line in text.lines() {
+            let t = line.trim();
+            if t.starts_with('#') || t.starts_with(';') || t.is_empty() {
+                continue;
+            }
+            if let Some(h) = t.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+                section = match h.split_once(' ') {
+                    Some((a, b)) => format!("{}.{}", a.trim(), b.trim().trim_matches('"')),
+                    None => h.trim().to_string(),
+                }
+                .to_ascii_lowercase();
+                continue;
+            }
+            let Some((k, v)) = t.split_once('=') else {
+                continue;
+            };
+            let key = format!("{section}.{}", k.trim().to_ascii_lowercase());
+            let v = v.trim().trim_matches('"').to_string();
+            let Some(run) = knowledge::git_code_key(&key, &v) else {
+                continue;
+            };
+            // an alias only runs when it is the command's subcommand
+            if let Some(name) = key.strip_prefix("alias.")
+                && sub.as_deref() != Some(name)
+            {
+                continue;
+            }
+            // a plain tool name (`pager = less`, `helper = store`) is judged
+            // by the analysis below; a path, a shell line or an opaque key
+            // (hooksPath, include.path) asks
+            let opaque = run != knowledge::Run::Shell
+                || v.starts_with('!')
+                || v.contains(['/', ';', '|', '&', '$', '`', '>', '<']);
+            if opaque
+                && let Some(r) = self.rule("code-config")
+                && !self.exempted(r)
+            {
+                acc.push_why(
+                    Some(r),
+                    Some("the repository's git config runs a program for this command"),
+                    &format!("{key} = {v} ({path})"),
+                    &e.argv,
+                    None,
+                );
+            }
+            if run == knowledge::Run::Shell {
+                self.check_text(v.trim_start_matches('!'), acc, false, opts);
+            }
+        }
+        acc.script_depth -= 1;
+    }
+
+    /// In the sandboxed posture, why the sandbox contains an `ask` reason
+    /// that the per-rule sandbox judgement did not contain.
+    fn sandboxed_posture(&self, facts: &SandboxFacts, rule: &str, tier: Verdict) -> Option<String> {
+        if self.posture != Some(Posture::Sandboxed) || tier != Verdict::Ask {
+            return None;
+        }
+        posture::sandboxed_contains(rule, facts.network)
     }
 
     fn push_windows(&self, w: &winshell::WinAnalysis, acc: &mut Acc) {
@@ -512,7 +917,8 @@ impl Engine {
         self.push_windows(&w, acc);
     }
 
-    fn check_text(&self, text: &str, acc: &mut Acc, primary: bool, sandbox: Option<&SandboxFacts>) {
+    fn check_text(&self, text: &str, acc: &mut Acc, primary: bool, opts: &CheckOptions) {
+        let sandbox = opts.sandbox.as_ref();
         let a = analyze::analyze(text);
         // values assigned to secret-looking variables are scrubbed wherever
         // expansion copied them (`TOKEN=abc; curl -H "X: $TOKEN"`)
@@ -539,6 +945,10 @@ impl Engine {
             analysis: &a,
             targets: a.execs.iter().map(rules::write_targets).collect(),
             single: rules::analysis_is_single(&a) && !text.contains(['\n', ';', '&', '|']),
+            posture: self.posture,
+            workspace: self.workspace.as_deref(),
+            virtualenv: self.virtualenv,
+            text,
         };
         for (i, e) in a.execs.iter().enumerate() {
             // the redacted argv, computed once for the report and every reason
@@ -585,11 +995,22 @@ impl Engine {
                     let d = display.get_or_insert_with(|| rules::display_exec(e));
                     let contained = sandbox.and_then(|s| {
                         sandbox::contained(s, &r.key, r.tier, e, &ctx.targets[i], &a.execs)
+                            .or_else(|| self.sandboxed_posture(s, &r.key, r.tier))
                     });
                     let why = described.as_deref().or(why);
                     let red = red.get_or_insert_with(|| acc.scrub_argv(redact_argv(&e.argv)));
+                    acc.presumed = e.presumed;
                     acc.push_reason(Some(r), why, d, red, contained);
+                    acc.presumed = false;
                 }
+            }
+            if self.posture == Some(Posture::KnownSafe)
+                && !posture::known_safe(e)
+                && let Some(r) = self.rule("not-known-safe")
+                && !self.exempted(r)
+            {
+                let d = rules::display_exec(e);
+                acc.push(Some(r), &d, &e.argv);
             }
             // the script of `powershell -c ...` / `cmd /c ...`
             if matches!(e.name.as_str(), "powershell" | "pwsh" | "cmd") && e.argv.len() > 1 {
@@ -603,15 +1024,30 @@ impl Engine {
                 }
             }
         }
+        if self.read_scripts && self.posture.is_some() && acc.script_depth < 2 {
+            self.judge_scripts(&a, acc, opts);
+        }
         for f in &a.findings {
             let (cmd, argv) = match f.exec.and_then(|i| a.execs.get(i)) {
                 Some(e) => (rules::display_exec(e), e.argv.clone()),
                 None => (f.text.clone(), Vec::new()),
             };
+            if self.posture.is_some()
+                && matches!(f.rule, "dynamic-payload" | "dynamic-command")
+                && rules::safe_eval(text)
+            {
+                continue;
+            }
             if let Some(r) = self.rule(f.rule)
                 && !self.exempted(r)
             {
-                acc.push(Some(r), &cmd, &argv);
+                let contained = sandbox.and_then(|s| self.sandboxed_posture(s, &r.key, r.tier));
+                acc.presumed = f
+                    .exec
+                    .and_then(|i| a.execs.get(i))
+                    .is_some_and(|e| e.presumed);
+                acc.push_why(Some(r), None, &cmd, &argv, contained);
+                acc.presumed = false;
             }
         }
         // PowerShell / cmd syntax typed at a POSIX prompt: read it as such too
@@ -641,6 +1077,109 @@ impl Engine {
             }
         }
     }
+}
+
+/// A make recipe line as the shell sees it: `@`/`-`/`+` prefixes dropped,
+/// `$$` is `$`, make variables and functions become the inert word
+/// `MAKEVAR` (their value is not known here).
+fn make_recipe_to_shell(line: &str) -> String {
+    let l = line.trim_start().trim_start_matches(['@', '-', '+']);
+    let b = l.as_bytes();
+    let mut out = String::with_capacity(l.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'$' {
+            match b.get(i + 1) {
+                Some(b'$') => {
+                    out.push('$');
+                    i += 2;
+                    continue;
+                }
+                Some(&open @ (b'(' | b'{')) => {
+                    let close = if open == b'(' { b')' } else { b'}' };
+                    let mut depth = 0;
+                    let mut j = i + 1;
+                    while j < b.len() {
+                        if b[j] == open {
+                            depth += 1;
+                        } else if b[j] == close {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        j += 1;
+                    }
+                    out.push_str("MAKEVAR");
+                    i = j + 1;
+                    continue;
+                }
+                Some(c)
+                    if c.is_ascii_alphanumeric()
+                        || matches!(c, b'@' | b'<' | b'^' | b'*' | b'?') =>
+                {
+                    out.push_str("MAKEVAR");
+                    i += 2;
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        let ch = l[i..].chars().next().unwrap_or(' ');
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    out
+}
+
+/// The script file an exec runs (absolute path to read, path as written):
+/// `bash FILE`, `source FILE`, `./FILE`, `python3 FILE`, `node FILE`.
+fn script_of(e: &analyze::Exec, ws: &str) -> Option<(String, String)> {
+    let first = e.argv.first()?;
+    let p = if first.contains('/')
+        && !analyze::is_shell(&e.name)
+        && !analyze::is_interpreter(&e.name)
+    {
+        // a program path: only scripts in the workspace or relative ones
+        first.clone()
+    } else if analyze::is_shell(&e.name)
+        || analyze::is_interpreter(&e.name)
+        || matches!(e.name.as_str(), "source" | ".")
+    {
+        if e.argv[1..].iter().any(|a| {
+            a.starts_with('-')
+                && !a.starts_with("--")
+                && (a.contains('c') || a.contains('e') || a == "-m")
+        }) {
+            return None;
+        }
+        rules::script_operand(e)?.to_string()
+    } else {
+        return None;
+    };
+    if p.contains(analyze::DYN) || p == "-" || p.starts_with("/dev/") || p.starts_with("/proc/") {
+        return None;
+    }
+    let abs = if let Some(rest) = p.strip_prefix("~/") {
+        format!("{}/{rest}", std::env::var("HOME").ok()?)
+    } else if p.starts_with('/') {
+        // system programs (/usr/bin/env, /bin/ls) are binaries, not scripts
+        if ["/usr/", "/bin/", "/sbin/", "/opt/", "/snap/"]
+            .iter()
+            .any(|d| p.starts_with(d))
+        {
+            return None;
+        }
+        p.clone()
+    } else {
+        let base = e
+            .cwd
+            .as_deref()
+            .filter(|c| c.starts_with('/'))
+            .unwrap_or(ws);
+        format!("{base}/{p}")
+    };
+    Some((abs, p))
 }
 
 fn truncate(s: &str, n: usize) -> &str {
@@ -683,6 +1222,10 @@ struct Acc {
     contained: Vec<Reason>,
     commands: Vec<Vec<String>>,
     normalized: Vec<String>,
+    /// The reason being pushed is about a presumed command: capped at ask.
+    presumed: bool,
+    /// Scripts being judged by content (nesting bound).
+    script_depth: u8,
 }
 
 impl Acc {
@@ -764,18 +1307,28 @@ impl Acc {
             return;
         }
         let command = self.redact_command(command);
-        let list = if sandbox.is_some() {
-            &self.contained
+        let tier = if self.presumed {
+            r.tier.min(Verdict::Ask)
         } else {
-            &self.reasons
+            r.tier
         };
-        if list.iter().any(|x| x.rule == r.key && x.command == command) {
+        let list = if sandbox.is_some() {
+            &mut self.contained
+        } else {
+            &mut self.reasons
+        };
+        if let Some(x) = list
+            .iter_mut()
+            .find(|x| x.rule == r.key && x.command == command)
+        {
+            // the same finding, seen again for real after a presumption
+            x.tier = x.tier.max(tier);
             return;
         }
         let reason = Reason {
             rule: r.key.clone(),
             description: why.map_or_else(|| r.description.clone(), str::to_string),
-            tier: r.tier,
+            tier,
             command,
             pack: r.pack.clone(),
             argv: red.to_vec(),

@@ -97,6 +97,9 @@ pub struct PolicyConfig {
     /// Host rule packs (see [`super::EngineConfig`]).
     #[serde(default)]
     pub packs: Vec<super::PackConfig>,
+    /// The approval posture (see [`super::EngineConfig::posture`]).
+    #[serde(default)]
+    pub posture: Option<super::Posture>,
 }
 
 impl Default for PolicyConfig {
@@ -112,6 +115,7 @@ impl Default for PolicyConfig {
             shell: super::Shell::Posix,
             tiers: Default::default(),
             packs: Vec::new(),
+            posture: None,
         }
     }
 }
@@ -125,6 +129,10 @@ impl PolicyConfig {
             shell: self.shell,
             tiers: self.tiers.clone(),
             packs: self.packs.clone(),
+            posture: self.posture,
+            workspace: None,
+            virtualenv: false,
+            read_scripts: false,
         }
     }
 }

@@ -66,6 +66,14 @@ pub struct RuleCtx<'a> {
     pub targets: Vec<Vec<(String, WriteKind)>>,
     /// The whole input is one simple command (no lists, pipes, substitutions).
     pub single: bool,
+    /// The posture of [`crate::CheckOptions`] (`None`: compatibility).
+    pub posture: Option<crate::types::Posture>,
+    /// The project directory the command runs in, when known.
+    pub workspace: Option<&'a str>,
+    /// A Python virtual environment is active.
+    pub virtualenv: bool,
+    /// The command text being judged.
+    pub text: &'a str,
 }
 
 macro_rules! r {
@@ -309,6 +317,56 @@ pub fn builtin_rows() -> Vec<RuleRow> {
             Ask,
             "option that makes a tool run arbitrary programs",
             m_exec_option
+        ),
+        r!(
+            "privilege",
+            Ask,
+            "runs with another user's (root's) privileges (sudo, su, doas, pkexec)",
+            crate::posture::m_privilege
+        ),
+        r!(
+            "system-install",
+            Ask,
+            "installs or upgrades software system-wide (apt/dnf/pacman install, npm -g, pip outside a virtual environment, make install)",
+            crate::posture::m_system_install
+        ),
+        r!(
+            "process-inspect",
+            Ask,
+            "reads another process's environment or memory (ps e, /proc/PID/environ, gdb -p, strace -p)",
+            crate::posture::m_process_inspect
+        ),
+        r!(
+            "secret-file-read",
+            Ask,
+            "prints a project secrets file (.env) into the transcript",
+            crate::posture::m_secret_file_read
+        ),
+        r!(
+            "shell-escape-arg",
+            Ask,
+            "hands a shell (/bin/sh) to a program that may run it (GTFOBins shell function)",
+            crate::posture::m_shell_path_arg
+        ),
+        r!(
+            "script-unseen",
+            Ask,
+            "runs a script that could not be read to judge its content (missing, unreadable or too large)"
+        ),
+        r!(
+            "not-known-safe",
+            Ask,
+            "known-safe posture: the program is not known to be safe with these arguments"
+        ),
+        r!(
+            "deferred-code",
+            Ask,
+            "command substitution stored for later evaluation (array subscript in arithmetic, ${x@P}, PS4, eval)"
+        ),
+        r!(
+            "code-config",
+            Ask,
+            "configuration that makes a tool run a program or fetch code elsewhere (git credential.helper, core.hooksPath, alias.x=!.., ext:: URLs)"
         ),
         r!(
             "shadowed-tool",
@@ -650,6 +708,18 @@ pub fn is_system_path(p: &str) -> bool {
 }
 
 const RC_FILES: &[&str] = &[
+    ".bash_aliases",
+    ".vimrc",
+    ".gvimrc",
+    ".exrc",
+    ".tmux.conf",
+    ".screenrc",
+    ".wgetrc",
+    ".curlrc",
+    ".gdbinit",
+    ".lesskey",
+    ".nanorc",
+    ".condarc",
     ".bashrc",
     ".bash_profile",
     ".bash_login",
@@ -721,7 +791,21 @@ pub fn is_user_sensitive(p: &str) -> bool {
     if n.contains("/.cargo/config") || n.contains("/.m2/settings.xml") {
         return true;
     }
-    if n.contains("/.config/systemd/user")
+    if n.contains("/.local/bin/")
+        || n.contains("/.vim/")
+        || n.contains("/.local/share/applications/")
+        || n.contains("/.local/share/systemd/")
+        || n.contains("/.local/share/dbus-1/")
+        || n.contains("/.emacs.d/")
+        || n.contains("/.oh-my-zsh/")
+        || n.contains("/.ipython/profile_")
+        || n.contains("/.config/direnv/")
+        || n.starts_with("~/bin/")
+        || n.contains("/.config/nvim/")
+        || n.contains("/.config/git/")
+        || n.contains("/.config/environment.d/")
+        || n.contains("/.config/autostart")
+        || n.contains("/.config/systemd/user")
         || n.contains("/.config/fish/config.fish")
         || n.contains(".git/hooks/")
         || n.starts_with("git/hooks/")
@@ -1064,6 +1148,10 @@ fn m_windows_wipe(_: &RuleCtx, _: usize, e: &Exec) -> bool {
 }
 
 fn m_shadowed_tool(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    // `npx @scope/pkg`: a package name, not a path
+    if e.argv.first().is_some_and(|a| a.starts_with('@')) {
+        return false;
+    }
     const CORE: &[&str] = &[
         "ls", "cat", "sed", "grep", "awk", "find", "cp", "mv", "rm", "echo", "printf", "head",
         "tail", "sort", "uniq", "wc", "cut", "tr", "xargs", "chmod", "chown", "sudo", "su", "env",
@@ -1273,12 +1361,25 @@ fn m_kill_all(_: &RuleCtx, _: usize, e: &Exec) -> bool {
     }
 }
 
-fn m_dynamic_cmd(_: &RuleCtx, _: usize, e: &Exec) -> bool {
-    e.dynamic_name
+fn m_dynamic_cmd(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
+    e.dynamic_name && !(ctx.posture.is_some() && safe_eval(ctx.text))
 }
 
-fn m_rm_recursive(_: &RuleCtx, _: usize, e: &Exec) -> bool {
-    is_rm(e) && rm_flags(&e.argv).0
+/// `eval "$(ssh-agent -s)"` and the other environment set-up lines tools
+/// print for `eval` (in a posture).
+pub(crate) fn safe_eval(text: &str) -> bool {
+    static RE: Lazy<Regex> = Lazy::new(|| {
+        Regex::new(r#"^\s*eval\s+["']?(\$\(|`)\s*(ssh-agent( -s| -c)?|pyenv init -|pyenv virtualenv-init -|rbenv init -|nodenv init -|direnv hook (bash|zsh)|brew shellenv|conda shell\.bash hook|fnm env( --use-on-cd)?|zoxide init (bash|zsh)|starship init (bash|zsh)|dircolors( -b)?|opam env|mise activate (bash|zsh)|keychain --eval [\w .-]+)\s*(\)|`)["']?\s*$"#)
+            .expect("safe eval regex")
+    });
+    RE.is_match(text)
+}
+
+fn m_rm_recursive(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
+    is_rm(e)
+        && rm_flags(&e.argv).0
+        && !crate::posture::is_everyday_cleanup(ctx, e)
+        && !crate::posture::find_cleanup_inner(ctx, e)
 }
 
 /// `rm -f <tmp>/hermes-(verify|ad-hoc)-NAME`: the agent's own verification
@@ -1305,10 +1406,19 @@ fn m_rm_forced_outside(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
     if ctx.single && is_verify_artifact(e) {
         return false;
     }
+    if crate::posture::is_everyday_cleanup(ctx, e) {
+        return false;
+    }
     operands(&e.argv, &[]).iter().any(|o| is_abs_or_outside(o))
 }
 
-fn m_bulk_delete(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+fn m_bulk_delete(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
+    if crate::posture::is_everyday_cleanup(ctx, e) {
+        return false;
+    }
+    if crate::posture::find_cleanup_inner(ctx, e) {
+        return false;
+    }
     if e.name == "find" {
         return e.argv.iter().any(|a| a == "-delete")
             || e.argv.windows(2).any(|w| {
@@ -1682,7 +1792,7 @@ fn m_exfil(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
     })
 }
 
-fn script_operand(e: &Exec) -> Option<&str> {
+pub(crate) fn script_operand(e: &Exec) -> Option<&str> {
     // first operand after options (for shells and interpreters)
     let mut i = 1;
     while i < e.argv.len() {
@@ -1751,6 +1861,14 @@ fn m_pipe_to_shell(_: &RuleCtx, _: usize, e: &Exec) -> bool {
 }
 
 fn m_procsub_exec(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    // `sh < <(curl ..)`, `exec < <(curl ..)`: the script comes on stdin
+    // from a process substitution
+    if e.redirs.iter().any(|r| {
+        r.op == RedirOp::In && (r.target.starts_with("/dev/fd/") || r.target.contains(DYN))
+    }) && (reads_script_from_stdin(e) || (e.name == "exec" && e.argv.len() == 1))
+    {
+        return true;
+    }
     if !(is_shell(&e.name) || is_interpreter(&e.name) || matches!(e.name.as_str(), "source" | "."))
     {
         return false;
@@ -1761,11 +1879,16 @@ fn m_procsub_exec(_: &RuleCtx, _: usize, e: &Exec) -> bool {
             || a.contains(DYN) && !a.starts_with('-')
     }) && !e.argv[1..]
         .iter()
-        .any(|a| a.starts_with('-') && a.contains('c') && is_shell(&e.name))
+        .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c') && is_shell(&e.name))
 }
 
-fn m_shell_c(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+fn m_shell_c(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
     if !is_shell(&e.name) {
+        return false;
+    }
+    // in a posture the payload is judged by its content (it was analysed);
+    // only a payload computed at run time asks (dynamic-payload)
+    if ctx.posture.is_some() && !e.argv.iter().any(|a| a.contains(DYN)) {
         return false;
     }
     let mut i = 1;
@@ -1792,7 +1915,19 @@ static AWK_EXEC: Lazy<Regex> = Lazy::new(|| {
         .expect("awk regex")
 });
 
-fn m_inline_script(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+fn m_inline_script(ctx: &RuleCtx, i: usize, e: &Exec) -> bool {
+    let hit = m_inline_script_shape(e);
+    if hit && ctx.posture.is_some() && is_interpreter(&e.name) {
+        // judged by content: plain code (no spawning, deletion, network or
+        // dynamic evaluation) runs without asking
+        let _ = i;
+        return !crate::posture::inline_code(e)
+            .is_some_and(|c| !c.contains(DYN) && crate::posture::inline_code_is_plain(&c));
+    }
+    hit
+}
+
+fn m_inline_script_shape(e: &Exec) -> bool {
     let n = e.name.as_str();
     if matches!(
         n,
@@ -1813,7 +1948,14 @@ fn m_inline_script(_: &RuleCtx, _: usize, e: &Exec) -> bool {
             )
             .expect("awk dynamic regex")
         });
-        let prog = e.argv[1..].iter().find(|a| !a.starts_with('-'));
+        // the program text is the first operand after the options (`-v
+        // c=..`, `-F ,` take a value)
+        let prog = operands(
+            &e.argv,
+            &["-v", "-F", "-f", "--assign", "--field-separator", "--file"],
+        )
+        .into_iter()
+        .next();
         return prog.is_some_and(|p| AWK_EXEC.is_match(p) && AWK_DYNAMIC.is_match(p));
     }
     if !is_interpreter(n) {
@@ -1860,6 +2002,36 @@ fn m_inline_script(_: &RuleCtx, _: usize, e: &Exec) -> bool {
 }
 
 fn m_exec_created(ctx: &RuleCtx, idx: usize, e: &Exec) -> bool {
+    if ctx.posture.is_some() {
+        // judged by content: a file whose content the command wrote
+        // literally was analysed (shell) or is checked here (interpreters);
+        // a file only made executable runs what it already held
+        let runs = if e.argv.first().is_some_and(|a| a.contains('/')) {
+            e.argv.first().cloned()
+        } else if is_shell(&e.name)
+            || is_interpreter(&e.name)
+            || matches!(e.name.as_str(), "source" | ".")
+        {
+            script_operand(e).map(|s| s.to_string())
+        } else {
+            None
+        };
+        let Some(p) = runs else { return false };
+        let p = norm_path(&p);
+        let written = ctx.analysis.written.iter().rev().find(|(f, _)| *f == p);
+        let unknown_write = ctx.analysis.execs[..idx].iter().enumerate().any(|(j, _)| {
+            ctx.targets[j]
+                .iter()
+                .any(|(t, k)| *k != WriteKind::Delete && norm_path(t) == p)
+        }) && written.is_none();
+        return unknown_write
+            || written.is_some_and(|(_, c)| {
+                let shell_script =
+                    is_shell(&e.name) || (e.argv[0].contains('/') && !is_interpreter(&e.name));
+                // a shell script's content was analysed when written
+                !shell_script && !crate::posture::inline_code_is_plain(c)
+            });
+    }
     let runs: Option<String> = if e.argv.first().is_some_and(|a| a.contains('/')) {
         e.argv.first().cloned()
     } else if is_shell(&e.name)
@@ -2275,6 +2447,26 @@ fn m_proc_kill(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
         }
         // pids computed by a substitution (`kill -9 $(pgrep x)`)
         "kill" if a.len() >= 2 && a.last().is_some_and(|l| l == "1") => true,
+        // `kill $(lsof -t -i:3000)`: the process on a development port
+        "kill"
+            if ctx.posture.is_some()
+                && ctx.analysis.execs.iter().any(|x| {
+                    x.name == "lsof"
+                        && x.via.as_deref() == Some("$(...)")
+                        && x.argv.iter().any(|w| w.starts_with("-t"))
+                        && x.argv
+                            .iter()
+                            .any(|w| w.starts_with("-i:") || w.starts_with("-ti:"))
+                })
+                && ctx
+                    .analysis
+                    .execs
+                    .iter()
+                    .filter(|x| x.via.as_deref() == Some("$(...)"))
+                    .all(|x| x.name == "lsof") =>
+        {
+            false
+        }
         "kill" => {
             e.bulk
                 || a[1..].iter().any(|w| w.contains(DYN))
@@ -2612,21 +2804,6 @@ fn m_exec_option(_: &RuleCtx, _: usize, e: &Exec) -> bool {
     let a = &e.argv;
     let any = |f: &dyn Fn(&str) -> bool| a[1..].iter().any(|w| f(w));
     match e.name.as_str() {
-        "rg" => any(&|w| w == "--pre" || w.starts_with("--pre=")),
-        "sort" => any(&|w| w.starts_with("--compress-program")),
-        "tar" | "gtar" | "bsdtar" => any(&|w| {
-            w.starts_with("--to-command")
-                || w.starts_with("--use-compress-program")
-                || w.starts_with("--checkpoint-action")
-                || w == "-I"
-                || w.starts_with("--info-script")
-                || w.starts_with("--new-volume-script")
-        }),
-        "zip" => any(&|w| w == "-TT" || w.starts_with("--unzip-command")),
-        "man" => {
-            any(&|w| w == "-P" || w.starts_with("--pager") || w == "-H" || w.starts_with("--html"))
-        }
-        "ag" => any(&|w| w.starts_with("--pager")),
         "git" => any(&|w| {
             w.starts_with("--upload-pack")
                 || w.starts_with("--receive-pack")
@@ -2642,6 +2819,7 @@ fn m_exec_option(_: &RuleCtx, _: usize, e: &Exec) -> bool {
                 || l.starts_with("permitlocalcommand=yes")
         }),
         "less" | "more" => false,
+        // rg, sort, tar, zip, man, ag: options in knowledge::PROGRAMS
         "vim" | "vi" | "nvim" | "ex" => any(&|w| {
             (w.starts_with('+') || w == "-c" || w.starts_with("--cmd"))
                 && a.iter().any(|x| x.contains('!') || x.contains("system("))

@@ -54,7 +54,7 @@ const NETWORK: &[&str] = &[
 ];
 
 /// Rules whose effect is writing or deleting files named by the command.
-const WRITES: &[&str] = &[
+pub const WRITES: &[&str] = &[
     "rm-recursive",
     "rm-forced-outside",
     "bulk-delete",

@@ -27,3 +27,22 @@ pub struct RuleConfig {
     #[serde(default)]
     pub pattern: Option<String>,
 }
+
+/// How much the engine lets through without asking (`approvals.posture`).
+///
+/// Every posture asks for privilege (`sudo`, `su`, `doas`, `pkexec`),
+/// system-wide installs and persistence writes, and keeps every `block`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Posture {
+    /// Allow unless something risky is found (the default).
+    #[default]
+    DenyList,
+    /// Allow only what the knowledge base knows to be safe with these
+    /// arguments; everything else asks.
+    KnownSafe,
+    /// With the sandbox backend: run without asking, ask only for what
+    /// leaves the sandbox (privilege, installs, persistence, writes outside
+    /// the workspace, network use when the sandbox has a network).
+    Sandboxed,
+}

@@ -8,7 +8,7 @@
 //! caught and how many harmless lines are flagged; `corpus_speed` prints the
 //! average check time over all corpora (meaningful in `--release`).
 
-use hermes_approval::{Engine, EngineConfig, Verdict};
+use hermes_approval::{Engine, EngineConfig, Posture, Verdict};
 
 fn ok(expect: &str, v: Verdict) -> bool {
     match expect {
@@ -59,9 +59,21 @@ fn engine_for(shell: Option<&str>) -> Engine {
 }
 
 fn run(class: &str) {
+    run_with(class, None);
+}
+
+/// The engine the runtime builds in a posture (project directory known).
+fn posture_engine(p: Posture) -> Engine {
+    Engine::new().with_posture(p, Some("/work/project".into()), false)
+}
+
+fn run_with(class: &str, posture: Option<Posture>) {
     let lines = read(class);
     assert!(lines.len() >= 30, "{class}: only {} lines", lines.len());
-    let default = Engine::new();
+    let default = match posture {
+        Some(p) => posture_engine(p),
+        None => Engine::new(),
+    };
     let mut failures = Vec::new();
     let (mut dangerous, mut caught, mut harmless, mut flagged) = (0, 0, 0, 0);
     for l in &lines {
@@ -148,6 +160,101 @@ fn class_catastrophic() {
     run("catastrophic");
 }
 
+/// Issue 37: carriers the rules were not taught (unknown wrappers, options
+/// that execute code, shell evaluation, persistence, privilege, process
+/// memory) and everyday developer commands that must not ask.
+#[test]
+fn class_generalise() {
+    run_with("generalise", Some(Posture::DenyList));
+}
+
+/// Commands written after the engine change (shapes of issue 37 with
+/// programs and spellings the change was not fitted to).
+#[test]
+fn class_generalise_heldout() {
+    run_with("generalise_heldout", Some(Posture::DenyList));
+}
+
+/// A second held-out round, written after every mechanism was in place.
+#[test]
+fn class_generalise_heldout2() {
+    run_with("generalise_heldout2", Some(Posture::DenyList));
+}
+
+/// The same corpus in the known-safe posture: every dangerous line still
+/// asks or blocks; prints how many everyday lines ask there.
+#[test]
+fn class_generalise_known_safe() {
+    let e = posture_engine(Posture::KnownSafe);
+    let (mut d, mut caught, mut h, mut asked) = (0, 0, 0, 0);
+    let mut missed = Vec::new();
+    for l in read("generalise") {
+        let v = e.check(&l.command).verdict;
+        if l.expect == "allow" {
+            h += 1;
+            asked += usize::from(v != Verdict::Allow);
+        } else {
+            d += 1;
+            caught += usize::from(v != Verdict::Allow);
+            if v == Verdict::Allow {
+                missed.push(l.command.clone());
+            }
+        }
+    }
+    println!("generalise (known-safe): dangerous caught {caught}/{d}, everyday asked {asked}/{h}");
+    assert!(missed.is_empty(), "allowed in known-safe: {missed:?}");
+}
+
+/// The sandboxed posture (sandbox without network, workspace
+/// `/work/project`): how many dangerous lines still ask (those that leave
+/// the sandbox) and how many everyday lines ask (printed; what must ask in
+/// every posture is pinned by `tests/postures.rs`).
+#[test]
+fn class_generalise_sandboxed_figures() {
+    let e = posture_engine(Posture::Sandboxed);
+    let opts = hermes_approval::CheckOptions {
+        sandbox: Some(hermes_approval::SandboxFacts {
+            workspace: "/work/project".into(),
+            network: false,
+        }),
+    };
+    let (mut d, mut caught, mut h, mut asked) = (0, 0, 0, 0);
+    for l in read("generalise") {
+        let v = e.check_with(&l.command, &opts).verdict;
+        if l.expect == "allow" {
+            h += 1;
+            asked += usize::from(v != Verdict::Allow);
+        } else {
+            d += 1;
+            caught += usize::from(v != Verdict::Allow);
+        }
+    }
+    println!(
+        "generalise (sandboxed, no network): dangerous still asked {caught}/{d}, everyday asked {asked}/{h}"
+    );
+    assert_eq!(asked, 0, "everyday commands ask in the sandbox");
+}
+
+/// Without a posture (the compatibility judgement of `Engine::check`): how
+/// many of the corpus's dangerous lines are caught (printed, not asserted:
+/// privilege and installs are `allow` there by the case file).
+#[test]
+fn class_generalise_compat_figures() {
+    let e = Engine::new();
+    let (mut d, mut caught, mut h, mut asked) = (0, 0, 0, 0);
+    for l in read("generalise") {
+        let v = e.check(&l.command).verdict;
+        if l.expect == "allow" {
+            h += 1;
+            asked += usize::from(v != Verdict::Allow);
+        } else {
+            d += 1;
+            caught += usize::from(v != Verdict::Allow);
+        }
+    }
+    println!("generalise (no posture): dangerous caught {caught}/{d}, everyday asked {asked}/{h}");
+}
+
 #[test]
 fn false_alarms_removed() {
     run("false_alarms");
@@ -167,6 +274,7 @@ fn corpus_speed() {
         "supply_chain",
         "catastrophic",
         "false_alarms",
+        "generalise",
     ];
     let e = Engine::new();
     let cmds: Vec<String> = classes

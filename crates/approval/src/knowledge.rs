@@ -1,0 +1,1145 @@
+//! Program knowledge base: one entry per program (or family), as data.
+//!
+//! Why: a rule set catches what it was taught. Issue 37 showed the misses
+//! share one shape: a program the engine does not know, or an option of a
+//! known program that runs code, carries the payload through. This module
+//! turns that around:
+//!
+//! * **Presume executed unless known inert.** A program that is not in
+//!   [`INERT`] (its arguments are data: echo text, grep patterns, commit
+//!   messages, file names) and that no wrapper rule unwraps has its
+//!   arguments analysed as commands wherever they parse as one
+//!   (`ssh-agent sh -c ..`, `dbus-run-session -- ..`, `foo 'rm -rf ~'`).
+//!   A false alarm is fixed by teaching one inert program, not by weakening
+//!   a rule.
+//! * **Options that execute code are data** in [`PROGRAMS`]: which option
+//!   (optionally under which subcommand) runs its value, and how (a shell
+//!   text that is analysed, a program path, or code the engine cannot see).
+//!   Privilege and system-wide installs are flags of the same entries.
+//!   Every entry carries `examples` (command, expected to ask or not) that
+//!   `tests` check against the engine, as Codex's execpolicy
+//!   `match`/`not_match` do.
+//!
+//! Git configuration keys that run programs ([`git_code_key`]) are shared by
+//! `git -c`, `git config`, `GIT_CONFIG_PARAMETERS` and `GIT_CONFIG_KEY_n`.
+
+use std::collections::HashSet;
+
+use once_cell::sync::Lazy;
+
+/// How the value of an option is executed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Run {
+    /// A shell command line: analysed like `sh -c VALUE`.
+    Shell,
+    /// A program path run as is (the engine cannot see what it does).
+    Program,
+    /// Code in the program's own language that can run commands; the
+    /// engine cannot judge it, so it asks (shell strings inside are
+    /// analysed where they can be found).
+    Opaque,
+    /// A make fragment (`--eval`): `$(shell ..)` and recipe lines run.
+    Make,
+}
+
+/// An option whose value is executed. `sub` restricts it to a subcommand
+/// (`git difftool -x`); `opt` is the spelling; short options also match
+/// glued (`-O'cmd'`), long ones `--opt=value`.
+#[derive(Clone, Copy, Debug)]
+pub struct ExecOpt {
+    pub sub: &'static str,
+    pub opt: &'static str,
+    pub run: Run,
+}
+
+const fn o(opt: &'static str, run: Run) -> ExecOpt {
+    ExecOpt { sub: "", opt, run }
+}
+
+const fn so(sub: &'static str, opt: &'static str, run: Run) -> ExecOpt {
+    ExecOpt { sub, opt, run }
+}
+
+/// What a program's entry says.
+#[derive(Clone, Copy, Debug)]
+pub struct Program {
+    pub names: &'static [&'static str],
+    /// Options whose value runs.
+    pub exec_opts: &'static [ExecOpt],
+    /// `NAME=value` operands whose value runs (`make CC=..`).
+    pub exec_assign: &'static [(&'static str, Run)],
+    /// Runs every file of its directory operand (`run-parts DIR`).
+    pub runs_dir: bool,
+    /// Reads an editor script on stdin whose `!` lines run (`ed`).
+    pub stdin_bang_script: bool,
+    /// Acts with another user's (root's) privileges.
+    pub privilege: bool,
+    /// Subcommands (or short-option letters for `pacman`-style tools,
+    /// written `-S`) that install or change software system-wide.
+    pub installs: &'static [&'static str],
+    /// Options that make an otherwise per-project install system-wide.
+    pub global_flags: &'static [&'static str],
+    /// Options that attach to another process (`gdb -p`, `strace -p`).
+    pub attach_opts: &'static [&'static str],
+    /// (command, true when it must not be allowed): checked by the tests.
+    pub examples: &'static [(&'static str, bool)],
+}
+
+const NONE: Program = Program {
+    names: &[],
+    exec_opts: &[],
+    exec_assign: &[],
+    runs_dir: false,
+    stdin_bang_script: false,
+    privilege: false,
+    installs: &[],
+    global_flags: &[],
+    attach_opts: &[],
+    examples: &[],
+};
+
+use Run::*;
+
+/// The knowledge base (one entry per program or family).
+pub static PROGRAMS: &[Program] = &[
+    Program {
+        names: &["sed", "gsed"],
+        // the `e` command and the `s///e` flag are found by [`sed_exec`]
+        examples: &[
+            ("sed 's/.*/rm -rf ~/e' f", true),
+            ("sed -n '1e id' f", true),
+            ("sed -i 's/execute/run/g' src/a.py", false),
+            ("sed -e 's/a/b/' -e 's/c/d/' f", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["make", "gmake", "bmake"],
+        exec_opts: &[
+            o("--eval", Make),
+            o("-E", Make),
+            o("--file=-", Opaque),
+            o("--makefile=-", Opaque),
+        ],
+        exec_assign: &[
+            ("CC", Shell),
+            ("CXX", Shell),
+            ("CPP", Shell),
+            ("LD", Shell),
+            ("AR", Shell),
+            ("AS", Shell),
+            ("FC", Shell),
+            ("SHELL", Program),
+            ("MAKESHELL", Program),
+            ("MAKE", Shell),
+        ],
+        installs: &["install"],
+        examples: &[
+            ("make --eval '$(shell rm -rf ~)'", true),
+            ("make CC='rm -rf ~'", true),
+            ("make -f - <<< 'all:; id'", true),
+            ("make -j4", false),
+            ("make CC=clang", false),
+            ("make install", true),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["git"],
+        exec_opts: &[
+            so("difftool", "-x", Shell),
+            so("difftool", "--extcmd", Shell),
+            so("difftool", "-t", Shell),
+            so("mergetool", "-t", Shell),
+            so("grep", "-O", Shell),
+            so("grep", "--open-files-in-pager", Shell),
+            so("fetch", "--upload-pack", Shell),
+            so("pull", "--upload-pack", Shell),
+            so("clone", "--upload-pack", Shell),
+            so("clone", "-u", Shell),
+            so("ls-remote", "--upload-pack", Shell),
+            so("archive", "--exec", Shell),
+            so("push", "--receive-pack", Shell),
+            so("push", "--exec", Shell),
+            so("send-email", "--sendmail-cmd", Shell),
+            so("send-email", "--smtp-server", Program),
+            so("rebase", "-x", Shell),
+            so("rebase", "--exec", Shell),
+        ],
+        examples: &[
+            ("git difftool -x 'rm -rf ~' HEAD", true),
+            ("git grep -O'id' foo", true),
+            ("git -c credential.helper='!id' fetch", true),
+            ("git clone 'ext::sh -c id' x", true),
+            ("git grep -n TODO", false),
+            ("git -c color.ui=always log", false),
+            ("git clone https://github.com/a/b", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["tar", "gtar", "bsdtar"],
+        exec_opts: &[
+            o("--to-command", Shell),
+            o("--use-compress-program", Shell),
+            o("-I", Shell),
+            o("--info-script", Shell),
+            o("--new-volume-script", Shell),
+            o("--rsh-command", Program),
+            o("--checkpoint-action=exec=", Shell),
+        ],
+        examples: &[
+            ("tar xf a.tar --to-command='sh -c id'", true),
+            (
+                "tar -cf a.tar --checkpoint=1 --checkpoint-action=exec=id .",
+                true,
+            ),
+            ("tar czf a.tgz src", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["rg"],
+        exec_opts: &[o("--pre", Shell)],
+        examples: &[("rg --pre ./x foo", true), ("rg -n TODO src", false)],
+        ..NONE
+    },
+    Program {
+        names: &["sort"],
+        exec_opts: &[o("--compress-program", Program)],
+        examples: &[
+            ("sort --compress-program=/tmp/x f", true),
+            ("sort -u f", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["zip"],
+        exec_opts: &[o("-TT", Shell), o("--unzip-command", Shell)],
+        examples: &[
+            ("zip a.zip f -T -TT 'sh -c id'", true),
+            ("zip -r a.zip src", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["man"],
+        exec_opts: &[
+            o("-P", Shell),
+            o("--pager", Shell),
+            o("-H", Shell),
+            o("--html", Shell),
+        ],
+        examples: &[("man -P 'sh -c id' ls", true), ("man ls", false)],
+        ..NONE
+    },
+    Program {
+        names: &["ag"],
+        exec_opts: &[o("--pager", Shell)],
+        examples: &[("ag --pager 'sh -c id' foo", true), ("ag foo", false)],
+        ..NONE
+    },
+    Program {
+        names: &["scp", "sftp"],
+        exec_opts: &[o("-S", Program)],
+        examples: &[
+            ("scp -S /tmp/x a h:b", true),
+            ("scp h:b .", false),
+            ("scp a h:b", true),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["rsync"],
+        exec_opts: &[o("--rsync-path", Shell)],
+        examples: &[
+            ("rsync --rsync-path='id' h:x .", true),
+            ("rsync -av a/ b/", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["wget", "wget2"],
+        exec_opts: &[o("--use-askpass", Program)],
+        examples: &[
+            ("wget --use-askpass=/tmp/x http://h/", true),
+            ("wget -q https://example.com/a.tgz", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["tcpdump"],
+        exec_opts: &[o("-z", Program)],
+        examples: &[("tcpdump -w x -G 1 -z /tmp/x", true)],
+        ..NONE
+    },
+    Program {
+        names: &["emacs", "emacsclient"],
+        exec_opts: &[o("--eval", Opaque), o("-eval", Opaque)],
+        examples: &[("emacs --batch --eval '(shell-command \"id\")'", true)],
+        ..NONE
+    },
+    Program {
+        names: &["rpm"],
+        exec_opts: &[o("--eval", Opaque), o("-E", Opaque)],
+        installs: &["-i", "-U", "--install", "--upgrade", "-F", "--freshen"],
+        examples: &[
+            ("rpm --eval '%{lua:os.execute(\"id\")}'", true),
+            ("rpm -qa", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["npm", "pnpm", "yarn", "bun"],
+        exec_opts: &[o("--script-shell", Program)],
+        installs: &["global"],
+        global_flags: &["-g", "--global", "--location=global"],
+        examples: &[
+            ("npm --script-shell=/tmp/x run build", true),
+            ("npm install -g left-pad", true),
+            ("yarn global add x", true),
+            ("npm install", false),
+            ("npm run build", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["less"],
+        exec_opts: &[o("+!", Shell)],
+        examples: &[("less +'!id' f", true), ("less +F log", false)],
+        ..NONE
+    },
+    Program {
+        names: &["expect"],
+        exec_opts: &[o("-c", Shell)],
+        examples: &[("expect -c 'spawn rm -rf /home'", true)],
+        ..NONE
+    },
+    Program {
+        names: &["start-stop-daemon"],
+        exec_opts: &[
+            o("--exec", Program),
+            o("-x", Program),
+            o("--startas", Program),
+            o("-a", Program),
+        ],
+        examples: &[("start-stop-daemon --start --exec /tmp/x", true)],
+        ..NONE
+    },
+    Program {
+        names: &["ed", "red"],
+        stdin_bang_script: true,
+        examples: &[("ed f <<< '!id'", true), ("ed -s f <<< 'w'", false)],
+        ..NONE
+    },
+    Program {
+        names: &["run-parts"],
+        runs_dir: true,
+        examples: &[
+            ("run-parts /tmp/x", true),
+            ("run-parts --test /etc/cron.daily", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &[
+            "sudo", "su", "doas", "pkexec", "run0", "sudoedit", "ksu", "calife",
+        ],
+        privilege: true,
+        examples: &[("sudo su", true), ("sudo -i", true), ("doas sh", true)],
+        ..NONE
+    },
+    Program {
+        names: &["apt-get", "apt", "aptitude"],
+        installs: &[
+            "install",
+            "reinstall",
+            "build-dep",
+            "dist-upgrade",
+            "upgrade",
+            "full-upgrade",
+        ],
+        examples: &[
+            ("apt-get install -y curl", true),
+            ("apt-cache search x", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["dnf", "yum", "microdnf", "zypper", "tdnf"],
+        installs: &[
+            "install",
+            "in",
+            "reinstall",
+            "upgrade",
+            "update",
+            "groupinstall",
+            "localinstall",
+        ],
+        examples: &[("dnf install -y gcc", true)],
+        ..NONE
+    },
+    Program {
+        names: &["pacman", "yay", "paru"],
+        installs: &["-S", "-U"],
+        examples: &[("pacman -S vim", true), ("pacman -Q", false)],
+        ..NONE
+    },
+    Program {
+        names: &["apk"],
+        installs: &["add", "upgrade"],
+        examples: &[("apk add curl", true)],
+        ..NONE
+    },
+    Program {
+        names: &["dpkg"],
+        installs: &["-i", "--install", "--unpack", "--configure"],
+        examples: &[("dpkg -i x.deb", true), ("dpkg -l", false)],
+        ..NONE
+    },
+    Program {
+        names: &[
+            "snap", "flatpak", "port", "emerge", "nix-env", "pkg", "pkg_add",
+        ],
+        installs: &["install", "-i", "--install", "refresh", "upgrade"],
+        examples: &[("snap install code --classic", true)],
+        ..NONE
+    },
+    Program {
+        names: &["gem"],
+        installs: &["install", "update"],
+        examples: &[],
+        ..NONE
+    },
+    Program {
+        names: &["pip", "pip3", "pip2"],
+        installs: &["install"],
+        examples: &[("pip install --user x", true)],
+        ..NONE
+    },
+    Program {
+        names: &["gdb", "cgdb", "lldb", "strace", "ltrace", "perf"],
+        attach_opts: &["-p", "--pid", "--attach-pid", "-P"],
+        examples: &[
+            ("gdb -p 1234", true),
+            ("strace -p 1", true),
+            ("strace ls", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["gcore", "py-spy", "rbspy", "memdump", "procdump"],
+        attach_opts: &["*"],
+        examples: &[("gcore 1234", true)],
+        ..NONE
+    },
+];
+
+/// The entry of a program (by basename).
+pub fn program(name: &str) -> Option<&'static Program> {
+    static INDEX: Lazy<std::collections::HashMap<&'static str, usize>> = Lazy::new(|| {
+        let mut m = std::collections::HashMap::new();
+        for (i, p) in PROGRAMS.iter().enumerate() {
+            for n in p.names {
+                m.insert(*n, i);
+            }
+        }
+        m
+    });
+    INDEX.get(name).map(|&i| &PROGRAMS[i])
+}
+
+/// Programs whose arguments are data (text, patterns, file names, messages,
+/// package or resource names): never presumed to be commands. Programs with
+/// wrapper handling, shells and interpreters are known too (see
+/// [`is_known`]).
+pub static INERT: &[&str] = &[
+    // text and files
+    "echo",
+    "printf",
+    "cat",
+    "tac",
+    "ls",
+    "ll",
+    "dir",
+    "head",
+    "tail",
+    "less",
+    "more",
+    "most",
+    "wc",
+    "sort",
+    "uniq",
+    "cut",
+    "tr",
+    "paste",
+    "join",
+    "column",
+    "fold",
+    "fmt",
+    "nl",
+    "rev",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "ag",
+    "ack",
+    "ugrep",
+    "sed",
+    "gsed",
+    "awk",
+    "jq",
+    "yq",
+    "diff",
+    "cmp",
+    "comm",
+    "patch",
+    "cp",
+    "mv",
+    "rm",
+    "rmdir",
+    "mkdir",
+    "touch",
+    "ln",
+    "chmod",
+    "chown",
+    "chgrp",
+    "stat",
+    "file",
+    "du",
+    "df",
+    "tree",
+    "realpath",
+    "readlink",
+    "basename",
+    "dirname",
+    "pwd",
+    "cd",
+    "pushd",
+    "popd",
+    "which",
+    "whereis",
+    "type",
+    "hash",
+    "test",
+    "[",
+    "[[",
+    "true",
+    "false",
+    ":",
+    "export",
+    "unset",
+    "local",
+    "declare",
+    "typeset",
+    "readonly",
+    "set",
+    "shopt",
+    "read",
+    "wait",
+    "sleep",
+    "date",
+    "cal",
+    "uname",
+    "hostname",
+    "whoami",
+    "id",
+    "groups",
+    "nproc",
+    "free",
+    "uptime",
+    "top",
+    "htop",
+    "ps",
+    "pgrep",
+    "kill",
+    "pkill",
+    "killall",
+    "lsof",
+    "ss",
+    "netstat",
+    "ip",
+    "ifconfig",
+    "ping",
+    "dig",
+    "nslookup",
+    "host",
+    "tee",
+    "xxd",
+    "od",
+    "hexdump",
+    "strings",
+    "base64",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "shasum",
+    "b2sum",
+    "cksum",
+    "tar",
+    "zip",
+    "unzip",
+    "gzip",
+    "gunzip",
+    "zcat",
+    "bzip2",
+    "bunzip2",
+    "xz",
+    "unxz",
+    "zstd",
+    "7z",
+    "split",
+    "csplit",
+    "truncate",
+    "mktemp",
+    "install",
+    "dd",
+    "shred",
+    "find",
+    "fd",
+    "locate",
+    "seq",
+    "yes",
+    "expr",
+    "bc",
+    "dc",
+    "factor",
+    "shuf",
+    "iconv",
+    "dos2unix",
+    "unix2dos",
+    "envsubst",
+    "tput",
+    "clear",
+    "reset",
+    "stty",
+    "tty",
+    "history",
+    "fc",
+    "jobs",
+    "fg",
+    "bg",
+    "disown",
+    "umask",
+    "ulimit",
+    "getconf",
+    "locale",
+    "printenv",
+    "man",
+    "info",
+    "help",
+    "apropos",
+    "whatis",
+    "mount",
+    "umount",
+    "lsblk",
+    "blkid",
+    "fdisk",
+    "sfdisk",
+    "parted",
+    "gdisk",
+    "mkfs",
+    "wipefs",
+    "vim",
+    "vi",
+    "nvim",
+    "nano",
+    "code",
+    "open",
+    "xdg-open",
+    "convert",
+    "identify",
+    "ffmpeg",
+    "ffprobe",
+    "pandoc",
+    "sqlite3",
+    "psql",
+    "mysql",
+    "mariadb",
+    "redis-cli",
+    "mongo",
+    "mongosh",
+    "openssl",
+    "ssh-keygen",
+    "ssh-add",
+    "ssh-keyscan",
+    "gpg",
+    "gpg2",
+    "age",
+    "base32",
+    // network clients (their arguments are URLs and data)
+    "curl",
+    "wget",
+    "http",
+    "https",
+    "xh",
+    "nc",
+    "ncat",
+    "netcat",
+    "socat",
+    "telnet",
+    "ftp",
+    "scp",
+    "sftp",
+    "rsync",
+    "ssh",
+    "mosh",
+    // version control and build/package tools: arguments are names, paths
+    // and messages; code-running options are in PROGRAMS
+    "git",
+    "hg",
+    "svn",
+    "gh",
+    "glab",
+    "rustc",
+    "rustup",
+    "rustfmt",
+    "go",
+    "gofmt",
+    "npm",
+    "pnpm",
+    "yarn",
+    "pip",
+    "pip3",
+    "pipx",
+    "virtualenv",
+    "tox",
+    "nox",
+    "pytest",
+    "py.test",
+    "mypy",
+    "ruff",
+    "black",
+    "isort",
+    "flake8",
+    "pylint",
+    "pyright",
+    "tsc",
+    "eslint",
+    "prettier",
+    "jest",
+    "vitest",
+    "mocha",
+    "playwright",
+    "webpack",
+    "vite",
+    "esbuild",
+    "rollup",
+    "turbo",
+    "nx",
+    "lerna",
+    "make",
+    "gmake",
+    "cmake",
+    "ctest",
+    "ninja",
+    "meson",
+    "bazel",
+    "buck",
+    "mvn",
+    "gradle",
+    "gradlew",
+    "ant",
+    "sbt",
+    "dotnet",
+    "msbuild",
+    "javac",
+    "java",
+    "kotlinc",
+    "gcc",
+    "g++",
+    "cc",
+    "c++",
+    "clang",
+    "clang++",
+    "ld",
+    "ar",
+    "nm",
+    "objdump",
+    "readelf",
+    "strip",
+    "clang-format",
+    "clang-tidy",
+    "swift",
+    "swiftc",
+    "xcodebuild",
+    "flutter",
+    "dart",
+    "composer",
+    "gem",
+    "rake",
+    "mix",
+    "stack",
+    "cabal",
+    "ghc",
+    "brew",
+    "apt",
+    "apt-get",
+    "apt-cache",
+    "dnf",
+    "yum",
+    "pacman",
+    "apk",
+    "dpkg",
+    "rpm",
+    "snap",
+    "flatpak",
+    "docker",
+    "podman",
+    "nerdctl",
+    "kubectl",
+    "oc",
+    "helm",
+    "kind",
+    "minikube",
+    "terraform",
+    "tofu",
+    "pulumi",
+    "ansible",
+    "ansible-playbook",
+    "aws",
+    "gcloud",
+    "gsutil",
+    "az",
+    "doctl",
+    "flyctl",
+    "heroku",
+    "vercel",
+    "netlify",
+    "wrangler",
+    "firebase",
+    "supabase",
+    "systemctl",
+    "journalctl",
+    "service",
+    "launchctl",
+    "crontab",
+    "at",
+    "useradd",
+    "userdel",
+    "usermod",
+    "groupadd",
+    "passwd",
+    "chpasswd",
+    "iptables",
+    "ufw",
+    "firewall-cmd",
+    "tmux",
+    "screen",
+    "ssh-agent-info",
+];
+
+/// Programs the engine knows (inert, with an entry, or with wrapper /
+/// shell / interpreter handling): the others are presumed to execute their
+/// arguments.
+pub fn is_known(name: &str) -> bool {
+    static SET: Lazy<HashSet<&'static str>> = Lazy::new(|| INERT.iter().copied().collect());
+    SET.contains(name)
+        || crate::analyze::is_shell(name)
+        || crate::analyze::is_interpreter(name)
+        || program(name).is_some()
+}
+
+/// Words that name a program when they start an argument list: used to find
+/// where an unknown wrapper's inner command begins.
+pub fn looks_like_program(word: &str) -> bool {
+    if word.is_empty()
+        || word.starts_with('-')
+        || word.len() > 256
+        || word.contains(char::is_whitespace)
+    {
+        return false;
+    }
+    let base = crate::analyze::cmd_name(word);
+    if word.contains('/') {
+        // an absolute path into a bin directory, or a relative ./script
+        let in_bin = word.starts_with("/bin/")
+            || word.starts_with("/usr/bin/")
+            || word.starts_with("/usr/local/bin/")
+            || word.starts_with("/sbin/")
+            || word.starts_with("/usr/sbin/");
+        return in_bin || crate::analyze::is_shell(&base) || crate::analyze::is_interpreter(&base);
+    }
+    static EXTRA: &[&str] = &[
+        "rm",
+        "dd",
+        "mkfs",
+        "shred",
+        "kill",
+        "chmod",
+        "chown",
+        "curl",
+        "wget",
+        "nc",
+        "ncat",
+        "socat",
+        "bash",
+        "sh",
+        "eval",
+        "exec",
+        "env",
+        "sudo",
+        "su",
+        "doas",
+        "xargs",
+        "find",
+        "python",
+        "python3",
+        "perl",
+        "ruby",
+        "node",
+        "crontab",
+        "systemctl",
+        "reboot",
+        "shutdown",
+        "mv",
+        "cp",
+        "tee",
+        "truncate",
+        "base64",
+        "openssl",
+        "ssh",
+        "scp",
+        "rsync",
+        "git",
+        "docker",
+        "kubectl",
+        "nohup",
+        "setsid",
+        "timeout",
+        "nice",
+        "iptables",
+    ];
+    EXTRA.contains(&base.as_str())
+        || crate::analyze::is_shell(&base)
+        || crate::analyze::is_interpreter(&base)
+        || program(&base).is_some()
+}
+
+/// Git configuration keys whose value runs a program or changes where code
+/// comes from (for `git -c`, `git config`, `GIT_CONFIG_*`). Returns how the
+/// value runs, given the key (lowercase) and value.
+pub fn git_code_key(key: &str, value: &str) -> Option<Run> {
+    let k = key.to_ascii_lowercase();
+    let last = k.rsplit('.').next().unwrap_or("");
+    let first = k.split('.').next().unwrap_or("");
+    let shell = matches!(
+        k.as_str(),
+        "core.pager"
+            | "core.sshcommand"
+            | "core.editor"
+            | "core.fsmonitor"
+            | "core.askpass"
+            | "core.gitproxy"
+            | "sequence.editor"
+            | "diff.external"
+            | "uploadpack.packobjectshook"
+            | "sendemail.sendmailcmd"
+            | "gpg.program"
+            | "web.browser"
+            | "merge.tool"
+            | "diff.tool"
+    ) || first == "pager"
+        || (first == "alias" && value.trim_start().starts_with('!'))
+        || (first == "credential" && last == "helper")
+        || (first == "filter" && matches!(last, "clean" | "smudge" | "process"))
+        || (first == "diff" && matches!(last, "textconv" | "command"))
+        || (first == "merge" && last == "driver")
+        || (first == "gpg" && last == "program")
+        || (matches!(first, "difftool" | "mergetool") && last == "cmd")
+        || (first == "remote" && matches!(last, "uploadpack" | "receivepack" | "proxy"))
+        || (first == "browser" && last == "cmd");
+    if shell {
+        return Some(Shell);
+    }
+    let opaque = matches!(
+        k.as_str(),
+        "core.hookspath" | "include.path" | "init.templatedir"
+    ) || (first == "includeif" && last == "path")
+        || (first == "url" && matches!(last, "insteadof" | "pushinsteadof"))
+        || (k == "protocol.ext.allow" && value != "never")
+        || (k == "protocol.allow" && value == "always");
+    opaque.then_some(Opaque)
+}
+
+/// Commands run by a sed script: the `e COMMAND` command and the `s///e`
+/// flag (which runs the pattern space, i.e. the replacement or the input
+/// line). Returns the visible command text when there is one, `""` when
+/// the command comes from the input.
+pub fn sed_exec(script: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    // an `s` command may hold `;` in its replacement: whole lines first
+    let pieces = script
+        .split('\n')
+        .flat_map(|l| {
+            let t = l.trim_start();
+            if t.starts_with('s')
+                || t.trim_start_matches(|c: char| c.is_ascii_digit() || c == ',' || c == '$')
+                    .starts_with('s')
+            {
+                vec![l]
+            } else {
+                l.split(';').collect()
+            }
+        })
+        .collect::<Vec<_>>();
+    for cmd in pieces {
+        let t = cmd.trim_start_matches(|c: char| {
+            c.is_ascii_digit() || c == '$' || c == ',' || c == ' ' || c == '/' || c == '!'
+        });
+        if let Some(c) = t.strip_prefix("e ") {
+            out.push(c.to_string());
+            continue;
+        }
+        if t == "e" {
+            out.push(String::new());
+            continue;
+        }
+        // s<d>pattern<d>replacement<d>flags
+        let Some(rest) = t.strip_prefix('s') else {
+            continue;
+        };
+        let mut chars = rest.chars();
+        let Some(d) = chars.next() else { continue };
+        if d.is_alphanumeric() || d == ' ' || d == '\\' {
+            continue;
+        }
+        let body: String = chars.collect();
+        let mut parts = Vec::new();
+        let mut cur = String::new();
+        let mut esc = false;
+        for ch in body.chars() {
+            if esc {
+                cur.push(ch);
+                esc = false;
+            } else if ch == '\\' {
+                esc = true;
+                cur.push(ch);
+            } else if ch == d && parts.len() < 2 {
+                parts.push(std::mem::take(&mut cur));
+            } else {
+                cur.push(ch);
+            }
+        }
+        if parts.len() == 2 {
+            let flags: String = cur.chars().take_while(|c| !c.is_whitespace()).collect();
+            let flags = flags.split(['w', 'W']).next().unwrap_or("");
+            if flags.contains('e') {
+                let repl = parts[1].replace(&format!("\\{d}"), &d.to_string());
+                out.push(repl);
+            }
+        }
+    }
+    out
+}
+
+/// Commands a make fragment runs: `$(shell ..)` calls and recipe lines
+/// (`target: ; cmd` or tab-indented lines).
+pub fn make_exec(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(p) = rest.find("$(shell") {
+        let after = &rest[p + 7..];
+        let mut depth = 1;
+        let mut end = after.len();
+        for (i, ch) in after.char_indices() {
+            match ch {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = i;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        out.push(after[..end].trim().to_string());
+        rest = &after[end.min(after.len())..];
+    }
+    for line in text.lines() {
+        if let Some(r) = line.strip_prefix('\t') {
+            out.push(r.trim_start_matches(['@', '-', '+']).to_string());
+        } else if let Some((head, recipe)) = line.split_once(';')
+            && head.contains(':')
+            && !head.contains('=')
+        {
+            out.push(recipe.trim().to_string());
+        }
+    }
+    out
+}
+
+/// The value of `opt` at `argv[k]` (`-O VALUE`, `-OVALUE`, `--opt VALUE`,
+/// `--opt=VALUE`; an `opt` ending in `=` or starting with `+` matches as a
+/// prefix). Returns the value and whether it consumed the next word.
+pub fn opt_value(argv: &[String], k: usize, opt: &str) -> Option<(String, bool)> {
+    let a = argv.get(k)?;
+    if opt.starts_with('+') || opt.ends_with("=-") || opt.ends_with('=') {
+        if opt.ends_with("=-") {
+            return (a == opt).then(|| ("-".to_string(), false));
+        }
+        return a.strip_prefix(opt).map(|v| (v.to_string(), false));
+    }
+    if a == opt {
+        return argv.get(k + 1).map(|v| (v.clone(), true));
+    }
+    if opt.starts_with("--") || (opt.len() > 2 && opt.starts_with('-')) {
+        return a
+            .strip_prefix(opt)
+            .and_then(|r| r.strip_prefix('='))
+            .map(|v| (v.to_string(), false));
+    }
+    // short option glued to its value (`-O'cmd'`, `-Sprog`)
+    a.strip_prefix(opt)
+        .filter(|v| !v.is_empty() && !a.starts_with("--"))
+        .map(|v| (v.to_string(), false))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every entry's examples hold against the whole engine (in the
+    /// generalised deny-list posture), as execpolicy's match / not_match.
+    #[test]
+    fn examples_hold() {
+        let e = crate::Engine::new().with_posture(
+            crate::Posture::DenyList,
+            Some("/work/project".into()),
+            false,
+        );
+        let mut bad = Vec::new();
+        for p in PROGRAMS {
+            for (cmd, risky) in p.examples {
+                let v = e.check(cmd).verdict;
+                if (v != crate::Verdict::Allow) != *risky {
+                    bad.push(format!("{}: {cmd} -> {v:?}", p.names[0]));
+                }
+            }
+        }
+        assert!(bad.is_empty(), "{}", bad.join("\n"));
+    }
+
+    #[test]
+    fn sed_flags() {
+        assert_eq!(sed_exec("s/.*/rm -rf ~/e"), vec!["rm -rf ~".to_string()]);
+        assert_eq!(sed_exec("1e id"), vec!["id".to_string()]);
+        assert!(sed_exec("s/execute/run/g").is_empty());
+        assert!(sed_exec("s/a/b/w out.txt").is_empty());
+    }
+
+    #[test]
+    fn git_keys() {
+        assert_eq!(git_code_key("credential.helper", "!x"), Some(Shell));
+        assert_eq!(
+            git_code_key("credential.https://h.helper", "x"),
+            Some(Shell)
+        );
+        assert_eq!(git_code_key("alias.st", "status"), None);
+        assert_eq!(git_code_key("user.name", "x"), None);
+        assert_eq!(git_code_key("core.hooksPath", "/tmp"), Some(Opaque));
+    }
+}
