@@ -8,12 +8,13 @@ use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
 fn rt() -> Runtime {
-    Runtime::new(r#"{"builtin_toolsets":["terminal"]}"#).expect("runtime")
+    Runtime::new(r#"{"builtin_toolsets":["terminal"],"terminal":{"backend":"local"}}"#)
+        .expect("runtime")
 }
 
 /// Approvals off: ask-tier commands (`bash -c ...`) run; block-tier never do.
 fn rt_open() -> Runtime {
-    Runtime::new(r#"{"builtin_toolsets":["terminal"],"approvals":{"mode":"off"}}"#)
+    Runtime::new(r#"{"builtin_toolsets":["terminal"],"terminal":{"backend":"local"},"approvals":{"mode":"off"}}"#)
         .expect("runtime")
 }
 
@@ -261,7 +262,8 @@ fn denied_commands_are_blocked_for_post_hooks() {
         }
     }
     // Approvals on, no handler: dangerous commands fail closed.
-    let rt = Runtime::new(r#"{"builtin_toolsets":["terminal"]}"#).unwrap();
+    let rt = Runtime::new(r#"{"builtin_toolsets":["terminal"],"terminal":{"backend":"local"}}"#)
+        .unwrap();
     let seen = Arc::new(Seen(Mutex::new(Vec::new())));
     rt.add_hook("post_tool_call", seen.clone()).unwrap();
     let v = run(&rt, "t", json!({"command": "rm -rf /"}));

@@ -85,7 +85,7 @@ fn s(p: &str) -> (*const c_char, usize) {
 #[test]
 fn host_api_events_and_input() {
     let rt = new_rt(
-        r#"{"builtin_toolsets":["terminal"],"approvals":{"mode":"off"},"terminal":{"watch_interval":0.2}}"#,
+        r#"{"builtin_toolsets":["terminal"],"approvals":{"mode":"off"},"terminal":{"backend":"local","watch_interval":0.2}}"#,
     );
     let st =
         unsafe { ht_runtime_set_event_handler(rt.0, Some(on_event), null_mut(), None, null_mut()) };
@@ -284,7 +284,7 @@ unsafe extern "C" fn on_done(_ud: *mut c_void, st: Status, res: *const c_char, l
 
 #[test]
 fn async_dispatch_and_cancel_kill_the_command() {
-    let rt = new_rt(r#"{"builtin_toolsets":["terminal"]}"#);
+    let rt = new_rt(r#"{"builtin_toolsets":["terminal"],"terminal":{"backend":"local"}}"#);
     let (np, nl) = s("terminal");
     let (ap, al) = s(r#"{"command":"echo begun; sleep 929.1","timeout":60}"#);
     let mut id = 0u64;

@@ -408,7 +408,7 @@ fn typing_a_dangerous_command_into_a_shell_is_blocked() {
 /// on a timeout, on kill, and when the runtime closes.
 #[test]
 fn setsid_and_double_forked_children_do_not_escape() {
-    let rt = rt_with("");
+    let rt = rt_with(r#","terminal":{"backend":"local"}"#);
     // Timeout of a foreground command whose child started its own session
     // (python forks and the child calls setsid; the parent keeps running).
     let script = "import os\nif os.fork() == 0:\n    os.setsid()\n    os.execvp('sleep', ['sleep', '617.1'])\nos.execvp('sleep', ['sleep', '617.2'])\n";

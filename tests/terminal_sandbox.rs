@@ -250,7 +250,8 @@ fn approval_knows_what_the_sandbox_contains() {
         "a home directory is not the workspace: {v}"
     );
     // The same command on the host is asked about (and denied here).
-    let host = Runtime::new(r#"{"builtin_toolsets":["terminal"]}"#).unwrap();
+    let host = Runtime::new(r#"{"builtin_toolsets":["terminal"],"terminal":{"backend":"local"}}"#)
+        .unwrap();
     let v = call(
         &host,
         "terminal",

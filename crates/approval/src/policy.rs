@@ -121,6 +121,22 @@ impl Default for PolicyConfig {
 }
 
 impl PolicyConfig {
+    /// The engine a runtime (and `hermes-tools check`) uses: this config's
+    /// rules with the posture it names, `deny-list` when it names none;
+    /// relative paths and scripts judged against `workspace`, scripts read
+    /// at decision time, and whether a virtual environment is active (so
+    /// `pip install` inside one does not count as a system install).
+    pub fn runtime_engine_config(&self, workspace: Option<String>) -> super::EngineConfig {
+        let mut ec = self.engine_config();
+        ec.posture = Some(self.posture.unwrap_or_default());
+        ec.workspace = workspace;
+        ec.virtualenv = ["VIRTUAL_ENV", "CONDA_PREFIX"]
+            .iter()
+            .any(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty()));
+        ec.read_scripts = true;
+        ec
+    }
+
     /// The engine part of this config.
     pub fn engine_config(&self) -> super::EngineConfig {
         super::EngineConfig {

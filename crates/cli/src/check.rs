@@ -38,7 +38,17 @@ pub fn run(json: bool, commands: Vec<String>) -> u8 {
             "check: no command given (pass commands as arguments or one per line on standard input)",
         );
     }
-    let engine = Engine::default();
+    // The engine a runtime uses by default (posture deny-list, scripts
+    // read from the current directory), so `check` says what `call` does.
+    let cwd = std::env::current_dir()
+        .ok()
+        .map(|d| d.display().to_string());
+    let engine = match Engine::from_config(
+        &hermes_approval::PolicyConfig::default().runtime_engine_config(cwd),
+    ) {
+        Ok(e) => e,
+        Err(e) => return crate::out::fail(format!("check: {e}")),
+    };
     let mut worst = 0u8;
     for command in &commands {
         let result = engine.check(command);

@@ -138,7 +138,7 @@ fn definitions_in_each_format_and_filtered() {
 
 #[test]
 fn call_runs_the_pipeline_and_fails_closed_without_a_terminal() {
-    let cfg = config(r#"{"builtin_toolsets":["terminal"]}"#);
+    let cfg = config(r#"{"builtin_toolsets":["terminal"],"terminal":{"backend":"local"}}"#);
     let o = run(&[
         "call",
         "--config",

@@ -170,6 +170,21 @@ fn check_options(config: &Config) -> hermes_approval::CheckOptions {
     }
 }
 
+/// The approval engine's config: the posture the config names, else
+/// `sandboxed` when the terminal runs in the sandbox (it holds what runs
+/// there: only leaving it asks) and `deny-list` elsewhere.
+fn engine_config(config: &Config) -> hermes_approval::EngineConfig {
+    let mut approvals = config.approvals.clone();
+    if approvals.posture.is_none() && check_options(config).sandbox.is_some() {
+        approvals.posture = Some(hermes_approval::Posture::Sandboxed);
+    }
+    approvals.runtime_engine_config(Some(
+        hermes_builtins::terminal::default_cwd(&config.terminal)
+            .display()
+            .to_string(),
+    ))
+}
+
 /// Where the terminal's commands run, for approval prompts (`None`: here).
 fn runs_on(config: &Config) -> Option<String> {
     let t = &config.terminal;
@@ -212,9 +227,8 @@ impl Runtime {
     /// Build a runtime from its JSON config (`{}` = defaults, nothing built-in).
     pub fn new(config_json: &str) -> Result<Runtime> {
         let config = Config::parse(config_json)?;
-        let approval_engine =
-            hermes_approval::Engine::from_config(&config.approvals.engine_config())
-                .map_err(|e| Error::invalid(format!("runtime config: approvals: {e}")))?;
+        let approval_engine = hermes_approval::Engine::from_config(&engine_config(&config))
+            .map_err(|e| Error::invalid(format!("runtime config: approvals: {e}")))?;
         let policy = hermes_approval::Policy::new(config.approvals.clone())
             .map_err(|e| Error::invalid(format!("runtime config: approvals: {e}")))?;
         let core = Core::new(

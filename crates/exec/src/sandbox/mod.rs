@@ -80,6 +80,9 @@ pub const PROTECTED: &[&str] = &[
     ".githooks",
 ];
 
+/// Where a background command's process shim is bound inside the sandbox.
+const SHIM_INSIDE: &str = "/run/ht-shim";
+
 /// `/run` is small whatever the configured tmpfs size.
 const RUN_SIZE: u64 = 16 << 20;
 
@@ -505,7 +508,23 @@ impl Sandbox {
             Some(prefix) => format!("{prefix}{}", req.script),
             None => req.script.to_string(),
         };
-        push(&["--", BASH, "-c", &script]);
+        // A background command's tree lingers after its launcher ends (a
+        // script that starts a server): bwrap's init ends the PID namespace
+        // with its first child, so the process shim runs inside as that
+        // child, a subreaper that waits for the last process.
+        let shim = if req.linger {
+            crate::supervisor::shim_path()
+        } else {
+            None
+        };
+        match shim {
+            Some(shim) => {
+                let s = shim.display().to_string();
+                push(&["--ro-bind", &s, SHIM_INSIDE]);
+                push(&["--", SHIM_INSIDE, "-l", BASH, "-c", &script]);
+            }
+            None => push(&["--", BASH, "-c", &script]),
+        }
         a
     }
 
