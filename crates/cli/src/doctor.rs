@@ -43,39 +43,31 @@ fn writable_dir(r: &mut Report, key: &str, dir: &str) {
     }
 }
 
-fn sandbox_works(r: &mut Report) {
-    let bwrap = ["/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap"]
-        .into_iter()
-        .find(|p| Path::new(p).is_file());
-    let Some(bwrap) = bwrap else {
-        r.fail(
-            "terminal.backend is 'sandbox' but bubblewrap (bwrap) is not installed",
-            "apt-get install bubblewrap",
-        );
-        return;
-    };
-    let out = std::process::Command::new(bwrap)
-        .args([
-            "--ro-bind",
-            "/",
-            "/",
-            "--unshare-user",
-            "--unshare-pid",
-            "--proc",
-            "/proc",
-            "true",
-        ])
-        .output();
-    match out {
-        Ok(o) if o.status.success() => r.ok("sandbox: bubblewrap runs with user and PID namespaces"),
-        Ok(o) => r.fail(
-            &format!(
-                "sandbox: bubblewrap cannot create namespaces ({})",
-                String::from_utf8_lossy(&o.stderr).trim()
-            ),
-            "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1) or run in a container that permits them",
+/// Whether the sandbox works here (the same probe the `auto` backend
+/// decides on), what `auto` therefore chooses, and the Landlock ABI level.
+fn sandbox_works(r: &mut Report, backend: &str) {
+    let landlock = match hermes_exec::sandbox::landlock_abi() {
+        Some(v) => format!(
+            "Landlock ABI {v} available (not applied: the sandbox's seccomp filter and mounts hold)"
         ),
-        Err(e) => r.fail(&format!("sandbox: cannot run {bwrap}: {e}"), "reinstall bubblewrap"),
+        None => "Landlock not available".to_string(),
+    };
+    match hermes_exec::sandbox::usable() {
+        Ok(()) => r.ok(&format!(
+            "sandbox: bubblewrap runs here with its namespaces and seccomp filter{}; {landlock}",
+            if backend == "auto" {
+                " (terminal.backend 'auto' uses it)"
+            } else {
+                ""
+            }
+        )),
+        Err(why) if backend == "auto" => r.ok(&format!(
+            "sandbox: not usable here ({why}): terminal.backend 'auto' runs commands on this machine without a sandbox; {landlock}"
+        )),
+        Err(why) => r.fail(
+            &format!("sandbox: {why}"),
+            "install bubblewrap (apt-get install bubblewrap) and allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1), or run in a container that permits them",
+        ),
     }
 }
 
@@ -146,8 +138,9 @@ pub fn run(config: Option<&Path>) -> u8 {
     }
     plugins_load(&mut r, &text);
     let term = &cfg["terminal"];
-    if term["backend"] == "sandbox" {
-        sandbox_works(&mut r);
+    let backend = term["backend"].as_str().unwrap_or("auto");
+    if backend == "sandbox" || backend == "auto" {
+        sandbox_works(&mut r, backend);
     }
     if let Some(cwd) = term["cwd"].as_str() {
         writable_dir(&mut r, "terminal.cwd", cwd);

@@ -37,7 +37,7 @@ pub fn env(toolsets: &[&str], extra: Value) -> Env {
     let data = dir.path().join("data");
     let mut cfg = json!({
         "builtin_toolsets": toolsets,
-        "terminal": {"cwd": root},
+        "terminal": {"backend": "local", "cwd": root},
         "data_dir": data,
         "approvals": {"non_interactive": "deny"},
     });
