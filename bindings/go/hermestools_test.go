@@ -547,7 +547,7 @@ func TestGCWhileRegistered(t *testing.T) {
 // The built-in terminal (when this build has it): a foreground command, and a
 // background one whose completion arrives through the event handler.
 func TestBuiltinTerminalAndEvents(t *testing.T) {
-	rt, err := New(`{"builtin_toolsets":["terminal"]}`)
+	rt, err := New(`{"builtin_toolsets":["terminal"],"terminal":{"backend":"local"}}`)
 	if errors.Is(err, ErrUnsupported) {
 		t.Skip("built-in terminal not in this build:", err)
 	}
@@ -595,7 +595,7 @@ func TestBuiltinTerminalAndEvents(t *testing.T) {
 // approves one command and denies another; block-tier commands never reach
 // it; replacing and removing handlers releases their handles.
 func TestApprovalHandler(t *testing.T) {
-	rt, err := New(`{"builtin_toolsets":["terminal"]}`)
+	rt, err := New(`{"builtin_toolsets":["terminal"],"terminal":{"backend":"local"}}`)
 	if errors.Is(err, ErrUnsupported) {
 		t.Skip("built-in terminal not in this build:", err)
 	}
@@ -749,7 +749,7 @@ func TestTerminalProcessWriteCwdEnv(t *testing.T) {
 	if err := plain.SetTaskCwd("t", "/tmp"); !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("want unsupported, got %v", err)
 	}
-	rt, err := New(`{"builtin_toolsets":["terminal"]}`)
+	rt, err := New(`{"builtin_toolsets":["terminal"],"terminal":{"backend":"local"}}`)
 	if errors.Is(err, ErrUnsupported) {
 		t.Skip("built-in terminal not in this build:", err)
 	}

@@ -502,7 +502,7 @@ TEST(log_handler) {
 TEST(builtin_terminal_and_events) {
   std::unique_ptr<ht::Runtime> rt;
   try {
-    rt = std::make_unique<ht::Runtime>(R"({"builtin_toolsets":["terminal"]})");
+    rt = std::make_unique<ht::Runtime>(R"({"builtin_toolsets":["terminal"],"terminal":{"backend":"local"}})");
   } catch (const ht::Error &e) {
     if (e.status() != ht::Status::Unsupported) throw;
     std::printf("# skip: built-in terminal not in this build\n");
@@ -560,7 +560,7 @@ TEST(builtin_file_tools) {
 TEST(approval_handler) {
   std::unique_ptr<ht::Runtime> rt;
   try {
-    rt = std::make_unique<ht::Runtime>(R"({"builtin_toolsets":["terminal"]})");
+    rt = std::make_unique<ht::Runtime>(R"({"builtin_toolsets":["terminal"],"terminal":{"backend":"local"}})");
   } catch (const ht::Error &e) {
     if (e.status() != ht::Status::Unsupported) throw;
     std::printf("# skip: built-in terminal not in this build\n");
@@ -620,7 +620,7 @@ TEST(terminal_process_write_cwd_env) {
   }
   std::unique_ptr<ht::Runtime> rt;
   try {
-    rt = std::make_unique<ht::Runtime>(R"({"builtin_toolsets":["terminal"]})");
+    rt = std::make_unique<ht::Runtime>(R"({"builtin_toolsets":["terminal"],"terminal":{"backend":"local"}})");
   } catch (const ht::Error &e) {
     if (e.status() != ht::Status::Unsupported) throw;
     std::printf("# skip: built-in terminal not in this build\n");

@@ -13,7 +13,7 @@ const skip =
     : false;
 const ASK = 'rm -rf /tmp/hermes_tools_node_scratch_dir';
 const terminalRt = (approvals) =>
-  new Runtime({ builtin_toolsets: ['terminal'], ...(approvals ? { approvals } : {}) });
+  new Runtime({ builtin_toolsets: ['terminal'], terminal: { backend: 'local' }, ...(approvals ? { approvals } : {}) });
 
 test('built-in terminal runs a command', { skip }, async () => {
   const rt = terminalRt();

@@ -85,7 +85,7 @@ test('issue 11.1: approval callbacks that read files do not deadlock eight dispa
   const r = child(`
     const fs = require('node:fs');
     const FILE = ${JSON.stringify(file)};
-    const rt = new ht.Runtime({ builtin_toolsets: ['terminal'] });
+    const rt = new ht.Runtime({ builtin_toolsets: ['terminal'], terminal: { backend: 'local' } });
     let asked = 0;
     rt.setApprovalHandler(async (req) => {
       asked++;
@@ -112,7 +112,7 @@ test('issue 11.1: four long terminal commands in flight do not starve fs', { ski
   const file = smallFile();
   const r = child(`
     const fs = require('node:fs');
-    const rt = new ht.Runtime({ builtin_toolsets: ['terminal'] });
+    const rt = new ht.Runtime({ builtin_toolsets: ['terminal'], terminal: { backend: 'local' } });
     (async () => {
       const running = Array.from({ length: 4 }, (_, i) =>
         rt.dispatch('terminal', { command: 'sleep 20', timeout: 30 }, { task_id: 'sleep' + i }));
@@ -160,7 +160,7 @@ test('issue 11.2: process.exit() while a dispatch waits for a handler exits at o
 
 test('issue 11.2: process.exit() while an approval callback is pending exits at once', { skip: !hasApprovals }, () => {
   const r = child(
-    `const rt = new ht.Runtime({ builtin_toolsets: ['terminal'] });
+    `const rt = new ht.Runtime({ builtin_toolsets: ['terminal'], terminal: { backend: 'local' } });
      rt.setApprovalHandler(() => new Promise(() => {}));
      rt.dispatch('terminal', { command: 'rm -rf /tmp/hermes_tools_node_i11_never_there' }).then(console.log, () => {});
      setTimeout(() => process.exit(3), 500);`,
@@ -301,7 +301,7 @@ test('issue 11.8: the event list includes process.output, and the library sends 
   for (const t of ht.EVENT_TYPES) assert.ok(eventType.includes(`'${t}'`), `index.d.ts EventType lacks ${t}`);
   assert.ok(dts.includes("type: 'process.output'"), 'index.d.ts RuntimeEvent lacks process.output');
 
-  const rt = new Runtime({ builtin_toolsets: ['terminal'], terminal: { stream_output: true } });
+  const rt = new Runtime({ builtin_toolsets: ['terminal'], terminal: { backend: 'local', stream_output: true } });
   const events = [];
   rt.setEventHandler((e) => events.push(e));
   try {

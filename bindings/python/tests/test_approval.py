@@ -18,7 +18,7 @@ ASK = "rm -rf /tmp/hermes_tools_py_scratch_dir"
 
 
 def terminal_rt(**approvals):
-    cfg = {"builtin_toolsets": ["terminal"]}
+    cfg = {"builtin_toolsets": ["terminal"], "terminal": {"backend": "local"}}
     if approvals:
         cfg["approvals"] = approvals
     return Runtime(cfg)
