@@ -43,10 +43,7 @@ pub fn definitions(
         Ok(text) => {
             // Pretty for people, compact JSON is one line away (`jq -c`).
             let v: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-            crate::out::say(format!(
-                "{}",
-                serde_json::to_string_pretty(&v).unwrap_or_default()
-            ));
+            crate::out::say(serde_json::to_string_pretty(&v).unwrap_or_default());
             0
         }
         Err(e) => crate::out::fail(format!("definitions: {}", e.message)),
@@ -217,11 +214,8 @@ pub fn call(config: Option<&Path>, as_json: bool, tool: &str, args: &str) -> u8 
         ));
     } else {
         match &parsed {
-            Value::String(s) => crate::out::say(format!("{s}")),
-            v => crate::out::say(format!(
-                "{}",
-                serde_json::to_string_pretty(v).unwrap_or(text)
-            )),
+            Value::String(s) => crate::out::say(s),
+            v => crate::out::say(serde_json::to_string_pretty(v).unwrap_or(text)),
         }
     }
     u8::from(failed)

@@ -55,7 +55,7 @@ pub fn run(json: bool, commands: Vec<String>) -> u8 {
         worst = worst.max(rank(result.verdict));
         if json {
             match serde_json::to_string(&result) {
-                Ok(s) => crate::out::say(format!("{s}")),
+                Ok(s) => crate::out::say(s),
                 Err(e) => return crate::out::fail(format!("check: {e}")),
             }
             continue;
