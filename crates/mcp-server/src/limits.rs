@@ -147,7 +147,15 @@ pub fn apply(
     }
     let token = match (m.get("token"), m.get("token_file")) {
         (Some(_), Some(_)) => return Err("give token or token_file, not both".into()),
-        (Some(t), None) => Some(t.as_str().ok_or("token must be a string")?.to_string()),
+        (Some(t), None) => {
+            let t = t
+                .as_str()
+                .ok_or("token must be a string")?
+                .trim()
+                .to_string();
+            crate::auth::HttpAuth::with_token(&t).map_err(|e| format!("token: {e}"))?;
+            Some(t)
+        }
         (None, Some(f)) => {
             let f = f.as_str().ok_or("token_file must be a path")?;
             Some(read_token_file(std::path::Path::new(f))?)
