@@ -120,6 +120,24 @@ async fn serve_http(
     let bound = listener
         .local_addr()
         .map_err(|e| format!("mcp serve --http: {e}"))?;
+    // Signals are handled before the address is printed: whoever reads it
+    // may stop the server right away.
+    let stop = tokio_util::sync::CancellationToken::new();
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let int = signal(SignalKind::interrupt());
+        let term = signal(SignalKind::terminate());
+        let on_signal = stop.clone();
+        if let (Ok(mut int), Ok(mut term)) = (int, term) {
+            tokio::spawn(async move {
+                tokio::select! {
+                    _ = int.recv() => {},
+                    _ = term.recv() => {},
+                }
+                on_signal.cancel();
+            });
+        }
+    }
     let auth = hermes_mcp_server::prepare_http(bound, opts)?;
     eprintln!("hermes-tools: MCP server listening on http://{bound}/mcp");
     match (auth.required(), auth.token_file()) {
@@ -138,21 +156,5 @@ async fn serve_http(
             );
         }
     }
-    let stop = tokio_util::sync::CancellationToken::new();
-    let on_signal = stop.clone();
-    tokio::spawn(async move {
-        use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut int), Ok(mut term)) = (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-        ) else {
-            return;
-        };
-        tokio::select! {
-            _ = int.recv() => {},
-            _ = term.recv() => {},
-        }
-        on_signal.cancel();
-    });
     hermes_mcp_server::serve_http(rt, listener, opts, auth, stop).await
 }

@@ -126,7 +126,16 @@ impl Shared {
     pub(crate) fn end_session(&self, task: &str) {
         self.quotas.lock().remove(task);
         self.followers.forget(task);
-        self.rt.cleanup_task(task);
+        // Killing the task's processes waits out their grace: off the
+        // async workers when there are some.
+        let rt = self.rt.clone();
+        let task = task.to_string();
+        match tokio::runtime::Handle::try_current() {
+            Ok(h) => {
+                h.spawn_blocking(move || rt.cleanup_task(&task));
+            }
+            Err(_) => rt.cleanup_task(&task),
+        }
     }
 }
 

@@ -166,7 +166,8 @@ where
 }
 
 /// Serve `rt` over `transport` until the client disconnects or `stop` is
-/// cancelled. The session's calls run as task `mcp`.
+/// cancelled. The session's calls run as task `mcp`, which is cleaned up
+/// (its background processes killed) when the session ends.
 pub async fn serve_with<T, E, A>(
     rt: Arc<Runtime>,
     transport: T,
@@ -187,6 +188,8 @@ where
             .map_err(|e| format!("mcp serve: {e}")),
         Err(e) => Err(format!("mcp serve: {e}")),
     };
+    // The client left: its task goes (background processes killed).
+    installed.shared.end_session("mcp");
     installed.remove();
     out
 }
