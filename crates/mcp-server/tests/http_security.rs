@@ -506,3 +506,58 @@ fn unknown_tools_are_protocol_errors_and_logging_has_a_level() {
         "{stream}"
     );
 }
+
+#[test]
+fn one_sessions_calls_in_flight_do_not_block_another() {
+    let mut opts = Options::default();
+    opts.limits.session_max_calls = 1;
+    let s = serve("calls", opts);
+    let mut a = Session::open(&s).unwrap();
+    let mut b = Session::open(&s).unwrap();
+    let (addr, auth, id) = (a.addr, a.auth.clone(), a.id.clone());
+    // a's one allowed call, running until its file appears.
+    let gate = s.dir.join("gate");
+    let cmd = format!("while [ ! -e {} ]; do sleep 0.1; done", gate.display());
+    let long = std::thread::spawn(move || {
+        let mut a2 = Session {
+            addr,
+            auth,
+            id,
+            next: 1000,
+        };
+        a2.call("terminal", json!({"command": cmd, "timeout": 60}))
+    });
+    // Wait until the long call's command runs (it is then in flight).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let out = std::process::Command::new("pgrep")
+            .args(["-f", &gate.display().to_string()])
+            .output()
+            .unwrap();
+        if !out.stdout.is_empty() {
+            break;
+        }
+        assert!(
+            !long.is_finished(),
+            "the long call ended: {:?}",
+            long.join()
+        );
+        assert!(Instant::now() < deadline, "the long call never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let refused = a.call("todo", json!({}));
+    assert_eq!(refused["error"]["code"], json!(-32000), "{refused}");
+    assert!(
+        refused.to_string().contains("session_max_calls"),
+        "{refused}"
+    );
+    // b is not affected by a's call.
+    let r = b.call("todo", json!({}));
+    assert!(r.get("result").is_some(), "{r}");
+    std::fs::write(&gate, "").unwrap();
+    let r = long.join().unwrap();
+    assert_eq!(r["result"]["isError"], json!(false), "{r}");
+    // a's quota is free again.
+    let r = a.call("todo", json!({}));
+    assert!(r.get("result").is_some(), "{r}");
+}
