@@ -1003,8 +1003,18 @@ void ht_error_free(struct ht_error *err);
  *   newline-delimited JSON-RPC over those descriptors. The library serves on
  *   duplicates; the host keeps, and may close, its own.
  * - `"transport": "http"` with `"address"` (default `"127.0.0.1:0"`, a free
- *   port): streamable HTTP at `/mcp`, loopback addresses only (the endpoint
- *   has no authentication). `ht_mcp_server_address` tells the URL.
+ *   port): streamable HTTP at `/mcp`, loopback addresses only. Every request
+ *   must carry `Authorization: Bearer <token>`: the host's (`"token"`, or
+ *   `"token_file"`: its first line; at least 16 characters) or, by default,
+ *   one generated into a file only this user can read.
+ *   `ht_mcp_server_address` tells the URL and that file as JSON.
+ *   `"auth": "none"` turns authentication off (every local user can then
+ *   run commands). Also: `"allowed_origins"` (browser origins besides
+ *   loopback ones; `"null"` only when listed), `"token_dir"`, and the limits
+ *   `header_timeout_s` (10), `idle_timeout_s` (60), `max_connections`
+ *   (256), `max_sessions` (64), `session_idle_timeout_s` (600),
+ *   `max_body_bytes` (4 MiB), `session_max_calls` (16),
+ *   `session_max_processes` (8); README, MCP server.
  * - `"approvals"`: `"client"` (default: a command that needs approval is put
  *   to the calling MCP client through elicitation, and denied when it cannot
  *   answer; approvals of the host's own dispatches still go to its handler)
@@ -1301,9 +1311,13 @@ ht_status ht_call_progress(struct ht_call *call,
                            size_t message_len);
 
 /**
- * The URL a server started with `"transport": "http"` serves
- * (`http://127.0.0.1:PORT/mcp`), or `""` for descriptors. Owned by the
- * handle: valid until `ht_mcp_server_free`. NULL for a NULL `server`. Any thread.
+ * Where and how to reach a server, as JSON: for `"transport": "http"`
+ * `{"transport":"http","url":"http://127.0.0.1:PORT/mcp","auth":"bearer"|"none","token_file":PATH|null}`
+ * (`token_file`: the file holding a generated bearer token, readable by
+ * this user only and removed when the server stops; null when the host gave
+ * the token or `"auth":"none"`), for descriptors `{"transport":"stdio"}`.
+ * Owned by the handle: valid until `ht_mcp_server_free`. NULL for a NULL
+ * `server`. Any thread.
  *
  * # Safety
  * `server` is NULL or a handle from `ht_runtime_serve_mcp` that no thread frees before the

@@ -5,6 +5,9 @@
 //! raw JSON-RPC lines; bad options; stop by handle and by runtime free; the
 //! Python and TypeScript SDKs connected at once, both told
 //! `tools/list_changed` when the host registers a tool, then calling it.
+//! HTTP is authenticated (issue 28): the clients pass the bearer token from
+//! the file `ht_mcp_server_address`'s JSON names; a request without it is
+//! refused.
 
 mod common;
 use common::*;
@@ -58,25 +61,62 @@ fn wait(server: *mut ht_mcp_server, ms: u64) -> Status {
     st
 }
 
-/// A runtime with `add_numbers`, served over loopback HTTP: it, the server
-/// and the server's URL.
-fn served_over_http() -> (Rt, *mut ht_mcp_server, String) {
+/// `ht_mcp_server_address`'s JSON.
+fn address(server: *mut ht_mcp_server) -> Value {
+    let text = unsafe { CStr::from_ptr(ht_mcp_server_address(server)) }
+        .to_string_lossy()
+        .into_owned();
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// A runtime with `add_numbers`, served over loopback HTTP: it, the server,
+/// the server's URL and its bearer token (read from the generated file).
+fn served_over_http() -> (Rt, *mut ht_mcp_server, String, String) {
     let rt = new_rt("{}");
     add(&rt, SPEC, add_numbers);
     let server = serve(&rt, r#"{"transport":"http","address":"127.0.0.1:0"}"#).unwrap();
-    let url = unsafe { CStr::from_ptr(ht_mcp_server_address(server)) }
-        .to_string_lossy()
-        .into_owned();
-    (rt, server, url)
+    let a = address(server);
+    assert_eq!(a["auth"], "bearer", "{a}");
+    let file = a["token_file"].as_str().expect("a generated token's file");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(file).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "{file}");
+    let token = std::fs::read_to_string(file).unwrap();
+    (rt, server, a["url"].as_str().unwrap().to_string(), token)
+}
+
+/// A bare POST to the endpoint: the status line's code.
+fn post_status(url: &str, headers: &str) -> u16 {
+    use std::io::Read;
+    let hostport = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_string();
+    let mut s = std::net::TcpStream::connect(&hostport).unwrap();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}"#;
+    write!(
+        s,
+        "POST /mcp HTTP/1.1\r\nhost: {hostport}\r\nconnection: close\r\naccept: application/json, text/event-stream\r\ncontent-type: application/json\r\ncontent-length: {}\r\n{headers}\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out.split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
 }
 
 const CLIENT: &str = r#"
 import anyio, json, sys
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 async def main():
-    async with streamable_http_client(sys.argv[1]) as (r, w, *_):
+    auth = create_mcp_http_client(headers={"Authorization": "Bearer " + sys.argv[2]})
+    async with auth, streamable_http_client(sys.argv[1], http_client=auth) as (r, w, *_):
         async with ClientSession(r, w) as s:
             await s.initialize()
             names = [t.name for t in (await s.list_tools()).tools]
@@ -103,14 +143,24 @@ fn a_host_tool_served_over_http_to_the_python_sdk() {
         has_mcp,
         "build/venv lacks the Python `mcp` SDK: run scripts/setup.sh (it installs it)"
     );
-    let (_rt, server, url) = served_over_http();
+    let (_rt, server, url, token) = served_over_http();
     assert!(
         url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
         "{url}"
     );
     assert_eq!(wait(server, 0), Status::Timeout, "serving");
+    // The attack: no token, or a wrong one, is refused.
+    assert_eq!(post_status(&url, ""), 401);
+    assert_eq!(
+        post_status(&url, "authorization: Bearer 0000000000000000000000\r\n"),
+        401
+    );
+    assert_eq!(
+        post_status(&url, &format!("authorization: Bearer {token}\r\n")),
+        200
+    );
     let out = Command::new(&python)
-        .args(["-c", CLIENT, &url])
+        .args(["-c", CLIENT, &url, &token])
         .output()
         .expect("python");
     let text = String::from_utf8_lossy(&out.stdout);
@@ -162,10 +212,7 @@ fn served_on_a_pair_of_pipes_and_stopped_by_runtime_free() {
     // The library serves on duplicates: the host may close its own ends.
     drop(to_server_r);
     drop(from_server_w);
-    assert_eq!(
-        unsafe { CStr::from_ptr(ht_mcp_server_address(server)) }.to_bytes(),
-        b""
-    );
+    assert_eq!(address(server), serde_json::json!({"transport": "stdio"}));
     let mut r = BufReader::new(from_server_r);
     let init = rpc(
         &mut to_server_w,
@@ -247,6 +294,21 @@ fn bad_options_are_refused_with_the_fix() {
             "client",
         ),
         ("[1]", Status::InvalidJson, "object"),
+        (
+            r#"{"transport":"http","auth":"maybe"}"#,
+            Status::InvalidArgument,
+            "auth",
+        ),
+        (
+            r#"{"transport":"http","token":"short"}"#,
+            Status::InvalidArgument,
+            "at least 16",
+        ),
+        (
+            r#"{"transport":"http","max_sessions":0}"#,
+            Status::InvalidArgument,
+            "max_sessions",
+        ),
     ] {
         match serve(&rt, opts) {
             Ok(s) => {
@@ -263,6 +325,21 @@ fn bad_options_are_refused_with_the_fix() {
     assert!(unsafe { ht_mcp_server_address(std::ptr::null()) }.is_null());
     assert_eq!(wait(null_mut(), 0), Status::InvalidArgument);
     unsafe { ht_mcp_server_free(null_mut()) };
+    // The host's own token: no file, and the token opens the endpoint.
+    let h = serve(
+        &rt,
+        r#"{"transport":"http","token":"host-token-0123456789abcdef"}"#,
+    )
+    .unwrap();
+    let a = address(h);
+    assert_eq!(a["token_file"], Value::Null, "{a}");
+    let url = a["url"].as_str().unwrap();
+    assert_eq!(post_status(url, ""), 401);
+    assert_eq!(
+        post_status(url, "authorization: Bearer host-token-0123456789abcdef\r\n"),
+        200
+    );
+    unsafe { ht_mcp_server_free(h) };
     // A second server on the same runtime while one serves; each stops alone.
     let a = serve(&rt, r#"{"transport":"http"}"#).unwrap();
     let b = serve(&rt, r#"{"transport":"http"}"#).unwrap();
@@ -285,13 +362,15 @@ const PY_WATCHER: &str = r#"
 import anyio, json, sys
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 async def main():
     changed = anyio.Event()
     async def on_message(m):
         if getattr(getattr(m, "root", m), "method", "") == "notifications/tools/list_changed":
             changed.set()
-    async with streamable_http_client(sys.argv[1]) as (r, w, *_):
+    auth = create_mcp_http_client(headers={"Authorization": "Bearer " + sys.argv[2]})
+    async with auth, streamable_http_client(sys.argv[1], http_client=auth) as (r, w, *_):
         async with ClientSession(r, w, message_handler=on_message) as s:
             await s.initialize()
             before = [t.name for t in (await s.list_tools()).tools]
@@ -319,7 +398,8 @@ const path = require('node:path');
   let changed;
   const seen = new Promise((resolve) => { changed = resolve; });
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => changed());
-  await client.connect(new StreamableHTTPClientTransport(new URL(process.argv[1])));
+  const auth = { headers: { Authorization: 'Bearer ' + process.argv[2] } };
+  await client.connect(new StreamableHTTPClientTransport(new URL(process.argv[1]), { requestInit: auth }));
   const before = (await client.listTools()).tools.map((t) => t.name);
   const add = await client.callTool({ name: 'add_numbers', arguments: { a: 40, b: 2 } });
   console.log('listed');
@@ -347,7 +427,7 @@ fn both_sdks_see_a_host_tool_registered_while_connected() {
         "{} is missing: run scripts/setup.sh (it installs the TypeScript MCP SDK)",
         sdk.display()
     );
-    let (rt, server, url) = served_over_http();
+    let (rt, server, url, token) = served_over_http();
     let spawn = |cmd: &mut Command| {
         cmd.stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
@@ -355,10 +435,10 @@ fn both_sdks_see_a_host_tool_registered_while_connected() {
             .expect("start client")
     };
     let mut clients = [
-        spawn(Command::new(&python).args(["-c", PY_WATCHER, &url])),
+        spawn(Command::new(&python).args(["-c", PY_WATCHER, &url, &token])),
         spawn(
             Command::new("node")
-                .args(["-e", TS_WATCHER, &url])
+                .args(["-e", TS_WATCHER, &url, &token])
                 .env("HT_SDK", sdk.canonicalize().unwrap()),
         ),
     ];

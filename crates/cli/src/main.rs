@@ -98,14 +98,31 @@ enum McpCommand {
     /// approval are asked about through elicitation, or blocked when the
     /// client cannot answer.
     Serve {
-        /// The runtime config (JSON); none: no built-in tools.
+        /// The runtime config (JSON); none: the file named by the
+        /// HERMES_TOOLS_CONFIG environment variable, else no built-in tools.
+        /// Its `mcp_serve` object sets the server's limits and
+        /// authentication (README, MCP server). `--config=FILE` works too.
         #[arg(long)]
         config: Option<PathBuf>,
         /// Serve streamable HTTP on this loopback address (127.0.0.1:PORT;
         /// port 0 picks a free one) at /mcp instead of stdio. The address
-        /// served is printed on standard error.
+        /// served, and the file holding the bearer token every request must
+        /// carry, are printed on standard error.
         #[arg(long, value_name = "ADDR")]
         http: Option<String>,
+        /// With --http: the bearer token is the first line of this file
+        /// (at least 16 characters) instead of a generated one.
+        #[arg(
+            long,
+            value_name = "FILE",
+            requires = "http",
+            conflicts_with = "no_auth"
+        )]
+        token_file: Option<PathBuf>,
+        /// With --http: no authentication. Anyone who can reach the
+        /// loopback port (every local user and process) can run commands.
+        #[arg(long, requires = "http")]
+        no_auth: bool,
     },
 }
 
@@ -127,8 +144,30 @@ fn main() -> ExitCode {
         } => call::call(config.as_deref(), json, &tool, &args),
         Command::Doctor { config } => doctor::run(config.as_deref()),
         Command::Mcp {
-            command: McpCommand::Serve { config, http },
-        } => serve::run(config.as_deref(), http.as_deref()),
+            command:
+                McpCommand::Serve {
+                    config,
+                    http,
+                    token_file,
+                    no_auth,
+                },
+        } => {
+            // The MCP Inspector's CLI claims --config for itself: the
+            // environment variable names the file instead.
+            let config = config.or_else(|| {
+                std::env::var_os("HERMES_TOOLS_CONFIG")
+                    .filter(|v| !v.is_empty())
+                    .map(PathBuf::from)
+            });
+            serve::run(
+                config.as_deref(),
+                http.as_deref(),
+                serve::Auth {
+                    token_file,
+                    no_auth,
+                },
+            )
+        }
         Command::Man => {
             let man = clap_mangen::Man::new(<Cli as clap::CommandFactory>::command());
             match man.render(&mut std::io::stdout()) {

@@ -2,14 +2,78 @@
 //! standard input and output, or over streamable HTTP on a loopback address
 //! (crates/mcp-server). Logs go to standard error; standard output carries
 //! only the protocol. Over HTTP the server runs until SIGINT or SIGTERM.
+//!
+//! HTTP is authenticated: every request carries a bearer token, generated at
+//! start into a file only this user can read (its path printed on standard
+//! error) or taken from `--token-file` / the config's `mcp_serve.token_file`.
+//! The config's `mcp_serve` object (read here, not by the runtime, whose
+//! config rejects unknown keys) sets the server's limits and authentication.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub fn run(config: Option<&Path>, http: Option<&str>) -> u8 {
-    let rt = match crate::call::runtime(config) {
-        Ok(rt) => Arc::new(rt),
+use hermes_mcp_server::Options;
+use serde_json::Value;
+
+/// The authentication flags of `mcp serve`.
+pub struct Auth {
+    pub token_file: Option<PathBuf>,
+    pub no_auth: bool,
+}
+
+/// The runtime config's text without `mcp_serve`, and the options that
+/// object and the flags give.
+fn options(config: Option<&Path>, auth: &Auth) -> Result<(String, Options), String> {
+    let text = match config {
+        Some(p) => std::fs::read_to_string(p)
+            .map_err(|e| format!("cannot read config {}: {e}", p.display()))?,
+        None => "{}".to_string(),
+    };
+    let shown = config.map_or_else(|| "config".to_string(), |p| p.display().to_string());
+    let mut opts = Options::default();
+    let mut v: Value =
+        serde_json::from_str(&text).map_err(|e| format!("{shown}: not JSON: {e}"))?;
+    let text = match v.as_object_mut().and_then(|m| m.remove("mcp_serve")) {
+        Some(Value::Object(m)) => {
+            if let Some(k) = m
+                .keys()
+                .find(|k| !hermes_mcp_server::limits::KEYS.contains(&k.as_str()))
+            {
+                return Err(format!(
+                    "{shown}: mcp_serve: unknown key '{k}' (known: {})",
+                    hermes_mcp_server::limits::KEYS.join(", ")
+                ));
+            }
+            opts.apply_json(&m)
+                .map_err(|e| format!("{shown}: mcp_serve: {e}"))?;
+            v.to_string()
+        }
+        Some(_) => return Err(format!("{shown}: mcp_serve must be an object")),
+        None => text,
+    };
+    if let Some(f) = &auth.token_file {
+        opts.http.auth =
+            hermes_mcp_server::Auth::Token(hermes_mcp_server::limits::read_token_file(f)?);
+    }
+    if auth.no_auth {
+        opts.http.auth = hermes_mcp_server::Auth::None;
+    }
+    Ok((text, opts))
+}
+
+pub fn run(config: Option<&Path>, http: Option<&str>, auth: Auth) -> u8 {
+    let (text, opts) = match options(config, &auth) {
+        Ok(o) => o,
         Err(e) => return crate::out::fail(e),
+    };
+    let rt = match hermes_runtime::Runtime::new(&text) {
+        Ok(rt) => Arc::new(rt),
+        Err(e) => {
+            return crate::out::fail(match config {
+                Some(p) => format!("{}: {}", p.display(), e.message),
+                None => e.message,
+            });
+        }
     };
     let engine = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -33,9 +97,11 @@ pub fn run(config: Option<&Path>, http: Option<&str>) -> u8 {
                     *handle.lock().unwrap_or_else(|e| e.into_inner()) = Some(t);
                 })),
             };
-            let out = engine.block_on(hermes_mcp_server::serve(
+            let out = engine.block_on(hermes_mcp_server::serve_with(
                 rt.clone(),
                 (stdin, tokio::io::stdout()),
+                &opts,
+                tokio_util::sync::CancellationToken::new(),
             ));
             // The close started at end of input has killed everything
             // before this process exits.
@@ -44,7 +110,7 @@ pub fn run(config: Option<&Path>, http: Option<&str>) -> u8 {
             }
             out
         }
-        Some(addr) => engine.block_on(serve_http(rt.clone(), addr)),
+        Some(addr) => engine.block_on(serve_http(rt.clone(), addr, &opts)),
     };
     rt.close();
     match out {
@@ -79,7 +145,11 @@ impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for EofSignal<R> {
     }
 }
 
-async fn serve_http(rt: Arc<hermes_runtime::Runtime>, addr: &str) -> Result<(), String> {
+async fn serve_http(
+    rt: Arc<hermes_runtime::Runtime>,
+    addr: &str,
+    opts: &Options,
+) -> Result<(), String> {
     let addr: std::net::SocketAddr = addr.parse().map_err(|_| {
         format!(
             "mcp serve --http: '{addr}' is not an address; give 127.0.0.1:PORT (port 0 picks one)"
@@ -87,7 +157,7 @@ async fn serve_http(rt: Arc<hermes_runtime::Runtime>, addr: &str) -> Result<(), 
     })?;
     if !addr.ip().is_loopback() {
         return Err(format!(
-            "mcp serve --http: {addr} is not a loopback address; the endpoint has no authentication, listen on 127.0.0.1 or [::1]"
+            "mcp serve --http: {addr} is not a loopback address; listen on 127.0.0.1 or [::1]"
         ));
     }
     let listener = tokio::net::TcpListener::bind(addr)
@@ -96,22 +166,41 @@ async fn serve_http(rt: Arc<hermes_runtime::Runtime>, addr: &str) -> Result<(), 
     let bound = listener
         .local_addr()
         .map_err(|e| format!("mcp serve --http: {e}"))?;
-    eprintln!("hermes-tools: MCP server listening on http://{bound}/mcp");
+    // Signals are handled before the address is printed: whoever reads it
+    // may stop the server right away.
     let stop = tokio_util::sync::CancellationToken::new();
-    let on_signal = stop.clone();
-    tokio::spawn(async move {
+    {
         use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut int), Ok(mut term)) = (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-        ) else {
-            return;
-        };
-        tokio::select! {
-            _ = int.recv() => {},
-            _ = term.recv() => {},
+        let int = signal(SignalKind::interrupt());
+        let term = signal(SignalKind::terminate());
+        let on_signal = stop.clone();
+        if let (Ok(mut int), Ok(mut term)) = (int, term) {
+            tokio::spawn(async move {
+                tokio::select! {
+                    _ = int.recv() => {},
+                    _ = term.recv() => {},
+                }
+                on_signal.cancel();
+            });
         }
-        on_signal.cancel();
-    });
-    hermes_mcp_server::serve_http(rt, listener, &hermes_mcp_server::Options::default(), stop).await
+    }
+    let auth = hermes_mcp_server::prepare_http(bound, opts)?;
+    eprintln!("hermes-tools: MCP server listening on http://{bound}/mcp");
+    match (auth.required(), auth.token_file()) {
+        (true, Some(f)) => eprintln!(
+            "hermes-tools: bearer token in {} (readable by this user only; send Authorization: Bearer <token>)",
+            f.display()
+        ),
+        (true, None) => {
+            eprintln!(
+                "hermes-tools: bearer token from the host (send Authorization: Bearer <token>)"
+            )
+        }
+        (false, _) => {
+            eprintln!(
+                "hermes-tools: WARNING: AUTHENTICATION IS OFF (--no-auth): every local user and process that can reach {bound} can run commands as this user"
+            );
+        }
+    }
+    hermes_mcp_server::serve_http(rt, listener, opts, auth, stop).await
 }

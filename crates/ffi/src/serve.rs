@@ -3,6 +3,11 @@
 //! file descriptors (stdio) or streamable HTTP on a loopback address. Each
 //! server runs on a thread of its own with a small tokio runtime; its handle
 //! stops it, and the runtime's free stops whatever is still serving it.
+//!
+//! HTTP is authenticated like the CLI's (crates/mcp-server/src/auth.rs): a
+//! bearer token the host gives (`"token"`, `"token_file"`) or one generated
+//! into a private file whose path `ht_mcp_server_address`'s JSON gives; the
+//! limits of crates/mcp-server/src/limits.rs are options keys too.
 
 use std::ffi::CString;
 use std::os::fd::{BorrowedFd, OwnedFd};
@@ -26,7 +31,8 @@ const STOP_WAIT: Duration = Duration::from_secs(5);
 /// One running server, shared by its C handle and its runtime's list.
 pub struct Serving {
     stop: CancellationToken,
-    /// `http://127.0.0.1:PORT/mcp`, or empty for descriptors.
+    /// `{"transport":"http","url","auth","token_file"}` or
+    /// `{"transport":"stdio"}`.
     address: CString,
     /// Set when the server ended: how.
     ended: Mutex<Option<Result<(), String>>>,
@@ -78,8 +84,11 @@ pub(crate) fn stop_all(servers: &Mutex<Vec<Weak<Serving>>>) {
 
 enum Transport {
     Fds(OwnedFd, OwnedFd),
-    Http(std::net::TcpListener),
+    Http(std::net::TcpListener, hermes_mcp_server::HttpAuth),
 }
+
+/// The options keys besides the server's limits and authentication.
+const OWN_KEYS: &[&str] = &["transport", "read_fd", "write_fd", "address", "approvals"];
 
 fn parse_options(text: &str) -> Result<(Transport, Options), Error> {
     let text = if text.trim().is_empty() { "{}" } else { text };
@@ -88,14 +97,19 @@ fn parse_options(text: &str) -> Result<(Transport, Options), Error> {
     let Value::Object(m) = v else {
         return Err(Error::json("serve options: must be a JSON object"));
     };
+    let limit_keys = hermes_mcp_server::limits::KEYS;
     for k in m.keys() {
-        if !["transport", "read_fd", "write_fd", "address", "approvals"].contains(&k.as_str()) {
+        if !OWN_KEYS.contains(&k.as_str()) && !limit_keys.contains(&k.as_str()) {
             return Err(Error::invalid(format!(
-                "serve options: unknown key '{k}' (transport, read_fd, write_fd, address, approvals)"
+                "serve options: unknown key '{k}' ({}, {})",
+                OWN_KEYS.join(", "),
+                limit_keys.join(", ")
             )));
         }
     }
     let mut opts = Options::default();
+    opts.apply_json(&m)
+        .map_err(|e| Error::invalid(format!("serve options: {e}")))?;
     match m.get("approvals").map(|a| a.as_str()) {
         None | Some(Some("client")) => {}
         Some(Some("host")) => opts.approvals = Approvals::Host,
@@ -149,7 +163,7 @@ fn parse_options(text: &str) -> Result<(Transport, Options), Error> {
             })?;
             if !addr.ip().is_loopback() {
                 return Err(Error::invalid(format!(
-                    "serve options: {addr} is not a loopback address; the endpoint has no authentication"
+                    "serve options: {addr} is not a loopback address (127.0.0.1 or [::1])"
                 )));
             }
             let l = std::net::TcpListener::bind(addr).map_err(|e| {
@@ -160,7 +174,12 @@ fn parse_options(text: &str) -> Result<(Transport, Options), Error> {
             })?;
             l.set_nonblocking(true)
                 .map_err(|e| Error::new(ErrorKind::Internal, format!("listener: {e}")))?;
-            Transport::Http(l)
+            let bound = l
+                .local_addr()
+                .map_err(|e| Error::new(ErrorKind::Internal, format!("listener: {e}")))?;
+            let auth = hermes_mcp_server::prepare_http(bound, &opts)
+                .map_err(|e| Error::new(ErrorKind::Internal, e))?;
+            Transport::Http(l, auth)
         }
         Some(_) => {
             return Err(Error::invalid(
@@ -186,11 +205,17 @@ pub(crate) fn start(
 ) -> Result<Arc<Serving>, Error> {
     let (transport, opts) = parse_options(text)?;
     let address = match &transport {
-        Transport::Http(l) => l
-            .local_addr()
-            .map(|a| format!("http://{a}{}", hermes_mcp_server::HTTP_PATH))
-            .unwrap_or_default(),
-        Transport::Fds(..) => String::new(),
+        Transport::Http(l, auth) => serde_json::json!({
+            "transport": "http",
+            "url": l
+                .local_addr()
+                .map(|a| format!("http://{a}{}", hermes_mcp_server::HTTP_PATH))
+                .unwrap_or_default(),
+            "auth": if auth.required() { "bearer" } else { "none" },
+            "token_file": auth.token_file().map(|p| p.display().to_string()),
+        })
+        .to_string(),
+        Transport::Fds(..) => r#"{"transport":"stdio"}"#.to_string(),
     };
     let serving = Arc::new(Serving {
         stop: CancellationToken::new(),
@@ -220,8 +245,8 @@ pub(crate) fn start(
                         drop(reader_stop);
                         out
                     }
-                    Transport::Http(l) => match tokio::net::TcpListener::from_std(l) {
-                        Ok(l) => hermes_mcp_server::serve_http(runtime, l, &opts, stop).await,
+                    Transport::Http(l, auth) => match tokio::net::TcpListener::from_std(l) {
+                        Ok(l) => hermes_mcp_server::serve_http(runtime, l, &opts, auth, stop).await,
                         Err(e) => Err(format!("mcp server: listener: {e}")),
                     },
                 }
@@ -308,9 +333,13 @@ fn fd_reader(fd: OwnedFd) -> std::io::Result<(tokio::io::DuplexStream, std::io::
     Ok((ours, stop_w))
 }
 
-/// The URL a server started with `"transport": "http"` serves
-/// (`http://127.0.0.1:PORT/mcp`), or `""` for descriptors. Owned by the
-/// handle: valid until `ht_mcp_server_free`. NULL for a NULL `server`. Any thread.
+/// Where and how to reach a server, as JSON: for `"transport": "http"`
+/// `{"transport":"http","url":"http://127.0.0.1:PORT/mcp","auth":"bearer"|"none","token_file":PATH|null}`
+/// (`token_file`: the file holding a generated bearer token, readable by
+/// this user only and removed when the server stops; null when the host gave
+/// the token or `"auth":"none"`), for descriptors `{"transport":"stdio"}`.
+/// Owned by the handle: valid until `ht_mcp_server_free`. NULL for a NULL
+/// `server`. Any thread.
 ///
 /// # Safety
 /// `server` is NULL or a handle from `ht_runtime_serve_mcp` that no thread frees before the

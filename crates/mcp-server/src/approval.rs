@@ -4,6 +4,11 @@
 //! is denied: nothing runs unapproved. Requests that come from calls the
 //! server did not make (a C host's own dispatches while it also serves) go
 //! to the handler the host had installed, or are denied without one.
+//!
+//! The form is `{"approve": boolean}` with a default of true: an accept
+//! runs the command once unless the client sent `"approve": false`, so an
+//! accept with an empty `{}` (a client that shows only accept and decline
+//! buttons) is an approval, as the README says. Decline and cancel deny.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -53,12 +58,20 @@ fn elicitation(req: &Value) -> Option<ElicitRequestParams> {
         "requestedSchema": {
             "type": "object",
             "properties": {
-                "approve": {"type": "boolean", "title": "Run it", "description": "Run this command once"}
-            },
-            "required": ["approve"]
+                "approve": {"type": "boolean", "title": "Run it", "description": "Run this command once", "default": true}
+            }
         }
     }))
     .ok()
+}
+
+/// Whether an accepted form approves: `approve` defaults to true, so only
+/// an explicit false (or a value that is not a boolean) refuses.
+fn approved(content: Option<&Value>) -> bool {
+    match content.and_then(|c| c.get("approve")) {
+        None | Some(Value::Null) => true,
+        Some(v) => v.as_bool() == Some(true),
+    }
 }
 
 impl ApprovalSink for Elicit {
@@ -86,9 +99,7 @@ impl ApprovalSink for Elicit {
             let answer = tokio::time::timeout(timeout, peer.create_elicitation(params)).await;
             match answer {
                 Ok(Ok(r))
-                    if r.action == ElicitationAction::Accept
-                        && r.content.as_ref().and_then(|c| c["approve"].as_bool())
-                            == Some(true) =>
+                    if r.action == ElicitationAction::Accept && approved(r.content.as_ref()) =>
                 {
                     hermes_runtime::approvals::respond(id, json!({ "choice": "once" }).to_string());
                 }
@@ -97,5 +108,30 @@ impl ApprovalSink for Elicit {
                 Err(_) => deny(id, "the client did not answer in time"),
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accept_approves_unless_approve_is_false() {
+        assert!(approved(None));
+        assert!(approved(Some(&json!({}))));
+        assert!(approved(Some(&json!({"approve": true}))));
+        assert!(!approved(Some(&json!({"approve": false}))));
+        assert!(!approved(Some(&json!({"approve": "no"}))));
+    }
+
+    #[test]
+    fn the_form_defaults_to_approve() {
+        let p = elicitation(&json!({"untrusted_command_text": "rm -rf x"})).unwrap();
+        let v = serde_json::to_value(&p).unwrap();
+        assert_eq!(
+            v["requestedSchema"]["properties"]["approve"]["default"],
+            json!(true)
+        );
+        assert!(v["requestedSchema"].get("required").is_none(), "{v}");
     }
 }

@@ -9,6 +9,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use parking_lot::Mutex;
+#[allow(deprecated)] // logging is deprecated by a 2026 draft, still in 2025-11-25
+use rmcp::model::LoggingMessageNotificationParam;
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::{Peer, RoleServer};
 use tokio::sync::mpsc;
@@ -27,21 +29,42 @@ pub(crate) struct Live {
     /// The tool reported progress itself: the server's heartbeat stops, so
     /// the values the client sees keep rising.
     pub tool_reports: AtomicBool,
-    /// The call's progress notifications, in the order they were made: one
-    /// task writes them, and the result waits for it ([`Entry::finish`]),
-    /// so no report arrives after the result it belongs to. `None` once
-    /// the call ended, or when the client asked for no progress.
-    progress: Mutex<Option<mpsc::UnboundedSender<ProgressNotificationParam>>>,
+    /// The session the call belongs to (its log level).
+    pub session: Arc<crate::sessions::Session>,
+    /// The call's progress and log notifications, in the order they were
+    /// made: one task writes them, and the result waits for it
+    /// ([`Entry::finish`]), so no report arrives after the result it
+    /// belongs to. `None` once the call ended, or when the client asked
+    /// for neither progress nor log messages.
+    progress: Mutex<Option<mpsc::UnboundedSender<Note>>>,
+}
+
+/// A notification of one call.
+#[allow(deprecated)]
+pub(crate) enum Note {
+    Progress(ProgressNotificationParam),
+    Log(LoggingMessageNotificationParam),
 }
 
 impl Live {
     /// Queue a progress notification for the client; false when the call
-    /// has ended or the client is gone.
+    /// has ended, the client is gone or asked for no progress.
     pub fn report(&self, p: ProgressNotificationParam) -> bool {
+        self.token.is_some()
+            && self
+                .progress
+                .lock()
+                .as_ref()
+                .is_some_and(|tx| tx.send(Note::Progress(p)).is_ok())
+    }
+
+    /// Queue a log message of the call (the caller checked the level).
+    #[allow(deprecated)]
+    pub fn log(&self, m: LoggingMessageNotificationParam) -> bool {
         self.progress
             .lock()
             .as_ref()
-            .is_some_and(|tx| tx.send(p).is_ok())
+            .is_some_and(|tx| tx.send(Note::Log(m)).is_ok())
     }
 }
 
@@ -84,27 +107,38 @@ impl Drop for Entry<'_> {
 
 impl Calls {
     /// A new call; on a tokio runtime (its progress writer is a task).
-    pub fn begin(&self, peer: Peer<RoleServer>, token: Option<ProgressToken>) -> Entry<'_> {
+    pub fn begin(
+        &self,
+        peer: Peer<RoleServer>,
+        token: Option<ProgressToken>,
+        session: Arc<crate::sessions::Session>,
+    ) -> Entry<'_> {
         let id = format!("mcp-{}", self.next.fetch_add(1, Ordering::Relaxed) + 1);
-        let (tx, writer) = match token {
-            Some(_) => {
-                let (tx, mut rx) = mpsc::unbounded_channel::<ProgressNotificationParam>();
-                let peer = peer.clone();
-                let writer = tokio::spawn(async move {
-                    while let Some(p) = rx.recv().await {
-                        if peer.notify_progress(p).await.is_err() {
-                            return;
-                        }
+        let wanted = token.is_some() || session.log_level.lock().is_some();
+        let (tx, writer) = if wanted {
+            let (tx, mut rx) = mpsc::unbounded_channel::<Note>();
+            let peer = peer.clone();
+            let writer = tokio::spawn(async move {
+                while let Some(n) = rx.recv().await {
+                    let sent = match n {
+                        Note::Progress(p) => peer.notify_progress(p).await,
+                        #[allow(deprecated)]
+                        Note::Log(m) => peer.notify_logging_message(m).await,
+                    };
+                    if sent.is_err() {
+                        return;
                     }
-                });
-                (Some(tx), Some(writer))
-            }
-            None => (None, None),
+                }
+            });
+            (Some(tx), Some(writer))
+        } else {
+            (None, None)
         };
         let live = Arc::new(Live {
             peer,
             token,
             tool_reports: AtomicBool::new(false),
+            session,
             progress: Mutex::new(tx),
         });
         self.map.lock().insert(id.clone(), live.clone());

@@ -18,27 +18,39 @@
 //! - progress: `notifications/progress` for calls with a progress token
 //!   (progress.rs); background processes as resources (processes.rs).
 //! - transports: stdio or any byte stream ([`serve`]), and streamable HTTP
-//!   on a loopback address ([`serve_http`]).
+//!   on a loopback address ([`serve_http`]), authenticated by a bearer token
+//!   (auth.rs), its origins checked and every resource bounded (limits.rs,
+//!   sessions.rs).
+//! - `logging/setLevel`: the session's calls are reported to it as
+//!   `notifications/message` at the level it chose.
 
 mod approval;
+pub mod auth;
 mod calls;
 mod http;
+pub mod limits;
 mod processes;
 mod progress;
 mod serve;
+mod sessions;
 
-pub use http::{PATH as HTTP_PATH, serve_http};
+pub use auth::{Auth, HttpAuth};
+pub use http::{PATH as HTTP_PATH, prepare_http, serve_http};
+pub use limits::{HttpOptions, Limits};
 pub use serve::{Approvals, Options, serve, serve_with};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use rmcp::model::ErrorCode;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, InitializeResult,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
     ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig,
     SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
+#[allow(deprecated)] // logging is deprecated by a 2026 draft, still in 2025-11-25
+use rmcp::model::{LoggingLevel, SetLevelRequestParams};
 use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::{Value, json};
@@ -62,6 +74,10 @@ const HINTS: &[(&str, bool, bool)] = &[
     ("todo", false, false),
 ];
 
+/// The JSON-RPC error code of a request over a session's quota (the
+/// implementation-defined server error range).
+pub const QUOTA_ERROR: i32 = -32000;
+
 /// What every session of one served runtime shares.
 pub(crate) struct Shared {
     pub rt: Arc<Runtime>,
@@ -70,17 +86,56 @@ pub(crate) struct Shared {
     sessions: AtomicU64,
     /// Every session's client, for `notifications/tools/list_changed`.
     pub peers: parking_lot::Mutex<Vec<Peer<RoleServer>>>,
+    pub limits: Limits,
+    /// Each session's quotas and log level, by task.
+    quotas: parking_lot::Mutex<std::collections::HashMap<String, Arc<sessions::Session>>>,
 }
 
 impl Shared {
-    pub fn new(rt: Arc<Runtime>) -> Arc<Shared> {
+    pub fn new(rt: Arc<Runtime>, limits: Limits) -> Arc<Shared> {
         Arc::new(Shared {
             rt,
             calls: Arc::default(),
             followers: processes::Followers::default(),
             sessions: AtomicU64::new(0),
             peers: parking_lot::Mutex::new(Vec::new()),
+            limits,
+            quotas: parking_lot::Mutex::new(std::collections::HashMap::new()),
         })
+    }
+
+    /// The quotas of the session whose task is `task` (made on first use).
+    pub(crate) fn session(&self, task: &str) -> Arc<sessions::Session> {
+        self.quotas
+            .lock()
+            .entry(task.to_string())
+            .or_insert_with(|| Arc::new(sessions::Session::new(self.limits.session_max_calls)))
+            .clone()
+    }
+
+    /// Whether the session of `task` has a call running.
+    pub(crate) fn session_busy(&self, task: &str) -> bool {
+        self.quotas
+            .lock()
+            .get(task)
+            .is_some_and(|s| s.busy(self.limits.session_max_calls))
+    }
+
+    /// A session closed: its quotas, followers and task state go (its
+    /// background processes are killed).
+    pub(crate) fn end_session(&self, task: &str) {
+        self.quotas.lock().remove(task);
+        self.followers.forget(task);
+        // Killing the task's processes waits out their grace: off the
+        // async workers when there are some.
+        let rt = self.rt.clone();
+        let task = task.to_string();
+        match tokio::runtime::Handle::try_current() {
+            Ok(h) => {
+                h.spawn_blocking(move || rt.cleanup_task(&task));
+            }
+            Err(_) => rt.cleanup_task(&task),
+        }
     }
 }
 
@@ -129,14 +184,7 @@ impl Server {
             .and_then(|p| p.headers.get("mcp-session-id"))
             .and_then(|v| v.to_str().ok());
         match header {
-            Some(h) => {
-                let clean: String = h
-                    .chars()
-                    .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
-                    .take(40)
-                    .collect();
-                format!("mcp-{clean}")
-            }
+            Some(h) => sessions::task_of_session(h),
             None => self.task.clone(),
         }
     }
@@ -186,6 +234,7 @@ fn to_result(text: String, cancelled: bool) -> CallToolResult {
 }
 
 impl ServerHandler for Server {
+    #[allow(deprecated)] // logging: still in protocol 2025-11-25, which clients speak
     fn get_info(&self) -> ServerConfig {
         InitializeResult::new(
             ServerCapabilities::builder()
@@ -194,6 +243,7 @@ impl ServerHandler for Server {
                 .enable_resources()
                 .enable_resources_subscribe()
                 .enable_resources_list_changed()
+                .enable_logging()
                 .build(),
         )
         .with_server_info(Implementation::new("hermes-tools", env!("CARGO_PKG_VERSION")))
@@ -218,12 +268,63 @@ impl ServerHandler for Server {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        // An unknown tool is a protocol error (the specification's -32602),
+        // not a result the model reads.
+        if !self
+            .rt()
+            .core()
+            .snapshot()
+            .tools
+            .contains_key(request.name.as_ref())
+        {
+            let shown: String = request.name.chars().take(80).collect();
+            return Err(McpError::invalid_params(
+                format!("unknown tool '{shown}' (see tools/list)"),
+                None,
+            ));
+        }
+        self.remember(&context.peer);
+        let task = self.task_of(&context.extensions);
+        let session = self.shared.session(&task);
+        let max_calls = self.shared.limits.session_max_calls;
+        let Ok(_permit) = session.calls.clone().try_acquire_owned() else {
+            return Err(McpError::new(
+                ErrorCode(QUOTA_ERROR),
+                format!(
+                    "this session already has {max_calls} tool calls running (session_max_calls); wait for one to finish"
+                ),
+                Some(json!({"limit": "session_max_calls", "value": max_calls})),
+            ));
+        };
+        // A background start is checked against the session's quota and
+        // made under its lock, so concurrent starts cannot overshoot.
+        let starts_process = request.name == "terminal"
+            && request.arguments.as_ref().is_some_and(|a| {
+                matches!(a.get("background"), Some(Value::Bool(true)))
+                    || a.get("background").and_then(Value::as_str) == Some("true")
+            });
+        let _spawning = if starts_process {
+            let guard = session.spawning.lock().await;
+            let max = self.shared.limits.session_max_processes;
+            let running = processes::running(self.rt(), &task);
+            if running >= max {
+                return Ok(CallToolResponse::Complete(to_result(
+                    json!({
+                        "error": format!("this session already has {running} background processes running (session_max_processes is {max}); wait for one to exit or kill one with the process tool"),
+                        "limit": "session_max_processes",
+                    })
+                    .to_string(),
+                    true,
+                )));
+            }
+            Some(guard)
+        } else {
+            None
+        };
         let args = request
             .arguments
             .map(|a| Value::Object(a).to_string())
             .unwrap_or_else(|| "{}".into());
-        self.remember(&context.peer);
-        let task = self.task_of(&context.extensions);
         // Someone can answer approvals only through elicitation: without it
         // the call is non-interactive, and a command that needs approval is
         // blocked without asking.
@@ -232,7 +333,18 @@ impl ServerHandler for Server {
             .peer_info()
             .is_some_and(|info| info.capabilities.elicitation.is_some());
         let token = context.meta.get_progress_token();
-        let entry = self.shared.calls.begin(context.peer.clone(), token);
+        let entry = self
+            .shared
+            .calls
+            .begin(context.peer.clone(), token, session.clone());
+        #[allow(deprecated)]
+        if let Some(m) = progress::message_for(
+            &session,
+            LoggingLevel::Debug,
+            json!({"event": "call.started", "tool": request.name, "call": entry.id}),
+        ) {
+            entry.live.log(m);
+        }
         let mut ctx_json = json!({
             "task_id": task,
             "session_id": task,
@@ -266,25 +378,50 @@ impl ServerHandler for Server {
         let beat = progress::heartbeat(entry.live.clone());
         let out = tokio::select! {
             done = rx => match done {
-                Ok(d) => Ok(CallToolResponse::Complete(to_result(d.text, d.cancelled))),
-                Err(_) => Ok(CallToolResponse::Complete(to_result(
+                Ok(d) => to_result(d.text, d.cancelled),
+                Err(_) => to_result(
                     json!({"error": "the runtime closed before the call finished"}).to_string(),
                     true,
-                ))),
+                ),
             },
             _ = context.ct.cancelled() => {
                 let _ = self.rt().cancel(id);
-                Ok(CallToolResponse::Complete(to_result(
+                to_result(
                     json!({"error": "cancelled by the client"}).to_string(),
                     true,
-                )))
+                )
             }
         };
         if let Some(b) = beat {
             b.abort();
         }
+        let failed = out.is_error == Some(true);
+        #[allow(deprecated)]
+        let level = if failed {
+            LoggingLevel::Warning
+        } else {
+            LoggingLevel::Debug
+        };
+        if let Some(m) = progress::message_for(
+            &session,
+            level,
+            json!({"event": "call.finished", "tool": request.name, "call": entry.id, "failed": failed}),
+        ) {
+            entry.live.log(m);
+        }
         entry.finish().await;
-        out
+        Ok(CallToolResponse::Complete(out))
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let task = self.task_of(&context.extensions);
+        *self.shared.session(&task).log_level.lock() = Some(request.level);
+        Ok(())
     }
 
     async fn list_resources(

@@ -48,6 +48,21 @@ pub(crate) fn list(rt: &Runtime, task: &str) -> Vec<Value> {
         .collect()
 }
 
+/// How many of `task`'s background processes are still running (the
+/// session's process quota).
+pub(crate) fn running(rt: &Runtime, task: &str) -> usize {
+    let Some(term) = rt.terminal() else {
+        return 0;
+    };
+    term.procs.list(task, "")["processes"]
+        .as_array()
+        .map_or(0, |a| {
+            a.iter()
+                .filter(|p| p["status"].as_str() == Some("running"))
+                .count()
+        })
+}
+
 /// What a read of `uri` answers for `task`, or None when no such process
 /// is visible to it.
 pub(crate) fn read(rt: &Runtime, task: &str, uri: &str) -> Option<Value> {
@@ -94,6 +109,12 @@ impl Followers {
         self.subs
             .lock()
             .remove(&(uri.to_string(), task.to_string()));
+    }
+
+    /// A session closed: nothing of its task is followed any more.
+    pub fn forget(&self, task: &str) {
+        self.subs.lock().retain(|(_, t), _| t != task);
+        self.lists.lock().retain(|(t, ..)| t != task);
     }
 
     pub fn watch_list(&self, rt: &Runtime, task: &str, session: u64, peer: Peer<RoleServer>) {

@@ -4,35 +4,90 @@
 //! [`EventTap`]), and, until a tool reports, a heartbeat every second with
 //! the time the call has run, so a client can tell a long call from a hung
 //! connection.
+//!
+//! Log messages (`logging/setLevel`, `notifications/message`): a session
+//! that chose a level gets its calls' events at that level or above:
+//! the call's start (debug) and end (debug, warning when it failed), a
+//! tool's progress (info), through the call's ordered writer, which the
+//! result waits for. Over HTTP rmcp sends log messages on the session's
+//! standalone (GET) stream, so a client sees them there.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use rmcp::model::ProgressNotificationParam;
-use serde_json::Value;
+#[allow(deprecated)] // logging is deprecated by a 2026 draft, still in 2025-11-25
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
+use serde_json::{Value, json};
 
 use hermes_runtime::EventTap;
 
 use crate::calls::{Calls, Live};
 
+/// A level's rank (debug lowest).
+#[allow(deprecated)]
+pub(crate) fn rank(l: LoggingLevel) -> u8 {
+    match l {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
+    }
+}
+
+/// The log message for `data` at `level` when the session asked for that
+/// level or a lower one.
+#[allow(deprecated)]
+pub(crate) fn message_for(
+    session: &crate::sessions::Session,
+    level: LoggingLevel,
+    data: Value,
+) -> Option<LoggingMessageNotificationParam> {
+    let chosen = (*session.log_level.lock())?;
+    (rank(level) >= rank(chosen))
+        .then(|| LoggingMessageNotificationParam::new(level, data).with_logger("hermes-tools"))
+}
+
+/// The level a runtime event is logged at (None: not logged).
+#[allow(deprecated)]
+fn event_level(kind: &str) -> Option<LoggingLevel> {
+    match kind {
+        "tool.progress" | "process.completed" => Some(LoggingLevel::Info),
+        "terminal.started" | "terminal.finished" => Some(LoggingLevel::Debug),
+        k if k.starts_with("process.watch") => Some(LoggingLevel::Notice),
+        _ => None,
+    }
+}
+
 /// Forwards `tool.progress` events of the server's calls (to the call's
-/// ordered writer, [`Live::report`]).
+/// ordered writer, [`Live::report`]), and the events of calls whose session
+/// chose a log level as log messages.
 pub(crate) struct Tap {
     pub calls: Arc<Calls>,
 }
 
 impl EventTap for Tap {
     fn event(&self, event: &Value) {
-        if event["type"].as_str() != Some("tool.progress") {
-            return;
-        }
+        let kind = event["type"].as_str().unwrap_or_default();
         let Some(live) = event["tool_call_id"]
             .as_str()
             .and_then(|id| self.calls.get(id))
         else {
             return;
         };
+        if let Some(level) = event_level(kind)
+            && let Some(m) = message_for(&live.session, level, json!(event))
+        {
+            live.log(m);
+        }
+        if kind != "tool.progress" {
+            return;
+        }
         let Some(token) = live.token.clone() else {
             return;
         };

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use hermes_runtime::{ApprovalSink, Runtime};
 
 use crate::approval::Elicit;
+use crate::limits::{HttpOptions, Limits};
 use crate::processes::Notice;
 use crate::progress::Tap;
 use crate::{Server, Shared};
@@ -35,6 +36,11 @@ pub struct Options {
     pub approvals: Approvals,
     /// How long an elicitation may wait for the client's answer.
     pub approval_timeout: Duration,
+    /// Bounds (connections and sessions over HTTP; the per-session quotas
+    /// on every transport).
+    pub limits: Limits,
+    /// Authentication and origins of the HTTP endpoint.
+    pub http: HttpOptions,
 }
 
 impl Default for Options {
@@ -42,7 +48,20 @@ impl Default for Options {
         Options {
             approvals: Approvals::Client,
             approval_timeout: Duration::from_secs(120),
+            limits: Limits::default(),
+            http: HttpOptions::default(),
         }
+    }
+}
+
+impl Options {
+    /// Apply the keys of an `mcp_serve` config object or of the C options
+    /// (see [`crate::limits::KEYS`]); other keys are the caller's.
+    pub fn apply_json(
+        &mut self,
+        m: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<(), String> {
+        crate::limits::apply(m, &mut self.limits, &mut self.http)
     }
 }
 
@@ -57,7 +76,7 @@ pub(crate) struct Installed {
 impl Installed {
     /// Install on `rt`; must run inside a tokio runtime.
     pub fn new(rt: Arc<Runtime>, opts: &Options) -> Result<Installed, String> {
-        let shared = Shared::new(rt.clone());
+        let shared = Shared::new(rt.clone(), opts.limits.clone());
         let previous = match opts.approvals {
             Approvals::Host => None,
             Approvals::Client => {
@@ -147,7 +166,8 @@ where
 }
 
 /// Serve `rt` over `transport` until the client disconnects or `stop` is
-/// cancelled. The session's calls run as task `mcp`.
+/// cancelled. The session's calls run as task `mcp`, which is cleaned up
+/// (its background processes killed) when the session ends.
 pub async fn serve_with<T, E, A>(
     rt: Arc<Runtime>,
     transport: T,
@@ -168,6 +188,8 @@ where
             .map_err(|e| format!("mcp serve: {e}")),
         Err(e) => Err(format!("mcp serve: {e}")),
     };
+    // The client left: its task goes (background processes killed).
+    installed.shared.end_session("mcp");
     installed.remove();
     out
 }

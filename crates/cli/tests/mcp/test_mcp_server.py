@@ -113,6 +113,74 @@ def test_approval_through_elicitation_accept_and_decline():
     assert os.path.exists(no), "ran though the client declined"
 
 
+def test_elicitation_accept_with_empty_content_approves_and_approve_false_denies():
+    """The form's `approve` defaults to true: accept with {} approves (a
+    client showing only accept/decline), accept with approve=false denies."""
+    cfg = config("approve-default")
+    seen = []
+
+    def answer(content):
+        async def elicit(context, params):
+            seen.append(params.requested_schema)
+            return types.ElicitResult(action="accept", content=content)
+
+        return elicit
+
+    empty = victim("victim-empty-accept")
+
+    async def rm_empty(s):
+        return await s.call_tool("terminal", {"command": f"rm -rf {empty}"})
+
+    r = run(lambda: session_run(cfg, rm_empty, answer({})))
+    assert not r.is_error, text_of(r)
+    assert not os.path.exists(empty)
+    assert seen[-1]["properties"]["approve"]["default"] is True, seen[-1]
+
+    kept = victim("victim-approve-false")
+
+    async def rm_kept(s):
+        return await s.call_tool("terminal", {"command": f"rm -rf {kept}"})
+
+    r = run(lambda: session_run(cfg, rm_kept, answer({"approve": False})))
+    assert r.is_error, text_of(r)
+    assert os.path.exists(kept), "ran though approve was false"
+
+
+def test_unknown_tool_is_a_json_rpc_error_and_logging_set_level_works():
+    cfg = config("conformance")
+
+    async def body(s):
+        await s.set_logging_level("debug")
+        try:
+            await s.call_tool("no_such_tool", {})
+        except Exception as e:  # MCPError
+            return str(e)
+        raise AssertionError("an unknown tool answered a result")
+
+    msg = run(lambda: session_run(cfg, body))
+    assert "no_such_tool" in msg, msg
+
+
+def test_config_from_the_environment_and_the_equals_form():
+    """What the MCP Inspector's CLI can start: `--config=FILE`, or no
+    --config and HERMES_TOOLS_CONFIG naming the file."""
+    cfg = config("from-env")
+    for args, env in [
+        (["mcp", "serve"], {"HERMES_TOOLS_CONFIG": cfg}),
+        (["mcp", "serve", f"--config={cfg}"], {}),
+    ]:
+        params = StdioServerParameters(command=BIN, args=args, env={**os.environ, **env})
+
+        async def body():
+            async with stdio_client(params) as (read, write):
+                async with ClientSession(read, write) as s:
+                    await s.initialize()
+                    return {t.name for t in (await s.list_tools()).tools}
+
+        names = run(body)
+        assert {"terminal", "todo"} <= names, (args, names)
+
+
 def test_a_client_without_elicitation_is_blocked():
     cfg = config("noelicit")
     keep = victim("victim-kept")
@@ -217,22 +285,103 @@ def test_background_process_output_is_a_resource_that_can_be_followed():
     run(lambda: session_run(cfg, body))
 
 
-def test_streamable_http_serves_sessions_with_their_own_task():
-    from mcp.client.streamable_http import streamable_http_client
-
-    cfg = config("http")
+def start_http(*extra, cfg=None):
+    """`mcp serve --http`: the process, the URL and the stderr lines after it."""
+    cfg = cfg or config("http")
     proc = subprocess.Popen(
-        [BIN, "mcp", "serve", "--config", cfg, "--http", "127.0.0.1:0"],
+        [BIN, "mcp", "serve", "--config", cfg, "--http", "127.0.0.1:0", *extra],
         stderr=subprocess.PIPE,
         text=True,
     )
+    line = proc.stderr.readline()
+    assert "listening on http://" in line, line
+    return proc, line.strip().split()[-1], proc.stderr.readline()
+
+
+def authed(token):
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    return create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+
+
+def token_of(line):
+    """The token from the file the server named on stderr (0600)."""
+    assert "bearer token in " in line, line
+    path = line.split("bearer token in ", 1)[1].split(" (")[0]
+    assert os.stat(path).st_mode & 0o777 == 0o600, oct(os.stat(path).st_mode)
+    assert os.stat(os.path.dirname(path)).st_mode & 0o777 == 0o700
+    with open(path) as f:
+        return path, f.read().strip()
+
+
+def test_streamable_http_refuses_clients_without_the_token():
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    proc, url, line = start_http()
     try:
-        line = proc.stderr.readline()
-        assert "listening on http://" in line, line
-        url = line.strip().split()[-1]
+        path, token = token_of(line)
+
+        async def client(token):
+            hc = authed(token)
+            async with hc, streamable_http_client(url, http_client=hc) as (r, w, *_):
+                async with ClientSession(r, w) as s:
+                    await s.initialize()
+                    return {t.name for t in (await s.list_tools()).tools}
+
+        assert "todo" in run(lambda: client(token))
+        for bad in [None, "0" * len(token)]:
+            headers = {"Accept": "application/json, text/event-stream"}
+            if bad:
+                headers["Authorization"] = f"Bearer {bad}"
+            r = httpx2.post(url, headers=headers,
+                            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+            assert r.status_code == 401, (bad, r.status_code, r.text)
+            assert "resource_metadata=" in r.headers["www-authenticate"]
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=10) == 0
+    assert not os.path.exists(path), "the token file outlived the server"
+
+
+def test_streamable_http_with_a_token_file_and_with_no_auth():
+    from mcp.client.streamable_http import streamable_http_client
+
+    tf = os.path.join(WORK, "host.token")
+    with open(tf, "w") as f:
+        f.write("host-chosen-token-0123456789\n")
+    proc, url, line = start_http("--token-file", tf)
+    try:
+        assert "bearer token from the host" in line, line
+
+        async def client():
+            hc = authed("host-chosen-token-0123456789")
+            async with hc, streamable_http_client(url, http_client=hc) as (r, w, *_):
+                async with ClientSession(r, w) as s:
+                    await s.initialize()
+
+        run(client)
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=10) == 0
+    proc, url, line = start_http("--no-auth")
+    try:
+        assert "AUTHENTICATION IS OFF" in line, line
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=10) == 0
+
+
+def test_streamable_http_serves_sessions_with_their_own_task():
+    from mcp.client.streamable_http import streamable_http_client
+
+    proc, url, line = start_http()
+    try:
+        _, token = token_of(line)
 
         async def client(cd):
-            async with streamable_http_client(url) as (r, w, *_):
+            hc = authed(token)
+            async with hc, streamable_http_client(url, http_client=hc) as (r, w, *_):
                 async with ClientSession(r, w) as s:
                     await s.initialize()
                     names = {t.name for t in (await s.list_tools()).tools}
