@@ -23,7 +23,7 @@ def config(name, **extra):
     path = os.path.join(WORK, f"{name}.json")
     cfg = {
         "builtin_toolsets": ["terminal", "todo"],
-        "terminal": {"cwd": WORK},
+        "terminal": {"backend": "local", "cwd": WORK},
     }
     cfg.update(extra)
     with open(path, "w") as f:
