@@ -6,8 +6,7 @@
 //! Python and TypeScript SDKs connected at once, both told
 //! `tools/list_changed` when the host registers a tool, then calling it.
 
-mod common;
-use common::*;
+use crate::common::*;
 use hermes_tools::Status;
 use hermes_tools::ffi::api::ht_runtime_serve_mcp;
 use hermes_tools::ffi::progress::ht_call_progress;
