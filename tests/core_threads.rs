@@ -2,7 +2,8 @@
 //! call or per batch chunk; the engine's threads are reused. (The old code
 //! started a thread for each, so the counts below grew with the work.)
 //! The tools and checks record the threads they run on: with a thread per
-//! unit of work there would be one distinct thread per call.
+//! unit of work there would be one distinct thread per call. Its own test
+//! binary (not in tests/integration): it counts the whole process's threads.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -2,6 +2,9 @@
 //! outlive a free, free that returns whatever host code does, no lost
 //! completion when threads cannot be created, a pending table that shrinks,
 //! linear argument repair, capped batches and schemas, bounded events.
+//! Its own test binary (not in tests/integration): it counts the process's
+//! threads, limits its address space, installs the process-wide log
+//! handler and runs itself again by bare test name.
 
 mod common;
 use common::*;

@@ -1,5 +1,7 @@
 //! Output bounds: 50 MB of output stays within the cap with bounded memory,
 //! head and tail are kept, and the full output can be spilled to a file.
+//! Its own test binary (not in tests/integration): it measures the whole
+//! process's peak memory.
 
 mod common;
 use common::terminal::*;

@@ -152,7 +152,7 @@ int main(void) {
   ht_error_free(err);
   err = NULL;
   /* Schemas compile at registration here, so a bad one is refused there
-     (by default they compile on the tool's first call: tests/core_registry.rs). */
+     (by default they compile on the tool's first call: tests/integration/core_registry.rs). */
   CHECK(ht_runtime_new(S("{\"dispatch\":{\"timeout\":4,\"compile_schemas\":\"at_registration\"}}"), &rt, &err) ==
             HT_STATUS_OK &&
         err == NULL);

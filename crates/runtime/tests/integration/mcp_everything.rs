@@ -3,9 +3,7 @@
 //! errors, timeouts and cancellation, a killed server is reconnected, and no
 //! child outlives the runtime.
 
-#[path = "mcp_common/mod.rs"]
-mod common;
-use common::*;
+use crate::mcp_common::*;
 use hermes_runtime::Runtime;
 use std::time::{Duration, Instant};
 

@@ -1,7 +1,6 @@
 //! The skills toolset through dispatch, and the skills guard.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 const SKILL: &str = "---\nname: deploy-app\ndescription: Deploy the app to staging\ntags: [ops]\n---\n# Deploy\n\nRun `make deploy` from ${HERMES_SKILL_DIR}.\n";

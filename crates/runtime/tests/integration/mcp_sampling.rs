@@ -6,9 +6,7 @@
 //! decline, no handler declines), and a server whose config turns them off
 //! is not offered the capability.
 
-#[path = "mcp_common/mod.rs"]
-mod common;
-use common::*;
+use crate::mcp_common::*;
 use hermes_runtime::Runtime;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};

@@ -1,8 +1,7 @@
 //! The terminal tool with real processes: results, per-task state, guards,
 //! approval, timeouts, stdin, grandchildren, PTY.
 
-mod common;
-use common::terminal::*;
+use crate::common::terminal::*;
 use hermes_tools::Runtime;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};

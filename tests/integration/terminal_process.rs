@@ -1,8 +1,7 @@
 //! Background processes and the `process` tool, lifecycle (task cleanup,
 //! runtime close), events, with real processes.
 
-mod common;
-use common::terminal::*;
+use crate::common::terminal::*;
 use hermes_tools::Runtime;
 use hermes_tools::dispatch::{CallContext, dispatch_sync};
 use serde_json::{Value, json};

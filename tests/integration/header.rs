@@ -30,7 +30,7 @@ fn header_matches_code() {
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         committed == fresh,
-        "include/hermes_tools.h is out of date with the Rust sources: run `HT_BLESS=1 cargo test --test header` and commit it"
+        "include/hermes_tools.h is out of date with the Rust sources: run `HT_BLESS=1 cargo test --test integration header` and commit it"
     );
 }
 

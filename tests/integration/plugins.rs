@@ -4,8 +4,7 @@
 //! its tool dispatched; broken plugins (missing file, missing symbol, another
 //! ABI, a failing init) are refused with one line naming the file.
 
-mod common;
-use common::*;
+use crate::common::*;
 use hermes_tools::Status;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -4,8 +4,7 @@
 //! `is_error`), `mcp` (`CallToolResult` with `isError` and
 //! `structuredContent`) and `auto`; the default shape is unchanged.
 
-mod common;
-use common::*;
+use crate::common::*;
 use hermes_tools::Status;
 use hermes_tools::ffi::api::*;
 use hermes_tools::host::ht_call;

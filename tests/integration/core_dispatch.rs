@@ -1,8 +1,7 @@
 //! The dispatch pipeline through the C API: repair, validation, hooks, limits,
 //! error wrapping, timeouts, async completion, cancellation, batches, logging.
 
-mod common;
-use common::*;
+use crate::common::*;
 use hermes_tools::Status;
 use hermes_tools::ffi::api::*;
 use hermes_tools::host::{ht_call, ht_hook};

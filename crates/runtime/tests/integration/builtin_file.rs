@@ -1,8 +1,7 @@
 //! The file toolset through dispatch, on real files in temporary folders,
 //! with arguments exactly as the original's schemas accept them.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::json;
 use std::os::unix::fs::PermissionsExt;
 

@@ -2,9 +2,7 @@
 //! tools' names: namespaced, never shadowing) and a small SDK server whose
 //! tool list changes (`notifications/tools/list_changed`).
 
-#[path = "mcp_common/mod.rs"]
-mod common;
-use common::*;
+use crate::mcp_common::*;
 use hermes_core::{Tool, ToolCall, ToolOutput};
 use hermes_runtime::Runtime;
 use std::sync::Arc;

@@ -2,8 +2,7 @@
 //! table, dispatch drivers, runtime close, availability, toolsets, approvals,
 //! validation): each pins a bug that was found and fixed.
 
-mod common;
-use common::*;
+use crate::common::*;
 use hermes_tools::Status;
 use hermes_tools::core::CancelToken;
 use hermes_tools::core::{CommandDecision, ToolServices};
@@ -67,11 +66,19 @@ fn in_child(test_name: &str, body: impl FnOnce()) {
         body();
         return;
     }
+    // The harness names a test by its path in the binary: `review_core::name`.
+    let path = module_path!().split_once("::").map_or("", |(_, m)| m);
+    let exact = format!("{path}::{test_name}");
     let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", test_name, "--include-ignored", "--nocapture"])
+        .args(["--exact", &exact, "--include-ignored", "--nocapture"])
         .env("HT_REVIEW_CHILD", test_name)
         .output()
         .unwrap();
+    // A name that matches no test would run nothing and succeed.
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("1 passed"),
+        "the child ran no test named {exact}"
+    );
     assert!(
         out.status.success(),
         "child process died: {:?}\n{}",

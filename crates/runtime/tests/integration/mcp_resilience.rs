@@ -4,9 +4,7 @@
 //! find a hung server and drop its connection. Against a real stdio server
 //! (tests/fixtures/trust-server.cjs, npm SDK) killed and stopped by the test.
 
-#[path = "mcp_common/mod.rs"]
-mod common;
-use common::*;
+use crate::mcp_common::*;
 use hermes_runtime::Runtime;
 use std::time::{Duration, Instant};
 

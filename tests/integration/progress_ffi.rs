@@ -4,8 +4,7 @@
 //! `Runtime::call_progress` does the same; bad input and finished calls get
 //! clear statuses.
 
-mod common;
-use common::*;
+use crate::common::*;
 use hermes_tools::Status;
 use hermes_tools::ffi::api::*;
 use hermes_tools::ffi::progress::ht_call_progress;

@@ -1,8 +1,7 @@
 //! `ht_runtime_mcp_status` through the C API (no MCP server needed: the
 //! servers' own tests live in crates/runtime/tests/mcp_*.rs).
 
-mod common;
-use common::*;
+use crate::common::*;
 use hermes_tools::Status;
 use hermes_tools::ffi::api::*;
 use hermes_tools::ffi::approval::{

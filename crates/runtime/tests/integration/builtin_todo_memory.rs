@@ -1,7 +1,6 @@
 //! The todo and memory toolsets through dispatch.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 #[test]

@@ -1,6 +1,6 @@
 //! `docs/tools.md`, the reference of every built-in tool's arguments, is
 //! generated from the definitions the runtime sends to models, so it cannot
-//! drift from them; `HT_BLESS=1 cargo test --test docs_tools` rewrites it.
+//! drift from them; `HT_BLESS=1 cargo test --test integration docs_tools` rewrites it.
 
 use hermes_tools::Runtime;
 use hermes_tools::runtime::config::BUILTIN_TOOLSETS;
@@ -56,8 +56,8 @@ fn render() -> String {
     };
     let mut out = String::from(
         "# Built-in tools\n\n\
-         Generated from the definitions the runtime sends to models (`tests/docs_tools.rs`;\n\
-         `HT_BLESS=1 cargo test --test docs_tools` rewrites it). Switch toolsets on with\n\
+         Generated from the definitions the runtime sends to models (`tests/integration/docs_tools.rs`;\n\
+         `HT_BLESS=1 cargo test --test integration docs_tools` rewrites it). Switch toolsets on with\n\
          `\"builtin_toolsets\"` in the runtime config: ",
     );
     out.push_str(
@@ -129,6 +129,6 @@ fn docs_tools_md_matches_the_definitions() {
     let have = std::fs::read_to_string(path).unwrap_or_default();
     assert!(
         have == want,
-        "docs/tools.md is out of date with the built-in tools: run `HT_BLESS=1 cargo test --test docs_tools` and commit it"
+        "docs/tools.md is out of date with the built-in tools: run `HT_BLESS=1 cargo test --test integration docs_tools` and commit it"
     );
 }

@@ -2,9 +2,7 @@
 //! after it was first listed (a "rug pull") is held and reported. Against a
 //! real stdio server written with the npm SDK (tests/fixtures/trust-server.cjs).
 
-#[path = "mcp_common/mod.rs"]
-mod common;
-use common::*;
+use crate::mcp_common::*;
 use hermes_runtime::Runtime;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -1,7 +1,6 @@
 //! Registry, toolsets, availability and definitions, driven through the C API.
 
-mod common;
-use common::*;
+use crate::common::*;
 use hermes_tools::Status;
 use hermes_tools::ffi::api::*;
 use std::ffi::{c_char, c_void};

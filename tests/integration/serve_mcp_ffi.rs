@@ -9,8 +9,7 @@
 //! the file `ht_mcp_server_address`'s JSON names; a request without it is
 //! refused.
 
-mod common;
-use common::*;
+use crate::common::*;
 use hermes_tools::Status;
 use hermes_tools::ffi::api::ht_runtime_serve_mcp;
 use hermes_tools::ffi::progress::ht_call_progress;

@@ -6,8 +6,8 @@
 //! the local backend, process groups killed inside on timeout, a container
 //! killed from outside mid-call, cleanup on close and after a crash.
 
-mod common;
-mod container_common;
+use crate::common;
+use crate::container_common;
 
 use container_common::Engine;
 use hermes_runtime::Runtime;

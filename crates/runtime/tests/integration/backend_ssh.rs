@@ -4,8 +4,8 @@
 //! backend, remote process groups killed on timeout, host keys checked, a
 //! connection killed mid-call and the next call reconnecting.
 
-mod common;
-mod ssh_common;
+use crate::common;
+use crate::ssh_common;
 
 use hermes_runtime::Runtime;
 use serde_json::{Value, json};

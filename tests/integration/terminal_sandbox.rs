@@ -1,8 +1,7 @@
 //! The bubblewrap sandbox backend, for real: writable workdir, read-only
 //! system, private /tmp, no network unless configured, tree kills.
 
-mod common;
-use common::terminal::*;
+use crate::common::terminal::*;
 use hermes_tools::Runtime;
 use serde_json::{Value, json};
 use std::path::PathBuf;

@@ -1,8 +1,7 @@
 //! The schema budget and `tool_search`, driven through the C API like a host
 //! with many MCP tools: defer most definitions, let the model search, load.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 const P: &str =
     r#"{"type":"object","properties":{"channel":{"type":"string"},"text":{"type":"string"}}}"#;

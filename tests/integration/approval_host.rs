@@ -1,8 +1,7 @@
 //! The host approval round trip through the C API: handler, reviewer, session
 //! and always answers, allowlist, timeouts, merging, non-interactive contexts.
 
-mod common;
-use common::*;
+use crate::common::*;
 use hermes_tools::Status;
 use hermes_tools::core::CancelToken;
 use hermes_tools::core::{CommandDecision, ToolServices};

@@ -1,0 +1,28 @@
+//! The runtime's integration tests, one module per former test file, in one
+//! binary (issue 29): each was its own binary linking the runtime with rmcp,
+//! reqwest and OpenSSL, and CI spent minutes linking them. None changes
+//! process-wide state; the docker and podman daemons (container_common) and
+//! sshd (ssh_common) are started once per process and found by unique
+//! command lines. Run one module with `cargo test -p hermes-runtime --test
+//! integration <module>::`.
+
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../container_common/mod.rs"]
+mod container_common;
+#[path = "../mcp_common/mod.rs"]
+mod mcp_common;
+#[path = "../ssh_common/mod.rs"]
+#[macro_use]
+mod ssh_common;
+
+mod backend_container;
+mod backend_ssh;
+mod builtin_file;
+mod builtin_skills;
+mod builtin_todo_memory;
+mod mcp_everything;
+mod mcp_resilience;
+mod mcp_sampling;
+mod mcp_servers;
+mod mcp_trust;
