@@ -2,6 +2,7 @@
  * ht-shim: the owner of one command's process tree (hermes-tools).
  *
  *   ht-shim [-l] PROGRAM ARGS...
+ *   ht-shim -w PROGRAM ARGS...
  *
  * The runtime starts every command (and every MCP stdio server) through this
  * program instead of starting it directly. The shim:
@@ -16,6 +17,12 @@
  *  - when the command itself ends, kills whatever it left behind and exits
  *    with the command's status (or dies by the same signal), so the host sees
  *    the command's own result.
+ *
+ * -w (watch): run nothing now; when the host dies, run PROGRAM ARGS (a
+ *    cleanup the host can no longer do itself: remove its containers). A
+ *    termination signal (the host's own orderly cleanup) ends the watcher
+ *    without running it. It leaves the host's session, so a Ctrl-C aimed at
+ *    the host's terminal does not end it.
  *
  * -l (linger, for background processes): when the command ends, keep what it
  *    left behind (a launcher that started a server) and exit with the
@@ -137,6 +144,38 @@ static void exit_like(int status) {
     _exit(1);
 }
 
+/* -w: wait for the host's death, then run `cmd` in its place. */
+static int watch(char **cmd) {
+    pid_t parent = getppid();
+    int pidfd = (int)syscall(SYS_pidfd_open, parent, 0);
+    setsid();
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGQUIT);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    int sfd = signalfd(-1, &set, SFD_CLOEXEC);
+    if (pidfd < 0 || sfd < 0 || getppid() != parent) {
+        /* No watch possible (or the host is already gone): clean up now. */
+        if (getppid() != parent) execvp(cmd[0], cmd);
+        return 0;
+    }
+    struct pollfd fds[2] = {{pidfd, POLLIN, 0}, {sfd, POLLIN, 0}};
+    for (;;) {
+        if (poll(fds, 2, -1) < 0 && errno != EINTR) return 1;
+        if (fds[1].revents & POLLIN) return 0;
+        if (fds[0].revents & (POLLIN | POLLHUP)) {
+            sigprocmask(SIG_UNBLOCK, &set, NULL);
+            close(sfd);
+            close(pidfd);
+            execvp(cmd[0], cmd);
+            _exit(127);
+        }
+    }
+}
+
 int main(int argc, char **argv) {
     int linger = 0;
     int first = 1;
@@ -144,6 +183,7 @@ int main(int argc, char **argv) {
         linger = 1;
         first = 2;
     }
+    if (argc > 2 && strcmp(argv[1], "-w") == 0) return watch(argv + 2);
     if (first >= argc) {
         fprintf(stderr, "ht-shim: usage: ht-shim [-l] PROGRAM ARGS...\n");
         return 127;

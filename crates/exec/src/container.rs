@@ -300,6 +300,8 @@ pub struct Container {
     closed: AtomicBool,
     reaped: AtomicBool,
     client_env: Vec<(String, String)>,
+    /// Removes the containers if this process dies without closing.
+    watcher: Mutex<Option<std::process::Child>>,
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -338,6 +340,7 @@ impl Container {
             closed: AtomicBool::new(false),
             reaped: AtomicBool::new(false),
             client_env: std::env::vars().collect(),
+            watcher: Mutex::new(None),
         })
     }
 
@@ -448,6 +451,7 @@ impl Container {
         }
         if !self.reaped.swap(true, Ordering::AcqRel) {
             self.reap_stale();
+            self.watch();
         }
         let slot = self.slot(task);
         let mut cur = lock(&slot);
@@ -619,6 +623,55 @@ impl Container {
                 "container backend: removing containers left by a process that is gone"
             );
             self.remove(&stale);
+        }
+    }
+
+    /// Start the watcher that removes this runtime's containers should this
+    /// process die without closing it (SIGKILL, a crash, an exit without
+    /// cleanup): the process shim in watch mode (`ht-shim -w`), which runs
+    /// the removal when its parent's pidfd says the host is gone. Closing
+    /// the runtime stops it instead ([`Container::unwatch`]).
+    fn watch(&self) {
+        let Some(shim) = crate::supervisor::shim_path() else {
+            return;
+        };
+        let mut client: Vec<String> = vec![self.client.display().to_string()];
+        if let Some(h) = &self.cfg.host {
+            client.push(
+                match self.cfg.engine {
+                    Engine::Docker => "-H",
+                    Engine::Podman => "--url",
+                }
+                .into(),
+            );
+            client.push(h.clone());
+        }
+        let script = format!(
+            "ids=$(\"$@\" ps -aq --filter name={}-); [ -z \"$ids\" ] || \"$@\" rm -f $ids",
+            self.name()
+        );
+        let child = Command::new(shim)
+            .args(["-w", "/bin/sh", "-c", &script, "sh"])
+            .args(&client)
+            .env_clear()
+            .envs(self.client_env.iter().cloned())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn();
+        match child {
+            Ok(c) => *lock(&self.watcher) = Some(c),
+            Err(e) => {
+                tracing::warn!("container backend: no watcher for a crash of this process: {e}")
+            }
+        }
+    }
+
+    /// Stop the watcher: the runtime removes its containers itself.
+    fn unwatch(&self) {
+        if let Some(mut c) = lock(&self.watcher).take() {
+            crate::sys::kill(c.id() as i32, libc::SIGTERM);
+            let _ = c.wait();
         }
     }
 
@@ -980,6 +1033,7 @@ impl Environment for Container {
             ids.extend(id);
         }
         self.remove(&ids);
+        self.unwatch();
     }
 
     fn location(&self) -> String {

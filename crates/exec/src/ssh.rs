@@ -178,6 +178,9 @@ pub struct Ssh {
     closed: AtomicBool,
     /// This process's environment, for the local `ssh` client (agent, HOME).
     client_env: Vec<(String, String)>,
+    /// Kills this runtime's remote commands if this process dies without
+    /// closing (see [`Ssh::watch`]).
+    watcher: Mutex<Option<std::process::Child>>,
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -235,7 +238,74 @@ impl Ssh {
             next: AtomicU64::new(1),
             closed: AtomicBool::new(false),
             client_env: std::env::vars().collect(),
+            watcher: Mutex::new(None),
         })
+        .map(|ssh| {
+            ssh.watch();
+            ssh
+        })
+    }
+
+    /// Start the watcher that ends this runtime's remote commands should
+    /// this process die without closing it (SIGKILL, a crash, an exit
+    /// without cleanup): the process shim in watch mode (`ht-shim -w`). When
+    /// the host is gone it runs, over each task's master connection that is
+    /// still up, the same kill of everything marked with this runtime's id
+    /// that a close runs, then stops the master and removes the socket
+    /// folder. A remote command without a terminal would otherwise outlive
+    /// its connection. Closing the runtime stops the watcher instead.
+    fn watch(&self) {
+        let Some(shim) = crate::supervisor::shim_path() else {
+            return;
+        };
+        const CTL: &str = "/__hermes_tools_ctl__";
+        // Every argument quoted, the socket's path as the loop's "$s".
+        let q = |argv: Vec<String>| -> String {
+            argv.iter()
+                .map(|a| match a.find(CTL) {
+                    Some(i) => format!("{}\"$s\"{}", shq(&a[..i]), shq(&a[i + CTL.len()..])),
+                    None => shq(a),
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let kill = q(self.client_argv(
+            Path::new(CTL),
+            false,
+            format!(
+                "exec bash --norc -c {}",
+                shq(&self.kill_script("-", false, libc::SIGKILL))
+            ),
+        ));
+        let mut exit = vec![self.ssh.display().to_string()];
+        exit.extend(self.common_args(Path::new(CTL)));
+        exit.extend(["-O".into(), "exit".into(), self.cfg.host.clone()]);
+        let exit = q(exit);
+        let dir = shq(&self.ctl_dir.to_string_lossy());
+        let script = format!(
+            "for s in {dir}/m*; do [ -S \"$s\" ] || continue; {kill} </dev/null >/dev/null 2>&1; \
+             {exit} >/dev/null 2>&1; done; rm -rf -- {dir}"
+        );
+        let child = std::process::Command::new(shim)
+            .args(["-w", "/bin/sh", "-c", &script])
+            .env_clear()
+            .envs(self.client_env.iter().cloned())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        match child {
+            Ok(c) => *lock(&self.watcher) = Some(c),
+            Err(e) => tracing::warn!("ssh backend: no watcher for a crash of this process: {e}"),
+        }
+    }
+
+    /// Stop the watcher: the runtime ends its remote commands itself.
+    fn unwatch(&self) {
+        if let Some(mut c) = lock(&self.watcher).take() {
+            crate::sys::kill(c.id() as i32, libc::SIGTERM);
+            let _ = c.wait();
+        }
     }
 
     /// Task `task`'s control socket, once its master was started (for
@@ -720,6 +790,7 @@ impl Environment for Ssh {
         }
         lock(&self.masters).clear();
         let _ = std::fs::remove_dir_all(&self.ctl_dir);
+        self.unwatch();
     }
 
     fn location(&self) -> String {

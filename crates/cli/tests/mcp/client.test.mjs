@@ -14,7 +14,7 @@ const { ElicitRequestSchema } = await import(path.join(SDK, 'dist/esm/types.js')
 
 function config(name) {
   const file = path.join(WORK, `${name}.json`);
-  fs.writeFileSync(file, JSON.stringify({ builtin_toolsets: ['terminal', 'todo'], terminal: { cwd: WORK } }));
+  fs.writeFileSync(file, JSON.stringify({ builtin_toolsets: ['terminal', 'todo'], terminal: { backend: 'local', cwd: WORK } }));
   return file;
 }
 

@@ -741,3 +741,77 @@ fn prestarted_execs_run_commands_as_cold_ones_do(e: &Engine) {
     assert!(prestarted(&host).is_empty());
 }
 on_both!(prestarted_execs_run_commands_as_cold_ones_do);
+
+/// The engine's containers named after a runtime of process `pid`.
+fn containers_of(e: &Engine, pid: u32) -> Vec<String> {
+    let mut c = std::process::Command::new(&e.client);
+    if let Some(h) = &e.host {
+        c.args(["-H", h]);
+    }
+    let out = c
+        .args([
+            "ps",
+            "-aq",
+            "--filter",
+            &format!("name=hermes-tools-ht{pid}x"),
+        ])
+        .output()
+        .expect("engine client");
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .map(String::from)
+        .collect()
+}
+
+/// The host of `a_killed_host_leaves_no_container`: this test binary run
+/// again with `HT_CONTAINER_HOST` set to a runtime config; it starts a
+/// command in its container and waits to be killed.
+#[test]
+fn container_host_child() {
+    let Ok(cfg) = std::env::var("HT_CONTAINER_HOST") else {
+        return;
+    };
+    let rt = Runtime::new(&cfg).expect("runtime");
+    let v = sh(&rt, "k", "echo up");
+    println!("started {v}");
+    std::thread::sleep(Duration::from_secs(120));
+}
+
+/// A host killed outright (SIGKILL: no close, no destructor) leaves no
+/// container behind: the process shim's watcher removes them.
+fn a_killed_host_leaves_no_container(e: &Engine) {
+    let cfg = json!({"builtin_toolsets": ["terminal"],
+        "terminal": {"backend": e.name, "docker": e.section()}});
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "backend_container::container_host_child",
+            "--nocapture",
+        ])
+        .env("HT_CONTAINER_HOST", cfg.to_string())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let until = Instant::now() + Duration::from_secs(120);
+    while containers_of(e, pid).is_empty() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(
+        !containers_of(e, pid).is_empty(),
+        "the host started no container"
+    );
+    child.kill().unwrap();
+    let _ = child.wait();
+    let until = Instant::now() + Duration::from_secs(30);
+    while !containers_of(e, pid).is_empty() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(
+        containers_of(e, pid).is_empty(),
+        "left behind by a killed host: {:?}",
+        containers_of(e, pid)
+    );
+}
+on_both!(a_killed_host_leaves_no_container);

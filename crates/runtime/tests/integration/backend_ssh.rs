@@ -694,3 +694,81 @@ fn idle_connections_past_max_connections_are_closed() {
     assert_eq!(sh(&rt, "a", "pwd")["output"], "/tmp");
     assert!(wait_for(|| masters() <= 2), "{} masters", masters());
 }
+
+/// Live processes whose command line is exactly `argv`.
+fn procs_exactly(argv: &str) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|p| {
+            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+            let zombie = stat
+                .rfind(')')
+                .is_some_and(|i| stat[i + 1..].trim_start().starts_with('Z'));
+            !zombie
+                && std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| {
+                    String::from_utf8_lossy(&c).replace('\0', " ").trim_end() == argv
+                })
+        })
+        .collect()
+}
+
+/// The host of `a_killed_host_leaves_no_remote_command`: this test binary
+/// run again with `HT_SSH_HOST` set to a runtime config.
+#[test]
+fn ssh_host_child() {
+    let Ok(cfg) = std::env::var("HT_SSH_HOST") else {
+        return;
+    };
+    let rt = Runtime::new(&cfg).expect("runtime");
+    let tag = std::env::var("HT_SSH_TAG").unwrap();
+    let v = sh(&rt, "k", &format!("/bin/sleep {tag}"));
+    println!("ended {v}");
+}
+
+/// A host killed outright (SIGKILL: no close) leaves no remote command
+/// running: the watcher kills what the runtime started over its still-open
+/// master connection (a command without a terminal outlives its client).
+#[test]
+fn a_killed_host_leaves_no_remote_command() {
+    let sshd = sshd_or_skip!();
+    let mut ssh = sshd.section();
+    ssh["accept_new_host_keys"] = json!(true);
+    let cfg = json!({"builtin_toolsets": ["terminal"],
+        "terminal": {"backend": "ssh", "ssh": ssh}});
+    let tag = format!("{}.{}", 700 + std::process::id() % 97, 3);
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "backend_ssh::ssh_host_child", "--nocapture"])
+        .env("HT_SSH_HOST", cfg.to_string())
+        .env("HT_SSH_TAG", &tag)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let sleep = format!("/bin/sleep {tag}");
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while procs_exactly(&sleep).is_empty() && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(
+        !procs_exactly(&sleep).is_empty(),
+        "the remote command never started"
+    );
+    child.kill().unwrap();
+    let _ = child.wait();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !procs_exactly(&sleep).is_empty() && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let left = procs_exactly(&sleep);
+    for p in &left {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &p.to_string()])
+            .status();
+    }
+    assert!(
+        left.is_empty(),
+        "the remote command outlived its killed host: {left:?}"
+    );
+}
