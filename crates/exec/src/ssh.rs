@@ -240,10 +240,7 @@ impl Ssh {
             client_env: std::env::vars().collect(),
             watcher: Mutex::new(None),
         })
-        .map(|ssh| {
-            ssh.watch();
-            ssh
-        })
+        .inspect(Ssh::watch)
     }
 
     /// Start the watcher that ends this runtime's remote commands should
