@@ -16,6 +16,7 @@
 //! become the marker character [`DYN`]; a command name containing it is a
 //! "dynamic command" and paths containing it are treated as unknown.
 
+pub use crate::names::{cmd_name, is_interpreter, is_shell};
 use super::parse::{self, Cmd, List, Parsed, Part, RedirOp, Sep, Simple, Word};
 use crate::words::ARRAY_SEP;
 
@@ -172,83 +173,11 @@ pub fn analyze(text: &str) -> Analysis {
     a.out
 }
 
-/// Basename of a program path, lowercased, without `.exe`.
-pub fn cmd_name(argv0: &str) -> String {
-    let base = argv0.rsplit(['/', '\\']).next().unwrap_or(argv0);
-    // ASCII fast path: the same result as `to_lowercase` for ASCII
-    let mut n = if base.is_ascii() {
-        base.to_ascii_lowercase()
-    } else {
-        base.to_lowercase()
-    };
-    for ext in [".exe", ".com", ".bat", ".cmd"] {
-        if n.len() > ext.len() && n.ends_with(ext) {
-            n.truncate(n.len() - ext.len());
-        }
-    }
-    n
-}
 
-pub fn is_shell(name: &str) -> bool {
-    matches!(
-        name,
-        "sh" | "bash"
-            | "zsh"
-            | "dash"
-            | "ksh"
-            | "mksh"
-            | "ash"
-            | "fish"
-            | "csh"
-            | "tcsh"
-            | "rbash"
-            | "yash"
-            | "posh"
-            | "oksh"
-            | "pdksh"
-    )
-}
 
-pub fn is_interpreter(name: &str) -> bool {
-    let n = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
-    matches!(
-        n,
-        "python"
-            | "py"
-            | "pypy"
-            | "perl"
-            | "ruby"
-            | "node"
-            | "nodejs"
-            | "php"
-            | "lua"
-            | "luajit"
-            | "tclsh"
-            | "wish"
-            | "deno"
-            | "bun"
-            | "osascript"
-            | "rscript"
-            | "julia"
-            | "groovy"
-            | "jshell"
-            | "irb"
-            | "powershell"
-            | "pwsh"
-            | "awk"
-            | "gawk"
-            | "mawk"
-            | "nawk"
-            | "expect"
-            | "guile"
-            | "racket"
-            | "sbcl"
-            | "elixir"
-            | "erl"
-            | "scala"
-            | "kotlin"
-    ) || n.starts_with("python")
-}
+
+
+
 
 /// The variable environment: a few entries, searched linearly (latest wins).
 #[derive(Default)]
@@ -1125,7 +1054,7 @@ impl Analyzer {
         }
         let Some(p) = kb::program(name) else { return };
         let sub = if name == "git" {
-            crate::rules::git_sub(argv)
+            crate::names::git_sub(argv)
         } else {
             None
         };
@@ -1284,7 +1213,7 @@ impl Analyzer {
                 self.analyze_text(&cmd, ic, true);
             }
         }
-        if let Some((si, "config")) = crate::rules::git_sub(argv) {
+        if let Some((si, "config")) = crate::names::git_sub(argv) {
             let mut ops: Vec<&String> = Vec::new();
             let mut i = si + 1;
             while i < argv.len() {

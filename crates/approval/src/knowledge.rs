@@ -836,8 +836,8 @@ pub static INERT: &[&str] = &[
 pub fn is_known(name: &str) -> bool {
     static SET: Lazy<HashSet<&'static str>> = Lazy::new(|| INERT.iter().copied().collect());
     SET.contains(name)
-        || crate::analyze::is_shell(name)
-        || crate::analyze::is_interpreter(name)
+        || crate::names::is_shell(name)
+        || crate::names::is_interpreter(name)
         || program(name).is_some()
 }
 
@@ -851,7 +851,7 @@ pub fn looks_like_program(word: &str) -> bool {
     {
         return false;
     }
-    let base = crate::analyze::cmd_name(word);
+    let base = crate::names::cmd_name(word);
     if word.contains('/') {
         // an absolute path into a bin directory, or a relative ./script
         let in_bin = word.starts_with("/bin/")
@@ -859,7 +859,7 @@ pub fn looks_like_program(word: &str) -> bool {
             || word.starts_with("/usr/local/bin/")
             || word.starts_with("/sbin/")
             || word.starts_with("/usr/sbin/");
-        return in_bin || crate::analyze::is_shell(&base) || crate::analyze::is_interpreter(&base);
+        return in_bin || crate::names::is_shell(&base) || crate::names::is_interpreter(&base);
     }
     static EXTRA: &[&str] = &[
         "rm",
@@ -912,8 +912,8 @@ pub fn looks_like_program(word: &str) -> bool {
         "iptables",
     ];
     EXTRA.contains(&base.as_str())
-        || crate::analyze::is_shell(&base)
-        || crate::analyze::is_interpreter(&base)
+        || crate::names::is_shell(&base)
+        || crate::names::is_interpreter(&base)
         || program(&base).is_some()
 }
 

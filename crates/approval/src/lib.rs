@@ -128,6 +128,7 @@ pub mod analyze;
 pub mod catalog;
 pub mod families;
 pub mod knowledge;
+pub mod names;
 pub mod normalize;
 pub mod options;
 pub mod packs;

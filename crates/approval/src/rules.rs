@@ -2151,31 +2151,7 @@ fn m_metadata(_: &RuleCtx, _: usize, e: &Exec) -> bool {
     })
 }
 
-pub(crate) fn git_sub(argv: &[String]) -> Option<(usize, &str)> {
-    let mut i = 1;
-    while i < argv.len() {
-        let a = argv[i].as_str();
-        if matches!(
-            a,
-            "-C" | "-c"
-                | "--git-dir"
-                | "--work-tree"
-                | "--namespace"
-                | "--exec-path"
-                | "--super-prefix"
-                | "--config-env"
-        ) {
-            i += 2;
-            continue;
-        }
-        if a.starts_with('-') {
-            i += 1;
-            continue;
-        }
-        return Some((i, a));
-    }
-    None
-}
+pub(crate) use crate::names::git_sub;
 
 static SQL_DESTRUCT: Lazy<Regex> = Lazy::new(|| {
     Regex::new(r"(?is)\b(drop\s+(table|database|schema|index|view|user|role|keyspace|collection)\b|truncate\b|delete\s+from\b|update\s+\S+\s+set\b|alter\s+table\s+\S+\s+drop\b|dropdatabase\s*\(|deletemany\s*\(\s*\{\s*\}\s*\)|flushall\b|flushdb\b)|\.drop\s*\(")
