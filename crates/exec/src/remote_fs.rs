@@ -16,8 +16,7 @@ use crate::fs::{Entry, FileSystem, Meta, WalkedFile};
 use crate::spawn::SpawnRequest;
 use crate::tree::MARK_VAR;
 
-/// Most bytes one search fetches over the connection.
-pub const WALK_MAX_TOTAL: u64 = 256 * 1024 * 1024;
+pub use crate::fs::types::WALK_MAX_TOTAL;
 
 /// The remote walker: one perl process (perl-base is part of every Debian
 /// and Ubuntu system, and of git's dependencies elsewhere) that prints

@@ -30,7 +30,7 @@ pub(crate) struct Live {
     /// the values the client sees keep rising.
     pub tool_reports: AtomicBool,
     /// The session the call belongs to (its log level).
-    pub session: Arc<crate::sessions::Session>,
+    pub session: Arc<crate::quotas::Session>,
     /// The call's progress and log notifications, in the order they were
     /// made: one task writes them, and the result waits for it
     /// ([`Entry::finish`]), so no report arrives after the result it
@@ -111,7 +111,7 @@ impl Calls {
         &self,
         peer: Peer<RoleServer>,
         token: Option<ProgressToken>,
-        session: Arc<crate::sessions::Session>,
+        session: Arc<crate::quotas::Session>,
     ) -> Entry<'_> {
         let id = format!("mcp-{}", self.next.fetch_add(1, Ordering::Relaxed) + 1);
         let wanted = token.is_some() || session.log_level.lock().is_some();

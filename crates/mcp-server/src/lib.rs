@@ -31,6 +31,7 @@ mod http;
 pub mod limits;
 mod processes;
 mod progress;
+mod quotas;
 mod serve;
 mod sessions;
 
@@ -88,7 +89,7 @@ pub(crate) struct Shared {
     pub peers: parking_lot::Mutex<Vec<Peer<RoleServer>>>,
     pub limits: Limits,
     /// Each session's quotas and log level, by task.
-    quotas: parking_lot::Mutex<std::collections::HashMap<String, Arc<sessions::Session>>>,
+    quotas: parking_lot::Mutex<std::collections::HashMap<String, Arc<quotas::Session>>>,
 }
 
 impl Shared {
@@ -105,11 +106,11 @@ impl Shared {
     }
 
     /// The quotas of the session whose task is `task` (made on first use).
-    pub(crate) fn session(&self, task: &str) -> Arc<sessions::Session> {
+    pub(crate) fn session(&self, task: &str) -> Arc<quotas::Session> {
         self.quotas
             .lock()
             .entry(task.to_string())
-            .or_insert_with(|| Arc::new(sessions::Session::new(self.limits.session_max_calls)))
+            .or_insert_with(|| Arc::new(quotas::Session::new(self.limits.session_max_calls)))
             .clone()
     }
 
@@ -184,7 +185,7 @@ impl Server {
             .and_then(|p| p.headers.get("mcp-session-id"))
             .and_then(|v| v.to_str().ok());
         match header {
-            Some(h) => sessions::task_of_session(h),
+            Some(h) => quotas::task_of_session(h),
             None => self.task.clone(),
         }
     }

@@ -44,7 +44,7 @@ pub(crate) fn rank(l: LoggingLevel) -> u8 {
 /// level or a lower one.
 #[allow(deprecated)]
 pub(crate) fn message_for(
-    session: &crate::sessions::Session,
+    session: &crate::quotas::Session,
     level: LoggingLevel,
     data: Value,
 ) -> Option<LoggingMessageNotificationParam> {

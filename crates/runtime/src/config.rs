@@ -148,7 +148,7 @@ impl Config {
                 )));
             }
         }
-        cfg.backend_fallback = cfg.terminal.resolve_auto_backend();
+        cfg.backend_fallback = hermes_builtins::terminal::resolve_auto_backend(&mut cfg.terminal);
         match cfg.terminal.backend.as_str() {
             "local" | "sandbox" => {}
             "ssh" => match &cfg.terminal.ssh {

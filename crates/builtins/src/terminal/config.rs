@@ -252,22 +252,3 @@ fn expand_home(p: &str) -> std::path::PathBuf {
     }
     std::path::PathBuf::from(p)
 }
-
-impl TerminalConfig {
-    /// Resolve `"auto"`: the sandbox where it works (bubblewrap runs and the
-    /// working root is not `/`), else local. Returns why the sandbox was not
-    /// chosen, when it was not (the runtime warns once).
-    pub fn resolve_auto_backend(&mut self) -> Option<String> {
-        if self.backend != "auto" {
-            return None;
-        }
-        let root = super::default_cwd(self);
-        let why = if root == std::path::Path::new("/") {
-            Some("the working directory is / (set terminal.cwd to the workspace)".to_string())
-        } else {
-            hermes_exec::sandbox::usable().err()
-        };
-        self.backend = if why.is_none() { "sandbox" } else { "local" }.into();
-        why
-    }
-}

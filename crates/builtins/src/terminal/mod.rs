@@ -112,6 +112,23 @@ fn expand_home(p: &str) -> PathBuf {
     PathBuf::from(p)
 }
 
+/// Resolve `terminal.backend: "auto"` in `cfg`: the sandbox where it works
+/// (bubblewrap runs and the working root is not `/`), else local. Returns
+/// why the sandbox was not chosen, when it was not (the runtime warns once).
+pub fn resolve_auto_backend(cfg: &mut TerminalConfig) -> Option<String> {
+    if cfg.backend != "auto" {
+        return None;
+    }
+    let root = default_cwd(cfg);
+    let why = if root == Path::new("/") {
+        Some("the working directory is / (set terminal.cwd to the workspace)".to_string())
+    } else {
+        hermes_exec::sandbox::usable().err()
+    };
+    cfg.backend = if why.is_none() { "sandbox" } else { "local" }.into();
+    why
+}
+
 /// The configured working directory (or the process's own).
 pub fn default_cwd(cfg: &TerminalConfig) -> PathBuf {
     cfg.cwd
@@ -173,7 +190,7 @@ fn environment(cfg: &TerminalConfig) -> Result<Arc<dyn Environment>> {
     match cfg.backend.as_str() {
         "auto" => {
             let mut resolved = cfg.clone();
-            resolved.resolve_auto_backend();
+            resolve_auto_backend(&mut resolved);
             environment(&resolved)
         }
         "local" => Ok(Arc::new(hermes_exec::local::Local)),

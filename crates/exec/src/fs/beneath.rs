@@ -29,7 +29,7 @@ use rustix::fs::{self as rfs, AtFlags, Dir, FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
 
 use super::rules::{self, Rules};
-use super::{Entry, Meta, WalkedFile};
+use super::types::{Entry, Meta, WalkedFile};
 use crate::spawn::SandboxConfig;
 
 /// The sandbox's system folders (as `sandbox.rs` binds them).
@@ -1051,10 +1051,10 @@ impl View {
                 .take(job.max_file)
                 .read_to_end(&mut buf)?;
             *job.total += buf.len() as u64;
-            if *job.total > crate::remote_fs::WALK_MAX_TOTAL {
+            if *job.total > super::types::WALK_MAX_TOTAL {
                 return Err(io::Error::other(format!(
                     "more than {} bytes to search: narrow the path or use file_glob",
-                    crate::remote_fs::WALK_MAX_TOTAL
+                    super::types::WALK_MAX_TOTAL
                 )));
             }
             Some(buf)

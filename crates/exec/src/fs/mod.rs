@@ -20,26 +20,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 pub mod beneath;
+pub mod types;
+pub use types::{Entry, Meta, WalkedFile};
 mod rules;
-
-/// What the tools need to know about a path.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Meta {
-    pub len: u64,
-    /// Modification time in nanoseconds since the epoch.
-    pub mtime_ns: i128,
-    /// Permission bits (`0o644`).
-    pub mode: u32,
-    pub is_dir: bool,
-    pub is_file: bool,
-}
-
-/// One directory entry.
-#[derive(Clone, Debug)]
-pub struct Entry {
-    pub name: String,
-    pub is_dir: bool,
-}
 
 /// Files as the task's environment sees them.
 pub trait FileSystem: Send + Sync {
@@ -159,15 +142,6 @@ impl FileSystem for NoFiles {
     fn walk(&self, _: &Path, _: bool, _: u64) -> io::Result<Vec<WalkedFile>> {
         self.err()
     }
-}
-
-/// A file found by [`FileSystem::walk`].
-#[derive(Clone, Debug)]
-pub struct WalkedFile {
-    pub path: PathBuf,
-    pub mtime_ns: i128,
-    /// The contents, when asked for.
-    pub data: Option<Vec<u8>>,
 }
 
 /// This machine's files: all of them (the local backend), or what the
