@@ -167,7 +167,7 @@ impl EventSink for Progress {
 
 pub fn call(config: Option<&Path>, as_json: bool, tool: &str, args: &str) -> u8 {
     if !serde_json::from_str::<Value>(args).is_ok_and(|v| v.is_object()) {
-        return crate::out::fail(format!("call: ARGS_JSON must be a JSON object, got {args}"));
+        return crate::out::usage(format!("call: ARGS_JSON must be a JSON object, got {args}"));
     }
     let rt = match runtime(config) {
         Ok(rt) => rt,

@@ -23,6 +23,14 @@ pub fn fail(message: impl std::fmt::Display) -> u8 {
     1
 }
 
+/// Print a usage error (a bad argument, not a failure of the work) on one
+/// line and return 2, the exit status of usage errors.
+pub fn usage(message: impl std::fmt::Display) -> u8 {
+    let one_line = message.to_string().replace(['\n', '\r'], " ");
+    eprintln!("hermes-tools: {one_line}");
+    2
+}
+
 /// Print a line on standard output. A closed pipe (`| head -1`) is not an
 /// error: the rest is dropped and the command still exits with its own
 /// status (a verdict, a failure), instead of panicking as `println!` does.

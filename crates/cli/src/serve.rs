@@ -62,6 +62,10 @@ fn options(config: Option<&Path>, auth: &Auth) -> Result<(String, Options), Stri
 }
 
 pub fn run(config: Option<&Path>, http: Option<&str>, auth: Auth) -> u8 {
+    let http = match http.map(loopback_address).transpose() {
+        Ok(a) => a,
+        Err(e) => return crate::out::usage(e),
+    };
     let (text, opts) = match options(config, &auth) {
         Ok(o) => o,
         Err(e) => return crate::out::fail(e),
@@ -145,21 +149,34 @@ impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for EofSignal<R> {
     }
 }
 
+/// `--http ADDR`: an address or a host name with a port (`localhost:0`),
+/// every address of which must be loopback (the port 0 picks one).
+fn loopback_address(addr: &str) -> Result<std::net::SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    let all: Vec<std::net::SocketAddr> = addr
+        .to_socket_addrs()
+        .map_err(|e| {
+            format!(
+                "mcp serve --http: '{addr}' is not an address ({e}); give HOST:PORT such as 127.0.0.1:8931 or localhost:0"
+            )
+        })?
+        .collect();
+    match all.iter().find(|a| !a.ip().is_loopback()) {
+        Some(a) => Err(format!(
+            "mcp serve --http: {addr} ({a}) is not a loopback address; listen on 127.0.0.1, [::1] or localhost"
+        )),
+        None => all
+            .into_iter()
+            .next()
+            .ok_or_else(|| format!("mcp serve --http: '{addr}' names no address")),
+    }
+}
+
 async fn serve_http(
     rt: Arc<hermes_runtime::Runtime>,
-    addr: &str,
+    addr: std::net::SocketAddr,
     opts: &Options,
 ) -> Result<(), String> {
-    let addr: std::net::SocketAddr = addr.parse().map_err(|_| {
-        format!(
-            "mcp serve --http: '{addr}' is not an address; give 127.0.0.1:PORT (port 0 picks one)"
-        )
-    })?;
-    if !addr.ip().is_loopback() {
-        return Err(format!(
-            "mcp serve --http: {addr} is not a loopback address; listen on 127.0.0.1 or [::1]"
-        ));
-    }
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| format!("mcp serve --http: cannot listen on {addr}: {e}"))?;

@@ -490,3 +490,43 @@ fn mcp_serve_ends_its_commands_when_the_client_leaves() {
         "exit took {took:?}"
     );
 }
+
+/// Usage errors exit 2 (not 1, which says the work failed), and `--http`
+/// takes a host name as well as an address.
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(
+        run(&["call", "terminal", "not json"]).status.code(),
+        Some(2)
+    );
+    assert_eq!(
+        run(&["definitions", "--format", "gemini"]).status.code(),
+        Some(2)
+    );
+    assert_eq!(
+        run(&["mcp", "serve", "--http", "0.0.0.0:0"]).status.code(),
+        Some(2)
+    );
+    assert_eq!(
+        run(&["mcp", "serve", "--http", "no-such-host.invalid:0"])
+            .status
+            .code(),
+        Some(2)
+    );
+    let mut served = bin()
+        .args(["mcp", "serve", "--http", "localhost:0", "--no-auth"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(served.stderr.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let _ = served.kill();
+    let _ = served.wait();
+    assert!(line.contains("listening on http://127.0.0.1:"), "{line}");
+}
