@@ -16,8 +16,8 @@
 //! become the marker character [`DYN`]; a command name containing it is a
 //! "dynamic command" and paths containing it are treated as unknown.
 
-pub use crate::names::{cmd_name, is_interpreter, is_shell};
 use super::parse::{self, Cmd, List, Parsed, Part, RedirOp, Sep, Simple, Word};
+pub use crate::names::{cmd_name, is_interpreter, is_shell};
 use crate::words::ARRAY_SEP;
 
 /// Stands for a value the analyser cannot know (unset variable, command output).
@@ -172,12 +172,6 @@ pub fn analyze(text: &str) -> Analysis {
     a.out.written = std::mem::take(&mut a.files);
     a.out
 }
-
-
-
-
-
-
 
 /// The variable environment: a few entries, searched linearly (latest wins).
 #[derive(Default)]
