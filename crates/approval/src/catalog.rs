@@ -18,7 +18,8 @@
 //! rule or technique is unaccounted for.
 
 use crate::analyze::{Exec, is_interpreter, is_shell};
-use crate::rules::{DescribeMatcher, RuleCtx, WriteKind, dry_run, is_critical, operands};
+use crate::ctx::{RuleCtx, WriteKind, operands};
+use crate::rules::{DescribeMatcher, dry_run, is_critical};
 use crate::types::Verdict;
 use crate::words::norm_path;
 

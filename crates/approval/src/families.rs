@@ -16,9 +16,12 @@ use once_cell::sync::Lazy;
 use regex::Regex;
 
 use crate::analyze::{DYN, Exec, cmd_name};
+use crate::ctx::{RuleCtx, WriteKind, operands, tail};
+use crate::effects::m_everyday_effect;
+use crate::names::git_sub;
 use crate::rules::{
-    RuleCtx, WriteKind, dry_run, git_sub, has_long, is_critical, is_system_path, is_user_sensitive,
-    lc, m_cloud_destroy, m_pkg_remove, operands, short_flags,
+    dry_run, has_long, is_critical, is_system_path, is_user_sensitive, lc, m_cloud_destroy,
+    m_pkg_remove, short_flags,
 };
 use crate::sources::{official_source, package_env_risky};
 use crate::types::Verdict;
@@ -172,17 +175,12 @@ pub fn family_rows() -> Vec<FamilyRow> {
             "everyday-effect",
             Ask,
             "discards uncommitted work, kills by pattern, uploads a local file or creates a cloud resource",
-            crate::posture::m_everyday_effect,
+            m_everyday_effect,
         ),
     ]
 }
 
 // ---------------------------------------------------------------- helpers
-
-/// The arguments after the program name (empty for a bare redirection).
-pub(crate) fn tail(a: &[String]) -> &[String] {
-    a.get(1..).unwrap_or(&[])
-}
 
 /// The first argument after the program that is not an option (a VCS subcommand).
 fn first_operand(a: &[String]) -> Option<&str> {

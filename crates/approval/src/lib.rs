@@ -126,6 +126,8 @@
 
 pub mod analyze;
 pub mod catalog;
+pub mod ctx;
+pub mod effects;
 pub mod families;
 pub mod knowledge;
 pub mod names;
@@ -942,7 +944,7 @@ impl Engine {
                 }
             }
         }
-        let ctx = rules::RuleCtx {
+        let ctx = ctx::RuleCtx {
             analysis: &a,
             targets: a.execs.iter().map(rules::write_targets).collect(),
             single: rules::analysis_is_single(&a) && !text.contains(['\n', ';', '&', '|']),

@@ -15,6 +15,11 @@ use regex::Regex;
 
 use super::analyze::{Analysis, DYN, Exec, cmd_name, is_interpreter, is_shell};
 use super::parse::RedirOp;
+use crate::ctx::{RuleCtx, WriteKind, operands};
+use crate::effects::{
+    find_cleanup_inner, inline_code, inline_code_is_plain, is_everyday_cleanup, m_privilege,
+    m_process_inspect, m_secret_file_read, m_shell_path_arg, m_system_install,
+};
 use crate::types::Verdict;
 use crate::words::{display_argv, norm_path};
 
@@ -58,23 +63,6 @@ pub type ExplainMatcher = fn(&RuleCtx, usize, &Exec) -> Option<&'static str>;
 
 /// A catalog matcher: `Some(explanation naming what is affected)`.
 pub type DescribeMatcher = fn(&RuleCtx, usize, &Exec) -> Option<String>;
-
-/// What matchers can look at besides the program itself.
-pub struct RuleCtx<'a> {
-    pub analysis: &'a Analysis,
-    /// `write_targets` of every exec, computed once.
-    pub targets: Vec<Vec<(String, WriteKind)>>,
-    /// The whole input is one simple command (no lists, pipes, substitutions).
-    pub single: bool,
-    /// The posture of [`crate::CheckOptions`] (`None`: compatibility).
-    pub posture: Option<crate::types::Posture>,
-    /// The project directory the command runs in, when known.
-    pub workspace: Option<&'a str>,
-    /// A Python virtual environment is active.
-    pub virtualenv: bool,
-    /// The command text being judged.
-    pub text: &'a str,
-}
 
 macro_rules! r {
     ($key:expr, $tier:ident, $desc:expr, $f:expr) => {
@@ -322,31 +310,31 @@ pub fn builtin_rows() -> Vec<RuleRow> {
             "privilege",
             Ask,
             "runs with another user's (root's) privileges (sudo, su, doas, pkexec)",
-            crate::posture::m_privilege
+            m_privilege
         ),
         r!(
             "system-install",
             Ask,
             "installs or upgrades software system-wide (apt/dnf/pacman install, npm -g, pip outside a virtual environment, make install)",
-            crate::posture::m_system_install
+            m_system_install
         ),
         r!(
             "process-inspect",
             Ask,
             "reads another process's environment or memory (ps e, /proc/PID/environ, gdb -p, strace -p)",
-            crate::posture::m_process_inspect
+            m_process_inspect
         ),
         r!(
             "secret-file-read",
             Ask,
             "prints a project secrets file (.env) into the transcript",
-            crate::posture::m_secret_file_read
+            m_secret_file_read
         ),
         r!(
             "shell-escape-arg",
             Ask,
             "hands a shell (/bin/sh) to a program that may run it (GTFOBins shell function)",
-            crate::posture::m_shell_path_arg
+            m_shell_path_arg
         ),
         r!(
             "script-unseen",
@@ -396,33 +384,6 @@ pub(crate) fn lc(s: &str) -> String {
     } else {
         s.to_lowercase()
     }
-}
-
-/// Operands of a command: words after options (GNU permutation: options may
-/// follow operands; `--` ends options). `vals` are options taking a value.
-pub(crate) fn operands<'a>(argv: &'a [String], vals: &[&str]) -> Vec<&'a str> {
-    let mut out = Vec::new();
-    let mut i = 1;
-    let mut opts_done = false;
-    while i < argv.len() {
-        let a = argv[i].as_str();
-        if opts_done || !a.starts_with('-') || a == "-" {
-            out.push(a);
-            i += 1;
-            continue;
-        }
-        if a == "--" {
-            opts_done = true;
-            i += 1;
-            continue;
-        }
-        if vals.contains(&a) {
-            i += 2;
-            continue;
-        }
-        i += 1;
-    }
-    out
 }
 
 pub(crate) fn short_flags(argv: &[String]) -> String {
@@ -861,15 +822,6 @@ pub fn is_credential_file(p: &str) -> bool {
         "hosts.yml" => n.contains("/gh/"),
         _ => true,
     }
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum WriteKind {
-    Overwrite,
-    Append,
-    InPlace,
-    Delete,
-    Create,
 }
 
 /// Files this program writes, edits or deletes.
@@ -1376,10 +1328,7 @@ pub(crate) fn safe_eval(text: &str) -> bool {
 }
 
 fn m_rm_recursive(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
-    is_rm(e)
-        && rm_flags(&e.argv).0
-        && !crate::posture::is_everyday_cleanup(ctx, e)
-        && !crate::posture::find_cleanup_inner(ctx, e)
+    is_rm(e) && rm_flags(&e.argv).0 && !is_everyday_cleanup(ctx, e) && !find_cleanup_inner(ctx, e)
 }
 
 /// `rm -f <tmp>/hermes-(verify|ad-hoc)-NAME`: the agent's own verification
@@ -1406,17 +1355,17 @@ fn m_rm_forced_outside(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
     if ctx.single && is_verify_artifact(e) {
         return false;
     }
-    if crate::posture::is_everyday_cleanup(ctx, e) {
+    if is_everyday_cleanup(ctx, e) {
         return false;
     }
     operands(&e.argv, &[]).iter().any(|o| is_abs_or_outside(o))
 }
 
 fn m_bulk_delete(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
-    if crate::posture::is_everyday_cleanup(ctx, e) {
+    if is_everyday_cleanup(ctx, e) {
         return false;
     }
-    if crate::posture::find_cleanup_inner(ctx, e) {
+    if find_cleanup_inner(ctx, e) {
         return false;
     }
     if e.name == "find" {
@@ -1921,8 +1870,7 @@ fn m_inline_script(ctx: &RuleCtx, i: usize, e: &Exec) -> bool {
         // judged by content: plain code (no spawning, deletion, network or
         // dynamic evaluation) runs without asking
         let _ = i;
-        return !crate::posture::inline_code(e)
-            .is_some_and(|c| !c.contains(DYN) && crate::posture::inline_code_is_plain(&c));
+        return !inline_code(e).is_some_and(|c| !c.contains(DYN) && inline_code_is_plain(&c));
     }
     hit
 }
@@ -2029,7 +1977,7 @@ fn m_exec_created(ctx: &RuleCtx, idx: usize, e: &Exec) -> bool {
                 let shell_script =
                     is_shell(&e.name) || (e.argv[0].contains('/') && !is_interpreter(&e.name));
                 // a shell script's content was analysed when written
-                !shell_script && !crate::posture::inline_code_is_plain(c)
+                !shell_script && !inline_code_is_plain(c)
             });
     }
     let runs: Option<String> = if e.argv.first().is_some_and(|a| a.contains('/')) {

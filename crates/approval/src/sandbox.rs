@@ -16,8 +16,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::analyze::{DYN, Exec};
-use crate::families::tail;
-use crate::rules::{WriteKind, git_sub};
+use crate::ctx::{WriteKind, tail};
+use crate::names::git_sub;
 use crate::types::Verdict;
 use crate::words::norm_path;
 

@@ -1,0 +1,603 @@
+//! Posture matchers that the rule table and the families name: privilege,
+//! system-wide installs, reading another process's memory or a project's
+//! secrets file, a shell handed over as an argument, everyday effects
+//! worth a prompt, and the workspace cleanup and inline code that a
+//! posture lets through.
+//!
+//! Why apart from [`crate::posture`]: [`crate::rules`] and
+//! [`crate::families`] put these matchers in their tables, while the
+//! posture judgements (which rules a sandbox contains, what is known safe)
+//! look at sandbox data. Here they sit below the rule table and import only
+//! the shared context ([`crate::ctx`]), the analysis, program names and the
+//! knowledge base, so no import points back up and the modules form layers.
+
+use crate::analyze::{DYN, Exec, is_interpreter, is_shell};
+use crate::ctx::{RuleCtx, operands};
+use crate::knowledge;
+use crate::names::git_sub;
+use crate::parse::RedirOp;
+
+/// `sudo`, `su`, `doas`, `pkexec`, ... (any use, in a posture).
+pub fn m_privilege(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
+    ctx.posture.is_some() && knowledge::program(&e.name).is_some_and(|p| p.privilege)
+}
+
+fn venv_in_command(ctx: &RuleCtx, e: &Exec) -> bool {
+    ctx.virtualenv
+        || e.via.as_deref().is_some_and(|v| {
+            matches!(
+                v,
+                "uv" | "poetry" | "pdm" | "hatch" | "pipenv" | "conda" | "tox" | "nox"
+            )
+        })
+        || e.argv[0].contains("venv/")
+        || e.argv[0].contains("/env/bin/")
+        || ctx.text.contains("activate")
+        || ctx.text.contains("VIRTUAL_ENV=")
+}
+
+/// Installs that change the whole system (in a posture): `apt-get install`,
+/// `npm -g`, `pip install` outside a virtual environment, `make install`.
+pub fn m_system_install(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
+    if ctx.posture.is_none() || e.argv.len() < 2 {
+        return false;
+    }
+    let a = &e.argv;
+    // `python -m pip install ...`
+    if is_interpreter(&e.name)
+        && a.windows(3)
+            .any(|w| w[0] == "-m" && w[1] == "pip" && w[2] == "install")
+    {
+        return !venv_in_command(ctx, e) || a.iter().any(|w| w == "--user");
+    }
+    let Some(p) = knowledge::program(&e.name) else {
+        return false;
+    };
+    if p.installs.is_empty() {
+        return false;
+    }
+    if a.iter().any(|w| {
+        w == "--simulate"
+            || w == "-s" && e.name.starts_with("apt")
+            || w == "--dry-run"
+            || w == "--help"
+    }) {
+        return false;
+    }
+    let ops = operands(a, &[]);
+    let sub = ops.first().copied().unwrap_or("");
+    if matches!(e.name.as_str(), "pip" | "pip3" | "pip2") {
+        if sub != "install" {
+            return false;
+        }
+        return a
+            .iter()
+            .any(|w| w == "--user" || w == "--break-system-packages")
+            || !venv_in_command(ctx, e);
+    }
+    if !p.global_flags.is_empty() {
+        let global = a.iter().any(|w| p.global_flags.contains(&w.as_str()));
+        let adds = ops.iter().any(|o| {
+            matches!(
+                *o,
+                "install"
+                    | "i"
+                    | "add"
+                    | "link"
+                    | "update"
+                    | "up"
+                    | "upgrade"
+                    | "remove"
+                    | "uninstall"
+                    | "rm"
+            )
+        });
+        return (global && adds) || (sub == "global" && ops.get(1).is_some_and(|o| *o == "add"));
+    }
+    for inst in p.installs {
+        if inst.starts_with('-') {
+            let hit = a[1..].iter().any(|w| {
+                if e.name == "pacman" || e.name == "yay" || e.name == "paru" {
+                    // -S / -Syu / -U install; -Ss / -Si / -Sl query
+                    w.starts_with(inst)
+                        && !w.starts_with("--")
+                        && !w[2..].contains(['s', 'i', 'l', 'g', 'p', 'c'])
+                } else {
+                    w == inst
+                        || (!inst.starts_with("--") && !w.starts_with("--") && w.starts_with(inst))
+                }
+            });
+            if hit {
+                return true;
+            }
+        } else if sub == *inst {
+            return true;
+        }
+    }
+    false
+}
+
+/// Reading another process's environment or memory: `ps e`, `/proc/PID/
+/// environ|mem`, attaching a debugger or tracer (`gdb -p`, `strace -p`).
+pub fn m_process_inspect(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    if e.argv.is_empty() {
+        return false;
+    }
+    let proc_file = |p: &str| {
+        let p = p.trim_start_matches('<');
+        p.starts_with("/proc/")
+            && (p.ends_with("/environ") || p.ends_with("/mem"))
+            && p.matches('/').count() == 3
+    };
+    if e.argv[1..]
+        .iter()
+        .any(|a| proc_file(a) || a.strip_prefix("if=").is_some_and(proc_file))
+        || e.redirs.iter().any(|r| proc_file(&r.target))
+    {
+        return true;
+    }
+    if e.name == "ps" {
+        // BSD-style `e` shows every process's environment
+        return e.argv[1..].iter().any(|a| {
+            !a.starts_with('-')
+                && a.chars().all(|c| c.is_ascii_alphabetic())
+                && a.contains('e')
+                && a.len() <= 8
+        });
+    }
+    if let Some(p) = knowledge::program(&e.name)
+        && !p.attach_opts.is_empty()
+    {
+        if p.attach_opts == ["*"] {
+            return e.argv.len() > 1;
+        }
+        return e.argv[1..].iter().any(|a| {
+            p.attach_opts.contains(&a.as_str())
+                || a.starts_with("--pid=")
+                || (a.starts_with("-p")
+                    && a.len() > 2
+                    && a[2..].chars().all(|c| c.is_ascii_digit()))
+        });
+    }
+    false
+}
+
+/// A project secrets file (`.env`, `.env.production`; not `.env.example`).
+pub fn is_env_file(p: &str) -> bool {
+    let base = p.rsplit('/').next().unwrap_or(p).to_ascii_lowercase();
+    (base == ".env" || base.starts_with(".env."))
+        && !["example", "sample", "template", "dist", "defaults"]
+            .iter()
+            .any(|s| base.ends_with(s))
+}
+
+/// Printing a project secrets file (`cat .env`, `less .env.production`):
+/// the values land in the transcript (in a posture).
+pub fn m_secret_file_read(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
+    if ctx.posture.is_none() {
+        return false;
+    }
+    let readers = [
+        "cat", "tac", "less", "more", "most", "head", "tail", "bat", "batcat", "xxd", "od",
+        "hexdump", "strings", "grep", "egrep", "fgrep", "rg", "ag", "awk", "nl", "base64", "view",
+        "jq", "yq",
+    ];
+    if !readers.contains(&e.name.as_str()) {
+        return false;
+    }
+    e.argv[1..]
+        .iter()
+        .any(|a| !a.starts_with('-') && is_env_file(a))
+        || e.redirs
+            .iter()
+            .any(|r| r.op == RedirOp::In && is_env_file(&r.target))
+}
+
+/// Regenerable build output and caches: deleting them inside the workspace
+/// loses nothing a build does not recreate.
+fn is_build_output(p: &str) -> bool {
+    if p.is_empty()
+        || p.starts_with('/')
+        || p.starts_with('~')
+        || p.starts_with('-')
+        || p.contains("..")
+        || p.contains(DYN)
+        || p.contains('$')
+    {
+        return false;
+    }
+    let p = p.trim_start_matches("./").trim_end_matches('/');
+    const OUT: &[&str] = &[
+        "node_modules",
+        "target",
+        "build",
+        "dist",
+        "out",
+        "__pycache__",
+        ".pytest_cache",
+        ".mypy_cache",
+        ".ruff_cache",
+        ".tox",
+        ".nox",
+        ".next",
+        ".nuxt",
+        ".turbo",
+        ".parcel-cache",
+        ".cache",
+        "coverage",
+        ".coverage",
+        "htmlcov",
+        ".nyc_output",
+        ".gradle",
+        "bin",
+        "obj",
+        "cmake-build-debug",
+        "cmake-build-release",
+        ".eggs",
+        "site",
+        "_build",
+        ".venv",
+        "venv",
+        ".svelte-kit",
+        ".angular",
+        "storybook-static",
+        "tmp",
+        ".tmp",
+        "logs",
+    ];
+    let first = p.split('/').next().unwrap_or("");
+    if !(OUT.contains(&first) || first.ends_with(".egg-info")) {
+        return false;
+    }
+    // inside the output directory: any path without globs in the first part
+    !first.contains(['*', '?', '['])
+}
+
+/// `rm -rf node_modules`, `rm -rf build target/debug`, `find . -name
+/// '*.pyc' -delete`, `rm -f /tmp/test-*.log`: cleanup that a workspace
+/// (posture and project directory known) runs without asking.
+pub fn is_everyday_cleanup(ctx: &RuleCtx, e: &Exec) -> bool {
+    if ctx.posture.is_none() || ctx.workspace.is_none() || e.cwd.is_some() || e.bulk {
+        return false;
+    }
+    match e.name.as_str() {
+        "rm" => {
+            let ops = operands(&e.argv, &[]);
+            !ops.is_empty() && ops.iter().all(|o| is_build_output(o) || is_tmp_artifact(o))
+        }
+        "find" => {
+            // find . -name '*.pyc' -delete / -exec rm -rf {} + on caches
+            let start_ok = e
+                .argv
+                .get(1)
+                .is_some_and(|s| s == "." || is_build_output(s));
+            let pats: Vec<&String> = e
+                .argv
+                .windows(2)
+                .filter(|w| matches!(w[0].as_str(), "-name" | "-iname"))
+                .map(|w| &w[1])
+                .collect();
+            start_ok
+                && !pats.is_empty()
+                && pats.iter().all(|p| {
+                    matches!(
+                        p.as_str(),
+                        "*.pyc"
+                            | "*.pyo"
+                            | "__pycache__"
+                            | "*.o"
+                            | "*.class"
+                            | ".pytest_cache"
+                            | ".DS_Store"
+                            | "*.log"
+                            | "*.tmp"
+                            | "node_modules"
+                            | ".mypy_cache"
+                            | "*.egg-info"
+                            | "*~"
+                            | "*.orig"
+                            | "*.rej"
+                    )
+                })
+        }
+        _ => false,
+    }
+}
+
+/// `find CACHES -exec rm -rf {} +`: the `rm` a cleanup `find` runs.
+pub fn find_cleanup_inner(ctx: &RuleCtx, e: &Exec) -> bool {
+    if ctx.posture.is_none() || !e.bulk || e.via.as_deref() != Some("find") {
+        return false;
+    }
+    ctx.analysis
+        .execs
+        .iter()
+        .filter(|x| x.name == "find")
+        .all(|f| is_everyday_cleanup(ctx, f))
+}
+
+/// `/tmp/NAME-*.ext`: a test artefact with a literal prefix and suffix,
+/// non-recursive.
+fn is_tmp_artifact(p: &str) -> bool {
+    let Some(rest) = p.strip_prefix("/tmp/") else {
+        return false;
+    };
+    !rest.contains('/')
+        && !rest.contains("..")
+        && rest.len() >= 5
+        && rest.split('*').next().is_some_and(|pre| pre.len() >= 3)
+        && rest
+            .rsplit('*')
+            .next()
+            .is_some_and(|suf| suf.starts_with('.') && suf.len() >= 2)
+}
+
+/// Inline code judged by its content (in a posture): no process spawning,
+/// file deletion, network or dynamic evaluation APIs.
+pub fn inline_code_is_plain(code: &str) -> bool {
+    use once_cell::sync::Lazy;
+    use regex::Regex;
+    static RISKY: Lazy<Regex> = Lazy::new(|| {
+        Regex::new(
+            r"(?x)\b(os|subprocess|shutil|socket|urllib|requests|http|httpx|ctypes|pickle|marshal|pty|signal|multiprocessing|child_process|net|dgram|tls|https|cluster|worker_threads|vm|Kernel|IO|Open3|Process|Socket|Net|FileUtils|File|Dir|Runtime)\s*[.:]
+             |\b(system|exec|execSync|execFile|spawn|spawnSync|popen|eval|compile|__import__|getattr|setattr|open|unlink|unlinkSync|rmdir|rmdirSync|rm|rmSync|remove|rmtree|rename|chmod|chown|kill|fork)\b
+             |\brequire\s*\(\s*['\x22](node:)?(child_process|fs|fs/promises|net|http|https|os|vm|dgram|tls)['\x22]
+             |\bimport\s*\(
+             |(?i)[a-z_.]*(exec|spawn|popen|proc_open|system|passthru)[a-z_]*\s*\(
+             |`|\bqx\b|\$\{|\bsocket\b|\bsyscall\b|\bfs\.|\bimport\s+(os|subprocess|shutil|socket|ctypes|pty|requests|urllib)",
+        )
+        .expect("inline risky regex")
+    });
+    !RISKY.is_match(code) || plain_open(code)
+}
+
+/// `open("x")` / `open('x')` reading only (no mode argument) is the one
+/// allowed use of `open`: json.load(open("package.json")).
+fn plain_open(code: &str) -> bool {
+    use once_cell::sync::Lazy;
+    use regex::Regex;
+    static OPEN_READ: Lazy<Regex> =
+        // a literal project-relative path, read or written (`open('a.json')`,
+        // `open("src/x.py", "w")`): an edit like `sed -i`
+        Lazy::new(|| {
+            Regex::new(
+                r#"\bopen\(\s*("[A-Za-z0-9_][^"/~]*(/[A-Za-z0-9_][^"/~]*)*"|'[A-Za-z0-9_][^'/~]*(/[A-Za-z0-9_][^'/~]*)*')\s*(,\s*("[rwab+t]{1,3}"|'[rwab+t]{1,3}')\s*)?(,\s*encoding\s*=\s*("[\w-]+"|'[\w-]+')\s*)?\)"#,
+            )
+            .expect("open regex")
+        });
+    let without = OPEN_READ.replace_all(code, "READ");
+    without != code && inline_code_is_plain(&without)
+}
+
+/// The inline code of an interpreter exec (`-c` / `-e` / stdin text), when
+/// it has any.
+pub fn inline_code(e: &Exec) -> Option<String> {
+    if let Some(t) = &e.stdin_text {
+        return Some(t.clone());
+    }
+    let mut i = 1;
+    while i < e.argv.len() {
+        let a = &e.argv[i];
+        if !a.starts_with('-') {
+            return None;
+        }
+        if a.starts_with("--") {
+            if let Some(v) = a.strip_prefix("--eval=") {
+                return Some(v.to_string());
+            }
+            if matches!(a.as_str(), "--eval" | "--print") {
+                return e.argv.get(i + 1).cloned();
+            }
+            i += 1;
+            continue;
+        }
+        if a.ends_with('c') || a.ends_with('e') || a.ends_with('E') || a == "-p" || a == "-r" {
+            return e.argv.get(i + 1).cloned();
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Everyday commands with an effect worth a prompt (in a posture):
+/// discarding uncommitted work (`git checkout -- FILE`, `git checkout .`,
+/// `git restore FILE`), killing processes by pattern (`pkill -f`),
+/// uploading a local file (`curl -F f=@x`, `-T`, `--data-binary @x`) and
+/// creating cloud resources (`aws s3 mb`, `create-*`).
+pub fn m_everyday_effect(ctx: &RuleCtx, _: usize, e: &Exec) -> Option<&'static str> {
+    ctx.posture?;
+    let a = &e.argv;
+    match e.name.as_str() {
+        "git" => {
+            let (si, sub) = git_sub(a)?;
+            let rest = &a[si + 1..];
+            let staged_only = rest.iter().any(|w| w == "--staged" || w == "-S")
+                && !rest.iter().any(|w| w == "--worktree" || w == "-W");
+            match sub {
+                "restore" if !staged_only && rest.iter().any(|w| !w.starts_with('-')) => {
+                    Some("discards uncommitted changes to the named files (git restore)")
+                }
+                "checkout"
+                    if rest.iter().any(|w| w == "--")
+                        || rest.iter().all(|w| w == "." || w == "-f" || w == "--force")
+                            && rest.iter().any(|w| w == ".") =>
+                {
+                    Some("discards uncommitted changes to the named files (git checkout -- FILE)")
+                }
+                _ => None,
+            }
+        }
+        "pkill" | "killall"
+            if a.iter()
+                .any(|w| w == "-f" || w == "--full" || w == "-r" || w == "--regexp") =>
+        {
+            Some("kills every process whose command line matches a pattern")
+        }
+        "curl" => {
+            let mut it = a.iter().peekable();
+            while let Some(w) = it.next() {
+                let val = |w: &str, it: &mut std::iter::Peekable<std::slice::Iter<String>>| {
+                    if w.contains('=') && w.starts_with("--") {
+                        w.split_once('=').map(|x| x.1.to_string())
+                    } else {
+                        it.peek().map(|v| v.to_string())
+                    }
+                };
+                let w = w.as_str();
+                if matches!(w, "-F" | "--form") || w.starts_with("--form=") {
+                    if val(w, &mut it).is_some_and(|v| v.contains("=@") || v.contains("=<")) {
+                        return Some("uploads a local file (curl -F name=@file)");
+                    }
+                } else if matches!(w, "-T" | "--upload-file") || w.starts_with("--upload-file=") {
+                    return Some("uploads a local file (curl -T)");
+                } else if matches!(
+                    w,
+                    "-d" | "--data" | "--data-binary" | "--data-raw" | "--data-urlencode"
+                ) && val(w, &mut it).is_some_and(|v| v.starts_with('@') && v != "@-")
+                {
+                    return Some("uploads a local file (curl --data @file)");
+                }
+            }
+            None
+        }
+        "wget" | "wget2"
+            if a.iter()
+                .any(|w| w.starts_with("--post-file") || w.starts_with("--body-file")) =>
+        {
+            Some("uploads a local file (wget --post-file)")
+        }
+        "nc" | "ncat" | "netcat" | "socat" | "telnet" | "openssl"
+            if e.redirs
+                .iter()
+                .any(|r| r.op == RedirOp::In && !r.target.starts_with("/dev/fd/"))
+                || (e.name == "socat"
+                    && a.iter().any(|w| {
+                        let l = w.to_ascii_lowercase();
+                        l.starts_with("file:") || l.starts_with("open:")
+                    })
+                    && a.iter().any(|w| w.to_ascii_lowercase().starts_with("tcp"))) =>
+        {
+            Some("sends a local file over a raw network connection")
+        }
+        "scp" | "rsync" => {
+            // the last operand is a remote destination: an upload
+            let ops = operands(
+                a,
+                &[
+                    "-i", "-P", "-p", "-o", "-F", "-S", "-e", "--rsh", "-c", "-l", "-J",
+                ],
+            );
+            let dest = ops.last().copied().unwrap_or("");
+            let remote = |w: &str| {
+                w.split_once(':')
+                    .is_some_and(|(h, _)| !h.is_empty() && !h.contains('/'))
+                    || w.starts_with("rsync://")
+            };
+            (ops.len() >= 2 && remote(dest) && !ops[..ops.len() - 1].iter().any(|w| remote(w)))
+                .then_some("uploads local files to another host")
+        }
+        "aws" => {
+            let ops = operands(a, &["--profile", "--region", "--output", "--endpoint-url"]);
+            let creates = ops.get(1).is_some_and(|s| {
+                *s == "mb"
+                    || s.starts_with("create-")
+                    || s.starts_with("put-")
+                    || s.starts_with("run-")
+            });
+            creates.then_some("creates or changes a cloud resource (aws ... mb / create-*)")
+        }
+        _ => None,
+    }
+}
+
+/// A shell handed to a program as an argument (`apt-get -o
+/// APT::Update::Pre-Invoke::=/bin/sh`, `gcc -wrapper /bin/sh,-s`, `fzf --bind
+/// 'enter:execute(/bin/sh)'`, `mail --exec='!/bin/sh'`): the GTFOBins shell
+/// function of a program the knowledge base does not describe (in a
+/// posture; data and file tools excepted).
+pub fn m_shell_path_arg(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
+    use once_cell::sync::Lazy;
+    use regex::Regex;
+    static SH: Lazy<Regex> = Lazy::new(|| {
+        Regex::new(r#"(^|[=!(:,'"\s{])(/usr)?(/local)?/s?bin/(ba|da|z|k|c|tc|fi|a|mk|rba)?sh($|[\s,;)'"}])"#)
+            .expect("shell path regex")
+    });
+    const DATA: &[&str] = &[
+        "echo",
+        "printf",
+        "cat",
+        "ls",
+        "file",
+        "stat",
+        "readlink",
+        "realpath",
+        "which",
+        "whereis",
+        "type",
+        "head",
+        "tail",
+        "less",
+        "more",
+        "grep",
+        "egrep",
+        "fgrep",
+        "rg",
+        "sed",
+        "awk",
+        "wc",
+        "diff",
+        "cmp",
+        "md5sum",
+        "sha256sum",
+        "sha1sum",
+        "xxd",
+        "od",
+        "strings",
+        "ldd",
+        "nm",
+        "objdump",
+        "readelf",
+        "ln",
+        "cp",
+        "mv",
+        "install",
+        "chmod",
+        "chown",
+        "chsh",
+        "usermod",
+        "useradd",
+        "adduser",
+        "docker",
+        "podman",
+        "nerdctl",
+        "kubectl",
+        "test",
+        "[",
+        "[[",
+        "tee",
+        "git",
+        "command",
+        "hash",
+        "man",
+        "info",
+        "dpkg",
+        "rpm",
+        "apt-file",
+        "exec",
+        "env",
+    ];
+    if ctx.posture.is_none()
+        || e.argv.len() < 2
+        || is_shell(&e.name)
+        || is_interpreter(&e.name)
+        || DATA.contains(&e.name.as_str())
+        || knowledge::program(&e.name).is_some_and(|p| p.privilege)
+    {
+        return false;
+    }
+    e.argv[1..].iter().any(|a| {
+        // the shell a build uses (make SHELL=/bin/bash, CONFIG_SHELL=..)
+        let build_shell = a.split_once('=').is_some_and(|(k, _)| k.ends_with("SHELL"));
+        !build_shell && a.len() < 4096 && SH.is_match(a)
+    })
+}
