@@ -128,3 +128,70 @@ fn c_quickstart_example() {
         "examples/c/quickstart.c",
     );
 }
+
+/// A C host that exits (or is killed) without `ht_runtime_free` leaves no
+/// command behind, nor a child the command double-forked out of its session
+/// with an empty environment (issue 38).
+#[test]
+fn c_host_exit_without_free_leaves_nothing() {
+    use std::io::{BufRead, Write};
+    let exe = build("tests/c/exit_without_free.c", "exit-without-free-c", &[]);
+    let live = |arg: &str| -> usize {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|p| {
+                let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+                !stat
+                    .rfind(')')
+                    .is_some_and(|i| stat[i + 1..].trim_start().starts_with('Z'))
+                    && std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| {
+                        String::from_utf8_lossy(&c).replace('\0', " ").trim_end()
+                            == format!("/bin/sleep {arg}")
+                    })
+            })
+            .count()
+    };
+    let wait = |f: &dyn Fn() -> bool, secs: u64| {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+        while !f() && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        f()
+    };
+    for (n, how) in ["exit", "kill"].into_iter().enumerate() {
+        let tag = format!("{}.{n}", 400 + std::process::id() % 97);
+        let script = std::env::temp_dir().join(format!("ht-c-life-{tag}.py"));
+        std::fs::write(
+            &script,
+            format!(
+                "import os\nif os.fork() == 0:\n    getattr(os, 'set' + 'sid')()\n    \
+                 if os.fork() == 0:\n        os.execve('/bin/sleep', ['/bin/sleep', '6{tag}'], {{}})\n    \
+                 os._exit(0)\nos.execv('/bin/sleep', ['/bin/sleep', '7{tag}'])\n"
+            ),
+        )
+        .unwrap();
+        let mut child = Command::new(&exe)
+            .args([how, &tag, script.to_str().unwrap()])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line.trim(), "started");
+        let (six, seven) = (format!("6{tag}"), format!("7{tag}"));
+        assert!(
+            wait(&|| live(&six) == 1 && live(&seven) == 1, 20),
+            "{how}: the command did not start"
+        );
+        writeln!(child.stdin.take().unwrap(), "go").unwrap();
+        let _ = child.wait();
+        let gone = wait(&|| live(&six) == 0 && live(&seven) == 0, 1);
+        let _ = std::fs::remove_file(&script);
+        assert!(gone, "{how}: the command outlived the C host");
+    }
+}
