@@ -432,14 +432,21 @@ fn a_closed_stdout_is_not_a_panic() {
     assert_eq!(out.status.code(), Some(4), "{err}");
 }
 
-/// `mcp serve` on standard input: a client that leaves mid-call (closes
-/// stdin) ends the call's command, and the server exits within a second
+/// `mcp serve` on standard input, stopped mid-call every way it can be:
+/// the client leaves (closes stdin), SIGTERM, SIGKILL. The call's command
+/// ends each time, and on end of input the server exits within a second
 /// (rmcp alone drains for 5 s, and clients kill the server after 2).
 #[test]
-fn mcp_serve_ends_its_commands_when_the_client_leaves() {
+fn mcp_serve_ends_its_commands_however_it_stops() {
+    for (n, how) in ["eof", "TERM", "KILL"].into_iter().enumerate() {
+        mcp_serve_stopped_mid_call(n, how);
+    }
+}
+
+fn mcp_serve_stopped_mid_call(n: usize, how: &str) {
     use std::io::{BufRead, BufReader};
     let cfg = config(r#"{"builtin_toolsets":["terminal"],"terminal":{"backend":"local"}}"#);
-    let tag = format!("{}.{}", 800 + std::process::id() % 97, 7);
+    let tag = format!("{}.{n}", 800 + std::process::id() % 97);
     let mut child = bin()
         .args(["mcp", "serve", "--config", cfg.arg()])
         .stdin(Stdio::piped())
@@ -468,27 +475,36 @@ fn mcp_serve_ends_its_commands_when_the_client_leaves() {
         serde_json::json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{
             "name":"terminal","arguments":{"command": format!("/bin/sleep 9{tag}")}}}),
     );
-    assert!(wait_until(
-        || pids_with(&format!("/bin/sleep 9{tag}")).len() == 1,
-        20
-    ));
+    let sleep = format!("/bin/sleep 9{tag}");
+    assert!(
+        wait_until(|| pids_with(&sleep).len() == 1, 20),
+        "{how}: no command"
+    );
     let t0 = std::time::Instant::now();
-    drop(stdin);
+    if how == "eof" {
+        drop(stdin);
+    } else {
+        Command::new("kill")
+            .args([format!("-{how}"), child.id().to_string()])
+            .status()
+            .unwrap();
+    }
     let status = child.wait().unwrap();
     let took = t0.elapsed();
-    let left = pids_with(&format!("/bin/sleep 9{tag}"));
+    let gone = wait_until(|| pids_with(&sleep).is_empty(), 1);
+    let left = pids_with(&sleep);
     for p in &left {
         let _ = Command::new("kill").args(["-9", &p.to_string()]).status();
     }
-    assert!(
-        left.is_empty(),
-        "the command outlived the session: {left:?}"
-    );
-    assert!(status.success(), "{status}");
-    assert!(
-        took < std::time::Duration::from_secs(1),
-        "exit took {took:?}"
-    );
+    assert!(gone, "{how}: the command outlived the session: {left:?}");
+    if how == "eof" {
+        assert!(status.success(), "{status}");
+        // The goal is 1 s (it takes about 20 ms); 2 s leaves room for a loaded machine.
+        assert!(
+            took < std::time::Duration::from_secs(2),
+            "exit took {took:?}"
+        );
+    }
 }
 
 /// Usage errors exit 2 (not 1, which says the work failed), and `--http`
