@@ -392,10 +392,11 @@ fn one_sessions_process_quota_does_not_affect_another() {
     let s = serve("procs", opts);
     let mut a = Session::open(&s).unwrap();
     let mut b = Session::open(&s).unwrap();
+    let mine = format!("{}.{}", 600 + std::process::id() % 97, 1);
     for _ in 0..2 {
         let r = a.call(
             "terminal",
-            json!({"command": "sleep 60", "background": true}),
+            json!({"command": format!("sleep {mine}"), "background": true}),
         );
         assert_eq!(r["result"]["isError"], json!(false), "{r}");
     }
@@ -411,8 +412,36 @@ fn one_sessions_process_quota_does_not_affect_another() {
         json!({"command": "sleep 60", "background": true}),
     );
     assert_eq!(r["result"]["isError"], json!(false), "{r}");
-    // Closing a session releases its processes (and its quota with them).
+    // Closing a session releases its processes (and its quota with them):
+    // they are killed, not left running.
+    let running = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|p| {
+                let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+                !stat
+                    .rfind(')')
+                    .is_some_and(|i| stat[i + 1..].trim_start().starts_with('Z'))
+                    && std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| {
+                        String::from_utf8_lossy(&c).replace('\0', " ").trim_end()
+                            == format!("sleep {mine}")
+                    })
+            })
+            .count()
+    };
+    let until = Instant::now() + Duration::from_secs(10);
+    while running() < 2 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(running(), 2);
     assert_eq!(a.close(), 202);
+    let until = Instant::now() + Duration::from_secs(5);
+    while running() > 0 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(running(), 0, "a closed session's processes outlived it");
     let mut c = Session::open(&s).unwrap();
     let r = c.call(
         "terminal",
