@@ -581,7 +581,17 @@ impl Engine {
         // relative `cd`s before a program (the analyser only follows
         // absolute ones)
         let mut rel = ws.to_string();
+        // Whether a program that could create files has run before this
+        // exec in the same command line (a `cd` creates none).
+        let mut after_others = false;
         for e in &a.execs {
+            let ran_before = after_others;
+            if !matches!(
+                e.name.as_str(),
+                "cd" | "pushd" | "true" | ":" | "echo" | "set"
+            ) {
+                after_others = true;
+            }
             if (e.name == "cd" || e.name == "pushd") && e.cwd.is_none() {
                 if let Some(t) = e
                     .argv
@@ -640,6 +650,22 @@ impl Engine {
                 .filter(|m| m.is_file() && m.len() <= 256 * 1024)
                 .and_then(|_| std::fs::read_to_string(&path).ok());
             let Some(text) = text else {
+                // A script that does not exist runs nothing: unless an
+                // earlier program of this command line could make it (and
+                // writes by this command were judged above), there is
+                // nothing to ask about. A virtual environment's activate
+                // script is the usual exception (`python3 -m venv v &&
+                // . v/bin/activate`): its maker writes a fixed script.
+                let missing = std::fs::symlink_metadata(&path)
+                    .is_err_and(|err| err.kind() == std::io::ErrorKind::NotFound);
+                let activate = std::path::Path::new(&path)
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("activate"))
+                    && path.contains("/bin/");
+                if missing && (!ran_before || activate) {
+                    continue;
+                }
                 if let Some(r) = self.rule("script-unseen")
                     && !self.exempted(r)
                 {

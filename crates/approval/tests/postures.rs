@@ -267,8 +267,21 @@ fn scripts_are_judged_by_their_content() {
     assert_eq!(v("./noshebang"), Verdict::Block);
     assert_eq!(v("./app --self-test"), Verdict::Allow);
     assert_eq!(v("./target/debug/missing"), Verdict::Allow);
-    // missing: cannot be judged
-    let r = e.check("bash missing.sh");
+    // missing: runs nothing, unless an earlier program of the command line
+    // could have made it; a virtual environment's activate script is the
+    // usual case and allowed
+    assert_eq!(v("bash missing.sh"), Verdict::Allow);
+    assert_eq!(v("source .venv/bin/activate && pytest"), Verdict::Allow);
+    assert_eq!(
+        v("python3 -m venv v && . v/bin/activate && pip --version"),
+        Verdict::Allow
+    );
+    let r = e.check("tar xf kit.tar && bash kit/install.sh");
+    assert_eq!(r.verdict, Verdict::Ask);
+    assert!(r.rule_keys().contains(&"script-unseen".to_string()));
+    // too large to judge: asks
+    ws.write("huge.sh", &"echo x\n".repeat(50_000));
+    let r = e.check("bash huge.sh");
     assert_eq!(r.verdict, Verdict::Ask);
     assert!(r.rule_keys().contains(&"script-unseen".to_string()));
     // written by the same command: judged from the written text

@@ -546,3 +546,51 @@ fn usage_errors_exit_2() {
     let _ = served.wait();
     assert!(line.contains("listening on http://127.0.0.1:"), "{line}");
 }
+
+/// With the default environment policy (an allow-list), the toolchains a
+/// developer's commands use still work: cargo, go, npm, and pip in a
+/// Python virtual environment made and activated by the command.
+#[test]
+fn toolchains_work_with_the_default_environment() {
+    let dir = std::env::temp_dir().join(format!("ht-toolchains-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = config(&format!(
+        r#"{{"builtin_toolsets":["terminal"],"terminal":{{"backend":"local","cwd":"{}"}}}}"#,
+        dir.display()
+    ));
+    let mut script = String::from("set -e\n");
+    let mut expect = Vec::new();
+    for (tool, line, marker) in [
+        ("cargo", "cargo --version", "cargo "),
+        ("go", "GOFLAGS=-mod=mod go version", "go version go"),
+        ("npm", "npm --version >/dev/null && echo npm-ok", "npm-ok"),
+        (
+            "python3",
+            "python3 -m venv venv && . venv/bin/activate && python -m pip --version",
+            "/venv/",
+        ),
+    ] {
+        if Command::new("which")
+            .arg(tool)
+            .output()
+            .is_ok_and(|o| o.status.success())
+        {
+            script.push_str(line);
+            script.push('\n');
+            expect.push(marker);
+        }
+    }
+    std::fs::write(dir.join("builds.sh"), script).unwrap();
+    let out = bin()
+        .args(["call", "--config", cfg.arg(), "terminal"])
+        .arg(r#"{"command":"bash ./builds.sh","timeout":300}"#)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(out.status.success(), "{text}");
+    for marker in expect {
+        assert!(text.contains(marker), "{marker} missing: {text}");
+    }
+}
