@@ -259,3 +259,103 @@ fn approval_knows_what_the_sandbox_contains() {
     assert_eq!(v["status"], "blocked", "{v}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A person's answers to approval requests, and what they were asked.
+struct Person {
+    answer: &'static str,
+    asked: std::sync::Mutex<Vec<String>>,
+}
+
+impl hermes_tools::runtime::ApprovalSink for Person {
+    fn ask(&self, request: &std::sync::Arc<str>, id: u64) {
+        self.asked.lock().unwrap().push(request.to_string());
+        hermes_tools::runtime::approvals::respond(id, json!({"choice": self.answer}).to_string());
+    }
+}
+
+/// Leaving the sandbox goes through the approval policy only: a write the
+/// sandbox denies runs on the machine once a person approves the request,
+/// which says what it escapes; without one (or denied) it never runs; a
+/// command judged dangerous on the machine is still blocked; and the
+/// option means nothing on another backend.
+#[test]
+fn leaving_the_sandbox_is_asked_about_and_names_why() {
+    if !have_bwrap() {
+        eprintln!("bubblewrap not usable here: skipped");
+        return;
+    }
+    let dir = workdir("escalate");
+    let outside = workdir("escalate-outside");
+    let marker = outside.join("marker");
+    let cfg = json!({"builtin_toolsets": ["terminal"],
+        "terminal": {"backend": "sandbox", "cwd": dir.display().to_string()}});
+    let touch = format!("touch {}", marker.display());
+    // In the sandbox the write is denied.
+    let rt = Runtime::new(&cfg.to_string()).unwrap();
+    let v = sh(&rt, &touch);
+    assert_ne!(v["exit_code"], 0, "{v}");
+    assert!(!marker.exists());
+    let escalate = json!({"command": touch, "outside_sandbox": true,
+        "justification": "writes the build cache outside the workspace"});
+    // No one to ask: it does not run.
+    let v = call(&rt, "terminal", escalate.clone());
+    assert_eq!(v["status"], "blocked", "{v}");
+    assert!(!marker.exists());
+    // Denied: it does not run, and the request named what it escapes.
+    let no = std::sync::Arc::new(Person {
+        answer: "deny",
+        asked: Default::default(),
+    });
+    rt.set_approval_sink(false, Some(no.clone())).unwrap();
+    let v = call(&rt, "terminal", escalate.clone());
+    assert_eq!(v["status"], "blocked", "{v}");
+    assert!(!marker.exists());
+    let asked = no.asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(asked[0].contains("leave-sandbox"), "{}", asked[0]);
+    assert!(
+        asked[0].contains("writes the build cache outside the workspace"),
+        "{}",
+        asked[0]
+    );
+    // Approved once: it runs on the machine.
+    let yes = std::sync::Arc::new(Person {
+        answer: "once",
+        asked: Default::default(),
+    });
+    rt.set_approval_sink(false, Some(yes.clone())).unwrap();
+    let v = call(&rt, "terminal", escalate.clone());
+    assert_eq!(v["exit_code"], 0, "{v}");
+    assert!(
+        marker.exists(),
+        "the approved command did not run outside the sandbox"
+    );
+    // Judged as on the machine: a hardline command stays blocked.
+    let v = call(
+        &rt,
+        "terminal",
+        json!({"command": "rm -rf ~", "outside_sandbox": true, "justification": "cleanup"}),
+    );
+    assert_eq!(v["status"], "blocked", "{v}");
+    // Another backend: the option is an error, nothing runs.
+    let local = Runtime::new(
+        &json!({"builtin_toolsets": ["terminal"], "approvals": {"mode": "off"},
+            "terminal": {"backend": "local", "cwd": dir.display().to_string()}})
+        .to_string(),
+    )
+    .unwrap();
+    let v = call(
+        &local,
+        "terminal",
+        json!({"command": "true", "outside_sandbox": true}),
+    );
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("sandbox backend only"),
+        "{v}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&outside);
+}

@@ -204,6 +204,24 @@ pub trait ToolServices: Send + Sync {
             check: Box::new(check),
         }
     }
+    /// Ask whether `command` may run outside the sandbox (`why`: what it
+    /// needs that the sandbox denies). The command is judged as if it ran
+    /// on this machine, and the request always asks (a "session" answer
+    /// covers the same escalation again). Without an approval service it is
+    /// denied.
+    fn approve_escalation(
+        &self,
+        command: &str,
+        why: &str,
+        ctx: &CallContext,
+        cancel: &CancelToken,
+    ) -> CommandDecision {
+        let _ = (why, ctx, cancel);
+        CommandDecision::Deny {
+            message: "no approval service: running outside the sandbox is not allowed".into(),
+            check: Box::new(hermes_approval::Engine::default().check(command)),
+        }
+    }
     /// Put a request an MCP server sent to its client (`kind`: `"sampling"`
     /// for `sampling/createMessage`, `"elicitation"` for
     /// `elicitation/create`; `params` as the server sent them) to the host,

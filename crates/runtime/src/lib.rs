@@ -52,6 +52,10 @@ pub trait EventTap: Send + Sync {
 /// from the core, so tools holding them never keep the registry alive.
 pub struct Services {
     pub approval_engine: Arc<hermes_approval::Engine>,
+    /// The engine that judges a command asked to run outside the sandbox:
+    /// the configured rules and posture as on this machine (`deny-list`
+    /// when none is named), without the sandbox's facts.
+    pub escalation_engine: Arc<hermes_approval::Engine>,
     pub policy: Arc<hermes_approval::Policy>,
     pub approvals: approvals::Approvals,
     pub events: RwLock<Option<Arc<dyn EventSink>>>,
@@ -102,6 +106,38 @@ impl ToolServices for Services {
         cancel: &CancelToken,
     ) -> CommandDecision {
         approvals::decide_check(&self.approvals, check, subject, ctx, cancel)
+    }
+
+    fn approve_escalation(
+        &self,
+        command: &str,
+        why: &str,
+        ctx: &CallContext,
+        cancel: &CancelToken,
+    ) -> CommandDecision {
+        let mut check = self.escalation_engine.check(command);
+        let why = hermes_approval::redact_secrets(why.trim());
+        let why = if why.is_empty() {
+            "no reason given".to_string()
+        } else {
+            why
+        };
+        check.reasons.insert(
+            0,
+            hermes_approval::Reason {
+                rule: "leave-sandbox".into(),
+                description: format!("runs outside the sandbox, on this machine: {why}"),
+                tier: hermes_approval::Verdict::Ask,
+                command: hermes_approval::redact_secrets(command),
+                pack: "builtin".into(),
+                sandbox: None,
+                argv: Vec::new(),
+            },
+        );
+        if check.verdict == hermes_approval::Verdict::Allow {
+            check.verdict = hermes_approval::Verdict::Ask;
+        }
+        approvals::decide_check(&self.approvals, check, command, ctx, cancel)
     }
 
     fn server_request(
@@ -227,6 +263,14 @@ impl Runtime {
     /// Build a runtime from its JSON config (`{}` = defaults, nothing built-in).
     pub fn new(config_json: &str) -> Result<Runtime> {
         let config = Config::parse(config_json)?;
+        let escalation_engine = hermes_approval::Engine::from_config(
+            &config.approvals.runtime_engine_config(Some(
+                hermes_builtins::terminal::default_cwd(&config.terminal)
+                    .display()
+                    .to_string(),
+            )),
+        )
+        .map_err(|e| Error::invalid(format!("runtime config: approvals: {e}")))?;
         let approval_engine = hermes_approval::Engine::from_config(&engine_config(&config))
             .map_err(|e| Error::invalid(format!("runtime config: approvals: {e}")))?;
         let policy = hermes_approval::Policy::new(config.approvals.clone())
@@ -250,6 +294,7 @@ impl Runtime {
         }
         let services = Arc::new(Services {
             approval_engine,
+            escalation_engine: Arc::new(escalation_engine),
             policy,
             approvals,
             events: RwLock::new(None),

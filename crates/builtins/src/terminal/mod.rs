@@ -606,6 +606,17 @@ builtin exit $__ht_ec
         self.services.approve_command(command, ctx, cancel)
     }
 
+    /// The approval of a command asked to run outside the sandbox.
+    pub(crate) fn approve_escalation(
+        &self,
+        command: &str,
+        why: &str,
+        ctx: &hermes_core::dispatch::CallContext,
+        cancel: &hermes_core::CancelToken,
+    ) -> hermes_core::CommandDecision {
+        self.services.approve_escalation(command, why, ctx, cancel)
+    }
+
     pub fn grace(&self) -> Duration {
         Duration::from_secs_f64(self.cfg.kill_grace.clamp(0.0, 60.0))
     }

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use super::Terminal;
 use super::output::{Capture, Streamer, exit_code_meaning};
 use hermes_core::{Blocking, BlockingTool, CommandDecision, RunCtx, ToolOutput};
-use hermes_exec::SpawnRequest;
 use hermes_exec::{Ended, PumpOpts, pump};
+use hermes_exec::{Environment, SpawnRequest};
 
 const TERMINAL_DESCRIPTION: &str = "Execute a shell command (bash) and return its output. \
 Each call is a fresh process, but the working directory and exported variables persist between \
@@ -59,7 +59,11 @@ pub fn terminal_spec() -> String {
                     "notify_on_complete": {"type": "boolean", "default": false,
                         "description": "Background only: notify when the process exits."},
                     "watch_patterns": {"type": "array", "items": {"type": "string"},
-                        "description": "Background only: notify when an output line contains one of these strings (rate limited)."}
+                        "description": "Background only: notify when an output line contains one of these strings (rate limited)."},
+                    "outside_sandbox": {"type": "boolean", "default": false,
+                        "description": "Sandbox backend only: run this command on the machine itself, outside the sandbox, after a person approves it. Use it only when the command failed because the sandbox denied something (the network, a write outside the workspace) and say what in justification."},
+                    "justification": {"type": "string",
+                        "description": "With outside_sandbox: what the command needs that the sandbox denies (for example \"needs network to download dependencies\", \"writes ~/.cache\"); shown to the person who approves."}
                 },
                 "required": ["command"]
             }
@@ -149,10 +153,30 @@ impl BlockingTool for TerminalTool {
                 return err_result(&why, "error");
             }
         }
+        // Leaving the sandbox: only for the sandbox backend, and only
+        // through the approval policy, which always asks and names why.
+        let escalate = b("outside_sandbox");
+        if escalate && term.backend.name() != "sandbox" {
+            return err_result(
+                &format!(
+                    "outside_sandbox applies to the sandbox backend only; this command already runs {}",
+                    term.backend.location()
+                ),
+                "error",
+            );
+        }
         // The approval gate: nothing runs unless it says so.
-        if let CommandDecision::Deny { message, .. } =
+        let decision = if escalate {
+            let why = args
+                .get("justification")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            self.0
+                .approve_escalation(command, why, &ctx.context, &ctx.cancel)
+        } else {
             self.0.approve(command, &ctx.context, &ctx.cancel)
-        {
+        };
+        if let CommandDecision::Deny { message, .. } = decision {
             return err_result(&message, "blocked");
         }
         let task_id = ctx.context.task_id.as_str();
@@ -192,11 +216,15 @@ impl BlockingTool for TerminalTool {
                 Some(p)
             }
         };
+        let local = hermes_exec::local::Local;
+        let backend: &dyn Environment = if escalate { &local } else { &*term.backend };
         if background {
-            run_background(term, command, task_id, ctx, workdir, pty, notify, watch)
+            run_background(
+                term, backend, command, task_id, ctx, workdir, pty, notify, watch,
+            )
         } else {
             let t = timeout_arg.unwrap_or(term.cfg.timeout).max(1);
-            run_foreground(term, command, task_id, ctx, workdir, pty, t)
+            run_foreground(term, backend, command, task_id, ctx, workdir, pty, t)
         }
     }
 }
@@ -212,8 +240,10 @@ fn json_type(v: &Value) -> &'static str {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_foreground(
     term: &Arc<Terminal>,
+    backend: &dyn Environment,
     command: &str,
     task_id: &str,
     ctx: &RunCtx,
@@ -232,7 +262,7 @@ fn run_foreground(
         task: super::ids::task_key(task_id),
         linger: false,
     };
-    let sp = match term.backend.spawn(&req) {
+    let sp = match backend.spawn(&req) {
         Ok(sp) => sp,
         Err(e) => {
             return err_result(
@@ -269,7 +299,7 @@ fn run_foreground(
         ..PumpOpts::default()
     };
     let mut carry: Vec<u8> = Vec::new();
-    let (code, ended) = pump(sp.pid, &sp.output, &*term.backend, &opts, &mut |chunk| {
+    let (code, ended) = pump(sp.pid, &sp.output, backend, &opts, &mut |chunk| {
         cap.push(chunk);
         if stream {
             // keep a multi-byte character split across reads whole
@@ -323,8 +353,10 @@ fn run_foreground(
 }
 
 #[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments)]
 fn run_background(
     term: &Arc<Terminal>,
+    backend: &dyn Environment,
     command: &str,
     task_id: &str,
     ctx: &RunCtx,
@@ -347,7 +379,7 @@ fn run_background(
         task: super::ids::task_key(task_id),
         linger: true,
     };
-    let sp = match term.backend.spawn(&req) {
+    let sp = match backend.spawn(&req) {
         Ok(sp) => sp,
         Err(e) => {
             return ToolOutput::error(
