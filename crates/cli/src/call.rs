@@ -28,6 +28,11 @@ pub fn definitions(
     enabled: &[String],
     disabled: &[String],
 ) -> u8 {
+    if !matches!(format, "openai" | "anthropic" | "mcp") {
+        return crate::out::usage(format!(
+            "definitions: unknown --format '{format}' (openai, anthropic or mcp)"
+        ));
+    }
     let rt = match runtime(config) {
         Ok(rt) => rt,
         Err(e) => return crate::out::fail(e),

@@ -47,7 +47,7 @@ enum Command {
         #[arg(long)]
         config: Option<PathBuf>,
         /// openai, anthropic or mcp.
-        #[arg(long, default_value = "openai", value_parser = ["openai", "anthropic", "mcp"])]
+        #[arg(long, default_value = "openai")]
         format: String,
         /// Toolsets to enable (repeat); none: every registered tool.
         #[arg(long = "enabled")]

@@ -131,7 +131,7 @@ fn definitions_in_each_format_and_filtered() {
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v.as_array().unwrap().len(), 1);
     let bad = run(&["definitions", "--config", cfg.arg(), "--format", "gemini"]);
-    assert_eq!(bad.status.code(), Some(1));
+    assert_eq!(bad.status.code(), Some(2), "a usage error");
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(err.contains("format") && err.lines().count() == 1, "{err}");
 }
@@ -185,7 +185,7 @@ fn call_runs_the_pipeline_and_fails_closed_without_a_terminal() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stdout(&o).contains("command"), "{}", stdout(&o));
     let o = run(&["call", "terminal", "not json"]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2), "a usage error");
 }
 
 #[test]
