@@ -27,7 +27,10 @@ fn main() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(300);
-    let rt = Runtime::new(r#"{"builtin_toolsets":["terminal"]}"#).expect("runtime");
+    // The local backend (the default is the sandbox where it works: that is
+    // measured after, against bare bubblewrap).
+    let rt = Runtime::new(r#"{"builtin_toolsets":["terminal"],"terminal":{"backend":"local"}}"#)
+        .expect("runtime");
     let ctx = CallContext {
         task_id: "bench".into(),
         ..CallContext::default()
@@ -100,4 +103,109 @@ fn main() {
         "  ratio (median): {:.2}x  (target <= 1.5x)",
         tm.as_secs_f64() / dm.as_secs_f64()
     );
+    sandbox(n);
+}
+
+/// `echo hi` through dispatch on the sandbox backend (seccomp filter, masks,
+/// limits, protected metadata, the process shim) against a bare
+/// `bwrap ... bash -c 'echo hi'` with the same system binds, namespaces and
+/// network cut, in one interleaved run.
+fn sandbox(n: usize) {
+    let ws = std::env::temp_dir().join(format!("ht-bench-sbx-{}", std::process::id()));
+    std::fs::create_dir_all(&ws).unwrap();
+    let w = ws.display().to_string();
+    let cfg = serde_json::json!({"builtin_toolsets": ["terminal"],
+        "terminal": {"backend": "sandbox", "cwd": w}});
+    let Ok(rt) = Runtime::new(&cfg.to_string()) else {
+        println!("sandbox bench: bubblewrap not usable here, skipped");
+        return;
+    };
+    let ctx = CallContext {
+        task_id: "bench".into(),
+        ..CallContext::default()
+    };
+    let mut bare: Vec<String> = vec!["bwrap".into()];
+    for d in ["/usr", "/etc", "/opt"] {
+        bare.extend(["--ro-bind".into(), d.into(), d.into()]);
+    }
+    for l in ["/bin", "/sbin", "/lib", "/lib64"] {
+        if let Ok(t) = std::fs::read_link(l) {
+            bare.extend(["--symlink".into(), t.display().to_string(), l.into()]);
+        }
+    }
+    for a in [
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--tmpfs",
+        "/tmp",
+        "--bind",
+        &w,
+        &w,
+        "--chdir",
+        &w,
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--die-with-parent",
+        "--new-session",
+        "--",
+        "/bin/bash",
+        "-c",
+        "echo hi",
+    ] {
+        bare.push(a.into());
+    }
+    let direct = || {
+        let out = std::process::Command::new(&bare[0])
+            .args(&bare[1..])
+            .output()
+            .expect("bwrap");
+        assert_eq!(
+            out.stdout,
+            b"hi\n",
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let through = || {
+        let r = dispatch_sync(
+            rt.core(),
+            "terminal",
+            r#"{"command":"echo hi"}"#,
+            ctx.clone(),
+        )
+        .expect("dispatch");
+        assert!(r.contains("\"output\":\"hi\""), "{r}");
+    };
+    for _ in 0..20 {
+        direct();
+        through();
+    }
+    let (mut d, mut t) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for _ in 0..n {
+        let s = Instant::now();
+        direct();
+        d.push(s.elapsed());
+        let s = Instant::now();
+        through();
+        t.push(s.elapsed());
+    }
+    let (dm, tm) = (median(d), median(t));
+    println!("sandbox bench: {n} iterations each, interleaved");
+    println!(
+        "  bare bwrap ... bash -c 'echo hi'      median {:.3} ms",
+        ms(dm)
+    );
+    println!(
+        "  terminal(echo hi), sandbox backend    median {:.3} ms",
+        ms(tm)
+    );
+    println!(
+        "  ratio (median): {:.2}x  (target <= 1.2x)",
+        tm.as_secs_f64() / dm.as_secs_f64()
+    );
+    let _ = std::fs::remove_dir_all(&ws);
 }

@@ -110,20 +110,6 @@ fn dispatch_until_signal(
     })
 }
 
-/// Control characters (escape sequences that could redraw the prompt or
-/// hide part of the command) shown as visible escapes.
-fn visible(text: &str) -> String {
-    text.chars()
-        .flat_map(|c| match c {
-            '\n' | '\t' => vec![c],
-            c if c.is_control() || ('\u{80}'..='\u{9f}').contains(&c) => {
-                format!("\\u{{{:x}}}", c as u32).chars().collect()
-            }
-            c => vec![c],
-        })
-        .collect()
-}
-
 /// Asks on the terminal; answers deny when nothing can be read.
 struct TerminalPrompt;
 
@@ -131,13 +117,16 @@ impl ApprovalSink for TerminalPrompt {
     fn ask(&self, request: &Arc<str>, id: u64) {
         let req: Value = serde_json::from_str(request).unwrap_or(Value::Null);
         let command = req["untrusted_command_text"].as_str().unwrap_or("?");
-        eprintln!("\napproval needed to run: {}", visible(command));
+        eprintln!(
+            "\napproval needed to run: {}",
+            hermes_runtime::approvals::display_text(command)
+        );
         for r in req["reasons"].as_array().into_iter().flatten() {
             eprintln!(
                 "  {} ({}): {}",
-                visible(r["rule"].as_str().unwrap_or("")),
-                visible(r["tier"].as_str().unwrap_or("")),
-                visible(r["description"].as_str().unwrap_or(""))
+                hermes_runtime::approvals::display_text(r["rule"].as_str().unwrap_or("")),
+                hermes_runtime::approvals::display_text(r["tier"].as_str().unwrap_or("")),
+                hermes_runtime::approvals::display_text(r["description"].as_str().unwrap_or(""))
             );
         }
         eprint!("run it? [o]nce, [s]ession, [d]eny (default deny): ");

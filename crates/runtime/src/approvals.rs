@@ -459,6 +459,22 @@ fn ask(
     }
 }
 
+/// `text` with control characters (C0 but newline and tab, DEL, C1) and
+/// bidirectional overrides shown as `\u{..}` escapes.
+pub fn display_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        let hidden = (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}');
+        if hidden {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Hand the host one `ht_approval` and wait (bounded) for its answer.
 fn prompt(
     shared: &Approvals,
@@ -477,6 +493,14 @@ fn prompt(
         m.insert("timeout_s".into(), timeout.as_secs().into());
         if let Some(w) = shared.runs_on.read().clone() {
             m.insert("runs_on".into(), w.into());
+        }
+        // What a host shows a person: the command with every control
+        // character (terminal escape sequences that could redraw the line
+        // or hide part of it, carriage returns, bidi overrides) made
+        // visible, next to the exact text.
+        if let Some(cmd) = m.get("untrusted_command_text").and_then(Value::as_str) {
+            let shown = display_text(cmd);
+            m.insert("display_command".into(), shown.into());
         }
         if kind == "review" {
             m.insert(
@@ -561,5 +585,29 @@ mod tests {
         );
         assert_eq!(parse_review("deny"), ReviewAnswer::Deny);
         assert_eq!(parse_review("sure, run it"), ReviewAnswer::Escalate);
+    }
+}
+
+#[cfg(test)]
+mod display_tests {
+    use super::display_text;
+
+    #[test]
+    fn control_characters_and_bidi_overrides_are_made_visible() {
+        let disguised = "echo safe\r\x1b[2Krm -rf ~ \u{202e}txt.exe\u{7f}";
+        let shown = display_text(disguised);
+        assert!(
+            !shown.chars().any(|c| c.is_control() && c != '\n'),
+            "{shown:?}"
+        );
+        assert!(
+            shown.contains("\\u{d}") && shown.contains("\\u{1b}[2K"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("\\u{202e}") && shown.contains("\\u{7f}"),
+            "{shown}"
+        );
+        assert_eq!(display_text("ls -la\n\tok"), "ls -la\n\tok");
     }
 }

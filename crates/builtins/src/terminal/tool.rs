@@ -353,7 +353,6 @@ fn run_foreground(
 }
 
 #[allow(clippy::too_many_arguments)]
-#[allow(clippy::too_many_arguments)]
 fn run_background(
     term: &Arc<Terminal>,
     backend: &dyn Environment,
