@@ -8,6 +8,7 @@ runtime started must be gone within a second.
 """
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,10 +21,10 @@ HOST = textwrap.dedent(
     """
     import json, os, signal, sys, threading, time
     import hermes_tools
-    tag, how = sys.argv[1], sys.argv[2]
+    tag, how, backend, work = sys.argv[1], sys.argv[2], sys.argv[5], sys.argv[6]
     cfg = {
         "builtin_toolsets": ["terminal"],
-        "terminal": {"backend": "local"},
+        "terminal": {"backend": backend, "cwd": work},
         "mcp_servers": {"s": {"command": sys.executable,
                               "args": [sys.argv[4], tag], "timeout": 30}},
     }
@@ -100,19 +101,26 @@ def wait_for(pred, secs: float) -> bool:
     return pred()
 
 
+@pytest.mark.parametrize("backend", ["local", "sandbox"])
 @pytest.mark.parametrize("how", ["kill", "term", "exit"])
-def test_nothing_outlives_the_host(tmp_path, how):
-    tag = f"{os.getpid() % 89 + 100}.{['kill', 'term', 'exit'].index(how)}"
+def test_nothing_outlives_the_host(tmp_path, how, backend):
+    if backend == "sandbox" and not shutil.which("bwrap"):
+        pytest.skip("bubblewrap not installed")
+    n = ["kill", "term", "exit"].index(how) + (3 if backend == "sandbox" else 0)
+    tag = f"{os.getpid() % 89 + 100}.{n}"
     host = tmp_path / "host.py"
     host.write_text(HOST)
-    child = tmp_path / "child.py"
+    work = tmp_path / "work"
+    work.mkdir()
+    # the command's script lives in the workspace, which the sandbox sees
+    child = work / "child.py"
     child.write_text(CHILD.replace("sys.argv[1]", repr(tag)))
     server = tmp_path / "server.py"
     server.write_text(SERVER)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     p = subprocess.Popen(
-        [sys.executable, str(host), tag, how, str(child), str(server)],
+        [sys.executable, str(host), tag, how, str(child), str(server), backend, str(work)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         env=env,

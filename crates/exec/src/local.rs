@@ -27,7 +27,15 @@ impl Environment for Local {
 /// under the process shim (`supervisor`: its orphans stay below it and it
 /// dies with the host), marked (`HERMES_TOOLS_TREE`) as a second net.
 pub fn spawn_argv(argv: &[String], req: &SpawnRequest<'_>) -> io::Result<Spawned> {
-    let argv = &crate::supervisor::wrap(argv, req.linger);
+    spawn_argv_unsupervised(&crate::supervisor::wrap(argv, req.linger), req)
+}
+
+/// [`spawn_argv`] without the process shim, for a process whose lifetime
+/// something else already holds: a foreground sandboxed command, whose
+/// bwrap dies with the thread that waits for it (`--die-with-parent`) and
+/// whose PID namespace holds every descendant. Saves the shim's exec
+/// (about 0.7 ms) on the common path.
+pub fn spawn_argv_unsupervised(argv: &[String], req: &SpawnRequest<'_>) -> io::Result<Spawned> {
     let (env, mark) = marked_env(req);
     let marked = SpawnRequest { env: &env, ..*req };
     let sp = if req.pty {

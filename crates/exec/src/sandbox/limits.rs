@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, mpsc};
 
-use crate::local::spawn_argv;
+use crate::local::{spawn_argv, spawn_argv_unsupervised};
 use crate::spawn::{SandboxLimits, SpawnRequest, Spawned};
 
 /// The `ulimit` prefix the sandboxed bash runs before the script, on the
@@ -143,7 +143,14 @@ impl PidsCgroup {
                         task: &job.task,
                         linger: job.linger,
                     };
-                    let _ = job.reply.send(spawn_argv(&job.argv, &req));
+                    // This thread lives as long as the sandbox: a foreground
+                    // command's bwrap may die with it (see Sandbox::spawn).
+                    let spawned = if job.linger {
+                        spawn_argv(&job.argv, &req)
+                    } else {
+                        spawn_argv_unsupervised(&job.argv, &req)
+                    };
+                    let _ = job.reply.send(spawned);
                 }
             });
         let thread = match thread {

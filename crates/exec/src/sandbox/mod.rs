@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use crate::env::{Environment, Files};
-use crate::local::{BASH, spawn_argv};
+use crate::local::{BASH, spawn_argv, spawn_argv_unsupervised};
 use crate::spawn::{SandboxLimits, SpawnRequest, Spawned};
 
 pub mod limits;
@@ -710,6 +710,11 @@ impl Environment for Sandbox {
         let (argv, keep_open) = self.launch(req)?;
         let r = match &self.pids {
             Some(cg) => cg.spawn(argv, req),
+            // A foreground command is waited for by the thread that
+            // started it, so bwrap's `--die-with-parent` and its PID
+            // namespace hold it; a background one outlives that thread and
+            // needs the shim.
+            None if !req.linger => spawn_argv_unsupervised(&argv, req),
             None => spawn_argv(&argv, req),
         };
         drop(keep_open);
