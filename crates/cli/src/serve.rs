@@ -191,12 +191,16 @@ async fn serve_http(
         let int = signal(SignalKind::interrupt());
         let term = signal(SignalKind::terminate());
         let on_signal = stop.clone();
+        let closing = rt.clone();
         if let (Ok(mut int), Ok(mut term)) = (int, term) {
             tokio::spawn(async move {
                 tokio::select! {
                     _ = int.recv() => {},
                     _ = term.recv() => {},
                 }
+                // The sessions' commands are killed now, before the
+                // server drains its connections.
+                let _ = tokio::task::spawn_blocking(move || closing.close()).await;
                 on_signal.cancel();
             });
         }

@@ -44,6 +44,9 @@ use crate::auth::{Auth, HttpAuth};
 use crate::serve::{Installed, Options};
 use crate::sessions::Tracked;
 
+/// How long a stopping server lets a connection finish what it is writing.
+const STOP_GRACE: Duration = Duration::from_millis(250);
+
 /// The path the endpoint answers on.
 pub const PATH: &str = "/mcp";
 
@@ -411,8 +414,11 @@ pub async fn serve_http(
                 // Idle or evicted: dropped, which closes the socket.
                 _ = conn.kill.cancelled() => {},
                 _ = stop.cancelled() => {
+                    // A response being written gets a moment to finish; a
+                    // client's open event stream must not hold the exit
+                    // (the server stops within a second of being told).
                     conn_fut.as_mut().graceful_shutdown();
-                    let _ = tokio::time::timeout(Duration::from_secs(1), conn_fut.as_mut()).await;
+                    let _ = tokio::time::timeout(STOP_GRACE, conn_fut.as_mut()).await;
                 },
             }
             conns.remove(conn_id);
@@ -420,7 +426,7 @@ pub async fn serve_http(
     }
     sweeper.abort();
     tasks.close();
-    let _ = tokio::time::timeout(Duration::from_secs(2), tasks.wait()).await;
+    let _ = tokio::time::timeout(STOP_GRACE * 2, tasks.wait()).await;
     installed.remove();
     Ok(())
 }
