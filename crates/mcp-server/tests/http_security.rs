@@ -590,3 +590,62 @@ fn one_sessions_calls_in_flight_do_not_block_another() {
     let r = a.call("todo", json!({}));
     assert!(r.get("result").is_some(), "{r}");
 }
+
+/// With the sandbox backend (the default where it works), one session
+/// cannot see, signal or read another session's processes: each command
+/// has a PID namespace of its own.
+#[test]
+fn sessions_cannot_see_or_kill_each_others_processes() {
+    if hermes_exec::sandbox::usable().is_err() {
+        eprintln!("sandbox not usable here: skipped");
+        return;
+    }
+    let s = serve("isolation", Options::default());
+    let mut a = Session::open(&s).unwrap();
+    let mut b = Session::open(&s).unwrap();
+    let tag = format!("{}.{}", 500 + std::process::id() % 97, 7);
+    let r = a.call(
+        "terminal",
+        json!({"command": format!("sleep {tag}"), "background": true}),
+    );
+    assert_eq!(r["result"]["isError"], json!(false), "{r}");
+    let alive = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+            .any(|p| {
+                std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| {
+                    String::from_utf8_lossy(&c).replace('\0', " ").trim_end()
+                        == format!("sleep {tag}")
+                })
+            })
+    };
+    let until = Instant::now() + Duration::from_secs(10);
+    while !alive() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(alive(), "session a's process did not start");
+    let text = |r: &Value| {
+        r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    let seen = b.call(
+        "terminal",
+        json!({"command": "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline; echo; done"}),
+    );
+    assert!(
+        !text(&seen).contains(&tag),
+        "b sees a's process: {}",
+        text(&seen)
+    );
+    let killed = b.call(
+        "terminal",
+        json!({"command": format!("pkill -f 'slee[p] {tag}'; echo rc=$?")}),
+    );
+    assert!(text(&killed).contains("rc=1"), "{}", text(&killed));
+    assert!(alive(), "b killed a's process");
+    assert_eq!(a.close(), 202);
+}
