@@ -908,15 +908,7 @@ fn owner_of(pid: i32) -> Option<String> {
 }
 
 fn find_on_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .chain(
-            ["/usr/bin", "/usr/local/bin", "/bin"]
-                .iter()
-                .map(PathBuf::from),
-        )
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
+    crate::env::find_program(name)
 }
 
 /// Did the engine say the container is not there (gone or stopped)?

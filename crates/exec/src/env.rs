@@ -69,6 +69,20 @@ pub trait Remote: Send + Sync {
     fn explain_exit(&self, pid: i32, code: i32) -> Option<String>;
 }
 
+/// `name` on this process's PATH, or in the usual system folders (a host
+/// may run with a bare PATH): the one program lookup of every backend.
+pub fn find_program(name: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(
+            ["/usr/bin", "/usr/local/bin", "/bin"]
+                .iter()
+                .map(std::path::PathBuf::from),
+        )
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
 /// The key a task's connection or container is kept under (`""` is `"default"`).
 pub fn task_key(task: &str) -> &str {
     if task.is_empty() { "default" } else { task }

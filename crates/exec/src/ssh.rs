@@ -656,15 +656,7 @@ fn alive(pid: i32) -> bool {
 
 /// The OpenSSH client on PATH.
 pub fn find_ssh() -> Option<PathBuf> {
-    let path = std::env::var("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .chain(
-            ["/usr/bin", "/usr/local/bin", "/bin"]
-                .iter()
-                .map(PathBuf::from),
-        )
-        .map(|d| d.join("ssh"))
-        .find(|p| p.is_file())
+    crate::env::find_program("ssh")
 }
 
 impl RemoteShell for Ssh {

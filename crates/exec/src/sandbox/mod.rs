@@ -196,15 +196,7 @@ impl BwrapFeatures {
 
 /// Find bubblewrap on PATH (or the usual places).
 pub fn find_bwrap() -> Option<PathBuf> {
-    let path = std::env::var("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .chain(
-            ["/usr/bin", "/usr/local/bin", "/bin"]
-                .iter()
-                .map(PathBuf::from),
-        )
-        .map(|d| d.join("bwrap"))
-        .find(|p| p.is_file())
+    crate::env::find_program("bwrap")
 }
 
 /// Whether the sandbox works on this machine (bubblewrap installed, and
