@@ -123,11 +123,23 @@ pub fn m_process_inspect(_: &RuleCtx, _: usize, e: &Exec) -> bool {
     if e.argv.is_empty() {
         return false;
     }
+    // Any process's environment or memory file, however the path is
+    // spelt: a thread's (`/proc/N/task/N/environ`), through `.` or doubled
+    // slashes, or by a glob that can expand to one (`/proc/$P/env*`).
     let proc_file = |p: &str| {
         let p = p.trim_start_matches('<');
-        p.starts_with("/proc/")
-            && (p.ends_with("/environ") || p.ends_with("/mem"))
-            && p.matches('/').count() == 3
+        let parts: Vec<&str> = p
+            .split('/')
+            .filter(|c| !c.is_empty() && *c != ".")
+            .collect();
+        if !p.starts_with('/') || parts.first() != Some(&"proc") || parts.len() < 3 {
+            return false;
+        }
+        let last = parts[parts.len() - 1];
+        let globbed = |c: &str| {
+            c.contains(['*', '?', '[']) && ["environ", "mem"].iter().any(|f| glob_may_match(c, f))
+        };
+        last == "environ" || last == "mem" || globbed(last)
     };
     if e.argv[1..]
         .iter()
@@ -600,4 +612,22 @@ pub fn m_shell_path_arg(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
         let build_shell = a.split_once('=').is_some_and(|(k, _)| k.ends_with("SHELL"));
         !build_shell && a.len() < 4096 && SH.is_match(a)
     })
+}
+
+/// Whether shell glob `pat` (`*`, `?`, `[...]`) may match `name`: a
+/// conservative test (a bracket expression matches any one character).
+fn glob_may_match(pat: &str, name: &str) -> bool {
+    fn go(p: &[u8], n: &[u8]) -> bool {
+        match p.first() {
+            None => n.is_empty(),
+            Some(b'*') => (0..=n.len()).any(|i| go(&p[1..], &n[i..])),
+            Some(b'?') => !n.is_empty() && go(&p[1..], &n[1..]),
+            Some(b'[') => match p.iter().position(|&c| c == b']') {
+                Some(end) if !n.is_empty() => go(&p[end + 1..], &n[1..]),
+                _ => false,
+            },
+            Some(&c) => n.first() == Some(&c) && go(&p[1..], &n[1..]),
+        }
+    }
+    go(pat.as_bytes(), name.as_bytes())
 }
