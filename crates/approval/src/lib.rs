@@ -696,6 +696,23 @@ impl Engine {
                 for sh in analyze::shell_strings_in_code(&lang, &text) {
                     self.check_text(&sh, acc, false, opts);
                 }
+                // Code that reads another process's environment or memory
+                // itself (no shell command to judge): named in its text.
+                static PROC_READ: once_cell::sync::Lazy<regex::Regex> =
+                    once_cell::sync::Lazy::new(|| {
+                        regex::Regex::new(r#"/proc/[^\s'"]*/(environ|mem)\b"#)
+                            .expect("proc read regex")
+                    });
+                let reads_process = PROC_READ.is_match(&text)
+                    || text.contains("process_vm_readv")
+                    || text.contains("PTRACE_ATTACH")
+                    || text.contains("PTRACE_SEIZE");
+                if reads_process
+                    && let Some(r) = self.rule("process-inspect")
+                    && !self.exempted(r)
+                {
+                    acc.push(Some(r), &format!("{shown} ({path})"), &e.argv);
+                }
             }
             acc.script_depth -= 1;
         }

@@ -279,6 +279,20 @@ fn scripts_are_judged_by_their_content() {
     let r = e.check("tar xf kit.tar && bash kit/install.sh");
     assert_eq!(r.verdict, Verdict::Ask);
     assert!(r.rule_keys().contains(&"script-unseen".to_string()));
+    // code that reads another process's environment itself: asks
+    ws.write(
+        "peek.py",
+        "import os\nppid = os.getppid()\nprint(open(f'/proc/{ppid}/environ').read())\n",
+    );
+    let r = e.check("python3 peek.py");
+    assert_eq!(r.verdict, Verdict::Ask);
+    assert!(r.rule_keys().contains(&"process-inspect".to_string()));
+    // reading the machine's own /proc files and the environment is not
+    ws.write(
+        "meminfo.py",
+        "import os\nprint(open('/proc/meminfo').read(), os.environ.get('HOME'))\n",
+    );
+    assert_eq!(v("python3 meminfo.py"), Verdict::Allow);
     // too large to judge: asks
     ws.write("huge.sh", &"echo x\n".repeat(50_000));
     let r = e.check("bash huge.sh");
