@@ -113,6 +113,22 @@ struct Ctx {
     presumed: bool,
 }
 
+impl Ctx {
+    /// The context of code nested in this command (a substitution, a
+    /// presumed or named command, a script written to a file): one level
+    /// deeper, reached `via` it, with none of the outer command's stdin or
+    /// redirections.
+    fn nested(&self, via: String) -> Ctx {
+        let mut ic = self.clone();
+        ic.depth += 1;
+        ic.via = Some(via);
+        ic.stdin_from = None;
+        ic.stdin_text = None;
+        ic.redirs = Vec::new();
+        ic
+    }
+}
+
 pub struct Analyzer {
     vars: Vars,
     /// Directory set by an earlier `cd`/`pushd` to a known absolute path.
@@ -504,12 +520,7 @@ impl Analyzer {
                         // executable content written to a script file is
                         // judged now: running it may be a later, separate call
                         if is_script_path(&path, &content) {
-                            let mut ic = c.clone();
-                            ic.depth += 1;
-                            ic.via = Some(format!("written to {path}"));
-                            ic.redirs = Vec::new();
-                            ic.stdin_from = None;
-                            ic.stdin_text = None;
+                            let mut ic = c.nested(format!("written to {path}"));
                             ic.presumed = true;
                             self.speculate(&content, &ic);
                         }
@@ -896,12 +907,7 @@ impl Analyzer {
         if !(value.contains("$(") || value.contains('`')) || value.contains(DYN) {
             return;
         }
-        let mut ic = ctx.clone();
-        ic.depth += 1;
-        ic.via = Some(via.to_string());
-        ic.stdin_from = None;
-        ic.stdin_text = None;
-        ic.redirs = Vec::new();
+        let ic = ctx.nested(via.to_string());
         for body in substitution_bodies(value) {
             self.finding("deferred-code", None, format!("{via}: {value}"));
             self.analyze_text(&body, &ic, true);
@@ -912,12 +918,7 @@ impl Analyzer {
     /// `--exec`, `--hook`, `-o ssh_command=VALUE`): the value is presumed
     /// executed; a program path in it asks.
     fn named_exec_opts(&mut self, name: &str, argv: &[String], ctx: &Ctx, idx: usize) {
-        let mut ic = ctx.clone();
-        ic.depth += 1;
-        ic.via = Some(name.to_string());
-        ic.stdin_from = None;
-        ic.stdin_text = None;
-        ic.redirs = Vec::new();
+        let mut ic = ctx.nested(name.to_string());
         ic.presumed = true;
         let mut n = 0;
         for k in 1..argv.len() {
@@ -987,12 +988,7 @@ impl Analyzer {
         if ctx.depth >= 8 {
             return;
         }
-        let mut ic = ctx.clone();
-        ic.depth += 1;
-        ic.via = Some(name.to_string());
-        ic.stdin_from = None;
-        ic.stdin_text = None;
-        ic.redirs = Vec::new();
+        let mut ic = ctx.nested(name.to_string());
         ic.presumed = true;
         let mut first = argv.len();
         let mut runs = 0;
@@ -1037,12 +1033,7 @@ impl Analyzer {
     /// command it runs is analysed when it is visible.
     fn kb_exec(&mut self, name: &str, argv: &[String], ctx: &Ctx, idx: usize) {
         use crate::knowledge::{self as kb, Run};
-        let mut ic = ctx.clone();
-        ic.depth += 1;
-        ic.via = Some(name.to_string());
-        ic.stdin_from = None;
-        ic.stdin_text = None;
-        ic.redirs = Vec::new();
+        let ic = ctx.nested(name.to_string());
         if name == "git" {
             self.git_config_exec(argv, &ic, idx);
         }

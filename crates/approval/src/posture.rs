@@ -44,23 +44,16 @@ pub const ESCAPES: &[&str] = &[
     "agent-gateway",
 ];
 
-/// Network rules: they escape a sandbox that has a network.
-const NETWORK: &[&str] = &[
-    "exfiltration",
-    "secret-exfiltration",
-    "cloud-metadata",
-    "reverse-shell",
-    "tunnel-exposure",
-    "file-server-exposed",
-    "cloud-destroy",
-    "datastore-destroy",
-    "untrusted-package-source",
-];
-
+/// Network rules: they escape a sandbox that has a network: those whose
+/// effect is only through the network (`sandbox::NETWORK`) and fetching
+/// packages from an untrusted source.
+fn network_rule(rule: &str) -> bool {
+    crate::sandbox::NETWORK.contains(&rule) || rule == "untrusted-package-source"
+}
 /// In the sandboxed posture: why the sandbox contains an `ask` reason of
 /// `rule`, or `None` when it leaves the sandbox.
 pub fn sandboxed_contains(rule: &str, network: bool) -> Option<String> {
-    if ESCAPES.contains(&rule) || (network && NETWORK.contains(&rule)) {
+    if ESCAPES.contains(&rule) || (network && network_rule(rule)) {
         return None;
     }
     if WRITES.contains(&rule) {

@@ -42,7 +42,7 @@ pub struct CheckOptions {
 }
 
 /// Rules whose effect is only through the network.
-const NETWORK: &[&str] = &[
+pub(crate) const NETWORK: &[&str] = &[
     "exfiltration",
     "secret-exfiltration",
     "cloud-metadata",
