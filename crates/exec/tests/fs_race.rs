@@ -6,6 +6,8 @@
 //! hold with zero escapes. Legitimate symlinks (inside the workspace, to
 //! `/usr`) must keep working.
 
+mod common;
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -646,38 +648,12 @@ fn a_root_created_after_start_and_streamed_reads() {
 /// this binary that `nobody` can execute), and every test must pass there.
 #[test]
 fn every_attack_holds_for_an_unprivileged_host() {
-    use std::os::unix::fs::PermissionsExt;
     if rustix::process::geteuid().as_raw() != 0 || std::env::var_os("HT_FS_RACE_NESTED").is_some() {
         return;
     }
-    let Ok(exe) = std::env::current_exe() else {
-        return;
-    };
-    let dir = std::env::temp_dir().join(format!("ht-fs-race-nobody-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let copy = dir.join("fs_race");
-    std::fs::copy(&exe, &copy).unwrap();
-    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let out = std::process::Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-        .arg(&copy)
-        .args(["--skip", "every_attack_holds", "--test-threads=2"])
-        .env("HT_FS_RACE_NESTED", "1")
-        .env("TMPDIR", "/tmp")
-        .current_dir("/")
-        .output()
-        .expect("setpriv");
-    let _ = std::fs::remove_dir_all(&dir);
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "as nobody:\n{text}");
-    assert!(
-        text.contains(" passed; 0 failed"),
-        "as nobody the tests did not run:\n{text}"
+    common::rerun_as_nobody(
+        &["--skip", "every_attack_holds", "--test-threads=2"],
+        "HT_FS_RACE_NESTED",
+        " passed; 0 failed",
     );
 }

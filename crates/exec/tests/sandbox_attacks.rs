@@ -10,6 +10,8 @@
 //! (the other kind of host). Tests skip (pass with a note) where bubblewrap
 //! cannot run at all.
 
+mod common;
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -110,33 +112,10 @@ fn also_as_nobody(name: &str) {
     if !is_root() || std::env::var_os(NESTED).is_some() {
         return;
     }
-    let Ok(exe) = std::env::current_exe() else {
-        return;
-    };
-    // A copy nobody can execute whatever the target directory's modes.
-    let dir = Workspace::new("exe");
-    std::fs::set_permissions(&dir.0, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let copy = dir.0.join("attacks");
-    std::fs::copy(&exe, &copy).unwrap();
-    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let out = std::process::Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-        .arg(&copy)
-        .args(["--exact", name, "--test-threads=1", "--nocapture"])
-        .env(NESTED, "1")
-        .env("TMPDIR", "/tmp")
-        .current_dir("/")
-        .output()
-        .expect("setpriv");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "as nobody:\n{text}");
-    assert!(
-        text.contains("1 passed"),
-        "as nobody the test did not run:\n{text}"
+    common::rerun_as_nobody(
+        &["--exact", name, "--test-threads=1", "--nocapture"],
+        NESTED,
+        "1 passed",
     );
 }
 

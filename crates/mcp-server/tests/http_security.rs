@@ -414,23 +414,7 @@ fn one_sessions_process_quota_does_not_affect_another() {
     assert_eq!(r["result"]["isError"], json!(false), "{r}");
     // Closing a session releases its processes (and its quota with them):
     // they are killed, not left running.
-    let running = || {
-        std::fs::read_dir("/proc")
-            .unwrap()
-            .flatten()
-            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-            .filter(|p| {
-                let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
-                !stat
-                    .rfind(')')
-                    .is_some_and(|i| stat[i + 1..].trim_start().starts_with('Z'))
-                    && std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| {
-                        String::from_utf8_lossy(&c).replace('\0', " ").trim_end()
-                            == format!("sleep {mine}")
-                    })
-            })
-            .count()
-    };
+    let running = || live_processes(&format!("sleep {mine}"));
     let until = Instant::now() + Duration::from_secs(10);
     while running() < 2 && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(20));
@@ -609,18 +593,7 @@ fn sessions_cannot_see_or_kill_each_others_processes() {
         json!({"command": format!("sleep {tag}"), "background": true}),
     );
     assert_eq!(r["result"]["isError"], json!(false), "{r}");
-    let alive = || {
-        std::fs::read_dir("/proc")
-            .unwrap()
-            .flatten()
-            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-            .any(|p| {
-                std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| {
-                    String::from_utf8_lossy(&c).replace('\0', " ").trim_end()
-                        == format!("sleep {tag}")
-                })
-            })
-    };
+    let alive = || live_processes(&format!("sleep {tag}")) > 0;
     let until = Instant::now() + Duration::from_secs(10);
     while !alive() && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(20));
@@ -648,4 +621,22 @@ fn sessions_cannot_see_or_kill_each_others_processes() {
     assert!(text(&killed).contains("rc=1"), "{}", text(&killed));
     assert!(alive(), "b killed a's process");
     assert_eq!(a.close(), 202);
+}
+
+/// Live (not zombie) processes whose command line is exactly `argv`.
+fn live_processes(argv: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|p| {
+            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+            !stat
+                .rfind(')')
+                .is_some_and(|i| stat[i + 1..].trim_start().starts_with('Z'))
+                && std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| {
+                    String::from_utf8_lossy(&c).replace('\0', " ").trim_end() == argv
+                })
+        })
+        .count()
 }
