@@ -21,6 +21,7 @@
 #                         Debian's python3 refuses a global `pip install`)
 #   bindings/node/node_modules   `npm ci` from package-lock.json
 #   build/tools           npm packages: the reference MCP servers the tests run
+#   build/tools/node22    Node 22 and the MCP conformance suite (npm packages)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -57,6 +58,12 @@ PIP_CORE=(pytest mcp==2.3.0)
 # (crates/runtime/tests/mcp_*.rs find them in build/tools/node_modules). Pinned:
 # the tests name their tools.
 NPM_CORE=(@modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/server-filesystem@2026.8.31 @modelcontextprotocol/sdk@1.32.2)
+# Always: the official MCP conformance suite, which `make test-mcp-conformance`
+# (mk/mcp-conformance.mk) runs against `ht_runtime_serve_mcp`, and the Node 22
+# it needs (Debian ships Node 20; the npm package `node` ships a node binary),
+# in a folder of their own. Pinned: the fixture host names the scenarios' tools.
+NPM_NODE22=(node@22.23.3 @modelcontextprotocol/conformance@0.1.16)
+NODE22=build/tools/node22
 # ---------------------------------------------------------------------------
 
 VENV=build/venv
@@ -122,6 +129,7 @@ if [ $dry_run = 1 ]; then
   echo "setup (dry run): apt: ${missing[*]:-nothing missing}"
   echo "setup (dry run): pip into build/venv: $(list PIP | xargs)"
   echo "setup (dry run): npm into build/tools: $(list NPM | xargs)"
+  echo "setup (dry run): npm into $NODE22: ${NPM_NODE22[*]}"
   exit 0
 fi
 
@@ -177,6 +185,14 @@ if [ ${#npm_want[@]} -gt 0 ]; then
     rm -f "$TOOLS"/.setup-*
     touch "$npm_stamp"
   fi
+fi
+node22_stamp="$NODE22/.setup-$(printf '%s ' "${NPM_NODE22[@]}" | cksum | cut -d' ' -f1)"
+if [ ! -e "$node22_stamp" ] || [ ! -x "$NODE22/node_modules/.bin/node" ]; then
+  echo "setup: npm packages ${NPM_NODE22[*]} into $NODE22"
+  mkdir -p "$NODE22"
+  npm install --prefix "$NODE22" --no-audit --no-fund --loglevel=error "${NPM_NODE22[@]}"
+  rm -f "$NODE22"/.setup-*
+  touch "$node22_stamp"
 fi
 
 echo "setup: ok ($(cargo --version | cut -d' ' -f1-2), $(go version 2>/dev/null | cut -d' ' -f3), node $(node --version), $("$VENV/bin/python" --version), cmake $(cmake --version | head -1 | cut -d' ' -f3)${with:+; with $with})"
