@@ -139,6 +139,12 @@ _OPTIONAL_SIGNATURES = {
     "ht_call_on_cancel": (c_int32, [c_void_p, CANCEL_FN, c_void_p, FREE_FN]),
     "ht_call_is_cancelled": (c_bool, [c_void_p]),
     "ht_call_progress": (c_int32, [c_void_p, c_double, c_double, c_char_p, c_size_t]),
+    "ht_call_log": (c_int32, [c_void_p, c_char_p, c_size_t, c_char_p, c_size_t]),
+    "ht_call_client_request": (c_int32, [c_void_p, c_char_p, c_size_t, c_uint64, _P, _SZ, _P]),
+    "ht_runtime_serve_mcp": (c_int32, [c_void_p, c_char_p, c_size_t, _P, _P]),
+    "ht_mcp_server_address": (c_char_p, [c_void_p]),
+    "ht_mcp_server_wait": (c_int32, [c_void_p, c_uint64, _P]),
+    "ht_mcp_server_free": (None, [c_void_p]),
 }
 
 

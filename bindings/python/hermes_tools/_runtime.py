@@ -303,6 +303,41 @@ class ToolCall:
         data = (message or "").encode("utf-8", "replace")
         return int(lib.ht_call_progress(ptr, float(progress), float(total or 0), data, len(data)))
 
+    def log(self, level: str, message: str) -> int:
+        """Log a message of this call at ``level`` (``"debug"``, ``"info"``,
+        ``"notice"``, ``"warning"``, ``"error"``, ``"critical"``, ``"alert"``,
+        ``"emergency"``): the event handler gets a ``tool.log`` event, and when
+        the call came through :meth:`Runtime.serve_mcp` the MCP client gets a
+        ``notifications/message`` if it asked for that level. Returns the
+        ht_status (INVALID_ARGUMENT for an unknown level, NOT_FOUND once answered)."""
+        ptr = self._ptr
+        if ptr is None:
+            return NOT_FOUND
+        _need("ht_call_log")
+        lv, ln = _b(level)
+        data = (message or "").encode("utf-8", "replace")
+        return int(lib.ht_call_log(ptr, lv, ln, data, len(data)))
+
+    def client_request(self, method: str, params: Optional[dict] = None, timeout: Optional[float] = None) -> dict:
+        """Send a request to the MCP client that made this call (served by
+        :meth:`Runtime.serve_mcp`) and wait for its result: ``method`` is
+        ``"sampling/createMessage"`` (the client's model answers),
+        ``"elicitation/create"`` (the client's user fills a form) or
+        ``"roots/list"``. Blocks this thread up to ``timeout`` seconds (None:
+        120); from a coroutine handler use ``await asyncio.to_thread(...)``.
+        Raises :class:`HermesToolsError` (UNSUPPORTED: no MCP client made the
+        call or it lacks the capability; TIMEOUT; INVALID_ARGUMENT: params not
+        of the method's shape; INTERNAL: the client's error)."""
+        ptr = self._ptr
+        if ptr is None:
+            raise HermesToolsError(NOT_FOUND, "the call was already answered")
+        _need("ht_call_client_request")
+        req, n = _b(json.dumps({"method": method, "params": params or {}}, ensure_ascii=False))
+        ms = 0 if timeout is None else max(1, int(timeout * 1000))
+        out, out_len, err = c_void_p(), c_size_t(0), c_void_p()
+        _check(lib.ht_call_client_request(ptr, req, n, ms, byref(out), byref(out_len), byref(err)), err)
+        return json.loads(_take_string(out, out_len))
+
     def on_cancel(self, fn: Callable[[], Any]) -> None:
         """Run ``fn()`` once when the library stops waiting for this call (at
         once if it already has), on a library thread: keep it quick. Async
@@ -684,6 +719,71 @@ def _close_all() -> None:
             set_log_handler(None)
         except BaseException:
             pass
+
+
+class McpServer:
+    """An MCP server of a runtime (:meth:`Runtime.serve_mcp`). ``address`` is
+    ``ht_mcp_server_address``'s JSON as a dict (``url``, ``auth``,
+    ``token_file`` for HTTP). Stop it with :meth:`close` (or a ``with``
+    block); closing its runtime stops it too."""
+
+    def __init__(self, ptr: int, runtime: "Runtime"):
+        self._ptr: Optional[int] = ptr
+        self._runtime = runtime  # the runtime outlives the handle's use
+        raw = lib.ht_mcp_server_address(ptr)
+        self.address: dict = json.loads(raw.decode("utf-8")) if raw else {}
+
+    @property
+    def url(self) -> Optional[str]:
+        return self.address.get("url")
+
+    @property
+    def token(self) -> Optional[str]:
+        """The bearer token of a generated token file (None otherwise)."""
+        path = self.address.get("token_file")
+        if not path:
+            return None
+        with open(path, encoding="utf-8") as f:
+            return f.readline().strip()
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """Wait up to ``timeout`` seconds (None: for ever) for the server to
+        end; True when it ended, False while it still serves. Raises when it
+        ended with an error."""
+        ptr = self._ptr
+        if ptr is None:
+            return True
+        while True:
+            step = 1000 if timeout is None else max(0, int(timeout * 1000))
+            err = c_void_p()
+            rc = lib.ht_mcp_server_wait(ptr, step, byref(err))
+            if rc == OK:
+                return True
+            if rc != TIMEOUT:
+                raise _take_error(rc, err)
+            if timeout is not None:
+                return False
+
+    def close(self) -> None:
+        """Stop serving (calls in flight are cancelled) and free the handle. Idempotent."""
+        ptr, self._ptr = self._ptr, None
+        if ptr is not None:
+            lib.ht_mcp_server_free(ptr)
+
+    def __enter__(self) -> "McpServer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except BaseException:
+            pass
+
+    def __repr__(self) -> str:
+        return f"<hermes_tools.McpServer {self.address}>"
 
 
 class Runtime:
@@ -1213,6 +1313,19 @@ class Runtime:
     def command_check(self, command: Union[str, bytes]) -> dict:
         """Analyse a shell command with this runtime's rules, without running it."""
         return _command_check(self._rt(), command)
+
+    def serve_mcp(self, options: Union[dict, str, None] = None) -> McpServer:
+        """Serve this runtime's tools (host tools included) as an MCP server on
+        a library thread (``ht_runtime_serve_mcp``). ``options``: ``None`` or
+        ``{}`` for stdio on descriptors 0 and 1; ``{"transport": "http"}`` for
+        streamable HTTP on a free loopback port with a generated bearer token
+        (``server.url``, ``server.token``); the header documents the rest
+        (``address``, ``token``, ``auth``, limits, ``approvals``)."""
+        _need("ht_runtime_serve_mcp")
+        data, n = _b(_json_arg(options) if options is not None else None)
+        out, err = c_void_p(), c_void_p()
+        _check(lib.ht_runtime_serve_mcp(self._rt(), data, n, byref(out), byref(err)), err)
+        return McpServer(out.value, self)
 
     def __repr__(self) -> str:
         return f"<hermes_tools.Runtime {'closed' if self._ptr is None else hex(self._ptr)}>"

@@ -89,6 +89,13 @@ pub struct ToolSpec {
     pub agent_loop: bool,
     #[serde(default)]
     pub conditional_description: Vec<ConditionalText>,
+    /// The tool's result text is an MCP `CallToolResult`
+    /// (`{"content":[...],"isError"?,"structuredContent"?}`), which an MCP
+    /// server sends as it is (images, audio, resources); other consumers
+    /// read the text. The host's declaration, never the result's: a tool's
+    /// output cannot make itself content blocks.
+    #[serde(default)]
+    pub mcp_content: bool,
 }
 
 /// Output format of definitions.
@@ -109,6 +116,8 @@ pub struct ToolEntry {
     pub parallel_safe: bool,
     pub timeout: Option<Duration>,
     pub agent_loop: bool,
+    /// The result text is an MCP `CallToolResult` ([`ToolSpec::mcp_content`]).
+    pub mcp_content: bool,
     /// The parameters schema as the host wrote it (spliced into definitions).
     pub parameters: Box<RawValue>,
     /// The compiled parameters schema (now, or on first use after bulk registration).
@@ -330,6 +339,7 @@ pub fn build_entry_with(
         parallel_safe: spec.parallel_safe,
         timeout,
         agent_loop: spec.agent_loop,
+        mcp_content: spec.mcp_content,
         parameters,
         params,
         conditional: spec.conditional_description,

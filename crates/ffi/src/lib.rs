@@ -11,6 +11,7 @@ pub mod api;
 pub mod approval;
 pub mod builtins;
 pub mod cancel;
+pub mod client;
 pub mod host;
 pub mod logging;
 pub mod plugin;

@@ -27,6 +27,7 @@
 mod approval;
 pub mod auth;
 mod calls;
+mod client;
 mod http;
 pub mod limits;
 mod processes;
@@ -215,8 +216,18 @@ impl Server {
     }
 }
 
-/// The result text of a dispatch as MCP's `CallToolResult`.
-fn to_result(text: String, cancelled: bool) -> CallToolResult {
+/// The result text of a dispatch as MCP's `CallToolResult`. A tool whose
+/// spec declares `mcp_content` answers a `CallToolResult` itself (content
+/// blocks: images, audio, resources), sent as it is when it reads as one;
+/// anything else (an error the runtime made, a result cut to size) is text.
+fn to_result(text: String, cancelled: bool, mcp_content: bool) -> CallToolResult {
+    if mcp_content
+        && !cancelled
+        && let Ok(r) = serde_json::from_str::<CallToolResult>(&text)
+        && !r.content.is_empty()
+    {
+        return r;
+    }
     let parsed: Option<Value> = serde_json::from_str(&text).ok();
     let failed = cancelled
         || parsed.as_ref().is_some_and(|v| {
@@ -271,19 +282,20 @@ impl ServerHandler for Server {
     ) -> Result<CallToolResponse, McpError> {
         // An unknown tool is a protocol error (the specification's -32602),
         // not a result the model reads.
-        if !self
+        let Some(mcp_content) = self
             .rt()
             .core()
             .snapshot()
             .tools
-            .contains_key(request.name.as_ref())
-        {
+            .get(request.name.as_ref())
+            .map(|e| e.mcp_content)
+        else {
             let shown: String = request.name.chars().take(80).collect();
             return Err(McpError::invalid_params(
                 format!("unknown tool '{shown}' (see tools/list)"),
                 None,
             ));
-        }
+        };
         self.remember(&context.peer);
         let task = self.task_of(&context.extensions);
         let session = self.shared.session(&task);
@@ -316,6 +328,7 @@ impl ServerHandler for Server {
                     })
                     .to_string(),
                     true,
+                    false,
                 )));
             }
             Some(guard)
@@ -379,10 +392,11 @@ impl ServerHandler for Server {
         let beat = progress::heartbeat(entry.live.clone());
         let out = tokio::select! {
             done = rx => match done {
-                Ok(d) => to_result(d.text, d.cancelled),
+                Ok(d) => to_result(d.text, d.cancelled, mcp_content),
                 Err(_) => to_result(
                     json!({"error": "the runtime closed before the call finished"}).to_string(),
                     true,
+                    false,
                 ),
             },
             _ = context.ct.cancelled() => {
@@ -390,6 +404,7 @@ impl ServerHandler for Server {
                 to_result(
                     json!({"error": "cancelled by the client"}).to_string(),
                     true,
+                    false,
                 )
             }
         };

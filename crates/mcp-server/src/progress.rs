@@ -8,7 +8,8 @@
 //! Log messages (`logging/setLevel`, `notifications/message`): a session
 //! that chose a level gets its calls' events at that level or above:
 //! the call's start (debug) and end (debug, warning when it failed), a
-//! tool's progress (info), through the call's ordered writer, which the
+//! tool's progress (info), a host tool's own messages (`ht_call_log`, at
+//! the level it gave), through the call's ordered writer, which the
 //! result waits for. Over HTTP rmcp sends log messages on the session's
 //! standalone (GET) stream, so a client sees them there.
 
@@ -53,6 +54,22 @@ pub(crate) fn message_for(
         .then(|| LoggingMessageNotificationParam::new(level, data).with_logger("hermes-tools"))
 }
 
+/// A level by its MCP name.
+#[allow(deprecated)]
+fn parse_level(name: &str) -> Option<LoggingLevel> {
+    Some(match name {
+        "debug" => LoggingLevel::Debug,
+        "info" => LoggingLevel::Info,
+        "notice" => LoggingLevel::Notice,
+        "warning" => LoggingLevel::Warning,
+        "error" => LoggingLevel::Error,
+        "critical" => LoggingLevel::Critical,
+        "alert" => LoggingLevel::Alert,
+        "emergency" => LoggingLevel::Emergency,
+        _ => return None,
+    })
+}
+
 /// The level a runtime event is logged at (None: not logged).
 #[allow(deprecated)]
 fn event_level(kind: &str) -> Option<LoggingLevel> {
@@ -80,6 +97,16 @@ impl EventTap for Tap {
         else {
             return;
         };
+        if kind == "tool.log" {
+            // The tool's own message, at the level it chose.
+            if let Some(level) = event["level"].as_str().and_then(parse_level)
+                && let Some(m) = message_for(&live.session, level, event["message"].clone())
+            {
+                let logger = event["tool_name"].as_str().unwrap_or("hermes-tools");
+                live.log(m.with_logger(logger.to_string()));
+            }
+            return;
+        }
         if let Some(level) = event_level(kind)
             && let Some(m) = message_for(&live.session, level, json!(event))
         {

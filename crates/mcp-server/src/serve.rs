@@ -69,6 +69,8 @@ impl Options {
 pub(crate) struct Installed {
     pub shared: Arc<Shared>,
     tap: Option<u64>,
+    /// The registration of [`crate::client::Bridge`] on the runtime.
+    bridge: Option<u64>,
     previous: Option<Option<Arc<dyn ApprovalSink>>>,
     watcher: tokio::task::JoinHandle<()>,
 }
@@ -99,10 +101,15 @@ impl Installed {
                 calls: shared.calls.clone(),
             }))
             .map_err(|e| e.message)?;
+        let bridge = rt.add_client_requests(Arc::new(crate::client::Bridge {
+            calls: shared.calls.clone(),
+            handle: tokio::runtime::Handle::current(),
+        }));
         let watcher = tokio::spawn(watch(shared.clone()));
         Ok(Installed {
             shared,
             tap: Some(tap),
+            bridge: Some(bridge),
             previous,
             watcher,
         })
@@ -113,6 +120,9 @@ impl Installed {
         let rt = &self.shared.rt;
         if let Some(t) = self.tap.take() {
             rt.remove_event_tap(t);
+        }
+        if let Some(b) = self.bridge.take() {
+            rt.remove_client_requests(b);
         }
         if let Some(host) = self.previous.take() {
             let _ = rt.set_approval_sink(false, host);

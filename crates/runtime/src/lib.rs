@@ -8,6 +8,7 @@
 #![deny(unsafe_code)]
 
 pub mod approvals;
+pub mod client;
 pub mod config;
 pub mod progress;
 
@@ -824,6 +825,17 @@ impl Runtime {
         }
     }
 
+    /// Register an MCP server that sends host calls' requests to their
+    /// clients ([`client::client_request`]); the id removes it.
+    pub fn add_client_requests(&self, r: Arc<dyn client::ClientRequests>) -> u64 {
+        client::add(self.core.id, r)
+    }
+
+    /// Remove what [`Runtime::add_client_requests`] added (unknown ids are ignored).
+    pub fn remove_client_requests(&self, id: u64) {
+        client::remove(self.core.id, id);
+    }
+
     /// Cancel an async dispatch by its call id.
     pub fn cancel(&self, call_id: u64) -> Result<()> {
         self.core.cancel(call_id)
@@ -854,6 +866,7 @@ impl Runtime {
         }
         self.services.approvals.close();
         progress::unregister(core.id);
+        client::remove_all(core.id);
         // Queued events are dropped from here on: close never waits for a
         // slow event handler.
         self.services.close_events();

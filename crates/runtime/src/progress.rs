@@ -77,3 +77,16 @@ pub fn call_progress(
     services.emit_event(Value::Object(ev));
     Ok(())
 }
+
+/// Emit `event` on runtime `runtime_id`'s event taps and handler (NotFound
+/// when it is closed); `what` names the caller in the error.
+pub(crate) fn emit(runtime_id: u64, event: Value, what: &str) -> Result<()> {
+    let services = RUNTIMES.lock().get(&runtime_id).and_then(Weak::upgrade);
+    let Some(services) = services else {
+        return Err(Error::not_found(format!(
+            "{what}: the call's runtime is closed"
+        )));
+    };
+    services.emit_event(event);
+    Ok(())
+}

@@ -1,0 +1,138 @@
+"""Runtime.serve_mcp (ht_runtime_serve_mcp) and a host tool's side of MCP:
+ToolCall.log (ht_call_log), ToolCall.client_request (ht_call_client_request)
+and specs with "mcp_content". The MCP client here is a raw HTTP one (no
+client library deciding things); tests/mcp_conformance runs the official
+conformance suite's client against the same endpoint."""
+
+import json
+import os
+import threading
+import urllib.error
+import urllib.request
+
+import pytest
+
+from hermes_tools import INVALID_ARGUMENT, UNSUPPORTED, HermesToolsError, McpServer, Runtime, ToolCall
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "py", "version": "1"}},
+}
+
+
+def image_spec(name, mcp_content):
+    s = {"name": name, "toolset": "t", "schema": {"description": "an image", "parameters": {"type": "object", "properties": {}}}}
+    if mcp_content:
+        s["mcp_content"] = True
+    return s
+
+
+def post(url, body, headers):
+    req = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"content-type": "application/json", "accept": "application/json, text/event-stream", **headers},
+    )
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return r.status, dict(r.headers), r.read().decode()
+
+
+def messages(body):
+    try:
+        return [json.loads(body)]
+    except ValueError:
+        return [json.loads(l[5:]) for l in body.splitlines() if l.startswith("data:") and l[5:].strip()]
+
+
+class Session:
+    def __init__(self, server: McpServer):
+        self.url = server.url
+        self.auth = {"authorization": f"Bearer {server.token}"}
+        status, headers, _ = post(self.url, INIT, self.auth)
+        assert status == 200
+        self.headers = {**self.auth, "mcp-session-id": headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+        status, _, _ = post(self.url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, self.headers)
+        assert status == 202
+        self.next = 10
+
+    def request(self, method, params):
+        self.next += 1
+        _, _, body = post(self.url, {"jsonrpc": "2.0", "id": self.next, "method": method, "params": params}, self.headers)
+        return next(m for m in messages(body) if m.get("id") == self.next)
+
+
+def test_serve_mcp_http_needs_the_token_and_sends_mcp_content(tmp_path):
+    with Runtime({"builtin_toolsets": []}) as rt:
+        rt.register_tool(image_spec("image_block", True), lambda call: {"content": [{"type": "image", "data": PNG, "mimeType": "image/png"}]})
+        rt.register_tool(image_spec("image_text", False), lambda call: {"content": [{"type": "image", "data": PNG, "mimeType": "image/png"}]})
+        with rt.serve_mcp({"transport": "http", "token_dir": str(tmp_path / "tok")}) as server:
+            assert server.address["auth"] == "bearer"
+            assert server.url.startswith("http://127.0.0.1:") and server.url.endswith("/mcp")
+            token_file = server.address["token_file"]
+            assert os.stat(token_file).st_mode & 0o077 == 0
+            assert len(server.token) >= 16
+            assert server.wait(0) is False
+            # No token: refused before anything runs.
+            with pytest.raises(urllib.error.HTTPError) as e:
+                post(server.url, INIT, {})
+            assert e.value.code == 401
+            s = Session(server)
+            r = s.request("tools/call", {"name": "image_block", "arguments": {}})["result"]
+            assert r["content"] == [{"type": "image", "data": PNG, "mimeType": "image/png"}], r
+            assert not r.get("isError")
+            # Without mcp_content the same output is the tool's text: a
+            # result cannot make itself content blocks.
+            r = s.request("tools/call", {"name": "image_text", "arguments": {}})["result"]
+            assert [c["type"] for c in r["content"]] == ["text"], r
+            assert json.loads(r["content"][0]["text"])["content"][0]["data"] == PNG
+        # Closed: the token file is gone, and a second close is harmless.
+        assert not os.path.exists(token_file)
+        server.close()
+        assert server.wait(0) is True
+
+
+def test_call_log_reaches_the_event_handler_and_checks_the_level(rt):
+    events, statuses = [], {}
+    got = threading.Event()
+
+    def on_event(ev):
+        if ev.get("type") == "tool.log":
+            events.append(ev)
+            got.set()
+
+    rt.set_event_handler(on_event)
+
+    def logs(call: ToolCall):
+        statuses["bad"] = call.log("loud", "no such level")
+        statuses["ok"] = call.log("warning", "disk almost full")
+        return "done"
+
+    rt.register_tool(image_spec("logs", False), logs)
+    assert rt.dispatch("logs", {}) == "done"
+    assert got.wait(5)
+    assert statuses == {"bad": INVALID_ARGUMENT, "ok": 0}
+    ev = events[0]
+    assert (ev["level"], ev["message"], ev["tool_name"]) == ("warning", "disk almost full", "logs")
+
+
+def test_client_request_needs_a_call_made_by_an_mcp_client(rt):
+    seen = {}
+
+    def asks(call: ToolCall):
+        for method in ("sampling/createMessage", "tools/call"):
+            try:
+                call.client_request(method, {"messages": [], "maxTokens": 1}, timeout=1)
+            except HermesToolsError as e:
+                seen[method] = (e.status, e.message)
+        return "asked"
+
+    rt.register_tool(image_spec("asks", False), asks)
+    assert rt.dispatch("asks", {}) == "asked"
+    status, message = seen["sampling/createMessage"]
+    assert status == UNSUPPORTED and "not made by an MCP client" in message, seen
+    status, message = seen["tools/call"]
+    assert status == INVALID_ARGUMENT and "not one a tool may send" in message, seen
