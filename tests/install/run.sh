@@ -163,8 +163,15 @@ ok "Node (npm pack + install): $(cat "$root/run.log")"
 
 # --- 5. Python ---------------------------------------------------------------
 python3 -m venv "$root/venv"
-"$root/venv/bin/pip" install -q --disable-pip-version-check "$top/bindings/python" >"$root/pip.log" 2>&1 ||
+# Without the PKG_CONFIG_PATH exported for sections 1-3: openssl-sys's build
+# script watches it, so a changed value made the wheel's `cargo build
+# --release` rebuild openssl-sys and everything above it (reqwest, rmcp,
+# every crate of ours) a second time, which also filled CI's disk.
+env -u PKG_CONFIG_PATH "$root/venv/bin/pip" install -v --disable-pip-version-check "$top/bindings/python" >"$root/pip.log" 2>&1 ||
   { cat "$root/pip.log" >&2; fail "Python: pip install bindings/python"; }
+# One release build serves the wheel too: cargo, run by the wheel's build
+# hook after `make install`, must find everything current.
+if grep -E '^\s*Compiling ' "$root/pip.log" >&2; then fail "Python: the wheel's cargo build recompiled what make install had built"; fi
 cat >"$root/py_app.py" <<'EOF'
 import hermes_tools
 with hermes_tools.Runtime() as rt:
