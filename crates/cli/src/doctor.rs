@@ -47,10 +47,13 @@ fn writable_dir(r: &mut Report, key: &str, dir: &str) {
 /// decides on), what `auto` therefore chooses, and the Landlock ABI level.
 fn sandbox_works(r: &mut Report, backend: &str) {
     let landlock = match hermes_exec::sandbox::landlock_abi() {
-        Some(v) => format!(
-            "Landlock ABI {v} available (not applied: the sandbox's seccomp filter and mounts hold)"
+        Some(v) if v >= 6 => format!(
+            "Landlock ABI {v}: applied to every sandboxed command (file system, signals, abstract sockets)"
         ),
-        None => "Landlock not available".to_string(),
+        Some(v) => format!(
+            "Landlock ABI {v}: applied to every sandboxed command (file system; signals and abstract sockets need ABI 6)"
+        ),
+        None => "Landlock not available (the sandbox's mounts and seccomp filter still hold)".to_string(),
     };
     match hermes_exec::sandbox::usable() {
         Ok(()) => r.ok(&format!(

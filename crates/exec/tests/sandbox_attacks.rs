@@ -485,6 +485,55 @@ fn repository_metadata_cannot_be_planted() {
     also_as_nobody("repository_metadata_cannot_be_planted");
 }
 
+/// With the network on, the sandbox shares the host's network namespace and
+/// so its abstract unix sockets (X11's, D-Bus's, an IDE's): Landlock's
+/// scoping keeps the command to its own. And the command cannot signal
+/// (stop, kill) the process shim above it, nor write outside the writable
+/// areas even where a mount would allow it.
+#[test]
+fn landlock_scopes_sockets_and_signals() {
+    need_bwrap!();
+    if hermes_exec::sandbox::landlock_abi().is_none_or(|v| v < 6) {
+        eprintln!("skipped: Landlock ABI 6 (scoping) not available");
+        return;
+    }
+    let ws = Workspace::new("landlock");
+    let name = format!("hermes-attack-{}", std::process::id());
+    let listener = std::os::unix::net::UnixListener::bind_addr(
+        &<std::os::unix::net::SocketAddr as std::os::linux::net::SocketAddrExt>::from_abstract_name(
+            name.as_bytes(),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let sb = Sandbox::new(&SandboxConfig {
+        root: ws.0.clone(),
+        network: true,
+        limits: limits(),
+        ..SandboxConfig::default()
+    })
+    .expect("sandbox");
+    let script = format!(
+        r#"/usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect(b"\0{name}")
+    print("connected")
+except OSError as e:
+    print("refused", e.errno)
+'; kill -STOP $PPID 2>/dev/null; echo "stop $?"; kill -0 $PPID 2>/dev/null; echo "signal0 $?"; echo fine > ok && cat ok"#
+    );
+    let (code, _, out) = run(&sb, &script);
+    drop(listener);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("refused 1\n"), "the host's abstract socket was reachable: {out}");
+    assert!(out.contains("stop 1\n"), "the command stopped its parent: {out}");
+    assert!(out.contains("signal0 1\n"), "{out}");
+    assert!(out.contains("fine\n"), "{out}");
+    also_as_nobody("landlock_scopes_sockets_and_signals");
+}
+
 #[test]
 fn ordinary_commands_still_work() {
     need_bwrap!();

@@ -18,9 +18,12 @@
 //! - the repository metadata and the other files that make a later host
 //!   action run code ([`PROTECTED`]) bound read-only.
 //!
-//! Landlock is not applied: bubblewrap offers no hook to do it between its
-//! setup and the exec, and a helper process inside would have to be bound in
-//! and trusted. [`landlock_abi`] reports what the kernel offers (`doctor`).
+//! - Landlock, applied by the process shim bound read-only inside (bubblewrap
+//!   has no hook between its setup and the exec): the same read-only /
+//!   writable split in the kernel's terms, and (ABI 6) signals and abstract
+//!   unix sockets scoped to the command's own processes, which matters when
+//!   the network (and so the host's abstract sockets) is on. [`landlock_abi`]
+//!   reports what the kernel offers (`doctor`).
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -244,8 +247,7 @@ pub fn usable() -> Result<(), String> {
 }
 
 /// The Landlock ABI version the kernel offers (`None`: not built in, or
-/// disabled at boot). Reported by `doctor`; the sandbox does not apply
-/// Landlock (see the module documentation).
+/// disabled at boot). Reported by `doctor`; the shim applies the rules.
 #[allow(unsafe_code)]
 pub fn landlock_abi() -> Option<u32> {
     const LANDLOCK_CREATE_RULESET_VERSION: libc::c_ulong = 1;
@@ -500,20 +502,32 @@ impl Sandbox {
             Some(prefix) => format!("{prefix}{}", req.script),
             None => req.script.to_string(),
         };
-        // A background command's tree lingers after its launcher ends (a
-        // script that starts a server): bwrap's init ends the PID namespace
-        // with its first child, so the process shim runs inside as that
-        // child, a subreaper that waits for the last process.
-        let shim = if req.linger {
-            crate::supervisor::shim_path()
-        } else {
-            None
-        };
-        match shim {
+        // The command runs under the process shim bound in read-only: a
+        // background command's tree lingers after its launcher ends (a
+        // script that starts a server), and bwrap's init ends the PID
+        // namespace with its first child, so the shim runs inside as that
+        // child, a subreaper that waits for the last process (-l); a
+        // foreground one is waited for by bwrap, and the shim only applies
+        // Landlock and becomes the command (-e). Landlock (-L) repeats the
+        // mounts' policy in the kernel's own terms (read-only everywhere but
+        // the writable areas) and, where the kernel scopes them, keeps the
+        // command's signals and abstract unix sockets inside its domain.
+        match crate::supervisor::shim_path() {
             Some(shim) => {
                 let s = shim.display().to_string();
-                push(&["--ro-bind", &s, SHIM_INSIDE]);
-                push(&["--", SHIM_INSIDE, "-l", BASH, "-c", &script]);
+                push(&["--ro-bind", &s, SHIM_INSIDE, "--", SHIM_INSIDE]);
+                push(&[if req.linger { "-l" } else { "-e" }, "-L", "-D", "/dev"]);
+                let writable = [&self.root]
+                    .into_iter()
+                    .chain(self.rw_binds.iter())
+                    .chain(req.extra_rw.iter())
+                    .map(|p| p.display().to_string())
+                    .chain(["/tmp", "/run", "/dev/shm"].map(String::from))
+                    .chain(home.iter().map(|h| h.display().to_string()));
+                for w in writable {
+                    push(&["-W", &w]);
+                }
+                push(&["--", BASH, "-c", &script]);
             }
             None => push(&["--", BASH, "-c", &script]),
         }
