@@ -299,6 +299,7 @@ impl FileSystem for RemoteFs {
             mode,
             is_dir: kind == "directory",
             is_file: kind.starts_with("regular"),
+            links: 1,
         })
     }
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {

@@ -189,6 +189,7 @@ fn meta(st: &Stat) -> Meta {
         mode: st.st_mode & 0o7777,
         is_dir: ft == FileType::Directory,
         is_file: ft == FileType::RegularFile,
+        links: st.st_nlink as u64,
     }
 }
 
@@ -744,6 +745,7 @@ impl View {
                 mode: 0o755,
                 is_dir: true,
                 is_file: false,
+                links: 1,
             }),
         }
     }

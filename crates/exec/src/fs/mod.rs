@@ -275,6 +275,7 @@ impl FileSystem for HostFs {
             mode: m.permissions().mode() & 0o7777,
             is_dir: m.is_dir(),
             is_file: m.is_file(),
+            links: m.nlink(),
         })
     }
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {

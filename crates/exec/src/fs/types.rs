@@ -14,6 +14,9 @@ pub struct Meta {
     pub mode: u32,
     pub is_dir: bool,
     pub is_file: bool,
+    /// Hard links to the file (1 where the backend cannot tell): a file with
+    /// more may be another file under a second name, outside the workspace.
+    pub links: u64,
 }
 
 /// One directory entry.

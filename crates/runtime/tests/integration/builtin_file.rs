@@ -1117,3 +1117,41 @@ fn concurrent_searches_while_the_tree_changes() {
         assert_eq!(a, b, "{q}");
     }
 }
+
+/// A workspace file hard-linked to a file outside (made by the host, or
+/// before the sandbox): write_file asks, naming the links; denied, nothing
+/// changes; approved, the workspace name becomes a new file and the outside
+/// file keeps its content (the write never goes through the shared inode).
+#[test]
+fn sandbox_writes_to_hard_linked_files_ask_and_never_reach_the_other_name() {
+    let e = env(&["file"], json!({}));
+    let outside_dir = tempfile::tempdir_in(e.dir.path()).unwrap();
+    let outside = outside_dir.path().join("secret.txt");
+    write(&outside, "outside\n");
+    let ws = e.dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::hard_link(&outside, ws.join("hl.txt")).unwrap();
+    let cfg = json!({
+        "builtin_toolsets": ["file"],
+        "terminal": {"backend": "sandbox", "cwd": ws},
+        "data_dir": e.data(),
+    });
+    let rt = hermes_runtime::Runtime::new(&cfg.to_string()).unwrap();
+    let no = std::sync::Arc::new(Approver(Default::default(), "deny"));
+    rt.set_approval_sink(false, Some(no.clone())).unwrap();
+    let v = call(&rt, "write_file", "t", json!({"path": "hl.txt", "content": "new\n"}));
+    assert!(v["error"].as_str().is_some(), "{v}");
+    let asked = no.0.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    let req: serde_json::Value = serde_json::from_str(&asked[0]).unwrap();
+    assert_eq!(req["rules"], json!(["file_write_hardlinked"]), "{req}");
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "outside\n");
+    let yes = std::sync::Arc::new(Approver(Default::default(), "once"));
+    rt.set_approval_sink(false, Some(yes)).unwrap();
+    let v = call(&rt, "write_file", "t", json!({"path": "hl.txt", "content": "new\n"}));
+    assert_eq!(v["bytes_written"], 4, "{v}");
+    assert_eq!(std::fs::read_to_string(ws.join("hl.txt")).unwrap(), "new\n");
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "outside\n");
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(std::fs::metadata(&outside).unwrap().nlink(), 1);
+}
