@@ -1288,6 +1288,65 @@ ht_status ht_call_on_cancel(struct ht_call *call,
                             ht_free_fn free_user_data);
 
 /**
+ * Log a message of a waiting call at `level` (`"debug"`, `"info"`,
+ * `"notice"`, `"warning"`, `"error"`, `"critical"`, `"alert"`,
+ * `"emergency"`): the runtime's event handler gets
+ * `{"type":"tool.log","call","tool_name","tool_call_id","task_id","level","message"}`,
+ * and an MCP server (`ht_runtime_serve_mcp`) sends it to the client that
+ * made the call as `notifications/message` when that client asked for this
+ * level or a lower one (`logging/setLevel`). Any thread, before the answer.
+ * Returns `HT_STATUS_OK`, `HT_STATUS_INVALID_ARGUMENT` (NULL call or an
+ * unknown level), `HT_STATUS_INVALID_UTF8`, or `HT_STATUS_NOT_FOUND` (the
+ * call was answered, timed out or cancelled, or its runtime is freed).
+ *
+ * # Safety
+ * - `call` may be any value: it is an id, never dereferenced.
+ * - `level` is NULL with `level_len` 0, or points at `level_len` bytes that stay readable and
+ *   unchanged until this returns; the same for `message` and `message_len`.
+ */
+ht_status ht_call_log(struct ht_call *call,
+                      const char *level,
+                      size_t level_len,
+                      const char *message,
+                      size_t message_len);
+
+/**
+ * Send a request to the MCP client that made this waiting call and wait
+ * for its result: `request_json` is `{"method": M, "params": {...}}` with M
+ * one of `"sampling/createMessage"` (the client's model writes a
+ * completion: `{"messages":[...],"maxTokens":N,...}`), `"elicitation/create"`
+ * (the client asks its user to fill a form: `{"message","requestedSchema"}`)
+ * or `"roots/list"`. Blocks the calling thread until the client answers, at
+ * most `timeout_ms` (0: 120 s; capped at 600 s); the call's own timeout
+ * still runs. On `HT_STATUS_OK` `*out_json` is the client's result
+ * (`CreateMessageResult`, `ElicitResult` `{"action","content"?}`,
+ * `ListRootsResult`), owned: free with `ht_string_free`.
+ *
+ * Only calls served by `ht_runtime_serve_mcp` have a client. Errors:
+ * `HT_STATUS_INVALID_ARGUMENT` (NULL call, another method, params that are
+ * not an object or not the method's shape), `HT_STATUS_INVALID_JSON`,
+ * `HT_STATUS_NOT_FOUND` (the call is not waiting), `HT_STATUS_UNSUPPORTED`
+ * (no MCP client made the call), `HT_STATUS_TOOL_ERROR` (the client lacks
+ * the capability or answered with an error), `HT_STATUS_TIMEOUT`; the
+ * reason is in `*out_err`. Never from the thread that serves the MCP
+ * client (the library's own); any thread of the host's.
+ *
+ * # Safety
+ * - `call` may be any value: it is an id, never dereferenced.
+ * - `request_json` is NULL with `request_len` 0, or points at `request_len` bytes that stay
+ *   readable and unchanged until this returns.
+ * - `out_json`, `out_len`, `out_err` are each NULL or point at a writable, aligned variable of the
+ *   pointee type.
+ */
+ht_status ht_call_client_request(struct ht_call *call,
+                                 const char *request_json,
+                                 size_t request_len,
+                                 uint64_t timeout_ms,
+                                 char **out_json,
+                                 size_t *out_len,
+                                 struct ht_error **out_err);
+
+/**
  * Report progress of a waiting call: the runtime's event handler gets
  * `{"type":"tool.progress","call":<this handle as an integer>,"tool_name",
  * "tool_call_id","task_id","progress_token"?,"progress","total"?,"message"?}`
