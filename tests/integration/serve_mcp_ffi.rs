@@ -7,7 +7,8 @@
 //! `tools/list_changed` when the host registers a tool, then calling it.
 //! HTTP is authenticated (issue 28): the clients pass the bearer token from
 //! the file `ht_mcp_server_address`'s JSON names; a request without it is
-//! refused.
+//! refused. A host tool logs to (`ht_call_log`), asks (`ht_call_client_request`)
+//! and answers content blocks (`mcp_content`) to the client that made its call.
 
 use crate::common::*;
 use hermes_tools::Status;
@@ -485,5 +486,212 @@ fn both_sdks_see_a_host_tool_registered_while_connected() {
         assert_eq!(v["mul"]["product"], 42, "{i}: {v}");
         assert_eq!(v["mul_is_error"], false, "{i}: {v}");
     }
+    unsafe { ht_mcp_server_free(server) };
+}
+
+/// A host tool that logs to, and asks, the MCP client that made its call:
+/// a form (elicitation, which the client declared) and a sampling request
+/// (which it did not declare): what each gave, as its result.
+unsafe extern "C" fn ask_user(_: *mut c_void, call: *mut ht_call) {
+    use hermes_tools::ffi::client::{ht_call_client_request, ht_call_log};
+    let (level, msg) = ("info", "asking the user");
+    let logged = unsafe {
+        ht_call_log(
+            call,
+            level.as_ptr() as *const c_char,
+            level.len(),
+            msg.as_ptr() as *const c_char,
+            msg.len(),
+        )
+    };
+    let loud = "loud";
+    let bad_level = unsafe {
+        ht_call_log(
+            call,
+            loud.as_ptr() as *const c_char,
+            loud.len(),
+            msg.as_ptr() as *const c_char,
+            msg.len(),
+        )
+    };
+    let ask = |req: &str| -> (Status, String) {
+        let (mut out, mut len, mut err) = (null_mut(), 0usize, null_mut());
+        let st = unsafe {
+            ht_call_client_request(
+                call,
+                req.as_ptr() as *const c_char,
+                req.len(),
+                10_000,
+                &mut out,
+                &mut len,
+                &mut err,
+            )
+        };
+        if st == Status::Ok {
+            (st, take(out, len))
+        } else {
+            (st, err_text(err))
+        }
+    };
+    let form = ask(
+        r#"{"method":"elicitation/create","params":{"message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string","default":"Ann"}}}}}"#,
+    );
+    let sampling = ask(
+        r#"{"method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":5}}"#,
+    );
+    let other = ask(r#"{"method":"tools/call","params":{"name":"x"}}"#);
+    let out = serde_json::json!({
+        "logged": logged as i32,
+        "bad_level": bad_level as i32,
+        "form": [form.0 as i32, form.1],
+        "sampling": [sampling.0 as i32, sampling.1],
+        "other": [other.0 as i32, other.1],
+    });
+    respond(call, false, &out.to_string());
+}
+
+unsafe extern "C" fn picture(_: *mut c_void, call: *mut ht_call) {
+    respond(
+        call,
+        false,
+        r#"{"content":[{"type":"text","text":"a dot"},{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}]}"#,
+    );
+}
+
+#[test]
+fn a_host_tool_logs_to_asks_and_answers_content_blocks_to_its_client() {
+    let rt = new_rt("{}");
+    add(
+        &rt,
+        r#"{"name":"ask_user","toolset":"host","schema":{"description":"Ask","parameters":{"type":"object","properties":{}}}}"#,
+        ask_user,
+    );
+    add(
+        &rt,
+        r#"{"name":"picture","toolset":"host","mcp_content":true,"schema":{"description":"A picture","parameters":{"type":"object","properties":{}}}}"#,
+        picture,
+    );
+    add(
+        &rt,
+        r#"{"name":"picture_text","toolset":"host","schema":{"description":"A picture as text","parameters":{"type":"object","properties":{}}}}"#,
+        picture,
+    );
+    // Outside MCP the tool has no client to ask.
+    let direct: Value = serde_json::from_str(&dispatch(&rt, "ask_user", "{}")).unwrap();
+    assert_eq!(direct["form"][0], Status::Unsupported as i32, "{direct}");
+    assert!(
+        direct["form"][1]
+            .as_str()
+            .unwrap()
+            .contains("not made by an MCP client"),
+        "{direct}"
+    );
+
+    let (to_server_r, mut w) = std::io::pipe().unwrap();
+    let (from_server_r, from_server_w) = std::io::pipe().unwrap();
+    let opts = format!(
+        r#"{{"transport":"stdio","read_fd":{},"write_fd":{}}}"#,
+        to_server_r.as_raw_fd(),
+        from_server_w.as_raw_fd()
+    );
+    let server = serve(&rt, &opts).unwrap();
+    drop(to_server_r);
+    drop(from_server_w);
+    let mut r = BufReader::new(from_server_r);
+    rpc(
+        &mut w,
+        &mut r,
+        1,
+        "initialize",
+        serde_json::json!({"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"0"}}),
+    );
+    writeln!(
+        w,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
+    rpc(
+        &mut w,
+        &mut r,
+        2,
+        "logging/setLevel",
+        serde_json::json!({"level": "info"}),
+    );
+
+    // Content blocks only for the tool whose spec says so.
+    let pic = rpc(
+        &mut w,
+        &mut r,
+        3,
+        "tools/call",
+        serde_json::json!({"name":"picture","arguments":{}}),
+    );
+    let content = &pic["result"]["content"];
+    assert_eq!(content[1]["type"], "image", "{pic}");
+    assert_eq!(content[1]["data"], "iVBORw0KGgo=", "{pic}");
+    let as_text = rpc(
+        &mut w,
+        &mut r,
+        4,
+        "tools/call",
+        serde_json::json!({"name":"picture_text","arguments":{}}),
+    );
+    let content = as_text["result"]["content"].as_array().unwrap();
+    assert_eq!(content.len(), 1, "{as_text}");
+    assert_eq!(content[0]["type"], "text", "{as_text}");
+
+    // The tool's log message, its form put to this client and answered.
+    let call = serde_json::json!({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"ask_user","arguments":{}}});
+    writeln!(w, "{call}").unwrap();
+    w.flush().unwrap();
+    let (mut logs, mut forms) = (Vec::new(), Vec::new());
+    let result = loop {
+        let mut line = String::new();
+        assert!(r.read_line(&mut line).unwrap() > 0, "server closed");
+        let v: Value = serde_json::from_str(&line).unwrap();
+        match v["method"].as_str() {
+            Some("notifications/message") => logs.push(v["params"].clone()),
+            Some("elicitation/create") => {
+                forms.push(v["params"].clone());
+                let answer = serde_json::json!({"jsonrpc":"2.0","id":v["id"],"result":{"action":"accept","content":{"name":"Bo"}}});
+                writeln!(w, "{answer}").unwrap();
+                w.flush().unwrap();
+            }
+            _ if v["id"] == 5 => break v,
+            _ => {}
+        }
+    };
+    let out: Value =
+        serde_json::from_str(result["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(out["logged"], 0, "{out}");
+    assert_eq!(out["bad_level"], Status::InvalidArgument as i32, "{out}");
+    assert!(
+        logs.iter().any(|l| l["level"] == "info"
+            && l["data"] == "asking the user"
+            && l["logger"] == "ask_user"),
+        "{logs:?}"
+    );
+    assert_eq!(forms.len(), 1, "{forms:?}");
+    assert_eq!(forms[0]["message"], "Your name?");
+    assert_eq!(
+        forms[0]["requestedSchema"]["properties"]["name"]["default"],
+        "Ann"
+    );
+    assert_eq!(out["form"][0], 0, "{out}");
+    let answer: Value = serde_json::from_str(out["form"][1].as_str().unwrap()).unwrap();
+    assert_eq!(answer["action"], "accept");
+    assert_eq!(answer["content"]["name"], "Bo");
+    // Sampling was not declared: refused without asking; other methods never sent.
+    assert_eq!(out["sampling"][0], Status::Unsupported as i32, "{out}");
+    assert!(
+        out["sampling"][1]
+            .as_str()
+            .unwrap()
+            .contains("did not declare"),
+        "{out}"
+    );
+    assert_eq!(out["other"][0], Status::InvalidArgument as i32, "{out}");
+    drop(w);
+    assert_eq!(wait(server, 5000), Status::Ok);
     unsafe { ht_mcp_server_free(server) };
 }
