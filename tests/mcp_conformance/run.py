@@ -47,8 +47,30 @@ def main() -> int:
             cmd += ["-o", out_dir]
         started = time.monotonic()
         # A hang guard, not a timing assertion (the suite takes seconds).
-        r = subprocess.run(cmd, timeout=300, env={**os.environ, "NO_COLOR": "1"})
-        print(f"mcp conformance: suite finished in {time.monotonic() - started:.1f} s, exit {r.returncode}")
+        r = subprocess.run(cmd, timeout=300, env={**os.environ, "NO_COLOR": "1"},
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        not_applicable = {
+            line.strip()[2:] for line in (HERE / "not_applicable.yml").read_text().splitlines()
+            if line.strip().startswith("- ")
+        }
+        passed, failed = [], []
+        for line in r.stdout.splitlines():
+            # The suite's own total counts the checks of the scenarios that
+            # do not apply as failures: said here as what it is.
+            if line.startswith("Total: "):
+                line = "Total checks, the scenarios that do not apply included: " + line[7:]
+            print(line)
+            mark, _, rest = line.partition(" ")
+            name = rest.split(":")[0]
+            if mark in ("✓", "✗") and name not in not_applicable:
+                (passed if mark == "✓" else failed).append(name)
+        took = time.monotonic() - started
+        print(f"mcp conformance: {len(passed)} applicable scenarios passed, {len(failed)} failed"
+              f" ({', '.join(failed) or 'none'}), {len(not_applicable)} do not apply; suite exit"
+              f" {r.returncode} in {took:.1f} s")
+        print(f"conformance: {len(passed)} passed, {len(failed)} failed")
+        if r.returncode == 0 and (failed or not passed):
+            return 1
         return r.returncode
     finally:
         if host.stdin:
