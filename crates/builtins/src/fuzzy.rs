@@ -106,7 +106,7 @@ pub fn find_and_replace(
     for s in &spans {
         let region = &content[s.start..s.end];
         let replacement = if strategy == "exact" {
-            new.to_string()
+            unescape_controls(new, region).into_owned()
         } else {
             if has_escaped_quotes(old) && has_escaped_quotes(new) && !has_escaped_quotes(region) {
                 return Err(FuzzyError::EscapeDrift);
@@ -125,6 +125,24 @@ pub fn find_and_replace(
     })
 }
 
+/// A literal `\t` or `\r` in the replacement becomes a real tab or
+/// carriage return when the matched region holds real ones (the model
+/// escaped what JSON carries fine), as the original does for every
+/// strategy, exact included.
+fn unescape_controls<'a>(new: &'a str, region: &str) -> std::borrow::Cow<'a, str> {
+    if !new.contains('\\') {
+        return std::borrow::Cow::Borrowed(new);
+    }
+    let mut out = std::borrow::Cow::Borrowed(new);
+    if region.contains('\t') && out.contains("\\t") {
+        out = std::borrow::Cow::Owned(out.replace("\\t", "\t"));
+    }
+    if region.contains('\r') && out.contains("\\r") {
+        out = std::borrow::Cow::Owned(out.replace("\\r", "\r"));
+    }
+    out
+}
+
 fn has_escaped_quotes(s: &str) -> bool {
     s.contains("\\'") || s.contains("\\\"")
 }
@@ -134,14 +152,13 @@ fn has_escaped_quotes(s: &str) -> bool {
 fn adapt(new: &str, old: &str, region: &str, strategy: &str) -> String {
     let mut new = new.to_string();
     if strategy == "escape_normalized" {
+        if !region.contains('\r') {
+            // a CRLF file whose line ends the caller turned into '\n'
+            new = new.replace("\\r\\n", "\n");
+        }
         new = new.replace("\\n", "\n");
     }
-    if region.contains('\t') && new.contains("\\t") {
-        new = new.replace("\\t", "\t");
-    }
-    if region.contains('\r') && new.contains("\\r") {
-        new = new.replace("\\r", "\r");
-    }
+    new = unescape_controls(&new, region).into_owned();
     if strategy == "unicode_normalized" {
         // The file uses typographic punctuation: keep it where the model wrote ASCII.
         new = restyle_quotes(&new, region, '"', '\u{201c}', '\u{201d}');
@@ -151,6 +168,14 @@ fn adapt(new: &str, old: &str, region: &str, strategy: &str) -> String {
                 new = new.replace(plain, fancy);
             }
         }
+    }
+    if strategy == "escape_normalized" {
+        // the model's indent is what its escapes stand for
+        let old = old
+            .replace("\\n", "\n")
+            .replace("\\t", "\t")
+            .replace("\\r", "\r");
+        return reindent(&new, &old, region);
     }
     reindent(&new, old, region)
 }
@@ -188,13 +213,16 @@ fn indent_of(line: &str) -> &str {
     &line[..n]
 }
 
+/// The indent of the first non-blank line (the original's base indent).
 fn base_indent(text: &str) -> Option<&str> {
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
+    text.split('\n')
+        .find(|l| !l.trim().is_empty())
         .map(indent_of)
-        .min_by_key(|i| i.len())
 }
 
+/// Move the replacement from the model's base indent to the file's: a
+/// line's extra indent is kept, a line shallower than the base is put at
+/// the file's base, blank lines are left as they are (never padded).
 fn reindent(new: &str, old: &str, region: &str) -> String {
     let (Some(model), Some(file)) = (base_indent(old), base_indent(region)) else {
         return new.to_string();
@@ -207,14 +235,58 @@ fn reindent(new: &str, old: &str, region: &str) -> String {
         if i > 0 {
             out.push('\n');
         }
-        if let Some(rest) = line.strip_prefix(model) {
+        if line.trim().is_empty() {
+            out.push_str(line);
+        } else if let Some(rest) = line.strip_prefix(model) {
             out.push_str(file);
             out.push_str(rest);
         } else {
-            out.push_str(line);
+            out.push_str(file);
+            out.push_str(line.trim_start_matches([' ', '\t']));
         }
     }
     out
+}
+
+/// `s` with every run of spaces and tabs made one space, and for each
+/// byte of the result the offset of the byte it came from.
+fn collapse_with_origin(s: &str) -> (String, Vec<usize>) {
+    let mut bytes = Vec::with_capacity(s.len());
+    let mut origin = Vec::with_capacity(s.len());
+    let mut prev_ws = false;
+    for (i, &b) in s.as_bytes().iter().enumerate() {
+        let ws = b == b' ' || b == b'\t';
+        if ws && prev_ws {
+            continue;
+        }
+        bytes.push(if ws { b' ' } else { b });
+        origin.push(i);
+        prev_ws = ws;
+    }
+    // only ASCII runs were replaced: still UTF-8
+    let out = String::from_utf8(bytes).expect("UTF-8 with ASCII runs collapsed");
+    (out, origin)
+}
+
+/// The original's whitespace_normalized: runs of spaces and tabs collapsed
+/// in the whole text and in `old`, `old` found anywhere (inside a line
+/// too), each match mapped back to the file's bytes.
+fn collapsed_matches(content: &str, old: &str) -> Vec<Span> {
+    let (target, _) = collapse_with_origin(old);
+    if target.trim().is_empty() {
+        return Vec::new();
+    }
+    let (normed, origin) = collapse_with_origin(content);
+    normed
+        .match_indices(target.as_str())
+        .map(|(at, m)| {
+            let end_n = at + m.len();
+            Span {
+                start: origin[at],
+                end: origin.get(end_n).copied().unwrap_or(content.len()),
+            }
+        })
+        .collect()
 }
 
 /// Lines of `s` with their byte offsets (start, end without the newline).
@@ -349,6 +421,12 @@ pub fn find(content: &str, old: &str) -> (&'static str, Vec<Span>) {
         }),
     ];
     for (name, norm) in strategies {
+        if name == "whitespace_normalized" {
+            let spans = collapsed_matches(content, old);
+            if !spans.is_empty() {
+                return (name, spans);
+            }
+        }
         let spans = line_windows(content, &lines, old_trim_nl, norm);
         if !spans.is_empty() {
             return (name, spans);
@@ -360,13 +438,24 @@ pub fn find(content: &str, old: &str) -> (&'static str, Vec<Span>) {
             .replace("\\n", "\n")
             .replace("\\t", "\t")
             .replace("\\r", "\r");
-        let spans: Vec<Span> = content
+        let mut spans: Vec<Span> = content
             .match_indices(&unescaped)
             .map(|(i, m)| Span {
                 start: i,
                 end: i + m.len(),
             })
             .collect();
+        if spans.is_empty() && unescaped.contains("\r\n") {
+            // `\r\n` escapes against a CRLF file read with '\n' line ends
+            let lf = unescaped.replace("\r\n", "\n");
+            spans = content
+                .match_indices(&lf)
+                .map(|(i, m)| Span {
+                    start: i,
+                    end: i + m.len(),
+                })
+                .collect();
+        }
         if !spans.is_empty() {
             return ("escape_normalized", spans);
         }
@@ -592,6 +681,66 @@ mod tests {
         );
         assert_eq!(out.strategy, "block_anchor");
         assert_eq!(out.content, "def g():\n    pass\n");
+    }
+
+    #[test]
+    fn whitespace_collapsed_inside_a_line() {
+        let out = r("x = foo   bar baz\n", "foo bar", "qux");
+        assert_eq!(out.strategy, "whitespace_normalized");
+        assert_eq!(out.content, "x = qux baz\n");
+        let out = r(
+            "y = compute(a,  b) + tail\n",
+            "compute(a, b)",
+            "compute(b, a)",
+        );
+        assert_eq!(out.content, "y = compute(b, a) + tail\n");
+        let out = r("a\t\tb = 1;\nc = 2;\n", "a b = 1;", "ab = 1;");
+        assert_eq!(out.content, "ab = 1;\nc = 2;\n");
+    }
+
+    #[test]
+    fn tab_and_cr_escapes_in_the_new_text() {
+        // the file has real tabs: a literal \t written by the model is a tab
+        let out = r("\tfoo()\n", "\tfoo()", "\\tbar()");
+        assert_eq!(out.content, "\tbar()\n");
+        let out = r("if x {\n\tfoo(1)\n}\n", "\\tfoo(1)", "\\tfoo(2)");
+        assert_eq!(out.strategy, "escape_normalized");
+        assert_eq!(out.content, "if x {\n\tfoo(2)\n}\n");
+        // a file holding a backslash-t keeps it
+        let out = r("sep = \"\\t\"\n", "sep = \"\\t\"", "sep = \"\\t\\t\"");
+        assert_eq!(out.content, "sep = \"\\t\\t\"\n");
+    }
+
+    #[test]
+    fn crlf_escapes_against_lf_read_text() {
+        // the patch tool matches a CRLF file with '\n' line ends
+        let out = r("a\nb\nc\n", "a\\r\\nb", "A\\r\\nB");
+        assert_eq!(out.strategy, "escape_normalized");
+        assert_eq!(out.content, "A\nB\nc\n");
+        // raw CRLF text (skill files): the CRs stay
+        let out = r("a\r\nb\r\nc\r\n", "a\\r\\nb", "A\\r\\nB");
+        assert_eq!(out.content, "A\r\nB\r\nc\r\n");
+    }
+
+    #[test]
+    fn reindent_leaves_blank_lines_alone() {
+        let c = "fn f() {\n    let a = 1;\n    let b = 2;\n}\n";
+        let out = r(c, "let a = 1;\nlet b = 2;", "let a = 1;\n\nlet b = 3;");
+        assert_eq!(
+            out.content,
+            "fn f() {\n    let a = 1;\n\n    let b = 3;\n}\n"
+        );
+        // a line shallower than the model's base goes to the file's base
+        let c = "impl X {\n        fn a() {}\n        fn b() {}\n}\n";
+        let out = r(
+            c,
+            "    fn a() {}\n    fn b() {}",
+            "    fn a() {}\n  fn c() {}",
+        );
+        assert_eq!(
+            out.content,
+            "impl X {\n        fn a() {}\n        fn c() {}\n}\n"
+        );
     }
 
     #[test]

@@ -17,6 +17,7 @@ use hermes_core::{Blocking, BlockingTool, Lifecycle, RunCtx, ToolOutput};
 
 pub const MAX_ITEMS: usize = 256;
 pub const MAX_CONTENT_CHARS: usize = 4000;
+const MARKER: &str = "… [truncated]";
 const STATUSES: &[&str] = &["pending", "in_progress", "completed", "cancelled"];
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,8 +43,12 @@ fn clean_content(s: &str) -> String {
         return "(no description)".into();
     }
     if s.chars().count() > MAX_CONTENT_CHARS {
-        let mut t: String = s.chars().take(MAX_CONTENT_CHARS).collect();
-        t.push_str("… [truncated]");
+        // the marker included, as the original: 4000 characters in all
+        let mut t: String = s
+            .chars()
+            .take(MAX_CONTENT_CHARS - MARKER.chars().count())
+            .collect();
+        t.push_str(MARKER);
         return t;
     }
     s.to_string()
@@ -58,26 +63,87 @@ fn clean_status(s: Option<&str>) -> String {
     }
 }
 
-fn id_of(v: &Value) -> String {
-    let id = match v.get("id") {
-        Some(Value::String(s)) => s.trim().to_string(),
-        Some(Value::Number(n)) => n.to_string(),
-        _ => String::new(),
-    };
-    if id.is_empty() { "?".into() } else { id }
+/// A field as text the way the original coerces it (Python's `str()`):
+/// numbers as written, `true` as `True`, `null` as `None`.
+fn text_of(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "None".into(),
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        other => other.to_string(),
+    }
 }
 
-/// Later duplicates of an id win, at the position of the last one.
-fn dedup_last(items: Vec<Item>) -> Vec<Item> {
-    let mut last: HashMap<String, usize> = HashMap::new();
-    for (i, it) in items.iter().enumerate() {
-        last.insert(it.id.clone(), i);
+/// Whether a field counts as given (Python truthiness: not null, empty,
+/// zero or false).
+fn truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::String(s) => !s.is_empty(),
+        Value::Number(n) => n.as_f64() != Some(0.0),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
     }
-    items
-        .into_iter()
-        .enumerate()
-        .filter(|(i, it)| last.get(&it.id) == Some(i))
-        .map(|(_, it)| it)
+}
+
+/// The item's id as text, trimmed (empty when absent).
+fn raw_id(v: &Value) -> String {
+    v.get("id")
+        .map(text_of)
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+/// A full item from one element of `todos`: a missing id is `?`, missing
+/// content `(no description)`, an unknown status `pending`; an element
+/// that is not an object becomes a placeholder item.
+fn item_of(v: &Value) -> Item {
+    if !v.is_object() {
+        return Item {
+            id: "?".into(),
+            content: "(invalid item)".into(),
+            status: "pending".into(),
+        };
+    }
+    let id = raw_id(v);
+    Item {
+        id: if id.is_empty() { "?".into() } else { id },
+        content: clean_content(&v.get("content").map(text_of).unwrap_or_default()),
+        status: clean_status(Some(
+            &v.get("status")
+                .map(text_of)
+                .unwrap_or_else(|| "pending".into()),
+        )),
+    }
+}
+
+/// Later duplicates of an id win, at the position of the last one;
+/// elements without an id (or not objects) never collide.
+fn dedup_last(raw: &[Value]) -> Vec<&Value> {
+    let mut last: HashMap<String, usize> = HashMap::new();
+    let mut keep = vec![false; raw.len()];
+    for (i, v) in raw.iter().enumerate() {
+        let id = if v.is_object() {
+            raw_id(v)
+        } else {
+            String::new()
+        };
+        if id.is_empty() {
+            keep[i] = true;
+        } else if let Some(prev) = last.insert(id, i) {
+            keep[prev] = false;
+            keep[i] = true;
+        } else {
+            keep[i] = true;
+        }
+    }
+    raw.iter()
+        .zip(keep)
+        .filter(|(_, k)| *k)
+        .map(|(v, _)| v)
         .collect()
 }
 
@@ -104,63 +170,54 @@ impl Todos {
             Some(v) => v.clone(),
         };
         let Value::Array(raw) = todos else {
-            return Err("todos must be an array of {id, content, status} objects".into());
-        };
-        if raw.len() > MAX_ITEMS {
             return Err(format!(
-                "too many todo items ({}): at most {MAX_ITEMS}. Merge related steps or drop finished ones.",
-                raw.len()
+                "todos must be a list, got {}",
+                match todos {
+                    Value::Object(_) => "dict",
+                    Value::Number(_) => "number",
+                    Value::Bool(_) => "bool",
+                    _ => "string",
+                }
             ));
-        }
-        for (i, v) in raw.iter().enumerate() {
-            if !v.is_object() {
-                return Err(format!(
-                    "todos[{i}] must be an object with id, content and status"
-                ));
-            }
-        }
-        let merge = args.get("merge").and_then(Value::as_bool).unwrap_or(false);
+        };
+        let merge = match args.get("merge") {
+            Some(Value::String(s)) => s.eq_ignore_ascii_case("true"),
+            Some(v) => truthy(v),
+            None => false,
+        };
         let mut lists = self.lists.lock();
         let list = lists.entry(key(task).to_string()).or_default();
         if merge {
-            let mut next = list.clone();
-            for v in &raw {
-                let id = id_of(v);
-                if let Some(it) = next.iter_mut().find(|it| it.id == id) {
-                    if let Some(c) = v.get("content").and_then(Value::as_str) {
-                        it.content = clean_content(c);
+            // given fields update the item of that id; new ids are appended
+            // whole; elements without an id (or not objects) are skipped
+            for v in dedup_last(&raw) {
+                let id = if v.is_object() {
+                    raw_id(v)
+                } else {
+                    String::new()
+                };
+                if id.is_empty() {
+                    continue;
+                }
+                if let Some(it) = list.iter_mut().find(|it| it.id == id) {
+                    if let Some(c) = v.get("content").filter(|c| truthy(c)) {
+                        it.content = clean_content(&text_of(c));
                     }
-                    if let Some(s) = v.get("status").and_then(Value::as_str) {
-                        it.status = clean_status(Some(s));
+                    if let Some(st) = v.get("status").filter(|s| truthy(s)) {
+                        let st = text_of(st).trim().to_ascii_lowercase();
+                        if STATUSES.contains(&st.as_str()) {
+                            it.status = st;
+                        }
                     }
                 } else {
-                    next.push(Item {
-                        id,
-                        content: clean_content(
-                            v.get("content").and_then(Value::as_str).unwrap_or(""),
-                        ),
-                        status: clean_status(v.get("status").and_then(Value::as_str)),
-                    });
+                    list.push(item_of(v));
                 }
             }
-            if next.len() > MAX_ITEMS {
-                return Err(format!(
-                    "the merged list would have {} items: at most {MAX_ITEMS}",
-                    next.len()
-                ));
-            }
-            *list = next;
         } else {
-            let items: Vec<Item> = raw
-                .iter()
-                .map(|v| Item {
-                    id: id_of(v),
-                    content: clean_content(v.get("content").and_then(Value::as_str).unwrap_or("")),
-                    status: clean_status(v.get("status").and_then(Value::as_str)),
-                })
-                .collect();
-            *list = dedup_last(items);
+            *list = dedup_last(&raw).into_iter().map(item_of).collect();
         }
+        // list order is priority: the head is kept
+        list.truncate(MAX_ITEMS);
         Ok(render(list))
     }
 
@@ -221,7 +278,8 @@ impl BlockingTool for TodoTool {
 
 const DESC: &str = "Keep the task list for the current work. Call with no arguments to read it. \
 Pass todos (items {id, content, status}; status pending, in_progress, completed or cancelled) to \
-replace the whole list, or with merge=true to update items by id and append new ones. Use it for \
+replace the whole list, or with merge=true to update items by id (only the fields given) and \
+append new ones. Use it for \
 work of three steps or more: keep exactly one item in_progress and mark items completed as soon \
 as they are done. Every answer is the full list with counts.";
 
@@ -232,11 +290,12 @@ pub fn spec() -> Value {
             "type": "object",
             "properties": {
                 "todos": {"type": "array", "description": "Items to write; omit to read the list.",
-                    "items": {"type": "object", "properties": {
-                        "id": {"type": "string", "description": "Unique item id."},
-                        "content": {"type": "string", "description": "What to do."},
-                        "status": {"type": "string", "enum": ["pending", "in_progress", "completed", "cancelled"]}
-                    }, "required": ["id", "content", "status"]}},
+                    "items": {"description": "An item {id, content, status}; with merge=true only id and the fields to change.",
+                        "properties": {
+                        "id": {"description": "Unique item id (a string; other values are turned into text)."},
+                        "content": {"description": "What to do (a string)."},
+                        "status": {"description": "pending, in_progress, completed or cancelled (anything else is pending)."}
+                    }}},
                 "merge": {"type": "boolean", "default": false, "description": "true: update or append by id; false: replace the list."}
             },
             "required": []
@@ -254,4 +313,99 @@ pub fn install(activity: Arc<Activity>, core: &Core) -> Result<Arc<Todos>> {
     )?;
     core.register_many(vec![entry], false)?;
     Ok(todos)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn todos() -> Todos {
+        Todos::new(Arc::new(Activity::default()))
+    }
+
+    #[test]
+    fn merge_updates_only_the_given_fields() {
+        let t = todos();
+        t.call(
+            "x",
+            &json!({"todos": [{"id": "1", "content": "a", "status": "pending"},
+                              {"id": "2", "content": "b", "status": "pending"}]}),
+        )
+        .unwrap();
+        let v = t
+            .call(
+                "x",
+                &json!({"todos": [{"id": "1", "status": "completed"}, {"id": "2", "content": "B"},
+                                  {"id": "2", "status": "bogus"}, {"content": "no id"}, 7],
+                        "merge": true}),
+            )
+            .unwrap();
+        assert_eq!(
+            v["todos"],
+            json!([{"id": "1", "content": "a", "status": "completed"},
+                   {"id": "2", "content": "b", "status": "pending"}])
+        );
+        // a new id in a merge is a whole item with the defaults
+        let v = t
+            .call("x", &json!({"todos": [{"id": "3"}], "merge": true}))
+            .unwrap();
+        assert_eq!(
+            v["todos"][2],
+            json!({"id": "3", "content": "(no description)", "status": "pending"})
+        );
+    }
+
+    #[test]
+    fn over_256_items_keep_the_head() {
+        let t = todos();
+        let many: Vec<Value> = (0..300)
+            .map(|i| json!({"id": i.to_string(), "content": format!("step {i}"), "status": "pending"}))
+            .collect();
+        let v = t.call("x", &json!({ "todos": many })).unwrap();
+        assert_eq!(v["summary"]["total"], 256);
+        assert_eq!(v["todos"][255]["id"], "255");
+        let more: Vec<Value> = (300..310).map(|i| json!({"id": i.to_string()})).collect();
+        let v = t.call("x", &json!({"todos": more, "merge": true})).unwrap();
+        assert_eq!(v["summary"]["total"], 256);
+        // long content is cut to 4000 characters, the marker included
+        let v = t
+            .call(
+                "x",
+                &json!({"todos": [{"id": "l", "content": "y".repeat(5000)}]}),
+            )
+            .unwrap();
+        let c = v["todos"][0]["content"].as_str().unwrap();
+        assert_eq!(c.chars().count(), MAX_CONTENT_CHARS);
+        assert!(c.ends_with("… [truncated]"));
+    }
+
+    #[test]
+    fn non_objects_and_coercion() {
+        let t = todos();
+        let v = t
+            .call(
+                "x",
+                &json!({"todos": ["just text", {"id": 5, "content": 42, "status": " COMPLETED "},
+                                  {"id": true, "content": null}, {"id": "", "content": "x"},
+                                  {"id": "  ", "content": "y"}]}),
+            )
+            .unwrap();
+        assert_eq!(
+            v["todos"],
+            json!([{"id": "?", "content": "(invalid item)", "status": "pending"},
+                   {"id": "5", "content": "42", "status": "completed"},
+                   {"id": "True", "content": "None", "status": "pending"},
+                   {"id": "?", "content": "x", "status": "pending"},
+                   {"id": "?", "content": "y", "status": "pending"}])
+        );
+        // todos as a JSON string; not a list
+        let v = t
+            .call(
+                "x",
+                &json!({"todos": "[{\"id\": \"a\", \"content\": \"c\"}]"}),
+            )
+            .unwrap();
+        assert_eq!(v["todos"][0]["id"], "a");
+        assert!(t.call("x", &json!({"todos": {"id": "a"}})).is_err());
+    }
 }

@@ -89,7 +89,8 @@ whitespace, indentation and quote differences are tolerated. mode='patch': apply
 ('*** Begin Patch', then '*** Update File: p' with '@@ context' hunks of ' ', '-' and '+' lines, \
 '*** Add File: p' with '+' lines, '*** Delete File: p', '*** Move File: a -> b', then \
 '*** End Patch') to several files at once; it is validated in full first and applied all or \
-nothing. Returns a unified diff.";
+nothing: an Add File or a move onto a file that exists fails the whole patch (nothing is \
+overwritten: Delete File it first, or use Update File). Returns a unified diff.";
 
 const SEARCH_DESC: &str = "Search files. target='content' (default): regex search of file \
 contents (line oriented), output_mode 'content' (matching lines with path and line number, \

@@ -49,6 +49,15 @@ fn check_path(p: &str, line: usize) -> Result<String, String> {
     Ok(p.to_string())
 }
 
+/// The `*** ` directives of a file section.
+const DIRECTIVES: &[&str] = &[
+    "Update File:",
+    "Add File:",
+    "Delete File:",
+    "Move File:",
+    "Move to:",
+];
+
 /// Parse a V4A patch body.
 pub fn parse(text: &str) -> Result<Vec<Op>, String> {
     let mut ops: Vec<Op> = Vec::new();
@@ -65,10 +74,23 @@ pub fn parse(text: &str) -> Result<Vec<Op>, String> {
         let n = i + 1;
         let line = raw.strip_suffix('\r').unwrap_or(raw);
         let t = line.trim_end();
-        if t == "*** Begin Patch" || t == "*** End Patch" || t == "*** End of File" {
+        // Markers padded with whitespace are markers (as Codex and the
+        // original read them): a padded `*** End Patch` taken as a context
+        // line would be written into the file.
+        let bare = line.trim();
+        if bare == "*** End Patch" {
+            break;
+        }
+        if bare == "*** Begin Patch" || bare == "*** End of File" {
             continue;
         }
-        if let Some(rest) = t.strip_prefix("*** ") {
+        let directive = if t.starts_with("*** ") {
+            t.strip_prefix("*** ")
+        } else {
+            bare.strip_prefix("*** ")
+                .filter(|r| DIRECTIVES.iter().any(|d| r.starts_with(d)))
+        };
+        if let Some(rest) = directive {
             flush_hunk(&mut cur, &mut hunk);
             if let Some(op) = cur.take() {
                 ops.push(op);
@@ -291,6 +313,47 @@ mod tests {
         );
         assert!(parse("*** Update File: ../x\n").is_err());
         assert!(parse("*** Frobnicate File: x\n").is_err());
+    }
+
+    #[test]
+    fn padded_end_marker_is_never_content() {
+        let p = "*** Begin Patch\n*** Update File: a.txt\n@@\n a\n-b\n+B\n *** End Patch";
+        let ops = parse(p).unwrap();
+        let Op::Update { hunks, .. } = &ops[0] else {
+            panic!("{ops:?}")
+        };
+        assert_eq!(hunks[0].new, ["a", "B"]);
+        assert_eq!(apply_hunks("a\nb\nc\n", hunks).unwrap(), "a\nB\nc\n");
+        let ops = parse("*** Add File: n.txt\n+x\n  *** End Patch  \n").unwrap();
+        assert_eq!(
+            ops[0],
+            Op::Add {
+                path: "n.txt".into(),
+                content: "x\n".into()
+            }
+        );
+        // nothing after the end marker is read
+        let ops = parse("*** Add File: n.txt\n+x\n\t*** End Patch\ntrailing prose\n").unwrap();
+        assert_eq!(ops.len(), 1);
+    }
+
+    #[test]
+    fn padded_markers_are_accepted() {
+        let p = " *** Begin Patch\n  *** Update File: a.txt\n@@\n-b\n+B\n  *** Move to: c.txt\n \t*** Add File: d.txt\n+d\n *** Delete File: e.txt\n   *** Move File: f -> g\n*** End Patch \n";
+        let ops = parse(p).unwrap();
+        assert_eq!(ops.len(), 4, "{ops:?}");
+        assert!(
+            matches!(&ops[0], Op::Update { path, move_to: Some(to), .. } if path == "a.txt" && to == "c.txt")
+        );
+        assert!(matches!(&ops[1], Op::Add { path, .. } if path == "d.txt"));
+        assert!(matches!(&ops[2], Op::Delete { path } if path == "e.txt"));
+        assert!(matches!(&ops[3], Op::Move { from, to } if from == "f" && to == "g"));
+        // a padded line that is not a directive stays a context line
+        let ops = parse("*** Update File: a\n *** not a marker\n-x\n+y\n").unwrap();
+        let Op::Update { hunks, .. } = &ops[0] else {
+            panic!()
+        };
+        assert_eq!(hunks[0].old, ["*** not a marker", "x"]);
     }
 
     #[test]

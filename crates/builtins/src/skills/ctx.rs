@@ -76,26 +76,67 @@ impl SkillsCtx {
         all
     }
 
-    /// Skills named `name` (`skill`, `category/skill` or `category:skill`).
+    /// Skills named `name` (`skill`, `category/skill` or `category:skill`):
+    /// the folder at that path under a skills root, every skill whose
+    /// folder name or front matter `name` is the name, and single-file
+    /// `<name>.md` skills, from every root (a name found in two roots is
+    /// two answers: the caller refuses to guess). Disabled skills and those
+    /// of other platforms are included; the caller says why it will not
+    /// use them.
     pub fn find(&self, name: &str) -> Vec<Skill> {
         let name = name.trim().replace(':', "/");
         let (cat, base) = match name.rsplit_once('/') {
             Some((c, b)) => (Some(c.to_string()), b.to_string()),
             None => (None, name.clone()),
         };
-        self.all()
-            .into_iter()
-            .filter(|s| {
+        let mut out: Vec<Skill> = Vec::new();
+        let mut seen: Vec<PathBuf> = Vec::new();
+        let mut push = |s: Skill, out: &mut Vec<Skill>| {
+            let key = std::fs::canonicalize(&s.md).unwrap_or_else(|_| s.md.clone());
+            if !seen.contains(&key) {
+                seen.push(key);
+                out.push(s);
+            }
+        };
+        let every = store::discover_every(&self.roots());
+        for root in self.roots() {
+            let direct = root.join(&name);
+            if direct.join("SKILL.md").is_file() {
+                if let Some(s) = store::load(&direct, &root) {
+                    push(s, &mut out);
+                }
+            } else if direct.with_extension("md").is_file()
+                && let Some(s) = store::load_md(&direct.with_extension("md"), &root)
+            {
+                push(s, &mut out);
+            }
+            for s in every.iter().filter(|s| s.root == root) {
                 let dir_name = s
                     .dir
                     .file_name()
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default();
-                (dir_name == base || s.name == base)
+                if (dir_name == base || s.name == base)
                     && cat
                         .as_deref()
                         .is_none_or(|c| s.category.as_deref() == Some(c))
-            })
-            .collect()
+                {
+                    push(s.clone(), &mut out);
+                }
+            }
+            if cat.is_none() {
+                for md in store::single_files(&root, &base) {
+                    if let Some(s) = store::load_md(&md, &root) {
+                        push(s, &mut out);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether a skill is switched off in the config (by name).
+    pub fn disabled(&self, s: &Skill) -> bool {
+        self.cfg.disabled.contains(&s.name)
     }
 }

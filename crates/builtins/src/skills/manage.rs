@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use super::ctx::SkillsCtx;
 use super::guard;
+use super::nofollow;
 use super::store::{self, Skill};
 use crate::fuzzy;
 use hermes_exec::fs::FileSystem;
@@ -63,26 +64,54 @@ fn guard_text(sc: &SkillsCtx, file: &str, text: &str) -> Result<(), Out> {
     ))
 }
 
-fn one(sc: &SkillsCtx, name: &str) -> Result<Skill, Out> {
+/// The one skill `name` names; with a folder unless `single_ok`.
+fn one_of(sc: &SkillsCtx, name: &str, single_ok: bool) -> Result<Skill, Out> {
     let found = sc.find(name);
-    match found.len() {
-        0 => Err(fail(format!("Skill '{name}' not found."))),
-        1 => Ok(found.into_iter().next().expect("one")),
-        n => Err(fail(format!(
-            "Skill name '{name}' matches {n} skills; rename one of them."
-        ))),
+    let skill = match found.len() {
+        0 => return Err(fail(format!("Skill '{name}' not found."))),
+        1 => found.into_iter().next().expect("one"),
+        n => {
+            return Err((
+                json!({"success": false,
+                       "error": format!("Skill name '{name}' matches {n} skills (in the local skills folder and skills.external_dirs): refusing to guess. Name it by its folder ('category/name'), or rename one of them."),
+                       "matches": found.iter().map(|s| s.md.display().to_string()).collect::<Vec<_>>()}),
+                true,
+            ));
+        }
+    };
+    if skill.single() && !single_ok {
+        return Err(fail(format!(
+            "Skill '{name}' is a single file ({}), not a skill folder: skill_manage only deletes it. Create a folder skill to edit it.",
+            skill.md.display()
+        )));
+    }
+    Ok(skill)
+}
+
+fn one(sc: &SkillsCtx, name: &str) -> Result<Skill, Out> {
+    one_of(sc, name, false)
+}
+
+/// The refusal of a path inside a skill that is or goes through a symlink.
+fn link_refusal(name: &str, fp: &str) -> Out {
+    fail(format!(
+        "'{fp}' in skill '{name}' is a symbolic link or goes through one: refused. skill_manage changes files only inside the skill's own folder; replace the link with a real folder or file first."
+    ))
+}
+
+fn io_fail(name: &str, fp: &str, what: &str, e: &std::io::Error) -> Out {
+    if nofollow::is_link_refusal(e) {
+        link_refusal(name, fp)
+    } else {
+        fail(format!("cannot {what} {fp} in skill '{name}': {e}"))
     }
 }
 
-fn write(sc: &SkillsCtx, path: &Path, text: &str) -> Result<(), Out> {
-    if let Some(parent) = path.parent() {
-        sc.fs
-            .create_dir_all(parent)
-            .map_err(|e| fail(format!("cannot create {}: {e}", parent.display())))?;
-    }
-    sc.fs
-        .write_atomic(path, text.as_bytes(), None)
-        .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))
+/// Write `rel` of a skill atomically, beneath its folder, never through a
+/// symlink (see [`nofollow`]).
+fn write(skill_dir: &Path, name: &str, rel: &Path, text: &str) -> Result<(), Out> {
+    nofollow::write(skill_dir, rel, text.as_bytes())
+        .map_err(|e| io_fail(name, &rel.display().to_string(), "write", &e))
 }
 
 fn create(sc: &SkillsCtx, name: &str, args: &Value) -> Out {
@@ -118,7 +147,10 @@ fn create(sc: &SkillsCtx, name: &str, args: &Value) -> Out {
         return fail(format!("{} already exists", dir.display()));
     }
     let md = dir.join("SKILL.md");
-    if let Err(e) = write(sc, &md, content) {
+    if let Err(e) = sc.fs.create_dir_all(&dir) {
+        return fail(format!("cannot create {}: {e}", dir.display()));
+    }
+    if let Err(e) = write(&dir, name, Path::new("SKILL.md"), content) {
         return e;
     }
     let desc: String = front
@@ -157,7 +189,7 @@ fn edit(sc: &SkillsCtx, name: &str, args: &Value) -> Out {
     if let Err(e) = guard_text(sc, "SKILL.md", content) {
         return e;
     }
-    if let Err(e) = write(sc, &skill.dir.join("SKILL.md"), content) {
+    if let Err(e) = write(&skill.dir, name, Path::new("SKILL.md"), content) {
         return e;
     }
     (
@@ -191,9 +223,12 @@ fn patch(sc: &SkillsCtx, name: &str, args: &Value) -> Out {
         Ok(r) => r,
         Err(e) => return fail(e),
     };
-    let path = skill.dir.join(&rel);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
+    let text = match nofollow::read(&skill.dir, &rel, store::MAX_FILE_BYTES + 1)
+        .map(|b| String::from_utf8(b).map_err(|_| ()))
+    {
+        Ok(Ok(t)) => t,
+        Ok(Err(())) => return fail(format!("'{fp}' in skill '{name}' is not UTF-8 text")),
+        Err(e) if nofollow::is_link_refusal(&e) => return link_refusal(name, fp),
         Err(_) => {
             return (
                 json!({"success": false, "error": format!("File '{fp}' not found in skill '{name}'."),
@@ -222,7 +257,7 @@ fn patch(sc: &SkillsCtx, name: &str, args: &Value) -> Out {
     if let Err(e) = guard_text(sc, fp, &replaced.content) {
         return e;
     }
-    if let Err(e) = write(sc, &path, &replaced.content) {
+    if let Err(e) = write(&skill.dir, name, &rel, &replaced.content) {
         return e;
     }
     let cut = |t: &str| t.chars().take(200).collect::<String>();
@@ -235,7 +270,7 @@ fn patch(sc: &SkillsCtx, name: &str, args: &Value) -> Out {
 }
 
 fn delete(sc: &SkillsCtx, name: &str, args: &Value) -> Out {
-    let skill = match one(sc, name) {
+    let skill = match one_of(sc, name, true) {
         Ok(s) => s,
         Err(e) => return e,
     };
@@ -250,18 +285,24 @@ fn delete(sc: &SkillsCtx, name: &str, args: &Value) -> Out {
             ));
         }
     }
-    if !skill.dir.starts_with(&sc.dir) {
-        return fail(format!(
-            "Skill '{name}' lives in an external skills folder ({}); it is not deleted from here.",
-            skill.root.display()
-        ));
-    }
-    if let Err(e) = sc.fs.remove_dir_all(&skill.dir) {
-        return fail(format!("cannot delete {}: {e}", skill.dir.display()));
+    if skill.single() {
+        if let Err(e) = sc.fs.remove_file(&skill.md) {
+            return fail(format!("cannot delete {}: {e}", skill.md.display()));
+        }
+    } else {
+        if skill.dir == skill.root || !skill.dir.starts_with(&skill.root) {
+            return fail(format!(
+                "Skill '{name}' is not inside a skills folder: not deleted"
+            ));
+        }
+        if let Err(e) = sc.fs.remove_dir_all(&skill.dir) {
+            return fail(format!("cannot delete {}: {e}", skill.dir.display()));
+        }
     }
     if let Some(parent) = skill.dir.parent()
-        && parent != sc.dir
-        && parent.starts_with(&sc.dir)
+        && !skill.single()
+        && parent != skill.root
+        && parent.starts_with(&skill.root)
     {
         let only_desc = std::fs::read_dir(parent)
             .map(|rd| rd.flatten().all(|e| e.file_name() == "DESCRIPTION.md"))
@@ -304,7 +345,7 @@ fn write_file(sc: &SkillsCtx, name: &str, args: &Value) -> Out {
         return e;
     }
     let path = skill.dir.join(&rel);
-    if let Err(e) = write(sc, &path, content) {
+    if let Err(e) = write(&skill.dir, name, &rel, content) {
         return e;
     }
     (
@@ -325,21 +366,24 @@ fn remove_file(sc: &SkillsCtx, name: &str, args: &Value) -> Out {
         Ok(s) => s,
         Err(e) => return e,
     };
-    let path = skill.dir.join(&rel);
-    if !path.is_file() {
-        return (
-            json!({"success": false, "error": format!("File '{fp}' not found in skill '{name}'."),
-                   "available_files": store::linked_files(&skill.dir)}),
-            true,
-        );
+    match nofollow::is_file(&skill.dir, &rel) {
+        Ok(true) => {}
+        Err(e) if nofollow::is_link_refusal(&e) => return link_refusal(name, fp),
+        _ => {
+            return (
+                json!({"success": false, "error": format!("File '{fp}' not found in skill '{name}'."),
+                       "available_files": store::linked_files(&skill.dir)}),
+                true,
+            );
+        }
     }
-    if let Err(e) = sc.fs.remove_file(&path) {
-        return fail(format!("cannot remove {fp}: {e}"));
+    if let Err(e) = nofollow::remove(&skill.dir, &rel) {
+        return io_fail(name, fp, "remove", &e);
     }
     // remove now-empty folders up to the skill folder
-    let mut dir = path.parent().map(Path::to_path_buf);
+    let mut dir = rel.parent().map(Path::to_path_buf);
     while let Some(d) = dir {
-        if d == skill.dir || std::fs::remove_dir(&d).is_err() {
+        if d.as_os_str().is_empty() || nofollow::remove_empty_dir(&skill.dir, &d).is_err() {
             break;
         }
         dir = d.parent().map(Path::to_path_buf);

@@ -11,6 +11,7 @@
 pub mod ctx;
 pub mod guard;
 pub mod manage;
+pub mod nofollow;
 pub mod store;
 pub mod view;
 

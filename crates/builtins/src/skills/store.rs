@@ -40,6 +40,16 @@ pub struct Skill {
     /// The root it was found under.
     pub root: PathBuf,
     pub front: Map<String, Value>,
+    /// The skill's text: `dir/SKILL.md`, or for a single-file skill
+    /// (`<name>.md` without a folder of its own) that file.
+    pub md: PathBuf,
+}
+
+impl Skill {
+    /// A single-file skill (`<name>.md`): no folder, no supporting files.
+    pub fn single(&self) -> bool {
+        self.md.file_name().is_some_and(|n| n != "SKILL.md")
+    }
 }
 
 /// Split `text` into (front matter YAML, body). `None` when the text does
@@ -175,7 +185,7 @@ fn description_of(front: &Map<String, Value>, text: &str) -> String {
     }
 }
 
-fn platform_ok(front: &Map<String, Value>) -> bool {
+pub fn platform_ok(front: &Map<String, Value>) -> bool {
     let Some(Value::Array(list)) = front.get("platforms") else {
         return true;
     };
@@ -192,20 +202,36 @@ fn platform_ok(front: &Map<String, Value>) -> bool {
 
 /// Read a skill from its folder.
 pub fn load(dir: &Path, root: &Path) -> Option<Skill> {
-    let md = dir.join("SKILL.md");
-    let text = std::fs::read(&md).ok()?;
+    load_md(&dir.join("SKILL.md"), root)
+}
+
+/// Read a skill from its markdown file: `<folder>/SKILL.md`, or a
+/// single-file `<name>.md` (named after the file).
+pub fn load_md(md: &Path, root: &Path) -> Option<Skill> {
+    let single = md.file_name()? != "SKILL.md";
+    let dir = if single { md } else { md.parent()? };
+    let text = std::fs::read(md).ok()?;
     let text = String::from_utf8_lossy(&text[..text.len().min(64 * 1024)]).into_owned();
     let front = front_matter(&text);
-    let dir_name = dir.file_name()?.to_string_lossy().into_owned();
+    let dir_name = if single {
+        md.file_stem()?.to_string_lossy().into_owned()
+    } else {
+        dir.file_name()?.to_string_lossy().into_owned()
+    };
     let name: String = front
         .get("name")
         .and_then(Value::as_str)
         .map(str::to_string)
-        .unwrap_or(dir_name)
+        .unwrap_or_else(|| dir_name.clone())
         .chars()
         .take(MAX_NAME)
         .collect();
-    let rel = dir.strip_prefix(root).ok()?;
+    let rel = md.parent()?.strip_prefix(root).ok()?;
+    let rel = if single {
+        rel.join(&dir_name)
+    } else {
+        rel.to_path_buf()
+    };
     let category = if rel.components().count() >= 2 {
         rel.components()
             .next()
@@ -217,9 +243,10 @@ pub fn load(dir: &Path, root: &Path) -> Option<Skill> {
         description: description_of(&front, &text),
         name,
         category,
-        dir: dir.to_path_buf(),
+        dir: md.parent()?.to_path_buf(),
         root: root.to_path_buf(),
         front,
+        md: md.to_path_buf(),
     })
 }
 
@@ -227,14 +254,27 @@ pub fn load(dir: &Path, root: &Path) -> Option<Skill> {
 /// (category, name); skills for other platforms left out.
 pub fn discover(roots: &[PathBuf]) -> Vec<Skill> {
     let mut out: Vec<Skill> = Vec::new();
+    for s in discover_every(roots) {
+        if platform_ok(&s.front) && !out.iter().any(|o| o.name == s.name) {
+            out.push(s);
+        }
+    }
+    out.sort_by(|a, b| {
+        (a.category.as_deref().unwrap_or(""), &a.name)
+            .cmp(&(b.category.as_deref().unwrap_or(""), &b.name))
+    });
+    out
+}
+
+/// Every skill folder under `roots`, in root order, with no name clash
+/// resolved and no platform left out (what a lookup by name chooses from).
+pub fn discover_every(roots: &[PathBuf]) -> Vec<Skill> {
+    let mut out: Vec<Skill> = Vec::new();
     for root in roots {
         let mut stack = vec![(root.clone(), 0usize)];
         while let Some((dir, depth)) = stack.pop() {
             if dir.join("SKILL.md").is_file() && dir != *root {
-                if let Some(s) = load(&dir, root)
-                    && platform_ok(&s.front)
-                    && !out.iter().any(|o| o.name == s.name)
-                {
+                if let Some(s) = load(&dir, root) {
                     out.push(s);
                 }
                 // support folders and nested content of a skill are not skills
@@ -246,21 +286,53 @@ pub fn discover(roots: &[PathBuf]) -> Vec<Skill> {
             let Ok(rd) = std::fs::read_dir(&dir) else {
                 continue;
             };
+            let mut dirs: Vec<PathBuf> = Vec::new();
             for e in rd.flatten() {
                 let name = e.file_name().to_string_lossy().into_owned();
                 if SKIP_DIRS.contains(&name.as_str()) {
                     continue;
                 }
                 if e.path().is_dir() {
-                    stack.push((e.path(), depth + 1));
+                    dirs.push(e.path());
                 }
+            }
+            // depth first, in name order (a stable answer)
+            dirs.sort();
+            for d in dirs.into_iter().rev() {
+                stack.push((d, depth + 1));
             }
         }
     }
-    out.sort_by(|a, b| {
-        (a.category.as_deref().unwrap_or(""), &a.name)
-            .cmp(&(b.category.as_deref().unwrap_or(""), &b.name))
-    });
+    out
+}
+
+/// Single-file skills `<name>.md` under `root` (not SKILL.md, not in a
+/// skill's supporting folders), as the original's legacy flat layout.
+pub fn single_files(root: &Path, name: &str) -> Vec<PathBuf> {
+    let want = format!("{name}.md");
+    let mut out = Vec::new();
+    let mut stack = vec![(root.to_path_buf(), 0usize)];
+    while let Some((dir, depth)) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let in_skill = dir != root && dir.join("SKILL.md").is_file();
+        for e in rd.flatten() {
+            let fname = e.file_name().to_string_lossy().into_owned();
+            let p = e.path();
+            if p.is_dir() {
+                if depth < 4
+                    && !SKIP_DIRS.contains(&fname.as_str())
+                    && !(in_skill && SUPPORT_DIRS.contains(&fname.as_str()))
+                {
+                    stack.push((p, depth + 1));
+                }
+            } else if fname == want && want != "SKILL.md" && p.is_file() {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
     out
 }
 

@@ -98,33 +98,47 @@ pub fn view(sc: &SkillsCtx, args: &Value, session_id: &str) -> (Value, bool) {
             );
         }
         1 => found.into_iter().next().expect("one skill"),
-        _ => {
-            let matches: Vec<String> = found
-                .iter()
-                .map(|s| match &s.category {
-                    Some(c) => format!("{c}/{}", s.name),
-                    None => s.name.clone(),
-                })
-                .collect();
+        n => {
+            let matches: Vec<String> = found.iter().map(|s| s.md.display().to_string()).collect();
             return (
-                json!({"success": false, "error": format!("Skill name '{name}' is ambiguous: use category/name."), "matches": matches}),
+                json!({"success": false,
+                       "error": format!("Ambiguous skill name '{name}': {n} skills match across your local skills dir and external_dirs. Refusing to guess — load one explicitly by its categorized path."),
+                       "matches": matches,
+                       "hint": "Pass the full relative path instead of the bare name (e.g., 'category/skill-name'), or rename one of the colliding skills so each name is unique."}),
                 true,
             );
         }
     };
+    if !store::platform_ok(&skill.front) {
+        return (
+            json!({"success": false, "error": format!("Skill '{name}' is not supported on this platform."),
+                   "readiness_status": "unsupported"}),
+            true,
+        );
+    }
+    if sc.disabled(&skill) {
+        return (
+            json!({"success": false, "error": format!("Skill '{}' is disabled. Enable it in the runtime config (skills.disabled) or inspect the files directly on disk.", skill.name)}),
+            true,
+        );
+    }
     match args
         .get("file_path")
         .and_then(Value::as_str)
         .map(str::trim)
         .filter(|s| !s.is_empty())
     {
+        Some(_) if skill.single() => (
+            json!({"success": false, "error": format!("Skill '{}' is a single file ({}): it has no supporting files.", skill.name, skill.md.display())}),
+            true,
+        ),
         Some(fp) => view_file(&skill, fp),
         None => view_skill(sc, &skill, session_id),
     }
 }
 
 fn view_skill(sc: &SkillsCtx, s: &Skill, session_id: &str) -> (Value, bool) {
-    let md = s.dir.join("SKILL.md");
+    let md = s.md.clone();
     let mut content = match std::fs::read_to_string(&md) {
         Ok(t) => t,
         Err(e) => {
@@ -180,7 +194,7 @@ fn view_skill(sc: &SkillsCtx, s: &Skill, session_id: &str) -> (Value, bool) {
                 }
                 _ => continue,
             };
-            if name.is_empty() {
+            if name.is_empty() || required.iter().any(|r: &Value| r["name"] == name) {
                 continue;
             }
             let optional = obj
@@ -193,12 +207,27 @@ fn view_skill(sc: &SkillsCtx, s: &Skill, session_id: &str) -> (Value, bool) {
             required.push(obj);
         }
     }
-    let linked = store::linked_files(&s.dir);
-    let rel = s
-        .dir
-        .strip_prefix(&s.root)
-        .map(|r| r.join("SKILL.md").display().to_string())
-        .unwrap_or_else(|_| "SKILL.md".into());
+    // the legacy `prerequisites: {env_vars: [...]}` form
+    if let Some(Value::Array(list)) = s.front.get("prerequisites").and_then(|p| p.get("env_vars")) {
+        for n in list.iter().filter_map(Value::as_str) {
+            if n.is_empty() || required.iter().any(|r: &Value| r["name"] == n) {
+                continue;
+            }
+            if std::env::var_os(n).is_none() {
+                missing.push(n.to_string());
+            }
+            required.push(json!({"name": n, "prompt": format!("Value for {n}")}));
+        }
+    }
+    let linked = if s.single() {
+        Map::new()
+    } else {
+        store::linked_files(&s.dir)
+    };
+    let rel =
+        s.md.strip_prefix(&s.root)
+            .map(|r| r.display().to_string())
+            .unwrap_or_else(|_| "SKILL.md".into());
     let setup_needed = !missing.is_empty();
     let mut v = json!({
         "success": true,
@@ -208,9 +237,9 @@ fn view_skill(sc: &SkillsCtx, s: &Skill, session_id: &str) -> (Value, bool) {
         "related_skills": related,
         "content": content,
         "path": rel,
-        "skill_dir": s.dir.display().to_string(),
+        "skill_dir": if s.single() { Value::Null } else { json!(s.dir.display().to_string()) },
         "linked_files": if linked.is_empty() { Value::Null } else { Value::Object(linked) },
-        "usage_hint": if store::SUPPORT_DIRS.iter().any(|d| s.dir.join(d).is_dir()) {
+        "usage_hint": if !s.single() && store::SUPPORT_DIRS.iter().any(|d| s.dir.join(d).is_dir()) {
             json!("Supporting files are listed in linked_files: load one with skill_view(name, file_path).")
         } else { Value::Null },
         "required_environment_variables": required,

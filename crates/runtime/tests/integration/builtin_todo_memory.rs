@@ -63,21 +63,23 @@ fn todo_read_replace_merge() {
     let many: Vec<_> = (0..257)
         .map(|i| json!({"id": i.to_string(), "content": "c", "status": "pending"}))
         .collect();
+    // over 256: the head is kept, as the original
     let v = e.call("todo", json!({"todos": many}));
-    assert!(v["error"].as_str().unwrap().contains("at most 256"), "{v}");
+    assert_eq!(v["summary"]["total"], 256, "{v}");
+    assert_eq!(v["todos"][255]["id"], "255");
     // cleanup drops the list
     e.rt.cleanup_task("t");
     assert_eq!(e.rt.todo_list("t").unwrap()["summary"]["total"], 0);
 }
 
 #[test]
-fn todo_rejects_bad_status_by_schema() {
+fn todo_takes_an_unknown_status_as_pending() {
     let e = env(&["todo"], json!({}));
     let v = e.call(
         "todo",
         json!({"todos": [{"id": "1", "content": "x", "status": "done"}]}),
     );
-    assert!(v["error"].as_str().is_some(), "{v}");
+    assert_eq!(v["todos"][0]["status"], "pending", "{v}");
 }
 
 #[test]
@@ -91,7 +93,7 @@ fn memory_add_replace_remove_and_files() {
     assert_eq!(v["done"], true);
     assert_eq!(v["target"], "memory");
     assert_eq!(v["entry_count"], 1);
-    assert_eq!(v["usage"], "1% — 22/2200 chars");
+    assert_eq!(v["usage"], "1% — 22/2,200 chars");
     assert_eq!(
         v["note"],
         "Write saved. This update is complete — do not repeat it."
@@ -124,7 +126,10 @@ fn memory_add_replace_remove_and_files() {
         json!({"target": "memory", "action": "remove", "old_text": "use"}),
     );
     assert!(
-        v["error"].as_str().unwrap().contains("2 different entries"),
+        v["error"]
+            .as_str()
+            .unwrap()
+            .contains("Multiple entries matched"),
         "{v}"
     );
     assert_eq!(v["matches"].as_array().unwrap().len(), 2);
@@ -138,7 +143,7 @@ fn memory_add_replace_remove_and_files() {
         "memory",
         json!({"target": "user", "action": "add", "content": "Prefers short answers"}),
     );
-    assert_eq!(v["usage"], "1% — 21/1375 chars");
+    assert_eq!(v["usage"], "1% — 21/1,375 chars");
     assert!(e.data().join("memories/USER.md").exists());
 }
 
@@ -154,7 +159,7 @@ fn memory_limits_batches_and_threats() {
         v["error"]
             .as_str()
             .unwrap()
-            .contains("over its limit of 100"),
+            .contains("would exceed the limit"),
         "{v}"
     );
     // batch: all or nothing
@@ -242,10 +247,7 @@ fn memory_needs_old_text_and_content() {
         json!({"target": "memory", "action": "replace", "content": "two"}),
     );
     assert!(
-        v["error"]
-            .as_str()
-            .unwrap()
-            .contains("old_text is required"),
+        v["error"].as_str().unwrap().contains("needs old_text"),
         "{v}"
     );
     assert_eq!(v["current_entries"], json!(["one"]));
@@ -262,7 +264,7 @@ fn memory_needs_old_text_and_content() {
         json!({"target": "memory", "action": "add", "content": "   "}),
     );
     assert!(
-        v["error"].as_str().unwrap().contains("content is required"),
+        v["error"].as_str().unwrap().contains("cannot be empty"),
         "{v}"
     );
     let v = e.call("memory", json!({"target": "memory"}));

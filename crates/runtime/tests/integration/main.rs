@@ -18,6 +18,7 @@ mod ssh_common;
 
 mod backend_container;
 mod backend_ssh;
+mod builtin_fidelity;
 mod builtin_file;
 mod builtin_skills;
 mod builtin_todo_memory;
