@@ -4,6 +4,8 @@
 #   make test         run every test (Rust, C/C++ contracts, bindings, install,
 #                     the stress suite); runs `scripts/setup.sh --check` first
 #   make fuzz-json    a million fuzzed inputs per JSON entry point
+#   make conformance  the JSON Schema Test Suite (drafts 2020-12, 07), fetched
+#                     at run time; skipped with a message when offline
 #   make lint         rustfmt, clippy, module import circles
 #   make install PREFIX=/usr/local   the release build (see mk/install.mk)
 
@@ -15,7 +17,7 @@ BUILD_DIR := build
 # Output folder used by the mk/ fragments (a variable only: `build` is the cargo target).
 BUILD   := $(BUILD_DIR)
 
-.PHONY: all build release quickstart example-c example-approval example-plugin setup setup-check test test-rust stress fuzz-json lint bench install clean
+.PHONY: all build release quickstart example-c example-approval example-plugin setup setup-check test test-rust stress fuzz-json conformance lint bench install clean
 
 all: build
 
@@ -76,7 +78,14 @@ ht-lib: build | setup-check
 BINDING_TESTS :=
 -include mk/*.mk
 
-test: setup-check test-rust $(BINDING_TESTS) stress
+test: setup-check test-rust $(BINDING_TESTS) conformance stress
+
+# The official JSON-Schema-Test-Suite's required tests for drafts 2020-12
+# and 07 through the argument validator, remote references left out: a
+# pinned commit fetched into build/ (or HT_JSON_SCHEMA_SUITE=<a copy>); a
+# second or two, and a one-line skip without network.
+conformance:
+	CARGO="$(CARGO)" scripts/json-schema-suite.sh
 
 # The stress suite (tests/stress.rs): soak, races under a watchdog, host
 # faults, hostile sizes, process containment; HT_STRESS_SECS per scenario.

@@ -233,8 +233,67 @@ fn scale(n: usize) {
     unsafe { ht_runtime_free(one.0) };
 }
 
+/// Argument repair and validation alone (`Compiled::check`), per call, for
+/// the schemas tools use: the registry's typical tool, a richer one (enum,
+/// nested objects in an array, anyOf, bounds, a pattern), and a call whose
+/// arguments need a repair.
+fn validation() {
+    use hermes_core::params::Compiled;
+    use serde_json::json;
+    let typical = Compiled::new(
+        r#"{"type":"object","properties":{"path":{"type":"string","description":"Path to use"},"limit":{"type":"integer","minimum":1}},"required":["path"]}"#,
+        "p",
+    )
+    .unwrap();
+    let rich = Compiled::new(
+        r#"{"type":"object","additionalProperties":false,"required":["mode","items"],"properties":{
+            "mode":{"type":"string","enum":["read","write","append"]},
+            "items":{"type":"array","maxItems":50,"items":{"type":"object","required":["id"],"properties":{
+                "id":{"type":"string","pattern":"^[a-z0-9_-]+$","minLength":1,"maxLength":64},
+                "weight":{"type":"number","minimum":0,"exclusiveMaximum":100},
+                "tags":{"type":"array","items":{"type":"string"}}}}},
+            "target":{"anyOf":[{"type":"string"},{"type":"integer"}]},
+            "flag":{"type":["boolean","null"]}}}"#,
+        "p",
+    )
+    .unwrap();
+    let cases = [
+        (
+            "typical tool",
+            &typical,
+            json!({"path":"src/main.rs","limit":20}),
+        ),
+        (
+            "typical tool, repaired \"20\"",
+            &typical,
+            json!({"path":"src/main.rs","limit":"20"}),
+        ),
+        (
+            "rich schema",
+            &rich,
+            json!({"mode":"write","target":7,"flag":null,"items":[
+                {"id":"a_1","weight":1.5,"tags":["x","y"]},{"id":"b-2","weight":99},{"id":"c3"}]}),
+        ),
+    ];
+    for (what, c, args) in cases {
+        let ns = time_ns(200, 2000, || {
+            let mut v = args.clone();
+            let (mut notes, mut errs) = (Vec::new(), Vec::new());
+            c.check(&mut v, true, &mut notes, &mut errs, 20);
+            assert!(errs.is_empty(), "{errs:?}");
+            std::hint::black_box(&v);
+        });
+        println!("argument repair + validation, {what}: median {ns:.0} ns/call");
+    }
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    // `-- validation`: only the argument repair + validation figures.
+    if std::env::args().any(|a| a == "validation") {
+        validation();
         return;
     }
     // `cargo bench --bench core -- scale`: only the 10 000-tool figures (for profiling).
@@ -293,6 +352,7 @@ fn main() {
         scale(10_000);
         return;
     }
+    validation();
     let rt = new_rt();
     register(&rt, TRIVIAL, false, 0);
     let d = time_ns(200, 2000, || dispatch_once(&rt));

@@ -675,9 +675,11 @@ fn bulk_registration_compiles_schemas_on_first_use() {
 /// Issue 11 item 5: `$ref`/`$defs`, `format` and the other keywords beyond
 /// the compiled subset are enforced (before, `{"a":5}` reached a handler
 /// whose `$ref` said string), whether registered one by one or in bulk.
+/// `format` is asserted with `dispatch.formats: "assert"`; by default it is
+/// what draft 2020-12 makes it, an annotation (issue 30, item 11).
 #[test]
 fn full_json_schema_keywords_are_enforced() {
-    let rt = new_rt("{}");
+    let rt = new_rt(r#"{"dispatch":{"formats":"assert"}}"#);
     let params = r##"{"type":"object","$defs":{"Name":{"type":"string","minLength":2}},
         "properties":{"a":{"$ref":"#/$defs/Name"},"day":{"type":"string","format":"date"},
         "mode":{"not":{"const":"unsafe"}}},"required":["a"]}"##
@@ -704,6 +706,13 @@ fn full_json_schema_keywords_are_enforced() {
         ));
         assert_eq!(ok["a"], "ok", "{tool}: {ok}");
     }
+    let plain = new_rt("{}");
+    add(&plain, &spec("one", "s", &params), echo);
+    let ok = json(&dispatch(&plain, "one", r#"{"a":"ok","day":"tomorrow"}"#));
+    assert_eq!(
+        ok["day"], "tomorrow",
+        "format is an annotation by default: {ok}"
+    );
     // A `$ref` that points nowhere: refused where the tool is registered
     // when schemas compile there; by default its calls answer the fault.
     let bad = r##"{"type":"object","properties":{"a":{"$ref":"#/$defs/Missing"}}}"##;
@@ -740,6 +749,34 @@ fn full_json_schema_keywords_are_enforced() {
 /// validation error, which the tool's `max_result_size_chars` then cut in
 /// the middle, handing the model broken JSON. Our own error results are
 /// bounded and never cut; long paths and allowed-name lists are shortened.
+/// Issue 30, item 11: `dispatch.repair: false` validates arguments as the
+/// model wrote them: no `"5"` for an integer, no double-encoded arguments.
+#[test]
+fn repair_can_be_turned_off() {
+    let params = r#"{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}"#;
+    let on = new_rt("{}");
+    add(&on, &spec("t", "s", params), echo);
+    assert_eq!(json(&dispatch(&on, "t", r#"{"n":"5"}"#))["n"], 5);
+    assert_eq!(json(&dispatch(&on, "t", r#""{\"n\":5}""#))["n"], 5);
+    let off = new_rt(r#"{"dispatch":{"repair":false}}"#);
+    add(&off, &spec("t", "s", params), echo);
+    let e = json(&dispatch(&off, "t", r#"{"n":"5"}"#));
+    assert!(
+        e["error"]
+            .as_str()
+            .is_some_and(|m| m.contains("n: expected integer")),
+        "{e}"
+    );
+    let e = json(&dispatch(&off, "t", r#""{\"n\":5}""#));
+    assert!(
+        e["error"]
+            .as_str()
+            .is_some_and(|m| m.contains("expected a JSON object")),
+        "{e}"
+    );
+    assert_eq!(json(&dispatch(&off, "t", r#"{"n":5}"#))["n"], 5);
+}
+
 #[test]
 fn validation_errors_stay_short_and_whole_json() {
     let rt = new_rt("{}");

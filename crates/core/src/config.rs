@@ -16,6 +16,29 @@ pub struct DispatchConfig {
     pub max_parallel: usize,
     /// When a registered tool's parameters schema is compiled.
     pub compile_schemas: CompileSchemas,
+    /// Repair arguments before validating them (`"5"` for an integer, a
+    /// JSON-encoded array or object, a bare value for a one-item list,
+    /// arguments double-encoded as a string). `false`: arguments are
+    /// validated exactly as the model wrote them.
+    pub repair: bool,
+    /// Whether JSON Schema `format` is asserted (see [`Formats`]).
+    pub formats: Formats,
+}
+
+/// `dispatch.formats`: what `format` does in a parameters schema.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Formats {
+    /// What the schema's draft says by default: an annotation in 2020-12
+    /// (the default draft), an assertion in draft-07 (and 4, 6), an
+    /// assertion in a 2020-12 dialect whose meta-schema requires the
+    /// format-assertion vocabulary.
+    #[default]
+    Draft,
+    /// Always asserted: `"format": "date"` refuses `"yesterday"`.
+    Assert,
+    /// Never asserted: only an annotation.
+    Annotate,
 }
 
 /// `dispatch.compile_schemas`: when a tool's parameters schema compiles.
@@ -40,6 +63,8 @@ impl Default for DispatchConfig {
             max_result_size_chars: 100_000,
             max_parallel: 8,
             compile_schemas: CompileSchemas::OnFirstUse,
+            repair: true,
+            formats: Formats::Draft,
         }
     }
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::availability::Check;
 use crate::error::{Error, ErrorKind, Result};
 use crate::function::FunctionParts;
-use crate::params::{Compiled, Params};
+use crate::params::{Compiled, Formats, Params};
 use crate::tool::Tool;
 
 /// FNV-1a: tool names are short and not attacker-chosen keys of a
@@ -133,6 +133,12 @@ impl ToolEntry {
     /// The compiled parameters schema, compiling it on first use.
     pub fn compiled(&self) -> std::result::Result<&Compiled, &str> {
         self.params.get(self.parameters.get(), &self.name)
+    }
+
+    /// [`ToolEntry::compiled`] with `format` as `formats` says (`dispatch.formats`).
+    pub fn compiled_for(&self, formats: Formats) -> std::result::Result<&Compiled, &str> {
+        self.params
+            .get_for(self.parameters.get(), &self.name, formats)
     }
 
     /// The definition JSON for `format`, with `extra` appended to the description.

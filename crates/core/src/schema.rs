@@ -2,12 +2,21 @@
 //! (bad schemas are refused with the path of the problem), then repair and
 //! validate each call quickly, with errors a model can fix.
 //!
-//! Why our own: the subset tools use (type, properties, required, enum,
-//! const, items, bounds, pattern, anyOf/oneOf/allOf, nullable) is small, and
-//! argument repair needs the same walk as validation. A general validator
-//! would cost a second walk and give messages written for people, not models.
-//! Schemas that use more (`$ref`, `format`, ...) are flagged while compiling
-//! and checked in full as well (see `params.rs`).
+//! Why our own: the subset tools use (type, properties, required,
+//! additionalProperties, items, enum, const, numeric bounds, length and
+//! item counts, pattern, anyOf/oneOf/allOf/not, boolean schemas) is small,
+//! and argument repair needs the same walk as validation. A general
+//! validator would cost a second walk and give messages written for
+//! people, not models.
+//!
+//! The node decides alone only where it decides exactly as the standard
+//! does (drafts 2020-12 and 07, which read these keywords alike). A schema
+//! that uses anything else (`$ref`, `if`, `patternProperties`, tuple
+//! `items`, a pattern only a backtracking engine runs, an annotation of
+//! the wrong type, another draft's `$schema`, ...) compiles with
+//! [`Facts::exact`] false, and the `jsonschema` crate decides for it
+//! (`params.rs`); the node then only guides repair. `tests/schema_differential.rs`
+//! checks the claim on random schemas and instances.
 
 use regex::Regex;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -32,83 +41,106 @@ pub fn with_pattern_limit<T>(max: usize, f: impl FnOnce() -> T) -> T {
     out
 }
 
-thread_local! {
-    /// Set when the schema compiling on this thread uses a keyword outside
-    /// the compiled subset (see [`BEYOND_SUBSET`]).
-    static BEYOND: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+/// The JSON Schema draft a schema names with `$schema` at its root.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Dialect {
+    /// No `$schema`: draft 2020-12, with the OpenAPI 3.0 forms (`nullable`,
+    /// boolean `exclusiveMinimum`/`exclusiveMaximum`) read as OpenAPI means them.
+    #[default]
+    Default,
+    /// `$schema` names draft 2020-12 (or the version-less URI).
+    Draft202012,
+    /// `$schema` names draft-07.
+    Draft7,
+    /// Any other `$schema` (draft 2019-09, 6, 4, a custom meta-schema):
+    /// the `jsonschema` crate decides alone.
+    Other,
 }
 
-/// Keywords that change what validates but that the compiled subset does not
-/// implement: a schema using any of them is also checked by a full JSON
-/// Schema validator (`params.rs`). `$defs` alone changes nothing: only a
-/// `$ref` reaches it.
-pub const BEYOND_SUBSET: &[&str] = &[
-    "$ref",
-    "$dynamicRef",
-    "$recursiveRef",
-    "format",
-    "not",
-    "if",
-    "then",
-    "else",
-    "patternProperties",
-    "propertyNames",
-    "dependentRequired",
-    "dependentSchemas",
-    "dependencies",
-    "prefixItems",
-    "additionalItems",
-    "contains",
-    "minContains",
-    "maxContains",
-    "uniqueItems",
-    "multipleOf",
-    "minProperties",
-    "maxProperties",
-    "unevaluatedProperties",
-    "unevaluatedItems",
-];
+/// What compiling a schema found out besides the node.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Facts {
+    /// The node decides exactly as the standard does. When false the schema
+    /// uses something the node does not implement (`$ref`, `if`, tuple
+    /// `items`, a pattern the `regex` crate cannot run, ...) or something it
+    /// cannot prove valid against the draft's meta-schema, and the
+    /// `jsonschema` crate must decide (the node then serves repair only).
+    pub exact: bool,
+    /// The `$schema` the root names.
+    pub dialect: Dialect,
+    /// The schema uses `format` somewhere (decided by the caller: exact
+    /// when `format` is an annotation, see `params.rs`).
+    pub format: bool,
+    /// The schema uses an OpenAPI 3.0 form (`nullable: true`, a boolean
+    /// exclusive bound), which only the default dialect reads.
+    pub openapi: bool,
+}
 
-/// Whether `k` is one of [`BEYOND_SUBSET`]: a `match`, which compiles to a
-/// length switch, since every ignored key (`description`, `title`, ...)
-/// is looked up.
-fn beyond_subset(k: &str) -> bool {
-    matches!(
-        k,
-        "$ref"
-            | "$dynamicRef"
-            | "$recursiveRef"
-            | "format"
-            | "not"
-            | "if"
-            | "then"
-            | "else"
-            | "patternProperties"
-            | "propertyNames"
-            | "dependentRequired"
-            | "dependentSchemas"
-            | "dependencies"
-            | "prefixItems"
-            | "additionalItems"
-            | "contains"
-            | "minContains"
-            | "maxContains"
-            | "uniqueItems"
-            | "multipleOf"
-            | "minProperties"
-            | "maxProperties"
-            | "unevaluatedProperties"
-            | "unevaluatedItems"
-    )
+thread_local! {
+    /// What the schema compiling on this thread has shown so far.
+    static FACTS: std::cell::Cell<Facts> = const {
+        std::cell::Cell::new(Facts {
+            exact: true,
+            dialect: Dialect::Default,
+            format: false,
+            openapi: false,
+        })
+    };
+}
+
+/// The schema compiling on this thread needs the full validator.
+fn hand_off() {
+    FACTS.with(|f| {
+        let mut x = f.get();
+        x.exact = false;
+        f.set(x)
+    });
+}
+
+fn note(change: impl FnOnce(&mut Facts)) {
+    FACTS.with(|f| {
+        let mut x = f.get();
+        change(&mut x);
+        f.set(x)
+    });
+}
+
+/// Keywords of some JSON Schema draft that the node does not implement: a
+/// schema using one is handed to the `jsonschema` crate. Annotations
+/// (`title`, `description`, `default`, ...) are checked against the
+/// meta-schema's type and otherwise ignored, as the standard does; any
+/// other word is an unknown keyword, which every draft ignores.
+fn beyond_node(k: &str) -> bool {
+    jsonschema::Draft::Unknown.is_known_keyword(k)
+        || matches!(k, "$vocabulary" | "$dynamicAnchor" | "$recursiveAnchor")
 }
 
 #[cfg(test)]
 #[test]
-fn the_match_and_the_list_agree() {
-    for k in BEYOND_SUBSET {
-        assert!(beyond_subset(k), "{k}");
+fn the_keyword_lists_agree() {
+    for k in [
+        "$ref",
+        "$defs",
+        "definitions",
+        "$id",
+        "if",
+        "prefixItems",
+        "patternProperties",
+        "additionalItems",
+        "contains",
+        "uniqueItems",
+        "multipleOf",
+        "dependencies",
+        "unevaluatedProperties",
+        "$dynamicRef",
+        "$anchor",
+        "contentMediaType",
+    ] {
+        assert!(beyond_node(k), "{k}");
     }
-    assert!(!beyond_subset("description") && !beyond_subset("title"));
+    for k in ["description", "title", "nullable", "x-foo", "example"] {
+        assert!(!beyond_node(k), "{k}");
+    }
 }
 
 /// The patterns limit in force on this thread, if any (kept by schemas
@@ -137,6 +169,8 @@ const T_NUM: u8 = 8;
 const T_STR: u8 = 16;
 const T_ARR: u8 = 32;
 const T_OBJ: u8 = 64;
+/// The `false` schema: no value is valid (never combined with a type bit).
+const T_NEVER: u8 = 128;
 
 fn type_bit(name: &str) -> Option<u8> {
     Some(match name {
@@ -239,6 +273,7 @@ struct Rare {
     any_of: Vec<Node>,
     one_of: Vec<Node>,
     all_of: Vec<Node>,
+    not: Option<Box<Node>>,
 }
 
 static NO_RARE: Rare = Rare {
@@ -256,11 +291,18 @@ static NO_RARE: Rare = Rare {
     any_of: Vec::new(),
     one_of: Vec::new(),
     all_of: Vec::new(),
+    not: None,
 };
 
+/// A non-negative integer as JSON Schema counts them: `2.0` is the integer 2.
 fn as_count(v: &Value, path: &str, key: &str) -> Result<usize, String> {
     v.as_u64()
-        .map(|n| n as usize)
+        .or_else(|| {
+            v.as_f64()
+                .filter(|f| *f >= 0.0 && f.fract() == 0.0)
+                .map(|f| f as u64)
+        })
+        .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
         .ok_or_else(|| format!("{path}.{key}: must be a non-negative integer"))
 }
 
@@ -327,25 +369,43 @@ impl Node {
         Node::compile_text_full(text, path).map(|(n, _)| n)
     }
 
-    /// [`Node::compile_text`], also telling whether the schema uses a keyword
-    /// beyond the compiled subset ([`BEYOND_SUBSET`]).
-    pub fn compile_text_full(text: &str, path: &str) -> Result<(Node, bool), String> {
-        BEYOND.with(|b| b.set(false));
-        let node = Node::compile_text_inner(text, path)?;
-        Ok((node, BEYOND.with(|b| b.replace(false))))
+    /// [`Node::compile_text`], also telling what the schema uses
+    /// ([`Facts`]): whether the node decides alone, which draft, `format`.
+    pub fn compile_text_full(text: &str, path: &str) -> Result<(Node, Facts), String> {
+        FACTS.with(|f| {
+            f.set(Facts {
+                exact: true,
+                ..Facts::default()
+            })
+        });
+        let node = Node::compile_text_inner(text, path);
+        let facts = FACTS.with(|f| f.replace(Facts::default()));
+        Ok((node?, facts))
+    }
+
+    /// The `false` schema: nothing is valid.
+    fn never() -> Node {
+        Node {
+            types: T_NEVER,
+            ..Node::default()
+        }
+    }
+
+    /// The node of a boolean schema.
+    fn boolean(b: bool) -> Node {
+        if b { Node::default() } else { Node::never() }
     }
 
     fn compile_text_inner(text: &str, path: &str) -> Result<Node, String> {
         let mut buf = String::with_capacity(path.len() + 32);
         buf.push_str(path);
         let mut de = serde_json::Deserializer::from_str(text);
-        let out = NodeSeed(&mut buf)
+        let out = NodeSeed(&mut buf, Pos::Root)
             .deserialize(&mut de)
             .and_then(|n| de.end().map(|()| n));
         match out {
             Ok(Parsed::Node(n)) => Ok(n),
-            Ok(Parsed::Bool(true)) => Ok(Node::default()),
-            Ok(Parsed::Bool(false)) => Err(format!("{path}: a schema must be a JSON object")),
+            Ok(Parsed::Bool(b)) => Ok(Node::boolean(b)),
             Err(e) => Err(strip_position(e.to_string())),
         }
     }
@@ -353,26 +413,6 @@ impl Node {
     /// One keyword whose value the validator keeps (scalars and lists).
     fn keyword(&mut self, key: &str, v: Value, path: &str, st: &mut Pending) -> Result<(), String> {
         match key {
-            "type" => match &v {
-                Value::String(s) => {
-                    self.types =
-                        type_bit(s).ok_or_else(|| format!("{path}.type: unknown type '{s}'"))?
-                }
-                Value::Array(list) => {
-                    for item in list {
-                        let s = item
-                            .as_str()
-                            .ok_or_else(|| format!("{path}.type: entries must be strings"))?;
-                        self.types |= type_bit(s)
-                            .ok_or_else(|| format!("{path}.type: unknown type '{s}'"))?;
-                    }
-                }
-                _ => {
-                    return Err(format!(
-                        "{path}.type: must be a string or an array of strings"
-                    ));
-                }
-            },
             "nullable" => st.nullable = v == Value::Bool(true),
             "required" => {
                 let list = v
@@ -382,6 +422,10 @@ impl Node {
                     let s = item
                         .as_str()
                         .ok_or_else(|| format!("{path}.required: must be an array of strings"))?;
+                    if self.required.iter().any(|r| r == s) {
+                        // The meta-schema wants unique names: the crate judges.
+                        hand_off();
+                    }
                     self.required.push(s.to_string());
                 }
             }
@@ -390,9 +434,7 @@ impl Node {
                     Value::Array(list) => list,
                     _ => return Err(format!("{path}.enum: must be an array")),
                 };
-                if list.is_empty() {
-                    return Err(format!("{path}.enum: must not be empty"));
-                }
+                // An empty enum is a valid schema that no value satisfies.
                 self.rare_mut().enum_values = Some(list);
             }
             "const" => self.rare_mut().const_value = Some(v),
@@ -411,8 +453,16 @@ impl Node {
                     .as_str()
                     .ok_or_else(|| format!("{path}.pattern: must be a string"))?;
                 take_pattern(path)?;
-                self.rare_mut().pattern =
-                    Some(Regex::new(s).map_err(|e| format!("{path}.pattern: invalid regex: {e}"))?);
+                // ECMA-262 syntax, translated as the `jsonschema` crate does
+                // (`\d` is ASCII digits, ...), so both run the same regex.
+                let rust = jsonschema_regex::to_rust_regex(s).map_err(|()| {
+                    format!("{path}.pattern: invalid regex: not an ECMA-262 regular expression")
+                })?;
+                match Regex::new(&rust) {
+                    Ok(re) => self.rare_mut().pattern = Some(re),
+                    // Look-around, back-references, ...: the crate's engine runs them.
+                    Err(_) => hand_off(),
+                }
             }
             _ => {}
         }
@@ -423,6 +473,12 @@ impl Node {
     fn finish(mut self, path: &str, st: Pending) -> Result<Node, String> {
         if st.nullable && self.types != 0 {
             self.types |= T_NULL;
+            note(|f| f.openapi = true);
+        }
+        if matches!(st.excl_min, Some(Value::Bool(_)))
+            || matches!(st.excl_max, Some(Value::Bool(_)))
+        {
+            note(|f| f.openapi = true);
         }
         match st.excl_min {
             None | Some(Value::Bool(false)) => {}
@@ -664,6 +720,13 @@ impl Node {
             return;
         }
 
+        if self.types == T_NEVER {
+            errs.push(format!(
+                "{}: no value is allowed here (the schema is false)",
+                at(path)
+            ));
+            return;
+        }
         if self.types != 0 && !matches_type(self.types, v) {
             errs.push(format!(
                 "{}: expected {}, got {} {}",
@@ -781,6 +844,14 @@ impl Node {
         for s in &self.rare().all_of {
             s.validate_at(v, path, errs, limit);
         }
+        if let Some(s) = &self.rare().not
+            && s.is_valid(v)
+        {
+            errs.push(format!(
+                "{}: must not match the schema under 'not'",
+                at(path)
+            ));
+        }
         if !self.rare().any_of.is_empty() && !self.rare().any_of.iter().any(|s| s.is_valid(v)) {
             errs.push(format!(
                 "{}: does not match any of the allowed forms",
@@ -849,6 +920,7 @@ impl Node {
             && self.rare().all_of.is_empty()
             && self.rare().enum_values.is_none()
             && self.rare().const_value.is_none()
+            && self.rare().not.is_none()
     }
 
     /// Whether the schema allows null anywhere at the top (used by repair of "null").
@@ -928,9 +1000,18 @@ fn strip_position(mut msg: String) -> String {
     msg
 }
 
+/// Where a schema sits: the root (where `$schema` counts), `items` (where
+/// draft-07's array form is a schema too), or anywhere else.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pos {
+    Root,
+    Items,
+    Other,
+}
+
 /// Compiles the schema at one position; `.0` is its path (grown and cut
 /// back as the walk goes down, so no path text is built unless an error is).
-struct NodeSeed<'p>(&'p mut String);
+struct NodeSeed<'p>(&'p mut String, Pos);
 
 impl<'de> DeserializeSeed<'de> for NodeSeed<'_> {
     type Value = Parsed;
@@ -957,8 +1038,19 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
         Ok(Parsed::Bool(b))
     }
 
+    /// `items` as an array (draft-07 tuples; refused by 2020-12): the crate
+    /// decides, and repair leaves the items alone.
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Parsed, A::Error> {
+        if self.1 != Pos::Items {
+            return Err(de::Error::invalid_type(de::Unexpected::Seq, &self));
+        }
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        hand_off();
+        Ok(Parsed::Bool(true))
+    }
+
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Parsed, A::Error> {
-        let path = self.0;
+        let (path, pos) = (self.0, self.1);
         let mut n = Node::default();
         let mut st = Pending::default();
         while let Some(key) = map.next_key::<Cow<'de, str>>()? {
@@ -970,7 +1062,7 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
                 }
                 "additionalProperties" => {
                     path.push_str(".additionalProperties");
-                    n.additional = match map.next_value_seed(NodeSeed(path))? {
+                    n.additional = match map.next_value_seed(NodeSeed(path, Pos::Other))? {
                         Parsed::Bool(true) => Additional::Any,
                         Parsed::Bool(false) => Additional::Deny,
                         Parsed::Node(c) => Additional::Schema(Box::new(c)),
@@ -978,15 +1070,65 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
                 }
                 "items" => {
                     path.push_str(".items");
-                    n.items = Some(Box::new(match map.next_value_seed(NodeSeed(path))? {
+                    n.items = Some(Box::new(
+                        match map.next_value_seed(NodeSeed(path, Pos::Items))? {
+                            Parsed::Node(c) => c,
+                            Parsed::Bool(b) => Node::boolean(b),
+                        },
+                    ));
+                }
+                "not" => {
+                    path.push_str(".not");
+                    let c = match map.next_value_seed(NodeSeed(path, Pos::Other))? {
                         Parsed::Node(c) => c,
-                        Parsed::Bool(_) => Node::default(),
-                    }));
+                        Parsed::Bool(b) => Node::boolean(b),
+                    };
+                    n.rare_mut().not = Some(Box::new(c));
+                }
+                "$schema" => {
+                    let kind = map.next_value::<Kind>()?;
+                    match (pos, kind) {
+                        (Pos::Root, Kind::Str(uri)) => {
+                            let dialect = match jsonschema::Draft::from_schema_uri(&uri) {
+                                jsonschema::Draft::Draft202012 => Dialect::Draft202012,
+                                jsonschema::Draft::Draft7 => Dialect::Draft7,
+                                _ => Dialect::Other,
+                            };
+                            note(|f| f.dialect = dialect);
+                        }
+                        // In a subschema (an embedded resource) or not a string.
+                        _ => hand_off(),
+                    }
+                }
+                "format" => {
+                    if !matches!(map.next_value::<Kind>()?, Kind::Str(_)) {
+                        hand_off();
+                    }
+                    note(|f| f.format = true);
+                }
+                // Annotations: no effect on validity, but the meta-schema
+                // gives their type; a wrong one makes the schema invalid,
+                // which the crate reports.
+                k @ ("title" | "description" | "$comment" | "examples" | "readOnly"
+                | "writeOnly" | "deprecated") => {
+                    let kind = map.next_value::<Kind>()?;
+                    let fits = match k {
+                        "examples" => matches!(kind, Kind::Array),
+                        "readOnly" | "writeOnly" | "deprecated" => matches!(kind, Kind::Bool),
+                        _ => matches!(kind, Kind::Str(_)),
+                    };
+                    if !fits {
+                        hand_off();
+                    }
                 }
                 k @ ("anyOf" | "oneOf" | "allOf") => {
                     path.push('.');
                     path.push_str(k);
                     let nodes = map.next_value_seed(ListSeed(path))?;
+                    if nodes.is_empty() {
+                        // The meta-schema wants at least one: the crate reports it.
+                        hand_off();
+                    }
                     match k {
                         "anyOf" => n.rare_mut().any_of = nodes,
                         "oneOf" => n.rare_mut().one_of = nodes,
@@ -997,6 +1139,11 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
                     // Read in place: every property has one, so no `Value`.
                     n.types = match map.next_value::<TypeWord>()? {
                         TypeWord::Bits(b) => b,
+                        TypeWord::Odd(b) => {
+                            // `[]` or a repeated name: invalid for the meta-schema.
+                            hand_off();
+                            b
+                        }
                         TypeWord::Unknown(t) => {
                             return Err(de::Error::custom(format!(
                                 "{path}.type: unknown type '{t}'"
@@ -1021,8 +1168,8 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
                     n.keyword(k, v, path, &mut st).map_err(de::Error::custom)?;
                 }
                 k => {
-                    if beyond_subset(k) {
-                        BEYOND.with(|b| b.set(true));
+                    if beyond_node(k) {
+                        hand_off();
                     }
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -1035,9 +1182,59 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
     }
 }
 
+/// An annotation's JSON type, read without building a `Value` (a string's
+/// text is kept: `$schema` needs it).
+enum Kind {
+    Str(String),
+    Array,
+    Bool,
+    Other,
+}
+
+impl<'de> serde::Deserialize<'de> for Kind {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Kind;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Kind, E> {
+                Ok(Kind::Str(s.to_string()))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Kind, E> {
+                Ok(Kind::Bool)
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Kind, E> {
+                Ok(Kind::Other)
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Kind, E> {
+                Ok(Kind::Other)
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Kind, E> {
+                Ok(Kind::Other)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Kind, E> {
+                Ok(Kind::Other)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Kind, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Kind::Array)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Kind, A::Error> {
+                while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Kind::Other)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// A schema's `type`, read without building a `Value`.
 enum TypeWord {
     Bits(u8),
+    /// Valid names, but none or one repeated (the meta-schema refuses).
+    Odd(u8),
     Unknown(String),
     NotStrings,
     Invalid,
@@ -1055,21 +1252,29 @@ impl<'de> serde::Deserialize<'de> for TypeWord {
                 Ok(type_bit(s).map_or_else(|| TypeWord::Unknown(s.to_string()), TypeWord::Bits))
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<TypeWord, A::Error> {
-                let mut bits = 0u8;
+                let (mut bits, mut odd, mut n) = (0u8, false, 0usize);
                 let mut out = None;
                 while let Some(item) = seq.next_element::<Value>()? {
+                    n += 1;
                     if out.is_some() {
                         continue;
                     }
                     match item.as_str() {
                         Some(s) => match type_bit(s) {
-                            Some(b) => bits |= b,
+                            Some(b) => {
+                                odd |= bits & b != 0;
+                                bits |= b;
+                            }
                             None => out = Some(TypeWord::Unknown(s.to_string())),
                         },
                         None => out = Some(TypeWord::NotStrings),
                     }
                 }
-                Ok(out.unwrap_or(TypeWord::Bits(bits)))
+                Ok(out.unwrap_or(if odd || n == 0 {
+                    TypeWord::Odd(bits)
+                } else {
+                    TypeWord::Bits(bits)
+                }))
             }
             fn visit_bool<E: de::Error>(self, _: bool) -> Result<TypeWord, E> {
                 Ok(TypeWord::Invalid)
@@ -1119,14 +1324,9 @@ impl<'de> Visitor<'de> for PropsSeed<'_> {
             let mark = path.len();
             path.push('.');
             path.push_str(&key);
-            let node = match map.next_value_seed(NodeSeed(path))? {
+            let node = match map.next_value_seed(NodeSeed(path, Pos::Other))? {
                 Parsed::Node(c) => c,
-                Parsed::Bool(true) => Node::default(),
-                Parsed::Bool(false) => {
-                    return Err(de::Error::custom(format!(
-                        "{path}: a schema must be a JSON object"
-                    )));
-                }
+                Parsed::Bool(b) => Node::boolean(b),
             };
             path.truncate(mark);
             out.push((key, node));
@@ -1159,14 +1359,14 @@ impl<'de> Visitor<'de> for ListSeed<'_> {
         loop {
             let mark = path.len();
             let _ = write!(path, "[{}]", out.len());
-            let Some(p) = seq.next_element_seed(NodeSeed(path))? else {
+            let Some(p) = seq.next_element_seed(NodeSeed(path, Pos::Other))? else {
                 path.truncate(mark);
                 break;
             };
             path.truncate(mark);
             out.push(match p {
                 Parsed::Node(c) => c,
-                Parsed::Bool(_) => Node::default(),
+                Parsed::Bool(b) => Node::boolean(b),
             });
         }
         Ok(out)

@@ -189,7 +189,7 @@ fn rank<'a>(
             name: words(&t.name),
             params: t
                 .compiled()
-                .map(|c| c.node.property_names())
+                .map(|c| c.schema.node.property_names())
                 .unwrap_or_default()
                 .iter()
                 .flat_map(|p| words(p))

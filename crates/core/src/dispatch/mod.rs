@@ -20,6 +20,7 @@ use crate::core::{Core, OwnedActive};
 use crate::error::Result;
 use crate::flow::FlowCtl;
 use crate::hooks::{HookEntry, HookReply, Hooks};
+use crate::params::Options;
 use crate::pending::{self, Answer, Kind, SyncSlot, Waiter};
 use crate::registry::ToolEntry;
 use crate::suggest::similar;
@@ -129,6 +130,8 @@ pub struct Flow<'a> {
     max_chars: usize,
     /// The host's agent-loop handler, when this is an agent-loop tool.
     intercept: Option<Arc<dyn Tool>>,
+    /// `dispatch.repair` and `dispatch.formats`.
+    opts: Options,
 }
 
 fn unknown_tool(core: &Core, name: &str) -> String {
@@ -161,6 +164,7 @@ fn prepare_args(
     entry: &ToolEntry,
     text: &str,
     keep_value: bool,
+    opts: Options,
 ) -> std::result::Result<(Arc<str>, Option<Value>), String> {
     let trimmed = text.trim();
     let mut v: Value = if trimmed.is_empty() {
@@ -174,8 +178,10 @@ fn prepare_args(
         })?
     };
     let mut changed = trimmed.is_empty();
-    // Arguments double-encoded as a JSON string holding an object.
-    if let Value::String(s) = &v
+    // Arguments double-encoded as a JSON string holding an object (a
+    // repair: not with `dispatch.repair: false`).
+    if opts.repair
+        && let Value::String(s) = &v
         && let Ok(inner @ Value::Object(_)) = serde_json::from_str::<Value>(s)
     {
         v = inner;
@@ -187,7 +193,7 @@ fn prepare_args(
         })
         .to_string());
     }
-    let compiled = entry.compiled().map_err(|e| {
+    let compiled = entry.compiled_for(opts.formats).map_err(|e| {
         json!({
             "error": format!("Tool '{}' cannot be called: its parameters schema is invalid ({e}). This is a fault in the tool's definition, not in your arguments; use another tool.", entry.name),
         })
@@ -195,7 +201,7 @@ fn prepare_args(
     })?;
     if !compiled.trivial {
         let (mut notes, mut errs) = (Vec::new(), Vec::new());
-        compiled.check(&mut v, &mut notes, &mut errs, 20);
+        compiled.check(&mut v, opts.repair, &mut notes, &mut errs, 20);
         if !notes.is_empty() {
             tracing::debug!(tool = %entry.name, repairs = ?notes, "arguments repaired");
             changed = true;
@@ -287,6 +293,7 @@ impl<'a> Flow<'a> {
             timeout,
             hook_timeout: Duration::from_secs_f64(cfg.hook_timeout.max(0.001)),
             max_chars,
+            opts: Options::of(cfg),
             entry,
             intercept: None,
         };
@@ -307,7 +314,7 @@ impl<'a> Flow<'a> {
                 }
             }
         }
-        match prepare_args(&flow.entry, args_text, keep_value) {
+        match prepare_args(&flow.entry, args_text, keep_value, flow.opts) {
             Ok((text, value)) => {
                 flow.args_text = text;
                 flow.args = value;
@@ -383,7 +390,7 @@ impl<'a> Flow<'a> {
             },
             Some("rewrite") => match d.get("args") {
                 Some(new @ Value::Object(_)) => {
-                    match prepare_args(&self.entry, &new.to_string(), true) {
+                    match prepare_args(&self.entry, &new.to_string(), true, self.opts) {
                         Ok((text, value)) => {
                             self.args_text = text;
                             self.args = value;
