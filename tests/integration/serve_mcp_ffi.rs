@@ -695,3 +695,91 @@ fn a_host_tool_logs_to_asks_and_answers_content_blocks_to_its_client() {
     assert_eq!(wait(server, 5000), Status::Ok);
     unsafe { ht_mcp_server_free(server) };
 }
+
+/// What `ht_call_client_request` of `ask_forever` returned, and after how long.
+static FOREVER: std::sync::Mutex<Option<(i32, String, std::time::Duration)>> =
+    std::sync::Mutex::new(None);
+
+unsafe extern "C" fn ask_forever(_: *mut c_void, call: *mut ht_call) {
+    use hermes_tools::ffi::client::ht_call_client_request;
+    let req = r#"{"method":"elicitation/create","params":{"message":"Never answered","requestedSchema":{"type":"object","properties":{}}}}"#;
+    let (mut out, mut len, mut err) = (null_mut(), 0usize, null_mut());
+    let started = std::time::Instant::now();
+    let st = unsafe {
+        ht_call_client_request(
+            call,
+            req.as_ptr() as *const c_char,
+            req.len(),
+            60_000,
+            &mut out,
+            &mut len,
+            &mut err,
+        )
+    };
+    let text = if st == Status::Ok {
+        take(out, len)
+    } else {
+        err_text(err)
+    };
+    *FOREVER.lock().unwrap() = Some((st as i32, text, started.elapsed()));
+    respond(call, false, "too late");
+}
+
+#[test]
+fn a_client_request_ends_when_its_call_times_out() {
+    let rt = new_rt("{}");
+    add(
+        &rt,
+        r#"{"name":"ask_forever","toolset":"host","timeout":1,"schema":{"description":"Ask","parameters":{"type":"object","properties":{}}}}"#,
+        ask_forever,
+    );
+    let (to_server_r, mut w) = std::io::pipe().unwrap();
+    let (from_server_r, from_server_w) = std::io::pipe().unwrap();
+    let opts = format!(
+        r#"{{"transport":"stdio","read_fd":{},"write_fd":{}}}"#,
+        to_server_r.as_raw_fd(),
+        from_server_w.as_raw_fd()
+    );
+    let server = serve(&rt, &opts).unwrap();
+    drop(to_server_r);
+    drop(from_server_w);
+    let mut r = BufReader::new(from_server_r);
+    rpc(
+        &mut w,
+        &mut r,
+        1,
+        "initialize",
+        serde_json::json!({"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"0"}}),
+    );
+    writeln!(
+        w,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
+    // The form arrives and is never answered; the call times out after 1 s.
+    let res = rpc(
+        &mut w,
+        &mut r,
+        2,
+        "tools/call",
+        serde_json::json!({"name":"ask_forever","arguments":{}}),
+    );
+    assert_eq!(res["result"]["isError"], true, "{res}");
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let seen = loop {
+        if let Some(s) = FOREVER.lock().unwrap().clone() {
+            break s;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "the tool still waits for the client after its call ended"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!(seen.0, Status::Cancelled as i32, "{seen:?}");
+    assert!(seen.1.contains("the call ended"), "{seen:?}");
+    assert!(seen.2 < std::time::Duration::from_secs(10), "{seen:?}");
+    drop(w);
+    assert_eq!(wait(server, 5000), Status::Ok);
+    unsafe { ht_mcp_server_free(server) };
+}

@@ -326,8 +326,9 @@ class ToolCall:
         ``"roots/list"``. Blocks this thread up to ``timeout`` seconds (None:
         120); from a coroutine handler use ``await asyncio.to_thread(...)``.
         Raises :class:`HermesToolsError` (UNSUPPORTED: no MCP client made the
-        call or it lacks the capability; TIMEOUT; INVALID_ARGUMENT: params not
-        of the method's shape; INTERNAL: the client's error)."""
+        call or it lacks the capability; TIMEOUT; CANCELLED: the call stopped
+        waiting first; INVALID_ARGUMENT: params not of the method's shape;
+        INTERNAL: the client's error)."""
         ptr = self._ptr
         if ptr is None:
             raise HermesToolsError(NOT_FOUND, "the call was already answered")

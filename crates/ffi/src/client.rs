@@ -77,9 +77,12 @@ pub unsafe extern "C" fn ht_call_log(
 /// `HT_STATUS_INVALID_ARGUMENT` (NULL call, another method, params that are
 /// not an object or not the method's shape), `HT_STATUS_INVALID_JSON`,
 /// `HT_STATUS_NOT_FOUND` (the call is not waiting), `HT_STATUS_UNSUPPORTED`
-/// (no MCP client made the call), `HT_STATUS_TOOL_ERROR` (the client lacks
-/// the capability or answered with an error), `HT_STATUS_TIMEOUT`; the
-/// reason is in `*out_err`. Never from the thread that serves the MCP
+/// (no MCP client made the call, or the client did not declare the
+/// capability: `sampling`, `elicitation`, `roots`), `HT_STATUS_TIMEOUT` (no
+/// answer in time), `HT_STATUS_CANCELLED` (the call stopped waiting first:
+/// its timeout, a cancel, `ht_runtime_free`; or the server stopped),
+/// `HT_STATUS_INTERNAL` (the client answered with an error); the reason is
+/// in `*out_err`. Never from the thread that serves the MCP
 /// client (the library's own); any thread of the host's.
 ///
 /// # Safety

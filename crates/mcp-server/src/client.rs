@@ -33,6 +33,7 @@ impl ClientRequests for Bridge {
         method: &str,
         params: Value,
         timeout: Duration,
+        waiting: &dyn Fn() -> bool,
     ) -> Option<Result<Value>> {
         let live = self.calls.get(tool_call_id)?;
         let peer = live.peer.clone();
@@ -55,7 +56,7 @@ impl ClientRequests for Bridge {
         }
         let (tx, rx) = std::sync::mpsc::channel();
         let method = method.to_string();
-        self.handle.spawn(async move {
+        let task = self.handle.spawn(async move {
             let bad = |e: serde_json::Error| Error::invalid(format!("params of {method}: {e}"));
             let failed = |e: rmcp::ServiceError| {
                 Error::new(
@@ -97,14 +98,34 @@ impl ClientRequests for Bridge {
             let _ = tx.send(out);
         });
         // The task above ends within `timeout`; the margin covers its start.
-        Some(
-            rx.recv_timeout(timeout + Duration::from_secs(1))
-                .unwrap_or_else(|_| {
-                    Err(Error::new(
-                        ErrorKind::Timeout,
-                        "the client did not answer in time",
-                    ))
-                }),
-        )
+        // Its sender dropped unsent: the server stopped (its runtime went).
+        // Checked every 100 ms: the call still waits for its answer.
+        let deadline = std::time::Instant::now() + timeout + Duration::from_secs(1);
+        loop {
+            match rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(r) => return Some(r),
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    return Some(Err(Error::new(
+                        ErrorKind::Cancelled,
+                        "the MCP server stopped before the client answered",
+                    )));
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            }
+            if !waiting() {
+                task.abort();
+                return Some(Err(Error::new(
+                    ErrorKind::Cancelled,
+                    "the call ended (timed out or cancelled) before the client answered",
+                )));
+            }
+            if std::time::Instant::now() >= deadline {
+                task.abort();
+                return Some(Err(Error::new(
+                    ErrorKind::Timeout,
+                    "the client did not answer in time",
+                )));
+            }
+        }
     }
 }

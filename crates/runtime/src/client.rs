@@ -50,13 +50,17 @@ pub trait ClientRequests: Send + Sync {
     /// this server did not make that call; `Some(Err(_))` when the client
     /// cannot or did not answer (Unsupported: no capability; InvalidArgument:
     /// params not of the method's shape; Timeout; Internal: the client's
-    /// error).
+    /// error; Cancelled: `waiting` turned false, the call ended first).
+    /// `waiting()` tells whether the call still waits for its answer (false
+    /// after its timeout, a cancel or the runtime's free): the wait for the
+    /// client ends then too.
     fn request(
         &self,
         tool_call_id: &str,
         method: &str,
         params: Value,
         timeout: Duration,
+        waiting: &dyn Fn() -> bool,
     ) -> Option<Result<Value>>;
 }
 
@@ -105,7 +109,8 @@ fn call_info(call_id: u64, what: &str) -> Result<(u64, Arc<str>, Map<String, Val
 /// `call_id` and wait (blocking this thread, at most `timeout`, capped at
 /// [`MAX_TIMEOUT`]) for its result, as JSON text. Errors: a method not in
 /// [`METHODS`] or params that are not an object (InvalidArgument); a call
-/// that is not waiting (NotFound); a call no MCP client made or a client
+/// that is not waiting (NotFound), or stops waiting before the client
+/// answers (Cancelled); a call no MCP client made or a client
 /// without the capability (Unsupported); params not of the method's shape
 /// (InvalidArgument); no answer in time (Timeout); the client's error
 /// (Internal); each with the reason.
@@ -135,8 +140,9 @@ pub fn client_request(
         .unwrap_or_default()
         .to_string();
     let servers: Registered = CLIENTS.lock().get(&runtime_id).cloned().unwrap_or_default();
+    let waiting = || pending::live_info(call_id, Kind::Call).is_some();
     for (_, s) in servers {
-        match s.request(&tool_call_id, method, params.clone(), timeout) {
+        match s.request(&tool_call_id, method, params.clone(), timeout, &waiting) {
             None => continue,
             Some(Ok(v)) => return Ok(v.to_string()),
             Some(Err(e)) => {
