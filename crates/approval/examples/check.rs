@@ -6,7 +6,23 @@
 use std::io::BufRead;
 
 fn main() {
-    let engine = hermes_approval::Engine::new();
+    let mut engine = hermes_approval::Engine::new();
+    // `CHECK_POSTURE=1`: the deny-list posture with a workspace (as the
+    // GTFOBins / LOLBAS coverage test judges); `CHECK_SHELL=cmd|powershell`
+    if std::env::var_os("CHECK_POSTURE").is_some() {
+        engine = engine.with_posture(
+            hermes_approval::Posture::DenyList,
+            Some("/work/project".into()),
+            false,
+        );
+    }
+    if let Some(sh) = std::env::var("CHECK_SHELL").ok().filter(|s| !s.is_empty()) {
+        let cfg: hermes_approval::EngineConfig = serde_json::from_str(&format!(
+            "{{\"shell\": \"{sh}\", \"posture\": \"deny-list\", \"workspace\": \"/work/project\"}}"
+        ))
+        .expect("shell config");
+        engine = hermes_approval::Engine::from_config(&cfg).expect("engine");
+    }
     let mut cmds: Vec<String> = std::env::args().skip(1).collect();
     if let Some(f) = std::env::var_os("CHECK_FILE") {
         // `CHECK_FILE=path`: the whole file is one command (newlines kept)

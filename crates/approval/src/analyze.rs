@@ -740,6 +740,10 @@ impl Analyzer {
         }
         // options of known programs that execute code (the knowledge base)
         self.kb_exec(&name, &argv, ctx, idx);
+        // the command language it reads, the shell it starts, the files
+        // this command line wrote for it (the knowledge base, or presumed
+        // for an unknown program)
+        self.kb_language(&name, &argv, ctx, idx);
         // options named for a command (`--password-command=`, `-o
         // ssh_command=`, `--on-download-error=`, `--conf-script=`)
         if !matches!(
@@ -1026,6 +1030,205 @@ impl Analyzer {
                 self.speculate(v, &ic);
             }
         }
+        // code in an argument (`octave --eval 'system("..")'`, `knife exec
+        // -E`, `latex '\write18{..}'`, `rake -p '`..`'`): the commands its
+        // spawn calls carry are analysed
+        for a in argv[1..].iter().take(16) {
+            for c in code_commands(a) {
+                if self.presumed >= MAX_PRESUMED {
+                    return;
+                }
+                self.presumed += 1;
+                self.analyze_text(&c, &ic, true);
+            }
+        }
+    }
+
+    /// What the knowledge base says about the language a program reads
+    /// and the shell it starts, and what is presumed of an unknown one:
+    ///
+    /// * a program that starts an interactive shell when given no command
+    ///   (`chroot /`, `screen`, `tmux`, `sg GROUP`, `script`) is judged as
+    ///   running one;
+    /// * text it reads on stdin (a here-string, heredoc or literal pipe):
+    ///   escape lines (`!cmd`, `\! cmd`, `.shell cmd`, `shell cmd`) of an
+    ///   interactive program run; for an unknown program every line is
+    ///   presumed a command and its code calls (`system("..")`) are
+    ///   analysed; persistence paths in it are presumed written;
+    /// * escape lines in the arguments of an interactive program (`mysql
+    ///   -e '\! sh'`, `sqlite3 db '.shell sh'`, `dc -e '!cmd'`);
+    /// * files written earlier in this command line that it reads: named
+    ///   in an argument (or their directory is), in its environment, in a
+    ///   directory of its own name, or its configuration files
+    ///   (`package.json`, `Vagrantfile`, `*.tf`): their content is judged.
+    fn kb_language(&mut self, name: &str, argv: &[String], ctx: &Ctx, idx: usize) {
+        use crate::knowledge as kb;
+        if is_shell(name) || ctx.depth >= 8 {
+            return;
+        }
+        let p = kb::program(name);
+        let known = kb::is_known(name) || unwraps(name, argv);
+        let interp = is_interpreter(name);
+        let mut ic = ctx.nested(name.to_string());
+        ic.presumed = !known;
+        // a shell started when no command is given
+        if let Some(p) = p
+            && let Some(n) = p.starts_shell
+        {
+            let ops = crate::ctx::operands(argv, p.value_opts);
+            let quiet = argv[1..].iter().any(|a| {
+                p.no_shell_opts
+                    .iter()
+                    .any(|o| a == o || (o.starts_with("--") && a.starts_with(&format!("{o}="))))
+            });
+            // with subcommands: `""` stands for none (`tmux` alone)
+            let opens = if p.shell_subs.is_empty() {
+                ops.len() <= n
+            } else if ops.is_empty() {
+                p.shell_subs.contains(&"")
+            } else {
+                p.shell_subs.contains(&ops[0]) && ops.len() == 1
+            };
+            if opens && !quiet {
+                self.run_argv(vec!["sh".to_string()], &ic, false);
+            }
+        }
+        // text read on stdin
+        if !interp {
+            let text = ctx
+                .stdin_text
+                .clone()
+                .or_else(|| ctx.stdin_from.and_then(|u| self.literal_output(u)));
+            if let Some(t) = text
+                && t.len() <= 16 * 1024
+            {
+                let interactive = p.is_some_and(|p| p.interactive);
+                let keys = p.map(|p| p.shell_keys).unwrap_or(&[]);
+                for line in t.lines().take(64) {
+                    if keys.contains(&line.trim()) {
+                        self.finding("exec-option", Some(idx), format!("{name}: {line}"));
+                        self.run_argv(vec!["sh".to_string()], &ic, false);
+                    }
+                    if !interactive && known {
+                        continue;
+                    }
+                    if let Some(c) = kb::escape_command(line) {
+                        if known {
+                            self.finding("exec-option", Some(idx), format!("{name}: {line}"));
+                        }
+                        self.analyze_text(c, &ic, true);
+                    } else if !known && !line.trim().is_empty() {
+                        self.speculate(line.trim(), &ic);
+                    }
+                }
+                if !known || interactive {
+                    for c in code_commands(&t) {
+                        self.analyze_text(&c, &ic, true);
+                    }
+                    self.presumed_writes(&t, idx);
+                }
+            }
+        }
+        // escape lines in the arguments of an interactive program
+        if p.is_some_and(|p| p.interactive) || !known {
+            for a in argv[1..].iter().take(32) {
+                let v = if a.starts_with("--") {
+                    a.split_once('=').map_or("", |(_, v)| v)
+                } else {
+                    a.as_str()
+                };
+                for line in v.lines().take(16) {
+                    if let Some(c) = kb::escape_command(line) {
+                        if known {
+                            self.finding("exec-option", Some(idx), format!("{name}: {line}"));
+                        }
+                        self.analyze_text(c, &ic, true);
+                    }
+                }
+            }
+        }
+        // files this command line wrote that the program reads
+        if self.files.is_empty() || (known && !interp && p.is_none_or(|p| p.runs_config.is_empty()))
+        {
+            return;
+        }
+        let mut names: Vec<String> = Vec::new();
+        for a in argv[1..].iter().take(32) {
+            let v = a.split_once('=').map_or(a.as_str(), |(_, v)| v);
+            names.push(crate::words::norm_path(v));
+            names.extend(path_tokens(a).iter().map(|t| crate::words::norm_path(t)));
+        }
+        names.retain(|v| !v.is_empty() && v != "." && v != "/");
+        for (_, v) in &self.cur_env {
+            names.push(crate::words::norm_path(v));
+        }
+        let config = p.map(|p| p.runs_config).unwrap_or(&[]);
+        let own = format!("/.{name}/");
+        let own2 = format!("/{name}/");
+        let mut hits: Vec<String> = Vec::new();
+        for (f, content) in &self.files {
+            let base = f.rsplit('/').next().unwrap_or(f);
+            let named = names.iter().any(|n| {
+                f == n || (f.starts_with(n.as_str()) && f.as_bytes().get(n.len()) == Some(&b'/'))
+            });
+            let cfg = config.iter().any(|c| match c.strip_prefix('*') {
+                Some(ext) => base.ends_with(ext),
+                None => base == *c,
+            });
+            let own_dir = !known && (f.contains(&own) || f.contains(&own2));
+            if (named && (!known || interp || cfg)) || cfg || own_dir {
+                hits.push(content.clone());
+            }
+        }
+        // an interpreter's own script is judged as code below (and by the
+        // existing script rules); here: the other languages
+        for content in hits.into_iter().take(4) {
+            self.judge_written(&content, &ic, idx, interp);
+        }
+    }
+
+    /// The content of a file written earlier in this command line that a
+    /// program reads as code or configuration: judged as a shell script
+    /// (presumed), by the commands its code calls spawn, by its escape
+    /// lines, and by the values of command-named keys and quoted strings
+    /// (`"scripts": {"x": "/bin/sh"}`, `shell: cmd`, `program = [..]`).
+    fn judge_written(&mut self, content: &str, ic: &Ctx, idx: usize, code_only: bool) {
+        if content.len() > 16 * 1024 {
+            return;
+        }
+        let mut ic = ic.clone();
+        ic.presumed = true;
+        for c in code_commands(content) {
+            self.analyze_text(&c, &ic, true);
+        }
+        self.presumed_writes(content, idx);
+        if code_only {
+            return;
+        }
+        self.speculate(content, &ic);
+        for line in content.lines().take(64) {
+            if let Some(c) = crate::knowledge::escape_command(line) {
+                self.analyze_text(c, &ic, true);
+            }
+        }
+        for v in config_values(content) {
+            self.speculate(&v, &ic);
+        }
+    }
+
+    /// Persistence paths named in a text an unknown program reads as code
+    /// (`FileWriter("/etc/sudoers.d/x")`): presumed written.
+    fn presumed_writes(&mut self, text: &str, idx: usize) {
+        for t in path_tokens(text).into_iter().take(16) {
+            if crate::rules::is_persistence_path(&t) {
+                let rule = if crate::rules::is_user_sensitive(&t) {
+                    "sensitive-file-write"
+                } else {
+                    "system-file-write"
+                };
+                self.finding(rule, Some(idx), t);
+            }
+        }
     }
 
     /// Options of known programs that execute code, from the knowledge
@@ -1041,7 +1244,11 @@ impl Analyzer {
         let sub = if name == "git" {
             crate::names::git_sub(argv)
         } else {
-            None
+            argv.iter()
+                .enumerate()
+                .skip(1)
+                .find(|(_, a)| !a.starts_with('-'))
+                .map(|(i, a)| (i, a.as_str()))
         };
         let mut payloads: Vec<(Run, String)> = Vec::new();
         let mut k = 1;
@@ -1141,6 +1348,23 @@ impl Analyzer {
                             self.finding("exec-option", Some(idx), line.to_string());
                             self.analyze_text(c, &ic, true);
                         }
+                        // `w FILE` / `W FILE` / `wq FILE`: the buffer is written there
+                        let cmd = line.trim_start().trim_start_matches(|c: char| {
+                            c.is_ascii_digit() || c == ',' || c == '$'
+                        });
+                        if let Some(f) = ["wq ", "w ", "W "]
+                            .iter()
+                            .find_map(|p| cmd.strip_prefix(p))
+                            .map(str::trim)
+                        {
+                            if crate::rules::is_user_sensitive(f) {
+                                self.finding("sensitive-file-write", Some(idx), f.to_string());
+                            } else if crate::rules::is_persistence_path(f)
+                                || crate::rules::is_system_path(f)
+                            {
+                                self.finding("system-file-write", Some(idx), f.to_string());
+                            }
+                        }
                     }
                 }
                 None if ctx.stdin_from.is_some() => {
@@ -1157,8 +1381,15 @@ impl Analyzer {
             self.finding("exec-option", Some(idx), argv.join(" "));
         }
         for (run, v) in payloads {
-            self.finding("exec-option", Some(idx), v.clone());
+            if run != Run::Code {
+                self.finding("exec-option", Some(idx), v.clone());
+            }
             match run {
+                Run::Code => {
+                    for c in code_commands(&v) {
+                        self.analyze_text(&c, &ic, true);
+                    }
+                }
                 Run::Shell => {
                     let v = v.trim_start_matches('!').to_string();
                     self.analyze_text(&v, &ic, true);
@@ -1960,7 +2191,8 @@ fn is_command_opt(opt: &str) -> bool {
             || o == "rsh"
             || o.ends_with("-rsh")
             || o.contains("askpass")
-            || o.starts_with("on-"))
+            || o.starts_with("on-")
+            || o.contains("invoke"))
         && !matches!(
             o.as_str(),
             "script-security" | "no-scripts" | "ignore-scripts" | "hook-timeout"
@@ -1988,6 +2220,111 @@ fn looks_like_program_path(v: &str) -> bool {
             && !is_shell(&base)
             && !is_interpreter(&base)))
         || is_shell(&base)
+}
+
+/// Commands carried by code in a text: spawn calls (`system("..")`,
+/// `Process.Start("..")`), TeX `\write18{..}` / `\directlua{..}` /
+/// `psfile="`..`, backticks and `$(..)` kept literally.
+pub fn code_commands(text: &str) -> Vec<String> {
+    let mut out = shell_strings_in_code("", text);
+    for (pat, lua) in [("\\write18{", false), ("\\directlua{", true)] {
+        let mut rest = text;
+        while let Some(p) = rest.find(pat) {
+            let after = &rest[p + pat.len()..];
+            let mut depth = 1;
+            let mut end = after.len();
+            for (i, ch) in after.char_indices() {
+                match ch {
+                    '{' => depth += 1,
+                    '}' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            end = i;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let body = &after[..end];
+            if lua {
+                out.extend(shell_strings_in_code("lua", body));
+            } else {
+                out.push(body.to_string());
+            }
+            rest = &after[end..];
+            if out.len() >= 16 {
+                return out;
+            }
+        }
+    }
+    // dvips: `\special{psfile="`cmd"}` runs cmd
+    if let Some(p) = text.find("psfile=\"`") {
+        let rest = &text[p + 9..];
+        out.push(rest.split('"').next().unwrap_or("").to_string());
+    }
+    if text.contains('`') {
+        for cap in BACKTICK.captures_iter(text).take(8) {
+            if let Some(m) = cap.get(1) {
+                out.push(m.as_str().to_string());
+            }
+        }
+    }
+    if text.contains("$(") {
+        out.extend(substitution_bodies(text));
+    }
+    out
+}
+
+/// Values of command-named keys and quoted strings in a configuration
+/// text (JSON, YAML, HCL, INI): each may be a command line.
+fn config_values(text: &str) -> Vec<String> {
+    static KEYED: once_cell::sync::Lazy<regex::Regex> = once_cell::sync::Lazy::new(|| {
+        regex::Regex::new(
+            r#"(?im)\b(?:shell|command|cmd|exec|execute|run|script|program|pre\w*|post\w*)\s*[:=]\s*([^\n,\]\}]+)"#,
+        )
+        .expect("config key regex")
+    });
+    static QUOTED: once_cell::sync::Lazy<regex::Regex> = once_cell::sync::Lazy::new(|| {
+        regex::Regex::new(r#""((?:[^"\\]|\\.){1,512})""#).expect("quoted regex")
+    });
+    let mut out: Vec<String> = Vec::new();
+    for cap in KEYED.captures_iter(text).take(16) {
+        if let Some(m) = cap.get(1) {
+            let v = m.as_str().trim().trim_matches(|c| c == '"' || c == '\'');
+            if !v.is_empty() {
+                out.push(v.to_string());
+            }
+        }
+    }
+    for cap in QUOTED.captures_iter(text).take(32) {
+        if let Some(m) = cap.get(1)
+            && m.as_str().contains(['/', ' '])
+        {
+            out.push(unescape_code_str(m.as_str()));
+        }
+    }
+    out.truncate(24);
+    out
+}
+
+/// Absolute or home-relative paths written inside a text (code, an
+/// option value): `"/etc/passwd"`, `F=/etc/cron.d/x`, `:w ~/.bashrc`.
+pub fn path_tokens(text: &str) -> Vec<String> {
+    static PATH: once_cell::sync::Lazy<regex::Regex> = once_cell::sync::Lazy::new(|| {
+        regex::Regex::new(
+            r#"(?:^|[\s"'=(,:;{\[<>@])((?:~|\$HOME)(?:/[A-Za-z0-9._+@%-]*)+|(?:/[A-Za-z0-9._+@%-]+)+/?)"#,
+        )
+            .expect("path token regex")
+    });
+    if !text.contains('/') {
+        return Vec::new();
+    }
+    PATH.captures_iter(text)
+        .filter_map(|c| c.get(1))
+        .map(|m| m.as_str().replacen("$HOME", "~", 1))
+        .take(32)
+        .collect()
 }
 
 /// A file that will be run as a shell script: a shell extension, a
@@ -2080,6 +2417,12 @@ fn has_flag(argv: &[String], end: usize, short: char, long: &str) -> bool {
         (a.starts_with('-') && !a.starts_with("--") && a[1..].contains(short))
             || (!long.is_empty() && (a == long || a.starts_with(&format!("{long}="))))
     })
+}
+
+/// Whether the analyser unwraps this program (a wrapper, `source`, an
+/// interpreter with inline code, ...): what it runs is analysed as such.
+pub fn unwraps(name: &str, argv: &[String]) -> bool {
+    !matches!(unwrap(name, argv), Unwrap::None)
 }
 
 fn unwrap(name: &str, argv: &[String]) -> Unwrap {
@@ -2306,7 +2649,12 @@ fn unwrap(name: &str, argv: &[String]) -> Unwrap {
                     "--process-slot-var",
                 ],
             );
-            Unwrap::Argv(i, true)
+            // an empty input (`-a /dev/null`): the command runs once, as is
+            let empty = argv
+                .windows(2)
+                .any(|w| matches!(w[0].as_str(), "-a" | "--arg-file") && w[1] == "/dev/null")
+                || argv.iter().any(|a| a == "--arg-file=/dev/null");
+            Unwrap::Argv(i, !empty)
         }
         "watch" => {
             let i = skip_opts(argv, 1, &["-n", "--interval", "-g", "-q", "--chgexit"]);
@@ -2810,6 +3158,7 @@ static CODE_CALL: once_cell::sync::Lazy<regex::Regex> = once_cell::sync::Lazy::n
         r#"(?x)
         (?:os\.system|os\.popen|os\.exec\w*|subprocess\.\w+|commands\.getoutput|pty\.spawn
           |Kernel\.system|IO\.popen|Open3\.\w+|child_process\.\w+|execSync|execFileSync|spawnSync
+          |os\.execute|io\.popen|callCommand|readProcess|Process\.Start|ProcessBuilder|getRuntime\(\)\.exec
           |\bexec|\bspawn|\bsystem|\bshell_exec|\bpassthru|\bpopen|\bproc_open|\bqx|%x
           |do\s+shell\s+script)
         \s*\(?\s*
@@ -3052,7 +3401,7 @@ fn option_payloads(name: &str, argv: &[String]) -> Vec<String> {
                 }
                 return out;
             }
-            "vim" | "vi" | "nvim" | "ex" | "view" => {
+            "vim" | "vi" | "nvim" | "ex" | "view" | "vimdiff" | "rvim" | "rview" | "gvim" => {
                 let cmd = if a == "-c" || a == "--cmd" {
                     argv.get(k + 1).cloned()
                 } else {

@@ -743,11 +743,42 @@ fn c_delete_other(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
 
 // ---------------------------------------------------------------- ask
 
-fn c_interactive_shell(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
-    if !is_shell(&e.name) || e.stdin_text.is_some() || e.stdin_from.is_some() {
+fn c_interactive_shell(ctx: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
+    let ps = matches!(e.name.as_str(), "pwsh" | "powershell") && e.argv.len() == 1;
+    if !(is_shell(&e.name) || ps) || e.stdin_text.is_some() || e.stdin_from.is_some() {
         return None;
     }
-    let via = e.via.as_deref()?;
+    // a shell reading its script from a file (`sh < x.sh`)
+    if e.redirs
+        .iter()
+        .any(|r| r.op == crate::parse::RedirOp::In && r.fd.is_none_or(|f| f == 0))
+    {
+        return None;
+    }
+    let a = args(e);
+    if a.iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "--version" | "-version" | "--help" | "-h" | "-n" | "--noexec"
+        )
+    }) {
+        return None;
+    }
+    // In a posture a shell typed on its own (`bash`, `./bash -p`) reads
+    // commands no one reviewed too (GTFOBins' shell function of shells)
+    let via = match e.via.as_deref() {
+        // the shell a program starts when given no command (`chroot /`,
+        // `screen`, `tmux`): judged in a posture
+        Some(v)
+            if ctx.posture.is_none()
+                && crate::knowledge::program(v).is_some_and(|p| p.starts_shell.is_some()) =>
+        {
+            return None;
+        }
+        Some(v) => v,
+        None if ctx.posture.is_some() && e.depth == 0 => "the command",
+        None => return None,
+    };
     // `find -exec sh {} \;` runs files as scripts; `find -exec sh \;` does not
     if e.bulk && (via != "find" || e.argv.iter().any(|a| a.contains("{}"))) {
         return None;
@@ -756,7 +787,6 @@ fn c_interactive_shell(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
         // a root shell is already judged by the privilege rules
         return None;
     }
-    let a = args(e);
     let runs_something = a
         .iter()
         .any(|w| !w.starts_with('-') || w == "-c" || w.starts_with("-c"))
@@ -1445,8 +1475,22 @@ fn url_in(a: &[String]) -> Option<&String> {
 }
 
 fn c_lolbas(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
+    lolbas_reason(&e.name, &lc_args(e)).or_else(|| {
+        if is_shell(&e.name) {
+            return None; // `bash -c` at a POSIX prompt is judged as a shell
+        }
+        crate::knowledge::win_lolbas(&e.name, args(e), &e.argv.join(" "))
+            .filter(|(rule, _)| *rule == "lolbas-proxy")
+            .map(|(_, why)| why)
+    })
+}
+
+/// What a LOLBAS binary with logic of its own does with these (lowercase)
+/// arguments: certutil, bitsadmin, mshta, regsvr32, rundll32's libraries,
+/// msiexec, wmic, ... (the others are in [`crate::knowledge::WINDOWS`]).
+pub fn lolbas_reason(name: &str, a: &[String]) -> Option<String> {
     if !matches!(
-        e.name.as_str(),
+        name,
         "certutil"
             | "bitsadmin"
             | "mshta"
@@ -1474,13 +1518,12 @@ fn c_lolbas(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
     ) {
         return None;
     }
-    let a = lc_args(e);
     let any = |ws: &[&str]| {
         a.iter()
             .any(|x| ws.iter().any(|w| x == w || x.starts_with(&format!("{w}:"))))
     };
-    let url = url_in(&a).map(|u| show(u));
-    match e.name.as_str() {
+    let url = url_in(a).map(|u| show(u));
+    match name {
         "certutil" => (any(&[
             "-urlcache",
             "/urlcache",
@@ -1539,10 +1582,9 @@ fn c_lolbas(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
             )
         }),
         "cmstp" | "installutil" | "regasm" | "regsvcs" | "odbcconf" | "pcalua" | "msxsl"
-        | "ieexec" | "presentationhost" | "xwizard" | "msdt" => Some(format!(
-            "{} loads and runs code it is given (LOLBAS)",
-            e.name
-        )),
+        | "ieexec" | "presentationhost" | "xwizard" | "msdt" => {
+            Some(format!("{} loads and runs code it is given (LOLBAS)", name))
+        }
         "forfiles" => any(&["/c", "-c"]).then(|| "forfiles runs a command for each file".into()),
         "wmic" => (a.iter().any(|x| x == "process")
             && a.iter().any(|x| x == "call")
@@ -1553,7 +1595,7 @@ fn c_lolbas(_: &RuleCtx, _: usize, e: &Exec) -> Option<String> {
         "expand" | "extrac32" | "replace"
             if url.is_some() || a.iter().any(|x| x.starts_with("\\\\")) =>
         {
-            Some(format!("{} copies a file from a remote share", e.name))
+            Some(format!("{} copies a file from a remote share", name))
         }
         _ => None,
     }

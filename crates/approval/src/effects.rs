@@ -531,7 +531,7 @@ pub fn m_shell_path_arg(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
     use once_cell::sync::Lazy;
     use regex::Regex;
     static SH: Lazy<Regex> = Lazy::new(|| {
-        Regex::new(r#"(^|[=!(:,'"\s{])(/usr)?(/local)?/s?bin/(ba|da|z|k|c|tc|fi|a|mk|rba)?sh($|[\s,;)'"}])"#)
+        Regex::new(r#"(^|[=!(:,'"\s{])((\.\./)+|(/usr)?(/local)?/)s?bin/(ba|da|z|k|c|tc|fi|a|mk|rba)?sh($|[\s,;)'"}])"#)
             .expect("shell path regex")
     });
     const DATA: &[&str] = &[

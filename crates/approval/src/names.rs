@@ -35,6 +35,8 @@ pub fn is_shell(name: &str) -> bool {
             | "rbash"
             | "yash"
             | "posh"
+            | "elvish"
+            | "sash"
             | "oksh"
             | "pdksh"
     )

@@ -776,6 +776,60 @@ pub fn is_user_sensitive(p: &str) -> bool {
     false
 }
 
+/// Paths whose writing takes effect later, beyond the command: the user's
+/// start-up files, keys and personal bin directories
+/// ([`is_user_sensitive`]), an `rc` file of any program in the home
+/// directory (`~/.rtorrent.rc`, `~/.config/procps/toprc`), and the
+/// system's accounts, sudoers, cron, loader, profile and service files.
+pub fn is_persistence_path(p: &str) -> bool {
+    if is_user_sensitive(p) {
+        return true;
+    }
+    let n = lc(&norm_path(p));
+    let base = n.rsplit('/').next().unwrap_or("");
+    let home = n.starts_with("~/") || n.starts_with("/home/") || n.starts_with("/root/");
+    if home && base.ends_with("rc") && (base.starts_with('.') || n.contains("/.config/")) {
+        return true;
+    }
+    const SYSTEM: &[&str] = &[
+        "/etc/passwd",
+        "/etc/shadow",
+        "/etc/group",
+        "/etc/gshadow",
+        "/etc/sudoers",
+        "/etc/sudoers.d",
+        "/etc/crontab",
+        "/etc/cron.d",
+        "/etc/cron.hourly",
+        "/etc/cron.daily",
+        "/etc/cron.weekly",
+        "/etc/cron.monthly",
+        "/var/spool/cron",
+        "/etc/ld.so.preload",
+        "/etc/ld.so.conf",
+        "/etc/ld.so.conf.d",
+        "/etc/profile",
+        "/etc/profile.d",
+        "/etc/bash.bashrc",
+        "/etc/zsh",
+        "/etc/environment",
+        "/etc/systemd",
+        "/etc/init.d",
+        "/etc/rc.local",
+        "/etc/pam.d",
+        "/etc/security",
+        "/etc/ssh",
+        "/etc/update-motd.d",
+        "/etc/apt/apt.conf.d",
+        "/root",
+        "/lib/systemd/system",
+        "/usr/lib/systemd/system",
+    ];
+    SYSTEM
+        .iter()
+        .any(|s| n == *s || (n.starts_with(s) && n.as_bytes().get(s.len()) == Some(&b'/')))
+}
+
 /// Project files whose wholesale replacement changes secrets or behaviour.
 pub fn is_project_config(p: &str) -> bool {
     let n = lc(&norm_path(p));
@@ -1022,6 +1076,240 @@ pub fn write_targets(e: &Exec) -> Vec<(String, WriteKind)> {
         }
         _ => {}
     }
+    knowledge_writes(e, &mut out);
+    out
+}
+
+/// Writes the knowledge base knows of (`sort -o FILE`, an editor's file
+/// operands, `vipw`), writes in sed scripts (`w FILE`) and editor commands
+/// (`vim -c ':w FILE'`), and writes presumed of a program the engine does
+/// not know, or of code: a persistence path it names, or a system path
+/// given to an output-named option (`--output`, `-o`, `--target`).
+fn knowledge_writes(e: &Exec, out: &mut Vec<(String, WriteKind)>) {
+    use crate::knowledge::{self as kb, Writes};
+    let a = &e.argv;
+    if a.len() < 2 {
+        if let Some(p) = kb::program(&e.name) {
+            out.extend(p.edits.iter().map(|f| (f.to_string(), WriteKind::InPlace)));
+        }
+        return;
+    }
+    if let Some(p) = kb::program(&e.name) {
+        let sub = if e.name == "git" {
+            crate::names::git_sub(a)
+        } else {
+            None
+        };
+        for wo in p.writes {
+            if !wo.sub.is_empty() && sub.is_none_or(|(_, s)| s != wo.sub) {
+                continue;
+            }
+            for k in 1..a.len() {
+                if let Some((v, _)) = kb::opt_value(a, k, wo.opt)
+                    && !v.is_empty()
+                    && v != "-"
+                {
+                    out.push((v, WriteKind::Overwrite));
+                }
+            }
+        }
+        let ops = || {
+            operands(a, p.value_opts)
+                .into_iter()
+                .filter(|o| !o.starts_with('+'))
+                .collect::<Vec<_>>()
+        };
+        match p.writes_operands {
+            Writes::All => {
+                for o in ops().into_iter().filter(|o| *o != "-") {
+                    out.push((o.to_string(), WriteKind::InPlace));
+                }
+            }
+            Writes::Last => {
+                let o = ops();
+                if o.len() >= 2 && o[o.len() - 1] != "-" {
+                    out.push((o[o.len() - 1].to_string(), WriteKind::Overwrite));
+                }
+            }
+            Writes::No => {}
+        }
+        out.extend(p.edits.iter().map(|f| (f.to_string(), WriteKind::InPlace)));
+        if p.writes_operands == Writes::All && p.interactive {
+            // editor commands: `-c ':w FILE'`, `+'saveas FILE'`
+            static EDW: Lazy<Regex> = Lazy::new(|| {
+                Regex::new(r"^[:+]*\s*(?:w|write|sav|saveas|wq|x|up|update)!?\s+(\S+)")
+                    .expect("editor write regex")
+            });
+            for w in &a[1..] {
+                if let Some(c) = EDW.captures(w).and_then(|c| c.get(1)) {
+                    out.push((c.as_str().to_string(), WriteKind::Overwrite));
+                }
+            }
+        }
+    }
+    if matches!(e.name.as_str(), "sed" | "gsed") {
+        for w in &a[1..] {
+            if !w.starts_with('-') {
+                for f in kb::sed_write_files(w) {
+                    out.push((f, WriteKind::Overwrite));
+                }
+            }
+        }
+    }
+    if matches!(e.name.as_str(), "awk" | "gawk" | "mawk" | "nawk") {
+        out.extend(
+            awk_write_files(a)
+                .into_iter()
+                .map(|f| (f, WriteKind::Overwrite)),
+        );
+    }
+    // presumed writes: an unknown program, or code an interpreter,
+    // debugger or interactive client runs (not a file operand it merely
+    // reads)
+    let unknown = !kb::is_known(&e.name) && !crate::analyze::unwraps(&e.name, a);
+    let interactive = kb::program(&e.name).is_some_and(|p| p.interactive);
+    let code = is_interpreter(&e.name) || interactive;
+    if !(unknown || code) || is_shell(&e.name) {
+        return;
+    }
+    // write commands of command languages (`.output FILE`, `\o FILE`,
+    // `lcd DIR; get x`, `mount c DIR`, `get REMOTE LOCAL`, `-o FILE` in a
+    // `-c` string)
+    static WCMD: Lazy<Regex> = Lazy::new(|| {
+        Regex::new(
+            r#"(?:^|[;\n'"]|\s)(?:\.output|\.once|\\o|\\w|tee|lcd|mount\s+\w:?|get\s+\S+|-o|--output)\s+([~/][^\s;'"]*)"#,
+        )
+        .expect("write command regex")
+    });
+    let joined = a[1..].join(" ");
+    for w in a[1..].iter().chain(std::iter::once(&joined)) {
+        for c in WCMD.captures_iter(w).take(4) {
+            if let Some(m) = c.get(1)
+                && (is_system_path(m.as_str()) || is_persistence_path(m.as_str()))
+            {
+                out.push((m.as_str().to_string(), WriteKind::Overwrite));
+            }
+        }
+    }
+    // code that writes or downloads (`getstore(URL, "/usr/local/bin/x")`):
+    // a system binary, library or configuration path in it is presumed
+    // written
+    static CODE_WRITE: Lazy<Regex> = Lazy::new(|| {
+        Regex::new(
+            r#"(?i)getstore|urlretrieve|download|write|put_contents|copy_stream|fopen|FileOutputStream|open\([^)]*,\s*["'][wa]|\bcp\(|\bsave"#,
+        )
+        .expect("code write regex")
+    });
+    let mut texts: Vec<&str> = Vec::new();
+    for w in &a[1..] {
+        texts.push(w.as_str());
+    }
+    if unknown && let Some(t) = &e.stdin_text {
+        texts.push(t.as_str());
+    }
+    for t in texts.into_iter().take(32) {
+        let writes = t.len() > 8 && CODE_WRITE.is_match(t);
+        for p in crate::analyze::path_tokens(t).into_iter().take(8) {
+            if !unknown && p == t {
+                continue; // an operand the interpreter reads
+            }
+            let bin = [
+                "/etc/",
+                "/usr/local/bin/",
+                "/usr/bin/",
+                "/bin/",
+                "/sbin/",
+                "/usr/sbin/",
+                "/usr/lib/",
+                "/lib/",
+            ]
+            .iter()
+            .any(|d| p.starts_with(d));
+            if is_persistence_path(&p) || (writes && bin) {
+                out.push((p, WriteKind::Overwrite));
+            }
+        }
+    }
+    if unknown {
+        for k in 1..a.len() {
+            let w = a[k].as_str();
+            // a system directory handed to a program the engine does not
+            // know may be where it extracts or writes (`unsquashfs -d
+            // /usr/local/bin/`, `arj e x.arj /etc/cron.d/`)
+            if w.len() > 1 && w.ends_with('/') && is_system_path(w) {
+                out.push((w.to_string(), WriteKind::Overwrite));
+            }
+            let (opt, val) = match w.split_once('=') {
+                Some((o, v)) => (o, Some(v.to_string())),
+                None => (w, a.get(k + 1).cloned()),
+            };
+            let o = opt.trim_start_matches('-').to_ascii_lowercase();
+            let output_named = opt.starts_with('-')
+                && (o == "o"
+                    || o == "w"
+                    || (o.starts_with('o') && o.len() <= 2 && opt.starts_with("-o"))
+                    || [
+                        "out", "dest", "target", "log", "dump", "save", "write", "filename",
+                    ]
+                    .iter()
+                    .any(|p| o.starts_with(p)));
+            if output_named
+                && let Some(v) = val
+                && (is_system_path(&v) || is_persistence_path(&v))
+            {
+                out.push((v, WriteKind::Overwrite));
+            }
+        }
+    }
+}
+
+/// Files an awk program writes: `print > FILE`, `printf .. >> FILE`, with
+/// FILE a string or a variable set by `-v NAME=VALUE`.
+fn awk_write_files(a: &[String]) -> Vec<String> {
+    let mut vars: Vec<(String, String)> = Vec::new();
+    let mut prog: Option<&str> = None;
+    let mut i = 1;
+    while i < a.len() {
+        let w = a[i].as_str();
+        if w == "-v" {
+            if let Some((k, v)) = a.get(i + 1).and_then(|x| x.split_once('=')) {
+                vars.push((k.to_string(), v.to_string()));
+            }
+            i += 2;
+            continue;
+        }
+        if let Some(kv) = w.strip_prefix("-v")
+            && let Some((k, v)) = kv.split_once('=')
+        {
+            vars.push((k.to_string(), v.to_string()));
+        } else if w == "-f" || w == "-F" {
+            if w == "-f" {
+                return Vec::new(); // the program is in a file
+            }
+            i += 2;
+            continue;
+        } else if !w.starts_with('-') && prog.is_none() {
+            prog = Some(w);
+        }
+        i += 1;
+    }
+    let Some(prog) = prog else {
+        return Vec::new();
+    };
+    static RED: Lazy<Regex> = Lazy::new(|| {
+        Regex::new(r#"(?:print|printf)[^;}|]*?>>?\s*(?:"([^"]+)"|([A-Za-z_][A-Za-z0-9_]*))"#)
+            .expect("awk redirect regex")
+    });
+    let mut out = Vec::new();
+    for c in RED.captures_iter(prog).take(8) {
+        if let Some(m) = c.get(1) {
+            out.push(m.as_str().to_string());
+        } else if let Some(m) = c.get(2)
+            && let Some((_, v)) = vars.iter().find(|(k, _)| k == m.as_str())
+        {
+            out.push(v.clone());
+        }
+    }
     out
 }
 
@@ -1099,10 +1387,43 @@ fn m_windows_wipe(_: &RuleCtx, _: usize, e: &Exec) -> bool {
     WIN_WIPE.iter().any(|r| r.is_match(&text))
 }
 
-fn m_shadowed_tool(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+fn m_shadowed_tool(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
     // `npx @scope/pkg`: a package name, not a path
     if e.argv.first().is_some_and(|a| a.starts_with('@')) {
         return false;
+    }
+    // In a posture: a copy of any program the knowledge base knows, run
+    // from the current directory (GTFOBins' suid copies: `./find`,
+    // `./file -f`), except the names projects give their own scripts.
+    if ctx.posture.is_some()
+        && let Some(rest) = e.argv.first().and_then(|p| p.strip_prefix("./"))
+        && !rest.contains('/')
+        && crate::knowledge::is_known(&e.name)
+        && !matches!(
+            e.name.as_str(),
+            "gradlew"
+                | "mvnw"
+                | "test"
+                | "install"
+                | "build"
+                | "run"
+                | "setup"
+                | "configure"
+                | "start"
+                | "dev"
+                | "deploy"
+                | "bootstrap"
+                | "make"
+                | "manage.py"
+                | "sbt"
+                | "bazel"
+                | "buck"
+                | "go"
+                | "tox"
+                | "nox"
+        )
+    {
+        return true;
     }
     const CORE: &[&str] = &[
         "ls", "cat", "sed", "grep", "awk", "find", "cp", "mv", "rm", "echo", "printf", "head",

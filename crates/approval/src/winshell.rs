@@ -426,6 +426,22 @@ fn statements(text: &str, d: Dialect) -> Vec<Statement> {
 }
 
 /// Program name: basename, lowercased, without `.exe`/`.com`/`.cmd`/`.bat`.
+/// `file.ext:stream.ext`: an alternate data stream (not a drive letter).
+static ADS: once_cell::sync::Lazy<regex::Regex> = once_cell::sync::Lazy::new(|| {
+    regex::Regex::new(r"[A-Za-z0-9_.-]+\.[A-Za-z0-9]{1,5}:[A-Za-z0-9_-]+\.[A-Za-z0-9]{1,5}\b")
+        .expect("ADS regex")
+});
+
+/// Windows start-up and task folders: a file written there runs at logon.
+fn startup_dir(p: &str) -> bool {
+    let l = p.to_ascii_lowercase();
+    l.contains("/start menu/programs/startup")
+        || l.contains("/windows/system32/tasks")
+        || l.contains("/windows/system32/")
+        || l.contains("/windows/syswow64/")
+        || l.contains("$env:appdata/microsoft/windows/start menu")
+}
+
 fn base_name(w: &str) -> String {
     crate::analyze::cmd_name(w)
 }
@@ -646,6 +662,35 @@ fn read(text: &str, d: Dialect, depth: usize, out: &mut WinAnalysis) {
                     || (a.starts_with('/') && a.len() <= 12 && !a[1..].contains(['/', '\\'])))
             })
             .collect();
+        // LOLBAS binaries, libraries and scripts (the catalog's own logic,
+        // then the knowledge base's table), and code run from an alternate
+        // data stream (`cscript x.txt:s.vbs`, `cmd - < a.doc:p.bat`)
+        let lolbas = crate::catalog::lolbas_reason(&name_full, &la)
+            .map(|why| ("lolbas-proxy", why))
+            .or_else(|| crate::knowledge::win_lolbas(&name_full, args, &st.text))
+            .or_else(|| crate::knowledge::win_lolbas(name, args, &st.text));
+        if let Some((rule, why)) = lolbas {
+            out.findings.push(WinFinding {
+                rule: if rule == "exfiltration" {
+                    "exfiltration"
+                } else if rule == "service-persistence" {
+                    "service-persistence"
+                } else {
+                    "lolbas-proxy"
+                },
+                tier: Verdict::Ask,
+                why: "a Windows system binary used to download, upload or run code (LOLBAS)",
+                command: format!("{}: {why}", st.text),
+            });
+        } else if ADS.is_match(&st.text) {
+            push(
+                out,
+                "lolbas-proxy",
+                Verdict::Ask,
+                "runs or hides code in an alternate data stream",
+                &st.text,
+            );
+        }
         // nested shells
         match name {
             "powershell" | "pwsh" => {
@@ -1076,6 +1121,43 @@ fn read(text: &str, d: Dialect, depth: usize, out: &mut WinAnalysis) {
                     "clears or disables the audit policy",
                     &st.text,
                 );
+            }
+            "out-file" | "set-content" | "add-content" | "tee-object" | "ac" | "copy-item"
+            | "copy" | "cpi" | "move-item" | "move" | "mi" | "invoke-webrequest" | "certutil"
+            | "bitsadmin" => {
+                // a write to a start-up, key or system persistence path
+                // (`Out-File ~/.bashrc`, `-OutFile /etc/cron.d/x`)
+                let mut targets: Vec<&String> = Vec::new();
+                for (j, a) in args.iter().enumerate() {
+                    let la = a.to_ascii_lowercase();
+                    if [
+                        "-filepath",
+                        "-path",
+                        "-literalpath",
+                        "-destination",
+                        "-outfile",
+                    ]
+                    .iter()
+                    .any(|p| la == *p)
+                        && let Some(v) = args.get(j + 1)
+                    {
+                        targets.push(v);
+                    } else if !a.starts_with('-') {
+                        targets.push(a);
+                    }
+                }
+                if targets.iter().any(|t| {
+                    let t = t.replace('\\', "/");
+                    crate::rules::is_persistence_path(&t) || startup_dir(&t)
+                }) {
+                    push(
+                        out,
+                        "sensitive-file-write",
+                        Verdict::Ask,
+                        "writes a start-up, key or account file (persistence)",
+                        &st.text,
+                    );
+                }
             }
             "clear-history" => push(
                 out,
