@@ -1478,6 +1478,9 @@ pub unsafe extern "C" fn ht_error_free(err: *mut ht_error) {
 ///
 /// Each MCP session's calls run as a task of their own (cwd, environment and
 /// background processes), which are also listed as `process://<id>` resources.
+/// A host tool reaches the client that made its call with `ht_call_progress`,
+/// `ht_call_log` and `ht_call_client_request` (sampling, elicitation, roots);
+/// a tool whose spec has `"mcp_content": true` answers MCP content blocks.
 ///
 /// On success `*out_server` owns a handle the host frees once with
 /// `ht_mcp_server_free` (before or after `ht_runtime_free`, which stops the
