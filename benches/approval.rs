@@ -87,6 +87,49 @@ fn main() {
     println!(
         "approval check over {n} case-file commands: median {med:.2} us, p90 {p90:.2} us, max {max:.2} us"
     );
+    // GTFOBins / LOLBAS payloads (crates/approval/tests/data), judged in the
+    // deny-list posture as the coverage test does
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/approval/tests/data");
+    let mut payloads: Vec<(String, String)> = Vec::new();
+    for f in ["gtfobins.jsonl", "lolbas.jsonl"] {
+        if let Ok(text) = std::fs::read_to_string(root.join(f)) {
+            payloads.extend(
+                text.lines()
+                    .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                    .filter_map(|v| {
+                        let c = v["command"].as_str()?.to_string();
+                        Some((v["shell"].as_str().unwrap_or("posix").to_string(), c))
+                    }),
+            );
+        }
+    }
+    if !payloads.is_empty() {
+        let engines: Vec<(String, Engine)> = ["posix", "cmd", "powershell"]
+            .iter()
+            .map(|sh| {
+                let cfg = format!(
+                    "{{\"shell\": \"{sh}\", \"posture\": \"deny-list\", \"workspace\": \"/work/project\"}}"
+                );
+                (sh.to_string(), Engine::from_json(&cfg).expect("engine"))
+            })
+            .collect();
+        let pick = |sh: &str| &engines.iter().find(|(s, _)| s == sh).expect("shell").1;
+        for (sh, c) in &payloads {
+            black_box(pick(sh).check(c));
+        }
+        let mut per: Vec<f64> = payloads
+            .iter()
+            .map(|(sh, c)| time_one(pick(sh), c, 21))
+            .collect();
+        let n = per.len();
+        let mean = per.iter().sum::<f64>() / n as f64;
+        let med = median(&mut per);
+        println!(
+            "approval check over {n} GTFOBins/LOLBAS payloads (deny-list posture): median {med:.2} us, mean {mean:.2} us, p90 {:.2} us, max {:.2} us",
+            per[(n * 9) / 10],
+            per[n - 1]
+        );
+    }
     for (name, c) in big_commands() {
         let t = time_one(&engine, &c, 101);
         println!(

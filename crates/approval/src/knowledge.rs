@@ -1357,6 +1357,18 @@ pub static INERT: &[&str] = &[
     // the script a shell reads is judged by its content (judge_scripts)
     "source",
     ".",
+    // linters, counters and viewers: they read the files they are given
+    "shellcheck",
+    "hadolint",
+    "yamllint",
+    "markdownlint",
+    "codespell",
+    "cspell",
+    "actionlint",
+    "tokei",
+    "cloc",
+    "scc",
+    "bat",
     // text and files
     "echo",
     "printf",

@@ -17,7 +17,12 @@
 //! 2. judges every payload with the default `deny-list` posture (for
 //!    LOLBAS lines with a `shell`, the engine reading that shell) and fails
 //!    for every payload that is `allow`;
-//! 3. generates the per-binary table (functions and verdicts) and totals
+//! 3. judges `tests/data/binaries_everyday.jsonl`, everyday commands of the
+//!    same programs (an editor on a project file, a detached tmux, a
+//!    database query, compiler output, a Makefile written and run), which
+//!    must stay `allow`: the mechanisms that catch the payloads must not
+//!    make everyday work ask;
+//! 4. generates the per-binary table (functions and verdicts) and totals
 //!    and compares it with `docs/approval-gtfobins-lolbas.md`. A stale file
 //!    fails the test; regenerate with
 //!    `APPROVAL_COVERAGE_WRITE=1 cargo test -p hermes-approval --test gtfobins`.
@@ -281,6 +286,26 @@ fn build(failures: &mut Vec<String>) -> String {
         &engines,
         failures,
     );
+    // everyday commands of the same programs stay allowed
+    let everyday_path = crate_dir().join("tests/data/binaries_everyday.jsonl");
+    let everyday_text = std::fs::read_to_string(&everyday_path).expect("binaries_everyday.jsonl");
+    let mut everyday = 0;
+    for l in everyday_text.lines().filter(|l| !l.trim().is_empty()) {
+        let v: Value = serde_json::from_str(l).expect("everyday line is JSON");
+        let c = v["command"].as_str().expect("command");
+        everyday += 1;
+        let r = engines["posix"].check(c);
+        if r.verdict != Verdict::Allow {
+            failures.push(format!(
+                "everyday command not allowed ({:?}, rules {:?}): {c}",
+                r.verdict,
+                r.rule_keys()
+            ));
+        }
+    }
+    if everyday < 40 {
+        failures.push(format!("only {everyday} everyday lookalikes"));
+    }
     let mut s = String::new();
     s.push_str("# Approval engine coverage against GTFOBins and LOLBAS\n\n");
     s.push_str(
@@ -318,7 +343,10 @@ fn build(failures: &mut Vec<String>) -> String {
          pager variable or option that does the same.\n\n",
     );
     s.push_str(&format!(
-        "Totals: {} payloads, {} `ask`, {} `block`, {} `allow`.\n\n",
+        "Totals: {} payloads, {} `ask`, {} `block`, {} `allow`. {everyday} everyday \
+         commands of the same programs (`tests/data/binaries_everyday.jsonl`: an editor \
+         on a project file, a detached tmux, a database query, compiler output, a \
+         Makefile or `package.json` written and run) stay `allow`.\n\n",
         gt.payloads + lt.payloads,
         gt.ask + lt.ask,
         gt.block + lt.block,
