@@ -640,3 +640,69 @@ fn live_processes(argv: &str) -> usize {
         })
         .count()
 }
+
+/// A client whose connection drops during a call gets the call's result by
+/// reconnecting with `Last-Event-ID` (the id of the priming event that
+/// opened the call's stream), as SSE polling (SEP-1699) does. (A reconnect
+/// after the result was written finds nothing: rmcp drops a request's
+/// stream once its response is sent.)
+#[test]
+fn a_dropped_call_stream_resumes_with_last_event_id() {
+    let s = serve("resume", Options::default());
+    let a = Session::open(&s).unwrap();
+    let mut st = TcpStream::connect(a.addr).unwrap();
+    st.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let body = json!({"jsonrpc": "2.0", "id": 77, "method": "tools/call",
+        "params": {"name": "terminal", "arguments": {"command": "sleep 1; echo resumed-ok"}}})
+    .to_string();
+    write!(
+        st,
+        "POST /mcp HTTP/1.1\r\nhost: {}\r\naccept: application/json, text/event-stream\r\ncontent-type: application/json\r\nauthorization: {}\r\nmcp-session-id: {}\r\nmcp-protocol-version: 2025-06-18\r\ncontent-length: {}\r\n\r\n{body}",
+        a.addr,
+        a.auth,
+        a.id,
+        body.len()
+    )
+    .unwrap();
+    // Up to the priming event (an id, no data), then the connection drops.
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 1024];
+    let last_id = loop {
+        let n = st.read(&mut buf).unwrap();
+        assert!(n > 0, "stream ended: {}", String::from_utf8_lossy(&seen));
+        seen.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&seen);
+        if let Some(id) = text
+            .lines()
+            .find_map(|l| l.strip_prefix("id:").map(|v| v.trim().to_string()))
+        {
+            break id;
+        }
+    };
+    assert!(
+        !String::from_utf8_lossy(&seen).contains("resumed-ok"),
+        "the result came before the drop"
+    );
+    drop(st);
+    let r = http(
+        a.addr,
+        "GET",
+        "/mcp",
+        &[
+            ("authorization", &a.auth),
+            ("mcp-session-id", &a.id),
+            ("mcp-protocol-version", "2025-06-18"),
+            ("last-event-id", &last_id),
+        ],
+        "",
+    );
+    assert_eq!(r.status, 200, "{r:?}");
+    let result = r.answer(77);
+    assert!(
+        result["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("resumed-ok"),
+        "{result}"
+    );
+}
