@@ -1093,6 +1093,14 @@ impl Analyzer {
                 self.run_argv(vec!["sh".to_string()], &ic, false);
             }
         }
+        // `capsh [opts] -- ARGS`: bash runs with ARGS
+        if p.is_some_and(|p| p.bash_after_dashdash)
+            && let Some(k) = argv.iter().position(|a| a == "--")
+        {
+            let mut v = vec!["bash".to_string()];
+            v.extend(argv[k + 1..].iter().cloned());
+            self.run_argv(v, &ic, false);
+        }
         // text read on stdin
         if !interp {
             let text = ctx
