@@ -38,13 +38,16 @@ build:
 #   make install FEATURES="--no-default-features --features mcp-client,pty"
 # The CLI always has every feature, so a non-default set is built in a
 # second invocation (one invocation would unify the CLI's features into it).
+# CARGO_PROFILE=dist is the size-first profile (Cargo.toml: fat LTO,
+# optimised for size); target/$(CARGO_PROFILE) holds what is installed.
 FEATURES ?=
+CARGO_PROFILE ?= release
 release:
 ifeq ($(strip $(FEATURES)),)
-	$(CARGO) build --release -p hermes-tools -p hermes-tools-cli
+	$(CARGO) build --profile $(CARGO_PROFILE) -p hermes-tools -p hermes-tools-cli
 else
-	$(CARGO) build --release -p hermes-tools-cli
-	$(CARGO) build --release -p hermes-tools $(FEATURES)
+	$(CARGO) build --profile $(CARGO_PROFILE) -p hermes-tools-cli
+	$(CARGO) build --profile $(CARGO_PROFILE) -p hermes-tools $(FEATURES)
 endif
 
 quickstart: build
