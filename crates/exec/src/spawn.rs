@@ -27,6 +27,9 @@ pub struct SpawnRequest<'a> {
 }
 
 /// A started process.
+/// What holds a PTY command's terminal open: opaque, dropped to close it.
+pub type PtyKeepAlive = Box<dyn std::any::Any + Send>;
+
 pub struct Spawned {
     /// Process id; also the process group and session id.
     pub pid: i32,
@@ -34,8 +37,8 @@ pub struct Spawned {
     pub output: OwnedFd,
     /// The process's stdin (PTY mode only; pipe mode uses /dev/null).
     pub input: Option<Input>,
-    /// Keeps the PTY alive (resize and so on).
-    pub pty: Option<Box<dyn portable_pty::MasterPty + Send>>,
+    /// Keeps the PTY alive while held (`Some` only for a PTY command).
+    pub pty: Option<PtyKeepAlive>,
 }
 
 /// A writer into a PTY master that copes with a non-blocking descriptor.

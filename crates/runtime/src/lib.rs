@@ -10,6 +10,12 @@
 pub mod approvals;
 pub mod client;
 pub mod config;
+#[cfg(not(feature = "mcp-client"))]
+mod mcp_off;
+#[cfg(not(feature = "mcp-client"))]
+use mcp_off::Mcp;
+#[cfg(feature = "mcp-client")]
+use hermes_mcp_client::Mcp;
 pub mod progress;
 
 use parking_lot::{Mutex, RwLock};
@@ -254,7 +260,7 @@ pub struct Runtime {
     skills: Option<Arc<SkillsCtx>>,
     activity: Arc<Activity>,
     lifecycles: Mutex<Vec<Arc<dyn Lifecycle>>>,
-    mcp: Option<Arc<hermes_mcp_client::Mcp>>,
+    mcp: Option<Arc<Mcp>>,
     /// Why the `auto` backend fell back to local: sent once as a `warning`
     /// event to the first event handler the host installs.
     fallback_warning: Mutex<Option<String>>,
@@ -517,8 +523,7 @@ impl Runtime {
     /// tools never shadow a built-in tool).
     fn install_mcp(&mut self) -> Result<()> {
         let services: Arc<dyn ToolServices> = self.services.clone();
-        let mcp =
-            hermes_mcp_client::Mcp::install(&self.config.mcp_servers, &self.core, Some(services))?;
+        let mcp = Mcp::install(&self.config.mcp_servers, &self.core, Some(services))?;
         self.lifecycles.lock().push(mcp.clone());
         self.mcp = Some(mcp);
         Ok(())
@@ -530,6 +535,7 @@ impl Runtime {
         let _g = self.core.enter()?;
         let cfg: config::McpServerConfig = serde_json::from_str(config_json)
             .map_err(|e| Error::json(format!("mcp server config: {e}")))?;
+        #[cfg(feature = "mcp-client")]
         let cfg = cfg.validate(name)?;
         match &self.mcp {
             Some(m) => m.add(name, cfg),
