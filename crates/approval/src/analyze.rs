@@ -1075,7 +1075,7 @@ impl Analyzer {
         if let Some(p) = p
             && let Some(n) = p.starts_shell
         {
-            let ops = crate::ctx::operands(argv, p.value_opts);
+            let ops = crate::argv::operands(argv, p.value_opts);
             let quiet = argv[1..].iter().any(|a| {
                 p.no_shell_opts
                     .iter()
@@ -1228,7 +1228,7 @@ impl Analyzer {
     /// (`FileWriter("/etc/sudoers.d/x")`): presumed written.
     fn presumed_writes(&mut self, text: &str, idx: usize) {
         for t in path_tokens(text).into_iter().take(16) {
-            if crate::rules::is_persistence_path(&t) {
+            if crate::paths::is_persistence_path(&t) {
                 let rule = if crate::rules::is_user_sensitive(&t) {
                     "sensitive-file-write"
                 } else {
@@ -1367,7 +1367,7 @@ impl Analyzer {
                         {
                             if crate::rules::is_user_sensitive(f) {
                                 self.finding("sensitive-file-write", Some(idx), f.to_string());
-                            } else if crate::rules::is_persistence_path(f)
+                            } else if crate::paths::is_persistence_path(f)
                                 || crate::rules::is_system_path(f)
                             {
                                 self.finding("system-file-write", Some(idx), f.to_string());

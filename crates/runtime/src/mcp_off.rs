@@ -10,8 +10,6 @@ use hermes_core::Core;
 use hermes_core::error::{Error, Result};
 use serde_json::Value;
 
-use crate::config::McpServerConfig;
-
 /// What a build without MCP says when asked for a server.
 pub const WHY: &str = "this build of hermes-tools has no MCP client (Cargo feature `mcp-client`)";
 
@@ -20,7 +18,7 @@ pub struct Mcp;
 
 impl Mcp {
     pub fn install(
-        configs: &BTreeMap<String, McpServerConfig>,
+        configs: &BTreeMap<String, Value>,
         _core: &Arc<Core>,
         _events: Option<Arc<dyn hermes_core::ToolServices>>,
     ) -> Result<Arc<Mcp>> {
@@ -30,7 +28,7 @@ impl Mcp {
         }
     }
 
-    pub fn add(&self, name: &str, _cfg: McpServerConfig) -> Result<()> {
+    pub fn add(&self, name: &str, _cfg: Value) -> Result<()> {
         Err(Error::invalid(format!("MCP server '{name}': {WHY}")))
     }
 
