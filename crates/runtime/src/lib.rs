@@ -12,10 +12,10 @@ pub mod client;
 pub mod config;
 #[cfg(not(feature = "mcp-client"))]
 mod mcp_off;
-#[cfg(not(feature = "mcp-client"))]
-use mcp_off::Mcp;
 #[cfg(feature = "mcp-client")]
 use hermes_mcp_client::Mcp;
+#[cfg(not(feature = "mcp-client"))]
+use mcp_off::Mcp;
 pub mod progress;
 
 use parking_lot::{Mutex, RwLock};
