@@ -42,6 +42,11 @@ pub struct TerminalConfig {
     /// allow-list, default) or "all" (everything but secret-looking names,
     /// the original's behaviour).
     pub env_inherit: String,
+    /// Local backend: make the host process non-dumpable (see
+    /// `hermes_exec::supervisor::protect_host`), so a command of the same
+    /// user cannot read its environment or memory or attach to it. Off by
+    /// default (it also turns off the host's core dumps); the CLI sets it.
+    pub protect_host: bool,
     /// Sandbox backend: extra read-only binds.
     pub sandbox_ro_binds: Vec<String>,
     /// Sandbox backend: extra writable binds.
@@ -234,6 +239,7 @@ impl Default for TerminalConfig {
             stream_output: true,
             env_passthrough: Vec::new(),
             env_inherit: "core".into(),
+            protect_host: false,
             sandbox_ro_binds: Vec::new(),
             sandbox_rw_binds: Vec::new(),
             sandbox_limits: SandboxLimitsSection::default(),

@@ -193,7 +193,16 @@ fn environment(cfg: &TerminalConfig) -> Result<Arc<dyn Environment>> {
             resolve_auto_backend(&mut resolved);
             environment(&resolved)
         }
-        "local" => Ok(Arc::new(hermes_exec::local::Local)),
+        "local" => {
+            if cfg.protect_host {
+                hermes_exec::supervisor::protect_host().map_err(|e| {
+                    Error::invalid(format!(
+                        "terminal.protect_host: cannot make this process non-dumpable: {e}"
+                    ))
+                })?;
+            }
+            Ok(Arc::new(hermes_exec::local::Local))
+        }
         "sandbox" => hermes_exec::sandbox::Sandbox::new(&hermes_exec::sandbox::SandboxConfig {
             root: default_cwd(cfg),
             network: cfg.network,
