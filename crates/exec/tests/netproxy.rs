@@ -343,7 +343,12 @@ fn the_metadata_address_and_private_answers_are_refused() {
     let rules: Vec<&str> = ev.iter().map(|r| r.rule.as_str()).collect();
     assert_eq!(
         rules,
-        ["not-allowed", "not-allowed", "private-address", "not-allowed"],
+        [
+            "not-allowed",
+            "not-allowed",
+            "private-address",
+            "not-allowed"
+        ],
         "{ev:?}"
     );
 }

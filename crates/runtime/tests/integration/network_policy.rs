@@ -1,0 +1,206 @@
+//! `terminal.network` as a policy through the runtime (issue 32): the
+//! config forms, fail-closed errors, and a sandboxed terminal command that
+//! reaches an allowed name and is refused another, with the host told
+//! (`network.refused`) and, with `ask`, asked.
+
+use hermes_runtime::Runtime;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+fn sandbox_ok() -> bool {
+    hermes_exec::sandbox::usable().is_ok()
+}
+
+/// A loopback server answering `hello from NAME` to every request.
+fn server(name: &'static str) -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for c in l.incoming() {
+            let Ok(mut c) = c else { continue };
+            let mut r = BufReader::new(c.try_clone().unwrap());
+            let mut line = String::new();
+            while r.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
+                line.clear();
+            }
+            let body = format!("hello from {name}\n");
+            let _ = write!(
+                c,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    port
+}
+
+struct Events(Mutex<Vec<Value>>);
+impl hermes_runtime::EventSink for Events {
+    fn event(&self, json: &str) {
+        self.0
+            .lock()
+            .unwrap()
+            .push(serde_json::from_str(json).unwrap());
+    }
+}
+
+struct Host(Mutex<Vec<Value>>, String);
+impl hermes_runtime::ApprovalSink for Host {
+    fn ask(&self, request: &Arc<str>, id: u64) {
+        self.0
+            .lock()
+            .unwrap()
+            .push(serde_json::from_str(request).unwrap());
+        hermes_runtime::approvals::respond(id, self.1.clone());
+    }
+}
+
+fn config(ws: &std::path::Path, network: Value, extra: Value) -> String {
+    let mut terminal = json!({"backend": "sandbox", "cwd": ws, "network": network});
+    if let Value::Object(m) = extra {
+        for (k, v) in m {
+            terminal[k] = v;
+        }
+    }
+    json!({"builtin_toolsets": ["terminal"], "terminal": terminal}).to_string()
+}
+
+fn run(rt: &Runtime, cmd: &str) -> String {
+    let out = rt
+        .dispatch(
+            "terminal",
+            &json!({"command": cmd}).to_string(),
+            Default::default(),
+        )
+        .unwrap();
+    let v: Value = serde_json::from_str(&out).unwrap();
+    v["output"].as_str().unwrap_or(&out).to_string()
+}
+
+fn workspace(tag: &str) -> std::path::PathBuf {
+    let p = std::env::temp_dir().join(format!("hermes-netpol-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&p).unwrap();
+    p
+}
+
+#[test]
+fn network_forms_and_fail_closed_errors() {
+    let ws = workspace("forms");
+    // A policy that cannot be read is an error, never "on".
+    for (net, want) in [
+        (json!("maybe"), "is not a network policy"),
+        (json!(1), "is not a network policy"),
+        (
+            json!({"allow": ["api.example.com:443"]}),
+            "ports are not part of a rule",
+        ),
+        (json!({"allow": ["*"]}), "use \\\"on\\\""),
+        (json!({"allow": ["x.test"], "alow": []}), "unknown field"),
+        (
+            json!({"allow": ["x.test"], "hosts": {"x.test": "not-an-ip"}}),
+            "not an IP address",
+        ),
+    ] {
+        let err = Runtime::new(&config(&ws, net.clone(), json!({})))
+            .err()
+            .unwrap_or_else(|| panic!("{net} accepted"))
+            .to_string();
+        assert!(
+            err.contains(want) || err.contains(&want.replace("\\\"", "\"")),
+            "{net}: {err}"
+        );
+    }
+    // The list needs the sandbox; secrets need the list.
+    let err = Runtime::new(
+        &json!({"builtin_toolsets": ["terminal"], "terminal": {"backend": "local", "cwd": ws, "network": {"allow": ["x.test"]}}})
+            .to_string(),
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(err.contains("sandbox backend only"), "{err}");
+    let err = Runtime::new(&config(
+        &ws,
+        json!("on"),
+        json!({"secrets": {"TOKEN": {"env": "PATH", "hosts": ["x.test"]}}}),
+    ))
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(
+        err.contains("terminal.secrets needs terminal.network to be an allow-list"),
+        "{err}"
+    );
+    let err = Runtime::new(&config(
+        &ws,
+        json!({"allow": ["x.test"]}),
+        json!({"secrets": {"TOKEN": {"env": "HERMES_NO_SUCH_VARIABLE", "hosts": ["x.test"]}}}),
+    ))
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(err.contains("HERMES_NO_SUCH_VARIABLE is not set"), "{err}");
+    if sandbox_ok() {
+        for net in [json!(true), json!(false), json!("on"), json!("off")] {
+            Runtime::new(&config(&ws, net, json!({}))).expect("runtime");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&ws);
+}
+
+#[test]
+fn a_sandboxed_command_reaches_allowed_names_only_and_the_host_hears_of_refusals() {
+    if !sandbox_ok() {
+        eprintln!("skipped: no sandbox here");
+        return;
+    }
+    let ws = workspace("terminal");
+    let port = server("pkgs");
+    let rt = Runtime::new(&config(
+        &ws,
+        json!({"allow": ["pkgs.test"], "hosts": {"pkgs.test": "127.0.0.1", "asked.test": "127.0.0.1"}, "ask": true}),
+        json!({}),
+    ))
+    .expect("runtime");
+    let events = Arc::new(Events(Mutex::new(Vec::new())));
+    rt.set_event_sink(Some(events.clone())).unwrap();
+    let out = run(&rt, &format!("curl -sS http://pkgs.test:{port}/"));
+    assert_eq!(out.trim(), "hello from pkgs");
+    let out = run(&rt, &format!("curl -sS http://evil.test:{port}/"));
+    assert!(
+        out.contains("connection to evil.test:") && out.contains("not-approved"),
+        "{out}"
+    );
+    // Asked (no handler: denied), and told.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while events.0.lock().unwrap().is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let ev = events.0.lock().unwrap().clone();
+    let refused: Vec<&Value> = ev
+        .iter()
+        .filter(|e| e["type"] == "network.refused")
+        .collect();
+    assert_eq!(refused.len(), 1, "{ev:?}");
+    assert_eq!(refused[0]["host"], "evil.test");
+    assert_eq!(refused[0]["rule"], "not-approved");
+
+    // With a handler that says "session": reachable from then on, asked once.
+    let host = Arc::new(Host(
+        Mutex::new(Vec::new()),
+        json!({"choice": "session"}).to_string(),
+    ));
+    rt.set_approval_sink(false, Some(host.clone())).unwrap();
+    let out = run(
+        &rt,
+        &format!("curl -sS http://asked.test:{port}/ && curl -sS -p http://asked.test:{port}/"),
+    );
+    assert_eq!(out.matches("hello from pkgs").count(), 2, "{out}");
+    let asks = host.0.lock().unwrap().clone();
+    assert_eq!(asks.len(), 1, "{asks:?}");
+    assert!(asks[0].to_string().contains("asked.test"), "{asks:?}");
+    rt.close();
+    let _ = std::fs::remove_dir_all(&ws);
+}
