@@ -46,13 +46,12 @@
  *    PID namespace already holds its whole tree.
  *
  * -P PORT:SOCKET (the sandbox's network proxy): before anything else, listen
- *    on 127.0.0.1:PORT (inside the sandbox's own network namespace) and
- *    start a forwarder that relays every connection made there to the Unix
- *    socket SOCKET (the runtime's proxy, bound in). The forwarder is
- *    detached (double fork) so it is no part of the command's tree: it runs
- *    outside the command's Landlock domain (which cannot signal it) and
- *    ends with the sandbox's PID namespace. One process per connection and
- *    direction, copying with splice(2).
+ *    on 127.0.0.1:PORT (inside the sandbox's own network namespace) and hand
+ *    the listening socket to the proxy at the Unix socket SOCKET, which then
+ *    accepts the sandbox's connections itself. A detached keeper (double
+ *    fork: no part of the command's tree, outside its Landlock domain, so
+ *    the command cannot signal it) holds the proxy connection open until
+ *    the sandbox's PID namespace ends; the proxy then lets the listener go.
  *
  * The shim does not die of the termination signals: one sent to it by a
  * process is passed on to the command, and the shim ends when the command
@@ -75,7 +74,6 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -293,60 +291,15 @@ fail:
 }
 
 
-/* ---- the network proxy's forwarder (-P) */
+/* ---- the network proxy's listener (-P) */
 
-/* Copy from `in` to `out` until end of file, then shut `out` for writing. */
-static void pump_one_way(int in, int out) {
-    int p[2];
-    int spliced = pipe2(p, O_CLOEXEC) == 0;
-    static char buf[65536];
-    for (;;) {
-        if (spliced) {
-            ssize_t n = splice(in, NULL, p[1], NULL, 1 << 20, SPLICE_F_MOVE);
-            if (n < 0 && errno == EINTR) continue;
-            if (n < 0 && errno == EINVAL) { spliced = 0; continue; }
-            if (n <= 0) break;
-            while (n > 0) {
-                ssize_t m = splice(p[0], NULL, out, NULL, (size_t)n, SPLICE_F_MOVE);
-                if (m < 0 && errno == EINTR) continue;
-                if (m <= 0) goto done;
-                n -= m;
-            }
-        } else {
-            ssize_t n = read(in, buf, sizeof buf);
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) break;
-            for (ssize_t off = 0; off < n;) {
-                ssize_t m = write(out, buf + off, (size_t)(n - off));
-                if (m < 0 && errno == EINTR) continue;
-                if (m <= 0) goto done;
-                off += m;
-            }
-        }
-    }
-done:
-    shutdown(out, SHUT_WR);
-}
-
-/* One accepted connection: connect to the proxy's socket and relay both
- * ways (this process one way, a child the other). */
-static void relay_connection(int client, const char *path) {
-    int up = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    strncpy(sa.sun_path, path, sizeof sa.sun_path - 1);
-    if (up < 0 || connect(up, (struct sockaddr *)&sa, sizeof sa) < 0) _exit(1);
-    pid_t back = fork();
-    if (back == 0) {
-        pump_one_way(up, client);
-        _exit(0);
-    }
-    pump_one_way(client, up);
-    if (back > 0) waitpid(back, NULL, 0);
-    _exit(0);
-}
-
-/* -P PORT:SOCKET: listen now (so the command never races the forwarder),
- * then fork the detached forwarder. 0 on success. */
+/* -P PORT:SOCKET: listen on 127.0.0.1:PORT in the sandbox's own network
+ * namespace, hand the listening socket to the proxy over the Unix socket
+ * SOCKET (SCM_RIGHTS, with the one byte 'L'), and leave behind a detached
+ * keeper that holds that connection open for the sandbox's life: the proxy
+ * accepts the sandbox's connections itself (no copy in between) and stops
+ * when the keeper's connection ends. Done before the command starts, so
+ * the command never races it. 0 on success. */
 static int start_forwarder(const char *spec) {
     char *end;
     long port = strtol(spec, &end, 10);
@@ -361,15 +314,44 @@ static int start_forwarder(const char *spec) {
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (ls < 0 || setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-        bind(ls, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(ls, 256) < 0) {
+        bind(ls, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(ls, 512) < 0) {
         fprintf(stderr, "ht-shim: cannot listen on 127.0.0.1:%ld for the network proxy: %s\n", port, strerror(errno));
         return -1;
     }
+    int up = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un ua = {.sun_family = AF_UNIX};
+    strncpy(ua.sun_path, path, sizeof ua.sun_path - 1);
+    if (up < 0 || connect(up, (struct sockaddr *)&ua, sizeof ua) < 0) {
+        fprintf(stderr, "ht-shim: cannot reach the network proxy at %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    char tag = 'L';
+    struct iovec iov = {.iov_base = &tag, .iov_len = 1};
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } ctl;
+    memset(&ctl, 0, sizeof ctl);
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &ls, sizeof(int));
+    ssize_t sent;
+    while ((sent = sendmsg(up, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+    }
+    if (sent != 1) {
+        fprintf(stderr, "ht-shim: cannot hand the listener to the network proxy: %s\n", strerror(errno));
+        return -1;
+    }
+    close(ls);
     pid_t mid = fork();
     if (mid < 0) return -1;
     if (mid == 0) {
         if (fork() != 0) _exit(0);
-        /* The forwarder: no terminal, no output pipe held open. */
+        /* The keeper: no terminal, no output pipe held open; it ends with
+         * the sandbox's PID namespace (or when the proxy goes). */
         int null = open("/dev/null", O_RDWR | O_CLOEXEC);
         if (null >= 0) {
             dup2(null, 0);
@@ -377,29 +359,15 @@ static int start_forwarder(const char *spec) {
             dup2(null, 2);
         }
         setsid();
-        signal(SIGPIPE, SIG_IGN);
-        signal(SIGCHLD, SIG_IGN); /* connections reap themselves */
         signal(SIGHUP, SIG_IGN);
+        char b;
         for (;;) {
-            int c = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
-            if (c < 0) {
-                if (errno == EINTR || errno == ECONNABORTED) continue;
-                if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-                    usleep(10000);
-                    continue;
-                }
-                _exit(1);
-            }
-            setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-            pid_t k = fork();
-            if (k == 0) {
-                close(ls);
-                relay_connection(c, path);
-            }
-            close(c);
+            ssize_t r = read(up, &b, 1);
+            if (r == 0 || (r < 0 && errno != EINTR)) break;
         }
+        _exit(0);
     }
-    close(ls);
+    close(up);
     while (waitpid(mid, NULL, 0) < 0 && errno == EINTR) {
     }
     return 0;

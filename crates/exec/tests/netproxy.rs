@@ -534,3 +534,112 @@ fn pip_downloads_from_an_allowed_index() {
         "{out}"
     );
 }
+
+/// A server for the bench: `/big` is 100 MiB, anything else 2 bytes.
+fn bench_server() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let chunk = vec![b'x'; 1 << 20];
+        for c in l.incoming() {
+            let Ok(mut c) = c else { continue };
+            let chunk = chunk.clone();
+            std::thread::spawn(move || {
+                let _ = c.set_nodelay(true);
+                let mut r = BufReader::new(c.try_clone().unwrap());
+                let mut first = String::new();
+                let _ = r.read_line(&mut first);
+                let mut line = String::new();
+                while r.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
+                    line.clear();
+                }
+                if first.contains("/big") {
+                    let _ = write!(
+                        c,
+                        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                        100 << 20
+                    );
+                    for _ in 0..100 {
+                        if c.write_all(&chunk).is_err() {
+                            return;
+                        }
+                    }
+                } else {
+                    let _ = c.write_all(
+                        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+                    );
+                }
+            });
+        }
+    });
+    port
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+/// 100 MiB and 50 small requests (a new connection each), from a sandbox
+/// with the host's network against one behind the proxy. Figures for the
+/// README: `cargo test --release -p hermes-exec --test netproxy -- --ignored
+/// --nocapture bench_proxy_against_direct`.
+#[test]
+#[ignore]
+fn bench_proxy_against_direct() {
+    need_bwrap!();
+    let ws = Workspace::new("bench");
+    let port = bench_server();
+    let direct = Sandbox::new(&SandboxConfig {
+        root: ws.0.clone(),
+        network: true,
+        ..SandboxConfig::default()
+    })
+    .unwrap();
+    let proxy =
+        NetProxy::start(rules(&["bench.test"], &[], &["bench.test"]), vec![], None).unwrap();
+    let proxied = sandbox(&ws, proxy);
+    let script = |host: &str| {
+        format!(
+            "for i in 1 2 3 4 5; do curl -s -o /dev/null -w 'big %{{time_total}}\\n' http://{host}:{port}/big; done; \
+             for i in $(seq 50); do curl -s -o /dev/null -w 'small %{{time_total}}\\n' http://{host}:{port}/small; done"
+        )
+    };
+    let measure = |sb: &Sandbox, host: &str| {
+        let (code, out) = run(sb, &script(host));
+        assert_eq!(code, 0, "{out}");
+        let pick = |k: &str| {
+            out.lines()
+                .filter_map(|l| l.strip_prefix(k))
+                .map(|t| t.trim().parse::<f64>().unwrap())
+                .collect::<Vec<_>>()
+        };
+        (median(pick("big ")), median(pick("small ")))
+    };
+    // Alternated, medians of three rounds: the machine is shared.
+    let (mut db, mut ds, mut pb, mut ps) = (vec![], vec![], vec![], vec![]);
+    for _ in 0..3 {
+        let (b, s) = measure(&direct, "127.0.0.1");
+        db.push(b);
+        ds.push(s);
+        let (b, s) = measure(&proxied, "bench.test");
+        pb.push(b);
+        ps.push(s);
+    }
+    let (d_big, d_small, p_big, p_small) = (median(db), median(ds), median(pb), median(ps));
+    let mib = 100.0;
+    println!(
+        "100 MiB: direct {:.3} s ({:.0} MiB/s), proxy {:.3} s ({:.0} MiB/s): {:.2}x the time",
+        d_big,
+        mib / d_big,
+        p_big,
+        mib / p_big,
+        p_big / d_big
+    );
+    println!(
+        "one small request on a new connection: direct {:.3} ms, proxy {:.3} ms: +{:.3} ms",
+        d_small * 1e3,
+        p_small * 1e3,
+        (p_small - d_small) * 1e3
+    );
+}

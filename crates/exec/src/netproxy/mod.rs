@@ -3,9 +3,13 @@
 //! A sandbox whose `terminal.network` is an allow-list keeps bubblewrap's
 //! `--unshare-net` (its own network namespace: loopback only, no route
 //! out). The one way out is a Unix socket of this proxy, bound into the
-//! sandbox at [`SOCKET_INSIDE`]; the process shim starts a forwarder inside
-//! the namespace that listens on `127.0.0.1:`[`PORT_INSIDE`] and relays each
-//! connection to that socket, and the command gets `HTTP_PROXY`,
+//! sandbox at [`SOCKET_INSIDE`]. Before the command starts, the process
+//! shim (`-P`) listens on `127.0.0.1:`[`PORT_INSIDE`] inside the namespace
+//! and hands that listening socket to the proxy over the Unix socket
+//! (`SCM_RIGHTS`), so the proxy accepts the sandbox's connections itself
+//! with no relay in between; a keeper process holds the hand-over
+//! connection open until the sandbox ends, and the proxy then lets the
+//! listener go. The command gets `HTTP_PROXY`,
 //! `HTTPS_PROXY` and `ALL_PROXY` (and their lower-case forms) pointing
 //! there. The proxy runs in the runtime process on a small tokio runtime of
 //! its own and speaks, on the same socket:
@@ -52,7 +56,7 @@ pub use policy::{Refusal, Rules};
 /// Where the proxy's socket is bound inside the sandbox.
 pub const SOCKET_INSIDE: &str = "/run/ht-net.sock";
 
-/// The loopback port the forwarder listens on inside the sandbox's network
+/// The loopback port the proxy listens on inside the sandbox's network
 /// namespace (its own: nothing else there uses it).
 pub const PORT_INSIDE: u16 = 3128;
 

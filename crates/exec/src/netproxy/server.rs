@@ -196,18 +196,140 @@ pub(crate) async fn serve(listener: UnixListener, state: Arc<State>) {
     }
 }
 
-async fn handle(mut c: UnixStream, st: Arc<State>) -> std::io::Result<()> {
-    let mut buf = Vec::with_capacity(4096);
-    let n = tokio::time::timeout(CLIENT_TIMEOUT, read_more(&mut c, &mut buf))
+/// A client stream: a connection the proxy accepted in the sandbox's
+/// namespace, or one made straight to its Unix socket.
+trait Stream: AsyncRead + AsyncWrite + Unpin + Send {
+    /// The TCP socket under it, for the splice relay.
+    fn as_tcp(&self) -> Option<&TcpStream> {
+        None
+    }
+}
+impl Stream for UnixStream {}
+impl Stream for TcpStream {
+    fn as_tcp(&self) -> Option<&TcpStream> {
+        Some(self)
+    }
+}
+
+/// A connection to the Unix socket: a sandbox handing over its listener
+/// (the shim's `-P`: one byte `L` and the socket), or a client speaking
+/// HTTP or SOCKS5 itself.
+async fn handle(c: UnixStream, st: Arc<State>) -> std::io::Result<()> {
+    let mut data = [0u8; 8192];
+    let (n, fd) = tokio::time::timeout(CLIENT_TIMEOUT, recv_with_fd(&c, &mut data))
         .await
         .map_err(|_| std::io::Error::other("client sent nothing"))??;
     if n == 0 {
         return Ok(());
     }
+    if let Some(fd) = fd {
+        if n == 1 && data[0] == b'L' {
+            return sandbox_listener(c, fd, st).await;
+        }
+        return Ok(()); // a descriptor with anything else: dropped
+    }
+    client(c, data[..n].to_vec(), st).await
+}
+
+/// One client, its first bytes read: SOCKS5 or HTTP.
+async fn client<S: Stream>(c: S, buf: Vec<u8>, st: Arc<State>) -> std::io::Result<()> {
     if buf[0] == 5 {
         socks5(c, buf, &st).await
     } else {
         http(c, buf, &st).await
+    }
+}
+
+/// Read what is there, with the one descriptor sent along (more than one,
+/// or a truncated set: all closed, none returned).
+async fn recv_with_fd(
+    c: &UnixStream,
+    data: &mut [u8],
+) -> std::io::Result<(usize, Option<std::os::fd::OwnedFd>)> {
+    use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, ReturnFlags};
+    use std::mem::MaybeUninit;
+    loop {
+        c.readable().await?;
+        let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+        let mut anc = RecvAncillaryBuffer::new(&mut space);
+        let r = c.try_io(tokio::io::Interest::READABLE, || {
+            rustix::net::recvmsg(
+                c,
+                &mut [std::io::IoSliceMut::new(data)],
+                &mut anc,
+                RecvFlags::CMSG_CLOEXEC,
+            )
+            .map_err(std::io::Error::from)
+        });
+        match r {
+            Ok(m) => {
+                let mut fds = Vec::new();
+                for msg in anc.drain() {
+                    if let RecvAncillaryMessage::ScmRights(it) = msg {
+                        fds.extend(it);
+                    }
+                }
+                let fd = if fds.len() == 1 && !m.flags.contains(ReturnFlags::CTRUNC) {
+                    fds.pop()
+                } else {
+                    None
+                };
+                return Ok((m.bytes, fd));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Accept the sandbox's connections on its own listener (a TCP socket
+/// listening in its namespace) until the keeper's connection ends (the
+/// sandbox is gone). Anything but a listening TCP socket is dropped.
+async fn sandbox_listener(
+    mut keeper: UnixStream,
+    fd: std::os::fd::OwnedFd,
+    st: Arc<State>,
+) -> std::io::Result<()> {
+    use rustix::net::{AddressFamily, SocketType, sockopt};
+    let ok = sockopt::socket_acceptconn(&fd).unwrap_or(false)
+        && sockopt::socket_type(&fd).is_ok_and(|t| t == SocketType::STREAM)
+        && sockopt::socket_domain(&fd)
+            .is_ok_and(|d| d == AddressFamily::INET || d == AddressFamily::INET6);
+    if !ok {
+        tracing::warn!("network proxy: a sandbox sent a descriptor that is not a TCP listener");
+        return Ok(());
+    }
+    let l = std::net::TcpListener::from(fd);
+    l.set_nonblocking(true)?;
+    let l = tokio::net::TcpListener::from_std(l)?;
+    let mut b = [0u8; 64];
+    loop {
+        tokio::select! {
+            r = l.accept() => match r {
+                Ok((s, _)) => {
+                    let _ = s.set_nodelay(true);
+                    let st = st.clone();
+                    tokio::spawn(async move {
+                        let mut s = s;
+                        let mut buf = Vec::with_capacity(4096);
+                        let first = tokio::time::timeout(CLIENT_TIMEOUT, read_more(&mut s, &mut buf)).await;
+                        if matches!(first, Ok(Ok(n)) if n > 0)
+                            && let Err(e) = client(s, buf, st).await
+                        {
+                            tracing::debug!("network proxy: connection ended: {e}");
+                        }
+                    });
+                }
+                Err(e) => {
+                    tracing::debug!("network proxy: accept in a sandbox: {e}");
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            },
+            r = keeper.read(&mut b) => match r {
+                Ok(0) | Err(_) => return Ok(()),
+                Ok(_) => {}
+            },
+        }
     }
 }
 
@@ -218,20 +340,64 @@ async fn read_more<R: AsyncRead + Unpin>(r: &mut R, buf: &mut Vec<u8>) -> std::i
     Ok(n)
 }
 
-/// Relay both ways until both sides are done.
-async fn relay<A, B>(a: &mut A, b: &mut B) -> std::io::Result<()>
-where
-    A: AsyncRead + AsyncWrite + Unpin,
-    B: AsyncRead + AsyncWrite + Unpin,
-{
+/// [`read_more`] within [`CLIENT_TIMEOUT`].
+async fn read_timed<R: AsyncRead + Unpin>(r: &mut R, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+    tokio::time::timeout(CLIENT_TIMEOUT, read_more(r, buf))
+        .await
+        .map_err(|_| std::io::Error::other("client too slow"))?
+}
+
+/// Relay both ways until both sides are done: socket to socket through a
+/// pipe (splice, no copy through this process) when the client is TCP.
+async fn relay<S: Stream>(a: &mut S, b: &mut TcpStream) -> std::io::Result<()> {
+    if let Some(t) = a.as_tcp() {
+        // An error either way ends both (as copy_bidirectional does).
+        return tokio::try_join!(splice_one_way(t, b), splice_one_way(b, t)).map(|_| ());
+    }
     tokio::io::copy_bidirectional_with_sizes(a, b, RELAY_BUF, RELAY_BUF)
         .await
         .map(|_| ())
 }
 
+/// Move everything `from` sends to `to`, then shut `to` for writing.
+async fn splice_one_way(from: &TcpStream, to: &TcpStream) -> std::io::Result<()> {
+    use rustix::pipe::{PipeFlags, SpliceFlags, splice};
+    use tokio::io::Interest;
+    let (pr, pw) = rustix::pipe::pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK)?;
+    let size = rustix::pipe::fcntl_setpipe_size(&pw, RELAY_BUF).unwrap_or(64 << 10);
+    let flags = SpliceFlags::MOVE | SpliceFlags::NONBLOCK;
+    let result = async {
+        loop {
+            from.readable().await?;
+            let n = match from.try_io(Interest::READABLE, || {
+                splice(from, None, &pw, None, size, flags).map_err(std::io::Error::from)
+            }) {
+                Ok(0) => return Ok(()),
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                Err(e) => return Err(e),
+            };
+            let mut left = n;
+            while left > 0 {
+                to.writable().await?;
+                match to.try_io(Interest::WRITABLE, || {
+                    splice(&pr, None, to, None, left, flags).map_err(std::io::Error::from)
+                }) {
+                    Ok(m) => left -= m,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+    }
+    .await;
+    let _ = rustix::net::shutdown(to, rustix::net::Shutdown::Write);
+    result
+}
+
 // ---- HTTP
 
-async fn http(mut c: UnixStream, mut buf: Vec<u8>, st: &State) -> std::io::Result<()> {
+async fn http<S: Stream>(mut c: S, mut buf: Vec<u8>, st: &State) -> std::io::Result<()> {
     let head_len = loop {
         if let Some(p) = find(&buf, b"\r\n\r\n") {
             break p + 4;
@@ -422,7 +588,7 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }
 
-async fn respond(c: &mut UnixStream, code: u16, reason: &str, body: &str) -> std::io::Result<()> {
+async fn respond<S: Stream>(c: &mut S, code: u16, reason: &str, body: &str) -> std::io::Result<()> {
     let head = format!(
         "HTTP/1.1 {code} {reason}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
@@ -434,7 +600,7 @@ async fn respond(c: &mut UnixStream, code: u16, reason: &str, body: &str) -> std
 
 /// Answer a failure: 403 with the rule for a refusal (and the event), 502
 /// for an allowed host that could not be reached.
-async fn fail(c: &mut UnixStream, st: &State, f: Failure) -> std::io::Result<()> {
+async fn fail<S: Stream>(c: &mut S, st: &State, f: Failure) -> std::io::Result<()> {
     match f {
         Failure::Refused(r) => {
             st.refused(&r);
@@ -459,10 +625,10 @@ async fn fail(c: &mut UnixStream, st: &State, f: Failure) -> std::io::Result<()>
 
 // ---- SOCKS5 (RFC 1928), no authentication, CONNECT only.
 
-async fn socks5(mut c: UnixStream, mut buf: Vec<u8>, st: &State) -> std::io::Result<()> {
+async fn socks5<S: Stream>(mut c: S, mut buf: Vec<u8>, st: &State) -> std::io::Result<()> {
     // Greeting: VER NMETHODS METHODS...
     while buf.len() < 2 || buf.len() < 2 + buf[1] as usize {
-        if read_more(&mut c, &mut buf).await? == 0 {
+        if read_timed(&mut c, &mut buf).await? == 0 {
             return Ok(());
         }
     }
@@ -490,7 +656,7 @@ async fn socks5(mut c: UnixStream, mut buf: Vec<u8>, st: &State) -> std::io::Res
         match need(&buf) {
             Some(n) if buf.len() >= n => break,
             _ => {
-                if read_more(&mut c, &mut buf).await? == 0 {
+                if read_timed(&mut c, &mut buf).await? == 0 {
                     return Ok(());
                 }
             }

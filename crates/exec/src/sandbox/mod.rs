@@ -285,7 +285,7 @@ impl Sandbox {
         };
         if cfg.proxy.is_some() && (cfg.network || crate::supervisor::shim_path().is_none()) {
             return Err(
-                "sandbox: a network allow-list needs the network off and the process shim (its forwarder)"
+                "sandbox: a network allow-list needs the network off and the process shim (which hands the proxy its listener)"
                     .to_string(),
             );
         }
