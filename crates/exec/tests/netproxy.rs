@@ -191,6 +191,23 @@ fn an_allowed_name_is_reached_through_the_proxy() {
     assert_eq!(out.matches("hello from allowed").count(), 3, "{out}");
     assert!(out.contains("proxy=http://127.0.0.1:3128"), "{out}");
     assert_eq!(s.hits.load(Ordering::SeqCst), 3);
+    // Each command hands the proxy a listener in its own namespace; the
+    // proxy lets it go when the command's sandbox ends (no descriptor, and
+    // so no network namespace, is kept per command).
+    let fds = || std::fs::read_dir("/proc/self/fd").unwrap().count();
+    let before = fds();
+    for _ in 0..10 {
+        assert_eq!(run(&sb, "true").0, 0);
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while fds() > before + 2 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        fds() <= before + 2,
+        "{} descriptors left over",
+        fds() - before
+    );
 }
 
 #[test]
@@ -641,5 +658,132 @@ fn bench_proxy_against_direct() {
         d_small * 1e3,
         p_small * 1e3,
         (p_small - d_small) * 1e3
+    );
+}
+
+/// Send `req` straight to the proxy's socket; everything it answers.
+fn raw(proxy: &NetProxy, req: &[u8]) -> String {
+    let mut c = std::os::unix::net::UnixStream::connect(proxy.socket()).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    c.write_all(req).unwrap();
+    let mut out = Vec::new();
+    let _ = c.read_to_end(&mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Requests crafted to slip past the name check (no sandbox needed: they
+/// go to the proxy's socket directly, as a command could).
+#[test]
+fn crafted_requests_are_judged_by_the_host_they_reach() {
+    let ok = server("ok");
+    let ev = Arc::new(Events::default());
+    let proxy = NetProxy::start(
+        rules(&["ok.test"], &[], &["ok.test", "evil.test"]),
+        vec![],
+        Some(ev.clone()),
+    )
+    .unwrap();
+    let p = ok.port;
+    // userinfo that looks like the allowed host: the host is after '@'.
+    let out = raw(
+        &proxy,
+        format!("GET http://ok.test:{p}@evil.test:{p}/ HTTP/1.1\r\nHost: ok.test\r\n\r\n")
+            .as_bytes(),
+    );
+    assert!(
+        out.starts_with("HTTP/1.1 403") && out.contains("evil.test"),
+        "{out}"
+    );
+    // A Host header naming the allowed host does not change where it goes.
+    let out = raw(
+        &proxy,
+        format!("GET http://evil.test:{p}/ HTTP/1.1\r\nHost: ok.test:{p}\r\n\r\n").as_bytes(),
+    );
+    assert!(out.starts_with("HTTP/1.1 403"), "{out}");
+    // The URL's host is what the upstream is told, whatever Host said.
+    let out = raw(
+        &proxy,
+        format!("GET http://ok.test:{p}/x HTTP/1.1\r\nHost: evil.test\r\nProxy-Authorization: Basic eA==\r\n\r\n").as_bytes(),
+    );
+    assert!(
+        out.contains("hello from ok") && out.contains(&format!("Host: ok.test:{p}")),
+        "{out}"
+    );
+    assert!(
+        !out.contains("evil.test") && !out.contains("Proxy-Authorization"),
+        "{out}"
+    );
+    // Origin-form (a client that forgot it talks to a proxy), https:// without CONNECT.
+    assert!(raw(&proxy, b"GET / HTTP/1.1\r\nHost: ok.test\r\n\r\n").starts_with("HTTP/1.1 400"));
+    assert!(raw(&proxy, b"GET https://ok.test/ HTTP/1.1\r\n\r\n").contains("CONNECT"));
+    // Names that are not names, a trailing dot, upper case.
+    assert!(raw(&proxy, b"CONNECT ok.test%00.evil:80 HTTP/1.1\r\n\r\n").contains("invalid-host"));
+    let out = raw(
+        &proxy,
+        format!("GET http://OK.TEST.:{p}/ HTTP/1.1\r\n\r\n").as_bytes(),
+    );
+    assert!(out.contains("hello from ok"), "{out}");
+    // SOCKS5: UDP ASSOCIATE and BIND refused (reply 7), a denied name (reply 2).
+    let udp = raw(&proxy, &[5, 1, 0, 5, 3, 0, 1, 0, 0, 0, 0, 0, 53]);
+    assert_eq!(
+        udp.as_bytes().get(..4),
+        Some(&[5u8, 0, 5, 7][..]),
+        "{udp:?}"
+    );
+    let mut req = vec![5, 1, 0, 5, 1, 0, 3, 9];
+    req.extend_from_slice(b"evil.test");
+    req.extend_from_slice(&p.to_be_bytes());
+    let denied = raw(&proxy, &req);
+    assert_eq!(
+        denied.as_bytes().get(..4),
+        Some(&[5u8, 0, 5, 2][..]),
+        "{denied:?}"
+    );
+    // A descriptor that is not a listening TCP socket (a file, a UDP
+    // socket) is closed unused, and the proxy goes on.
+    let file = std::fs::File::open("/etc/hostname").unwrap();
+    let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for fd in [
+        std::os::fd::AsFd::as_fd(&file),
+        std::os::fd::AsFd::as_fd(&udp),
+    ] {
+        use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
+        let c = std::os::unix::net::UnixStream::connect(proxy.socket()).unwrap();
+        let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+        let mut anc = SendAncillaryBuffer::new(&mut space);
+        let fds = [fd];
+        assert!(anc.push(SendAncillaryMessage::ScmRights(&fds)));
+        rustix::net::sendmsg(
+            &c,
+            &[std::io::IoSlice::new(b"L")],
+            &mut anc,
+            SendFlags::empty(),
+        )
+        .unwrap();
+        let mut b = [0u8; 1];
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        assert_eq!((&c).read(&mut b).unwrap(), 0, "the proxy hung up");
+    }
+    let out = raw(
+        &proxy,
+        format!("GET http://ok.test:{p}/ HTTP/1.1\r\n\r\n").as_bytes(),
+    );
+    assert!(out.contains("hello from ok"), "{out}");
+    assert_eq!(ok.hits.load(Ordering::SeqCst), 3);
+    let rules: Vec<String> =
+        ev.0.lock()
+            .unwrap()
+            .iter()
+            .map(|r| r.rule.clone())
+            .collect();
+    assert_eq!(
+        rules,
+        [
+            "not-allowed",
+            "not-allowed",
+            "invalid-host",
+            "socks-command",
+            "not-allowed"
+        ]
     );
 }
