@@ -134,6 +134,12 @@ fn sandbox(ws: &Workspace, proxy: Arc<NetProxy>) -> Sandbox {
 
 /// Run `script` in the sandbox: exit code and output.
 fn run(sb: &Sandbox, script: &str) -> (i32, String) {
+    run_as(sb, script, false)
+}
+
+/// [`run`], as a background command (`linger`: the shim supervises it and
+/// waits for everything it leaves behind) when `linger`.
+fn run_as(sb: &Sandbox, script: &str, linger: bool) -> (i32, String) {
     let env: Vec<(String, String)> = vec![
         ("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()),
         ("HOME".into(), "/nonexistent-home".into()),
@@ -146,7 +152,7 @@ fn run(sb: &Sandbox, script: &str) -> (i32, String) {
         pty: false,
         extra_rw: &[],
         task: "",
-        linger: false,
+        linger,
     };
     let sp = sb.spawn(&req).expect("spawn");
     let opts = PumpOpts {
@@ -191,6 +197,17 @@ fn an_allowed_name_is_reached_through_the_proxy() {
     assert_eq!(out.matches("hello from allowed").count(), 3, "{out}");
     assert!(out.contains("proxy=http://127.0.0.1:3128"), "{out}");
     assert_eq!(s.hits.load(Ordering::SeqCst), 3);
+    // A background command (supervised by the shim) too, and it ends when
+    // its tree does (the keeper is no part of it).
+    let started = std::time::Instant::now();
+    let (code, out) = run_as(
+        &sb,
+        &format!("(sleep 0.2; curl -sS http://allowed.test:{p}/bg) & wait"),
+        true,
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("GET /bg HTTP/1.1"), "{out}");
+    assert!(started.elapsed() < Duration::from_secs(20));
     // Each command hands the proxy a listener in its own namespace; the
     // proxy lets it go when the command's sandbox ends (no descriptor, and
     // so no network namespace, is kept per command).

@@ -1,7 +1,8 @@
 //! The sandbox backend: the local backend's bash inside bubblewrap. The
 //! system directories are bound read-only, the working root (the configured
 //! cwd) read-write, `/tmp` is a private tmpfs, and the network is cut off
-//! unless `terminal.network` is true. The sandbox gets its own pid
+//! unless `terminal.network` is on (with an allow-list, the one way out is
+//! the runtime's proxy: [`crate::netproxy`]). The sandbox gets its own pid
 //! namespace and dies with its parent (`--die-with-parent`), so killing the
 //! bwrap process (what the runtime does on timeout, kill and close) ends
 //! everything inside.
