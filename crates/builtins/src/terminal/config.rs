@@ -157,6 +157,7 @@ impl ContainerSection {
             host: self.host.clone(),
             image: self.image.clone(),
             network: self.network,
+            proxy: None,
             memory: self.memory.clone().or(d.memory),
             cpus: self.cpus.or(d.cpus),
             pids_limit: self.pids_limit.unwrap_or(d.pids_limit),

@@ -269,10 +269,13 @@ fn environment(
     services: Option<Arc<dyn ToolServices>>,
 ) -> Result<Arc<dyn Environment>> {
     if (cfg.network.allow_list().is_some() || !cfg.secrets.is_empty())
-        && !matches!(cfg.backend.as_str(), "auto" | "sandbox")
+        && !matches!(
+            cfg.backend.as_str(),
+            "auto" | "sandbox" | "docker" | "podman"
+        )
     {
         return Err(Error::invalid(format!(
-            "runtime config: terminal.network as an allow-list and terminal.secrets work on the sandbox backend only, not '{}'",
+            "runtime config: terminal.network as an allow-list and terminal.secrets work on the sandbox, docker and podman backends only, not '{}'",
             cfg.backend
         )));
     }
@@ -325,9 +328,12 @@ fn environment(
                     "runtime config: terminal.backend 'docker'/'podman' needs a terminal.docker section with at least \"image\"",
                 )
             })?;
-            let c = section
+            let mut c = section
                 .to_exec(&cfg.backend, cfg.cwd.as_deref())
                 .map_err(|e| Error::invalid(format!("runtime config: {e}")))?;
+            // An allow-list applies to containers too ("on"/"off" are the
+            // sandbox's; a container's own switch is terminal.docker.network).
+            c.proxy = net_proxy(cfg, services)?;
             hermes_exec::container::ContainerBackend::new(c)
                 .map(|s| Arc::new(s) as Arc<dyn Environment>)
                 .map_err(|e| Error::invalid(format!("runtime config: {e}")))

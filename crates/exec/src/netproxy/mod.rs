@@ -254,6 +254,56 @@ impl NetProxy {
     }
 }
 
+/// Accepting on a listener handed to [`NetProxy::adopt`]; dropped, the
+/// proxy stops accepting there and closes it.
+pub struct Adopted(tokio_util::sync::CancellationToken);
+
+impl Drop for Adopted {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
+impl NetProxy {
+    /// Accept connections on `listener` (a socket listening in a
+    /// container's network namespace, [`listen_in_netns`]) as the sandbox's
+    /// own, until the returned guard is dropped.
+    pub fn adopt(&self, listener: std::net::TcpListener) -> io::Result<Adopted> {
+        let rt = self
+            .rt
+            .as_ref()
+            .ok_or_else(|| io::Error::other("the proxy is stopped"))?;
+        listener.set_nonblocking(true)?;
+        let l = {
+            let _g = rt.enter();
+            tokio::net::TcpListener::from_std(listener)?
+        };
+        let stop = tokio_util::sync::CancellationToken::new();
+        rt.spawn(server::serve_listener(l, self.state.clone(), stop.clone()));
+        Ok(Adopted(stop))
+    }
+}
+
+/// A TCP socket listening on 127.0.0.1:[`PORT_INSIDE`] in the network
+/// namespace of process `pid` (a container's init): made by a short-lived
+/// thread that enters that namespace. Needs the right to enter it (root,
+/// with a rootful engine).
+pub fn listen_in_netns(pid: i32) -> io::Result<std::net::TcpListener> {
+    let ns = std::fs::File::open(format!("/proc/{pid}/ns/net"))?;
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            use std::os::fd::AsFd;
+            rustix::thread::move_into_link_name_space(
+                ns.as_fd(),
+                Some(rustix::thread::LinkNameSpaceType::Network),
+            )?;
+            std::net::TcpListener::bind(("127.0.0.1", PORT_INSIDE))
+        })
+        .join()
+        .unwrap_or_else(|_| Err(io::Error::other("the namespace thread panicked")))
+    })
+}
+
 impl Drop for NetProxy {
     fn drop(&mut self) {
         if let Some(rt) = self.rt.take() {

@@ -282,6 +282,42 @@ async fn recv_with_fd(
     }
 }
 
+/// Accept on a listener the runtime made in a container's namespace
+/// until `stop`.
+pub(crate) async fn serve_listener(
+    l: tokio::net::TcpListener,
+    st: Arc<State>,
+    stop: tokio_util::sync::CancellationToken,
+) {
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            r = l.accept() => match r {
+                Ok((s, _)) => accepted(s, st.clone()),
+                Err(e) => {
+                    tracing::debug!("network proxy: accept in a container: {e}");
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            },
+        }
+    }
+}
+
+/// Serve one connection accepted in a sandbox's or container's namespace.
+fn accepted(s: TcpStream, st: Arc<State>) {
+    let _ = s.set_nodelay(true);
+    tokio::spawn(async move {
+        let mut s = s;
+        let mut buf = Vec::with_capacity(4096);
+        let first = tokio::time::timeout(CLIENT_TIMEOUT, read_more(&mut s, &mut buf)).await;
+        if matches!(first, Ok(Ok(n)) if n > 0)
+            && let Err(e) = client(s, buf, st).await
+        {
+            tracing::debug!("network proxy: connection ended: {e}");
+        }
+    });
+}
+
 /// Accept the sandbox's connections on its own listener (a TCP socket
 /// listening in its namespace) until the keeper's connection ends (the
 /// sandbox is gone). Anything but a listening TCP socket is dropped.
@@ -306,20 +342,7 @@ async fn sandbox_listener(
     loop {
         tokio::select! {
             r = l.accept() => match r {
-                Ok((s, _)) => {
-                    let _ = s.set_nodelay(true);
-                    let st = st.clone();
-                    tokio::spawn(async move {
-                        let mut s = s;
-                        let mut buf = Vec::with_capacity(4096);
-                        let first = tokio::time::timeout(CLIENT_TIMEOUT, read_more(&mut s, &mut buf)).await;
-                        if matches!(first, Ok(Ok(n)) if n > 0)
-                            && let Err(e) = client(s, buf, st).await
-                        {
-                            tracing::debug!("network proxy: connection ended: {e}");
-                        }
-                    });
-                }
+                Ok((s, _)) => accepted(s, st.clone()),
                 Err(e) => {
                     tracing::debug!("network proxy: accept in a sandbox: {e}");
                     tokio::time::sleep(Duration::from_millis(10)).await;

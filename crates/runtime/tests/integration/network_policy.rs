@@ -120,7 +120,10 @@ fn network_forms_and_fail_closed_errors() {
     .err()
     .unwrap()
     .to_string();
-    assert!(err.contains("sandbox backend only"), "{err}");
+    assert!(
+        err.contains("sandbox, docker and podman backends only"),
+        "{err}"
+    );
     let err = Runtime::new(&config(
         &ws,
         json!("on"),
@@ -203,4 +206,58 @@ fn a_sandboxed_command_reaches_allowed_names_only_and_the_host_hears_of_refusals
     assert!(asks[0].to_string().contains("asked.test"), "{asks:?}");
     rt.close();
     let _ = std::fs::remove_dir_all(&ws);
+}
+
+/// The allow-list on a container backend: the runtime makes the proxy's
+/// listener in the container's own network namespace (`--network=none`).
+fn container_allow_list(e: &crate::container_common::Engine) {
+    let port = server("pkgs");
+    let cfg = json!({
+        "builtin_toolsets": ["terminal"],
+        "approvals": {"mode": "off"},
+        "terminal": {
+            "backend": e.name, "kill_grace": 0.5, "docker": e.section(),
+            "network": {"allow": ["pkgs.test"], "hosts": {"pkgs.test": "127.0.0.1"}},
+        },
+    });
+    let rt = match Runtime::new(&cfg.to_string()) {
+        Ok(rt) => rt,
+        // Entering the container's namespace needs root and a rootful engine.
+        Err(e) if hermes_exec::sys::geteuid() == 0 => panic!("{e}"),
+        Err(e) => {
+            assert!(e.to_string().contains("needs root"), "{e}");
+            return;
+        }
+    };
+    let script = format!(
+        r#"req() {{ exec 3<>/dev/tcp/127.0.0.1/3128 || return; printf 'GET http://%s/ HTTP/1.1\r\n\r\n' "$1" >&3; cat <&3; exec 3<&-; }}
+echo "proxy=$HTTP_PROXY"; req pkgs.test:{port}; echo; req evil.test:{port}; echo
+(exec 4<>/dev/tcp/93.184.216.34/80) 2>/dev/null || echo direct-failed"#
+    );
+    let out = run(&rt, &script);
+    assert!(out.contains("proxy=http://127.0.0.1:3128"), "{out}");
+    assert!(out.contains("hello from pkgs"), "{out}");
+    assert!(
+        out.contains("HTTP/1.1 403") && out.contains("evil.test") && out.contains("not-allowed"),
+        "{out}"
+    );
+    assert!(out.contains("direct-failed"), "{out}");
+    rt.close();
+}
+
+mod container_allow_list {
+    #[test]
+    fn docker() {
+        match crate::container_common::docker() {
+            Ok(e) => super::container_allow_list(e),
+            Err(why) => eprintln!("SKIPPED: {why}"),
+        }
+    }
+    #[test]
+    fn podman() {
+        match crate::container_common::podman() {
+            Ok(e) => super::container_allow_list(e),
+            Err(why) => eprintln!("SKIPPED: {why}"),
+        }
+    }
 }
