@@ -189,6 +189,20 @@ pub struct Refusal {
     pub message: String,
 }
 
+/// What the host is told, and asked, about the sandbox's connections.
+pub trait NetEvents: Send + Sync {
+    /// A connection or request was refused (runs on a proxy thread: must
+    /// not block).
+    fn refused(&self, r: &Refusal);
+    /// Whether `host:port`, which no rule allows, may be reached for the
+    /// rest of the session (blocking: the approval handler is asked).
+    /// Called only when the policy's `ask` is on.
+    fn ask(&self, host: &str, port: u16) -> bool {
+        let _ = (host, port);
+        false
+    }
+}
+
 /// What the name check says.
 #[derive(Debug)]
 pub enum NameVerdict {

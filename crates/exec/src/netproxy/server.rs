@@ -9,8 +9,8 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpStream, UnixListener, UnixStream};
 
-use super::policy::{NameVerdict, Refusal, Rules, valid_name};
-use super::{NetEvents, Secret};
+use super::policy::{NameVerdict, NetEvents, Refusal, Rules, valid_name};
+use super::secrets::Secret;
 
 /// Largest request head read (the request line and headers).
 const MAX_HEAD: usize = 64 << 10;
