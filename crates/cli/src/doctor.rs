@@ -164,6 +164,8 @@ pub fn run(config: Option<&Path>) -> u8 {
     let backend = term["backend"].as_str().unwrap_or("auto");
     if backend == "sandbox" || backend == "auto" {
         sandbox_works(&mut r, backend);
+    }
+    if matches!(backend, "sandbox" | "auto" | "docker" | "podman") {
         network_policy(&mut r, &text);
     }
     if let Some(cwd) = term["cwd"].as_str() {
