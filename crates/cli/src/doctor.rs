@@ -86,7 +86,7 @@ fn network_policy(r: &mut Report, text: &str) {
     for (name, s) in &t.secrets {
         match s.load(name) {
             Ok(_) => r.ok(&format!(
-                "terminal.secrets.{name}: the sandbox sees a placeholder; the proxy puts the value in plain-HTTP headers for {} only (HTTPS is not intercepted)",
+                "terminal.secrets.{name}: the sandbox sees a placeholder; the proxy puts the value in request headers (HTTP, and HTTPS through its own CA) for {} only",
                 s.hosts.join(", ")
             )),
             Err(e) => r.fail(&e, "set the variable or make the file readable"),

@@ -545,6 +545,13 @@ impl Container {
             for (k, v) in p.sandbox_env() {
                 cmd.arg("-e").arg(format!("{k}={v}"));
             }
+            if let Some(ca) = p.ca_bundle() {
+                cmd.arg("-v").arg(format!(
+                    "{}:{}:ro",
+                    ca.display(),
+                    crate::netproxy::CA_INSIDE
+                ));
+            }
         }
         if let Some(w) = &c.workspace {
             let w = w.display();

@@ -804,3 +804,145 @@ fn crafted_requests_are_judged_by_the_host_they_reach() {
         ]
     );
 }
+
+/// A CA and a certificate for `host` signed by it (PEM: CA, leaf, key).
+fn test_pki(host: &str) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
+    use openssl::asn1::Asn1Time;
+    use openssl::hash::MessageDigest;
+    use openssl::nid::Nid;
+    use openssl::pkey::PKey;
+    use openssl::x509::extension::{BasicConstraints, SubjectAlternativeName};
+    use openssl::x509::{X509, X509NameBuilder};
+    let key = || {
+        let g = openssl::ec::EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).unwrap();
+        PKey::from_ec_key(openssl::ec::EcKey::generate(&g).unwrap()).unwrap()
+    };
+    let name = |cn: &str| {
+        let mut n = X509NameBuilder::new().unwrap();
+        n.append_entry_by_nid(Nid::COMMONNAME, cn).unwrap();
+        n.build()
+    };
+    let (ca_key, leaf_key) = (key(), key());
+    let mut b = X509::builder().unwrap();
+    b.set_version(2).unwrap();
+    b.set_subject_name(&name("test upstream CA")).unwrap();
+    b.set_issuer_name(&name("test upstream CA")).unwrap();
+    b.set_pubkey(&ca_key).unwrap();
+    b.set_not_before(&Asn1Time::days_from_now(0).unwrap())
+        .unwrap();
+    b.set_not_after(&Asn1Time::days_from_now(2).unwrap())
+        .unwrap();
+    b.append_extension(BasicConstraints::new().critical().ca().build().unwrap())
+        .unwrap();
+    b.sign(&ca_key, MessageDigest::sha256()).unwrap();
+    let ca = b.build();
+    let mut b = X509::builder().unwrap();
+    b.set_version(2).unwrap();
+    b.set_subject_name(&name(host)).unwrap();
+    b.set_issuer_name(ca.subject_name()).unwrap();
+    b.set_pubkey(&leaf_key).unwrap();
+    b.set_not_before(&Asn1Time::days_from_now(0).unwrap())
+        .unwrap();
+    b.set_not_after(&Asn1Time::days_from_now(2).unwrap())
+        .unwrap();
+    let san = SubjectAlternativeName::new()
+        .dns(host)
+        .build(&b.x509v3_context(Some(&ca), None))
+        .unwrap();
+    b.append_extension(san).unwrap();
+    b.sign(&ca_key, MessageDigest::sha256()).unwrap();
+    let leaf = b.build();
+    (
+        ca.to_pem().unwrap(),
+        leaf.to_pem().unwrap(),
+        leaf_key.private_key_to_pem_pkcs8().unwrap(),
+    )
+}
+
+/// An HTTPS server on 127.0.0.1 answering `hello from NAME (tls)` and the
+/// request head it received.
+fn tls_server(name: &'static str, leaf: &[u8], key: &[u8]) -> Server {
+    let id = native_tls::Identity::from_pkcs8(leaf, key).unwrap();
+    let acceptor = Arc::new(native_tls::TlsAcceptor::new(id).unwrap());
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let hits = Arc::new(AtomicUsize::new(0));
+    let h = hits.clone();
+    std::thread::spawn(move || {
+        for c in l.incoming() {
+            let Ok(c) = c else { continue };
+            let (acceptor, h) = (acceptor.clone(), h.clone());
+            std::thread::spawn(move || {
+                let Ok(mut t) = acceptor.accept(c) else {
+                    return;
+                };
+                let mut head = Vec::new();
+                let mut b = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") && t.read(&mut b).unwrap_or(0) == 1 {
+                    head.push(b[0]);
+                }
+                h.fetch_add(1, Ordering::SeqCst);
+                let body = format!(
+                    "hello from {name} (tls)\n{}",
+                    String::from_utf8_lossy(&head)
+                );
+                let _ = write!(
+                    t,
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = t.shutdown();
+            });
+        }
+    });
+    Server { port, hits }
+}
+
+#[test]
+fn a_secret_is_put_in_place_over_https_for_its_host_only() {
+    need_bwrap!();
+    let ws = Workspace::new("secret-tls");
+    let (ca, leaf, key) = test_pki("api.test");
+    let api = tls_server("api", &leaf, &key);
+    let (_, other_leaf, other_key) = test_pki("other.test");
+    let other = tls_server("other", &other_leaf, &other_key);
+    let real = "sk-real-tls-value-1a2b3c";
+    let secret = Secret::new("API_TOKEN", real.into(), &["api.test".to_string()], vec![]).unwrap();
+    let placeholder = secret.placeholder.clone();
+    let mut r = rules(
+        &["api.test", "other.test"],
+        &[],
+        &["api.test", "other.test"],
+    );
+    r.upstream_ca = vec![ca];
+    let proxy = NetProxy::start(r, vec![secret], None).unwrap();
+    let sb = sandbox(&ws, proxy);
+    let (a, o) = (api.port, other.port);
+    let (_, out) = run(
+        &sb,
+        &format!(
+            r#"curl -sS -H "Authorization: Bearer $API_TOKEN" https://api.test:{a}/v1; echo
+curl -sS -k -H "X-Key: $API_TOKEN" https://other.test:{o}/tunnel; echo
+echo "ca=$CURL_CA_BUNDLE"; grep -c 'BEGIN CERTIFICATE' /run/ht-ca.pem"#
+        ),
+    );
+    // The secret's host: intercepted (curl trusts the proxy's CA through
+    // the bundle), the value put in place, TLS made again to the upstream.
+    assert!(out.contains("hello from api (tls)"), "{out}");
+    assert!(
+        out.contains(&format!("Authorization: Bearer {real}")),
+        "{out}"
+    );
+    // Another host: an end-to-end tunnel, the placeholder as it is.
+    assert!(out.contains("hello from other (tls)"), "{out}");
+    assert!(out.contains(&format!("X-Key: {placeholder}")), "{out}");
+    assert!(out.contains("ca=/run/ht-ca.pem"), "{out}");
+    assert_eq!(out.matches(real).count(), 1, "{out}");
+    assert_eq!(
+        (
+            api.hits.load(Ordering::SeqCst),
+            other.hits.load(Ordering::SeqCst)
+        ),
+        (1, 1)
+    );
+}

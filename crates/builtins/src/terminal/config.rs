@@ -296,6 +296,11 @@ pub struct NetworkPolicySection {
     /// address or a list), like /etc/hosts; their addresses may be private.
     #[serde(default)]
     pub hosts: BTreeMap<String, OneOrMany>,
+    /// PEM files of certificate authorities trusted, beside the system's,
+    /// for the upstreams the proxy makes TLS to itself (HTTPS to a
+    /// secret's host): a private PKI, or a test's.
+    #[serde(default)]
+    pub upstream_ca: Vec<String>,
 }
 
 /// A string or a list of strings.
@@ -320,8 +325,26 @@ impl NetworkPolicySection {
                 (k.clone(), v)
             })
             .collect();
-        hermes_exec::netproxy::Rules::new(&self.allow, &self.deny, self.ask, &hosts)
-            .map_err(|e| format!("terminal.network.{e}"))
+        let mut rules =
+            hermes_exec::netproxy::Rules::new(&self.allow, &self.deny, self.ask, &hosts)
+                .map_err(|e| format!("terminal.network.{e}"))?;
+        for f in &self.upstream_ca {
+            let p = expand_home(f);
+            let pem = std::fs::read(&p).map_err(|e| {
+                format!(
+                    "terminal.network.upstream_ca: cannot read {}: {e}",
+                    p.display()
+                )
+            })?;
+            if !pem.windows(27).any(|w| w == b"-----BEGIN CERTIFICATE-----") {
+                return Err(format!(
+                    "terminal.network.upstream_ca: {} holds no PEM certificate",
+                    p.display()
+                ));
+            }
+            rules.upstream_ca.push(pem);
+        }
+        Ok(rules)
     }
 }
 

@@ -31,12 +31,19 @@
 //! in its environment instead of the value. In a plain-HTTP request the
 //! proxy replaces the placeholder in the header values with the real value
 //! when the request goes to one of the secret's hosts, and refuses the
-//! request (403, `secret:NAME`) when it goes anywhere else. HTTPS is not
-//! intercepted (no per-sandbox CA yet): inside a `CONNECT` tunnel the
-//! placeholder travels as it is, so an HTTPS API sees the placeholder, not
-//! the key. The real value never enters the sandbox, the events or the logs
-//! (an upstream that echoes the request's headers back would show it: the
-//! response is not rewritten).
+//! request (403, `secret:NAME`) when it goes anywhere else. HTTPS to a
+//! secret's hosts is intercepted ([`tls`]): the proxy makes a CA of its own
+//! (its key only in this process's memory), the sandbox trusts it through a
+//! CA bundle bound at [`CA_INSIDE`] (`SSL_CERT_FILE`, `CURL_CA_BUNDLE`,
+//! `REQUESTS_CA_BUNDLE`, `PIP_CERT`, `GIT_SSL_CAINFO`,
+//! `NODE_EXTRA_CA_CERTS`), a `CONNECT` to such a host is answered with a
+//! certificate for it, the proxy makes TLS to the real upstream itself
+//! (system roots, plus `upstream_ca`) and puts the value in the first
+//! request's headers (`Connection: close`: one request per tunnel). A
+//! `CONNECT` to any other host stays an end-to-end tunnel, where the
+//! placeholder travels as it is. The real value never enters the sandbox,
+//! the events or the logs (an upstream that echoes the request's headers
+//! back would show it: the response is not rewritten).
 //!
 //! Not covered: UDP and raw sockets (the namespace has no route for them:
 //! they fail), DNS itself (the sandbox resolves nothing; clients must use
@@ -47,6 +54,7 @@
 pub mod policy;
 pub mod secrets;
 mod server;
+mod tls;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -59,6 +67,10 @@ use secrets::random_hex;
 /// Where the proxy's socket is bound inside the sandbox.
 pub const SOCKET_INSIDE: &str = "/run/ht-net.sock";
 
+/// Where the CA bundle (the system's roots and the proxy's own CA, when it
+/// intercepts HTTPS for secrets) is bound inside the sandbox.
+pub const CA_INSIDE: &str = "/run/ht-ca.pem";
+
 /// The loopback port the proxy listens on inside the sandbox's network
 /// namespace (its own: nothing else there uses it).
 pub const PORT_INSIDE: u16 = 3128;
@@ -67,6 +79,8 @@ pub const PORT_INSIDE: u16 = 3128;
 /// socket is removed.
 pub struct NetProxy {
     socket: PathBuf,
+    /// The CA bundle the sandbox trusts (with secrets only).
+    ca_bundle: Option<PathBuf>,
     dir: PathBuf,
     state: Arc<server::State>,
     rt: Option<tokio::runtime::Runtime>,
@@ -91,6 +105,16 @@ impl NetProxy {
     ) -> io::Result<Arc<NetProxy>> {
         let dir = private_dir()?;
         let socket = dir.join("net.sock");
+        // Secrets: HTTPS to their hosts is intercepted with a CA of this
+        // proxy's own, which the sandbox trusts.
+        let (tls, ca_bundle) = if secrets.is_empty() {
+            (None, None)
+        } else {
+            let i = tls::Interceptor::new(&rules.upstream_ca)?;
+            let p = dir.join("ca.pem");
+            std::fs::write(&p, &i.bundle)?;
+            (Some(i), Some(p))
+        };
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .max_blocking_threads(4)
@@ -101,10 +125,11 @@ impl NetProxy {
             let _g = rt.enter();
             tokio::net::UnixListener::bind(&socket)?
         };
-        let state = Arc::new(server::State::new(rules, secrets, events));
+        let state = Arc::new(server::State::new(rules, secrets, tls, events));
         rt.spawn(server::serve(listener, state.clone()));
         Ok(Arc::new(NetProxy {
             socket,
+            ca_bundle,
             dir,
             state,
             rt: Some(rt),
@@ -114,6 +139,12 @@ impl NetProxy {
     /// The socket on this machine (bound into the sandbox).
     pub fn socket(&self) -> &Path {
         &self.socket
+    }
+
+    /// The CA bundle a sandbox must trust (bound at [`CA_INSIDE`]): the
+    /// system's roots and the proxy's CA; `None` without secrets.
+    pub fn ca_bundle(&self) -> Option<&Path> {
+        self.ca_bundle.as_deref()
     }
 
     /// The policy, as written.
@@ -142,6 +173,18 @@ impl NetProxy {
         }
         for s in &self.state.secrets {
             v.push((s.name.clone(), s.placeholder.clone()));
+        }
+        if self.ca_bundle.is_some() {
+            for k in [
+                "SSL_CERT_FILE",
+                "CURL_CA_BUNDLE",
+                "REQUESTS_CA_BUNDLE",
+                "PIP_CERT",
+                "GIT_SSL_CAINFO",
+                "NODE_EXTRA_CA_CERTS",
+            ] {
+                v.push((k.into(), CA_INSIDE.into()));
+            }
         }
         v
     }
@@ -217,6 +260,9 @@ impl Drop for NetProxy {
             rt.shutdown_background();
         }
         let _ = std::fs::remove_file(&self.socket);
+        if let Some(p) = &self.ca_bundle {
+            let _ = std::fs::remove_file(p);
+        }
         let _ = std::fs::remove_dir(&self.dir);
     }
 }

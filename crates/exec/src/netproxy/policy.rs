@@ -175,6 +175,9 @@ pub struct Rules {
     /// mapping, like /etc/hosts; tests point names at loopback servers).
     /// Its addresses skip the special-address check.
     pub hosts: BTreeMap<String, Vec<IpAddr>>,
+    /// Certificate authorities (PEM) trusted for upstreams beside the
+    /// system's, when the proxy makes TLS itself (HTTPS to a secret's host).
+    pub upstream_ca: Vec<Vec<u8>>,
 }
 
 /// Why a connection is refused: the rule (a short key or the rule as
@@ -248,6 +251,7 @@ impl Rules {
             deny: parse("deny", deny)?,
             ask,
             hosts: table,
+            upstream_ca: Vec::new(),
         })
     }
 

@@ -23,6 +23,8 @@ const RELAY_BUF: usize = 256 << 10;
 pub(crate) struct State {
     pub(crate) rules: Rules,
     pub(crate) secrets: Vec<Secret>,
+    /// HTTPS interception for the secrets' hosts (`None`: no secrets).
+    pub(crate) tls: Option<super::tls::Interceptor>,
     events: Option<Arc<dyn NetEvents>>,
     /// Answers of the approval handler (`ask`), per host.
     asked: tokio::sync::Mutex<HashMap<String, bool>>,
@@ -32,11 +34,13 @@ impl State {
     pub(crate) fn new(
         rules: Rules,
         secrets: Vec<Secret>,
+        tls: Option<super::tls::Interceptor>,
         events: Option<Arc<dyn NetEvents>>,
     ) -> State {
         State {
             rules,
             secrets,
+            tls,
             events,
             asked: tokio::sync::Mutex::new(HashMap::new()),
         }
@@ -205,6 +209,7 @@ trait Stream: AsyncRead + AsyncWrite + Unpin + Send {
     }
 }
 impl Stream for UnixStream {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Stream for tokio_native_tls::TlsStream<T> {}
 impl Stream for TcpStream {
     fn as_tcp(&self) -> Option<&TcpStream> {
         Some(self)
@@ -458,6 +463,15 @@ async fn http<S: Stream>(mut c: S, mut buf: Vec<u8>, st: &State) -> std::io::Res
             Ok(u) => u,
             Err(f) => return fail(&mut c, st, f).await,
         };
+        let norm = host.trim_end_matches('.').to_ascii_lowercase();
+        if let Some(tls) = &st.tls
+            && st
+                .secrets
+                .iter()
+                .any(|s| s.hosts.iter().any(|p| p.matches(&norm)))
+        {
+            return intercept(c, rest, up, &norm, port, st, tls).await;
+        }
         c.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
             .await?;
         if !rest.is_empty() {
@@ -501,14 +515,44 @@ async fn http<S: Stream>(mut c: S, mut buf: Vec<u8>, st: &State) -> std::io::Res
     };
     // The head as sent upstream: origin-form, the URL's host, no proxy or
     // hop-by-hop headers, secrets in place of their placeholders.
+    let out = match rewrite_head(st, &method, &path, req.headers, &host, &norm_host, port, 80) {
+        Ok(o) => o,
+        Err(r) => return fail(&mut c, st, Failure::Refused(r)).await,
+    };
+    let mut up = match connect(&norm_host, addrs).await {
+        Ok(u) => u,
+        Err(f) => return fail(&mut c, st, f).await,
+    };
+    up.write_all(&out).await?;
+    drop(out);
+    if !rest.is_empty() {
+        up.write_all(&rest).await?;
+    }
+    relay(&mut c, &mut up).await
+}
+
+/// The request head as sent upstream: origin-form, the host the proxy
+/// checked as `Host`, no proxy or hop-by-hop headers, each secret's
+/// placeholder replaced by its value (or a refusal), `Connection: close`.
+#[allow(clippy::too_many_arguments)]
+fn rewrite_head(
+    st: &State,
+    method: &str,
+    path: &str,
+    headers: &[httparse::Header<'_>],
+    host: &str,
+    norm_host: &str,
+    port: u16,
+    default_port: u16,
+) -> Result<Vec<u8>, Refusal> {
     let mut out = format!("{method} {path} HTTP/1.1\r\n").into_bytes();
-    let host_value = if port == 80 {
-        authority_host(&host)
+    let host_value = if port == default_port {
+        authority_host(host)
     } else {
-        format!("{}:{port}", authority_host(&host))
+        format!("{}:{port}", authority_host(host))
     };
     out.extend_from_slice(format!("Host: {host_value}\r\n").as_bytes());
-    for h in req.headers.iter() {
+    for h in headers {
         let name = h.name.to_ascii_lowercase();
         if matches!(
             name.as_str(),
@@ -522,26 +566,74 @@ async fn http<S: Stream>(mut c: S, mut buf: Vec<u8>, st: &State) -> std::io::Res
         ) {
             continue;
         }
-        let value = match brokered(st, &norm_host, port, h.value) {
-            Ok(v) => v,
-            Err(r) => return fail(&mut c, st, Failure::Refused(r)).await,
-        };
+        let value = brokered(st, norm_host, port, h.value)?;
         out.extend_from_slice(h.name.as_bytes());
         out.extend_from_slice(b": ");
         out.extend_from_slice(&value);
         out.extend_from_slice(b"\r\n");
     }
     out.extend_from_slice(b"Connection: close\r\n\r\n");
-    let mut up = match connect(&norm_host, addrs).await {
+    Ok(out)
+}
+
+/// A `CONNECT` to a secret's host: answer the tunnel with this proxy's own
+/// certificate for `host`, open TLS to the real upstream, and forward the
+/// client's first request with its secrets in place (then relay as is;
+/// `Connection: close` keeps it to that one request).
+async fn intercept<S: Stream>(
+    c: S,
+    rest: Vec<u8>,
+    up: TcpStream,
+    host: &str,
+    port: u16,
+    st: &State,
+    tls: &super::tls::Interceptor,
+) -> std::io::Result<()> {
+    let mut c = c;
+    c.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        .await?;
+    let (r, w) = tokio::io::split(c);
+    let joined = tokio::io::join(std::io::Cursor::new(rest).chain(r), w);
+    let mut ct = tls
+        .acceptor(host)?
+        .accept(joined)
+        .await
+        .map_err(std::io::Error::other)?;
+    let mut ut = match tls.upstream.connect(host, up).await {
         Ok(u) => u,
-        Err(f) => return fail(&mut c, st, f).await,
+        Err(e) => {
+            let body = format!("hermes-tools network proxy: TLS to {host}:{port} failed: {e}\n");
+            return respond(&mut ct, 502, "Bad Gateway", &body).await;
+        }
     };
-    up.write_all(&out).await?;
-    drop(out);
-    if !rest.is_empty() {
-        up.write_all(&rest).await?;
+    let mut buf = Vec::with_capacity(4096);
+    let head_len = loop {
+        if let Some(p) = find(&buf, b"\r\n\r\n") {
+            break p + 4;
+        }
+        if buf.len() > MAX_HEAD || read_timed(&mut ct, &mut buf).await? == 0 {
+            return Ok(());
+        }
+    };
+    let mut headers = [httparse::EMPTY_HEADER; 128];
+    let mut req = httparse::Request::new(&mut headers);
+    if !matches!(
+        req.parse(&buf[..head_len]),
+        Ok(httparse::Status::Complete(_))
+    ) {
+        return respond(&mut ct, 400, "Bad Request", "malformed HTTP request\n").await;
     }
-    relay(&mut c, &mut up).await
+    let method = req.method.unwrap_or("GET").to_string();
+    let path = req.path.unwrap_or("/").to_string();
+    let out = match rewrite_head(st, &method, &path, req.headers, host, host, port, 443) {
+        Ok(o) => o,
+        Err(r) => return fail(&mut ct, st, Failure::Refused(r)).await,
+    };
+    ut.write_all(&out).await?;
+    ut.write_all(&buf[head_len..]).await?;
+    tokio::io::copy_bidirectional(&mut ct, &mut ut)
+        .await
+        .map(|_| ())
 }
 
 /// A header value with every secret placeholder replaced by its value, if

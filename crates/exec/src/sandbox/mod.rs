@@ -501,6 +501,13 @@ impl Sandbox {
                 &p.socket().display().to_string(),
                 crate::netproxy::SOCKET_INSIDE,
             ]);
+            if let Some(ca) = p.ca_bundle() {
+                push(&[
+                    "--ro-bind",
+                    &ca.display().to_string(),
+                    crate::netproxy::CA_INSIDE,
+                ]);
+            }
             for (k, v) in p.sandbox_env() {
                 push(&["--setenv", &k, &v]);
             }
