@@ -909,13 +909,23 @@ fn a_secret_is_put_in_place_over_https_for_its_host_only() {
     let real = "sk-real-tls-value-1a2b3c";
     let secret = Secret::new("API_TOKEN", real.into(), &["api.test".to_string()], vec![]).unwrap();
     let placeholder = secret.placeholder.clone();
+    // A secret for another host, sent to api.test inside its intercepted
+    // tunnel: refused there too.
+    let elsewhere = Secret::new(
+        "ELSEWHERE_TOKEN",
+        "sk-elsewhere-0000".into(),
+        &["nowhere.test".to_string()],
+        vec![],
+    )
+    .unwrap();
     let mut r = rules(
         &["api.test", "other.test"],
         &[],
         &["api.test", "other.test"],
     );
     r.upstream_ca = vec![ca];
-    let proxy = NetProxy::start(r, vec![secret], None).unwrap();
+    let ev = Arc::new(Events::default());
+    let proxy = NetProxy::start(r, vec![secret, elsewhere], Some(ev.clone())).unwrap();
     let sb = sandbox(&ws, proxy);
     let (a, o) = (api.port, other.port);
     let (_, out) = run(
@@ -923,6 +933,7 @@ fn a_secret_is_put_in_place_over_https_for_its_host_only() {
         &format!(
             r#"curl -sS -H "Authorization: Bearer $API_TOKEN" https://api.test:{a}/v1; echo
 curl -sS -k -H "X-Key: $API_TOKEN" https://other.test:{o}/tunnel; echo
+curl -sS -H "X-Other: $ELSEWHERE_TOKEN" https://api.test:{a}/wrong; echo
 echo "ca=$CURL_CA_BUNDLE"; grep -c 'BEGIN CERTIFICATE' /run/ht-ca.pem"#
         ),
     );
@@ -937,6 +948,8 @@ echo "ca=$CURL_CA_BUNDLE"; grep -c 'BEGIN CERTIFICATE' /run/ht-ca.pem"#
     assert!(out.contains("hello from other (tls)"), "{out}");
     assert!(out.contains(&format!("X-Key: {placeholder}")), "{out}");
     assert!(out.contains("ca=/run/ht-ca.pem"), "{out}");
+    assert!(out.contains("refused (secret:ELSEWHERE_TOKEN)"), "{out}");
+    assert!(!out.contains("sk-elsewhere"), "{out}");
     assert_eq!(out.matches(real).count(), 1, "{out}");
     assert_eq!(
         (
@@ -945,4 +958,7 @@ echo "ca=$CURL_CA_BUNDLE"; grep -c 'BEGIN CERTIFICATE' /run/ht-ca.pem"#
         ),
         (1, 1)
     );
+    let ev = ev.0.lock().unwrap();
+    assert_eq!(ev.len(), 1, "{ev:?}");
+    assert_eq!(ev[0].rule, "secret:ELSEWHERE_TOKEN");
 }

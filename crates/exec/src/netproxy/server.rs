@@ -459,19 +459,22 @@ async fn http<S: Stream>(mut c: S, mut buf: Vec<u8>, st: &State) -> std::io::Res
         let Some((host, port)) = split_host_port(&target, None) else {
             return respond(&mut c, 400, "Bad Request", "CONNECT needs host:port\n").await;
         };
-        let mut up = match st.open(&host, port).await {
-            Ok(u) => u,
+        let (norm, addrs) = match st.resolve(&host, port).await {
+            Ok(r) => r,
             Err(f) => return fail(&mut c, st, f).await,
         };
-        let norm = host.trim_end_matches('.').to_ascii_lowercase();
         if let Some(tls) = &st.tls
             && st
                 .secrets
                 .iter()
                 .any(|s| s.hosts.iter().any(|p| p.matches(&norm)))
         {
-            return intercept(c, rest, up, &norm, port, st, tls).await;
+            return intercept(c, rest, addrs, &norm, port, st, tls).await;
         }
+        let mut up = match connect(&norm, addrs).await {
+            Ok(u) => u,
+            Err(f) => return fail(&mut c, st, f).await,
+        };
         c.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
             .await?;
         if !rest.is_empty() {
@@ -583,7 +586,7 @@ fn rewrite_head(
 async fn intercept<S: Stream>(
     c: S,
     rest: Vec<u8>,
-    up: TcpStream,
+    addrs: Vec<SocketAddr>,
     host: &str,
     port: u16,
     st: &State,
@@ -599,13 +602,6 @@ async fn intercept<S: Stream>(
         .accept(joined)
         .await
         .map_err(std::io::Error::other)?;
-    let mut ut = match tls.upstream.connect(host, up).await {
-        Ok(u) => u,
-        Err(e) => {
-            let body = format!("hermes-tools network proxy: TLS to {host}:{port} failed: {e}\n");
-            return respond(&mut ct, 502, "Bad Gateway", &body).await;
-        }
-    };
     let mut buf = Vec::with_capacity(4096);
     let head_len = loop {
         if let Some(p) = find(&buf, b"\r\n\r\n") {
@@ -628,6 +624,18 @@ async fn intercept<S: Stream>(
     let out = match rewrite_head(st, &method, &path, req.headers, host, host, port, 443) {
         Ok(o) => o,
         Err(r) => return fail(&mut ct, st, Failure::Refused(r)).await,
+    };
+    // The upstream is reached only for a request that may go.
+    let up = match connect(host, addrs).await {
+        Ok(u) => u,
+        Err(f) => return fail(&mut ct, st, f).await,
+    };
+    let mut ut = match tls.upstream.connect(host, up).await {
+        Ok(u) => u,
+        Err(e) => {
+            let body = format!("hermes-tools network proxy: TLS to {host}:{port} failed: {e}\n");
+            return respond(&mut ct, 502, "Bad Gateway", &body).await;
+        }
     };
     ut.write_all(&out).await?;
     ut.write_all(&buf[head_len..]).await?;
