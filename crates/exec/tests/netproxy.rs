@@ -435,7 +435,7 @@ curl -sS -p -H "X-Key: $API_TOKEN" http://other.test:{o}/tunnel"#
         "{out}"
     );
     // Another host: refused, naming the secret; the server saw nothing.
-    assert!(out.contains("refused (secret:API_TOKEN)"), "{out}");
+    assert!(out.contains("refused (secret-host:API_TOKEN)"), "{out}");
     // Inside a tunnel the proxy sees nothing: the placeholder goes as it is.
     assert!(out.contains(&format!("X-Key: {placeholder}")), "{out}");
     assert_eq!(out.matches(real).count(), 1, "{out}");
@@ -447,7 +447,7 @@ curl -sS -p -H "X-Key: $API_TOKEN" http://other.test:{o}/tunnel"#
     );
     let ev = ev.0.lock().unwrap();
     assert_eq!(ev.len(), 1, "{ev:?}");
-    assert_eq!(ev[0].rule, "secret:API_TOKEN");
+    assert_eq!(ev[0].rule, "secret-host:API_TOKEN");
     assert!(!format!("{ev:?}").contains(real));
 }
 
@@ -948,7 +948,10 @@ echo "ca=$CURL_CA_BUNDLE"; grep -c 'BEGIN CERTIFICATE' /run/ht-ca.pem"#
     assert!(out.contains("hello from other (tls)"), "{out}");
     assert!(out.contains(&format!("X-Key: {placeholder}")), "{out}");
     assert!(out.contains("ca=/run/ht-ca.pem"), "{out}");
-    assert!(out.contains("refused (secret:ELSEWHERE_TOKEN)"), "{out}");
+    assert!(
+        out.contains("refused (secret-host:ELSEWHERE_TOKEN)"),
+        "{out}"
+    );
     assert!(!out.contains("sk-elsewhere"), "{out}");
     assert_eq!(out.matches(real).count(), 1, "{out}");
     assert_eq!(
@@ -960,5 +963,5 @@ echo "ca=$CURL_CA_BUNDLE"; grep -c 'BEGIN CERTIFICATE' /run/ht-ca.pem"#
     );
     let ev = ev.0.lock().unwrap();
     assert_eq!(ev.len(), 1, "{ev:?}");
-    assert_eq!(ev[0].rule, "secret:ELSEWHERE_TOKEN");
+    assert_eq!(ev[0].rule, "secret-host:ELSEWHERE_TOKEN");
 }

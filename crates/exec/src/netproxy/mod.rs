@@ -31,7 +31,7 @@
 //! in its environment instead of the value. In a plain-HTTP request the
 //! proxy replaces the placeholder in the header values with the real value
 //! when the request goes to one of the secret's hosts, and refuses the
-//! request (403, `secret:NAME`) when it goes anywhere else. HTTPS to a
+//! request (403, `secret-host:NAME`) when it goes anywhere else. HTTPS to a
 //! secret's hosts is intercepted ([`tls`]): the proxy makes a CA of its own
 //! (its key only in this process's memory), the sandbox trusts it through a
 //! CA bundle bound at [`CA_INSIDE`] (`SSL_CERT_FILE`, `CURL_CA_BUNDLE`,

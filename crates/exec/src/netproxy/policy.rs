@@ -186,7 +186,7 @@ pub struct Rules {
 pub struct Refusal {
     pub host: String,
     pub port: u16,
-    /// `deny:<rule>`, `not-allowed`, `private-address`, `secret:<NAME>`,
+    /// `deny:<rule>`, `not-allowed`, `private-address`, `secret-host:<NAME>`,
     /// `unresolved`, `invalid-host`, `not-approved`.
     pub rule: String,
     pub message: String,

@@ -657,9 +657,9 @@ fn brokered(st: &State, host: &str, port: u16, value: &[u8]) -> Result<Vec<u8>, 
             return Err(Refusal {
                 host: host.into(),
                 port,
-                rule: format!("secret:{}", s.name),
+                rule: format!("secret-host:{}", s.name),
                 message: format!(
-                    "the request carries the secret {} , which may go only to its own hosts (terminal.secrets.{}.hosts), not to {host}",
+                    "the request carries the secret {}, which may go only to its own hosts (terminal.secrets.{}.hosts), not to {host}",
                     s.name, s.name
                 ),
             });

@@ -13,7 +13,8 @@ fn sandbox_ok() -> bool {
     hermes_exec::sandbox::usable().is_ok()
 }
 
-/// A loopback server answering `hello from NAME` to every request.
+/// A loopback server answering `hello from NAME` and the request's
+/// headers to every request.
 fn server(name: &'static str) -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
@@ -21,11 +22,15 @@ fn server(name: &'static str) -> u16 {
         for c in l.incoming() {
             let Ok(mut c) = c else { continue };
             let mut r = BufReader::new(c.try_clone().unwrap());
-            let mut line = String::new();
-            while r.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
-                line.clear();
+            let mut head = String::new();
+            loop {
+                let mut line = String::new();
+                if r.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                head.push_str(&line);
             }
-            let body = format!("hello from {name}\n");
+            let body = format!("hello from {name}\n{head}");
             let _ = write!(
                 c,
                 "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
@@ -170,7 +175,7 @@ fn a_sandboxed_command_reaches_allowed_names_only_and_the_host_hears_of_refusals
     let events = Arc::new(Events(Mutex::new(Vec::new())));
     rt.set_event_sink(Some(events.clone())).unwrap();
     let out = run(&rt, &format!("curl -sS http://pkgs.test:{port}/"));
-    assert_eq!(out.trim(), "hello from pkgs");
+    assert!(out.starts_with("hello from pkgs"), "{out}");
     let out = run(&rt, &format!("curl -sS http://evil.test:{port}/"));
     assert!(
         out.contains("connection to evil.test:") && out.contains("not-approved"),
@@ -260,4 +265,34 @@ mod container_allow_list {
             Err(why) => eprintln!("SKIPPED: {why}"),
         }
     }
+}
+
+#[test]
+fn a_secret_from_a_file_reaches_only_its_host_through_the_config() {
+    if !sandbox_ok() {
+        eprintln!("skipped: no sandbox here");
+        return;
+    }
+    let ws = workspace("secret");
+    let file = ws.join("token.txt");
+    std::fs::write(&file, "file-secret-7c6b5a\n").unwrap();
+    let port = server("api");
+    let rt = Runtime::new(&config(
+        &ws,
+        json!({"allow": ["api.test", "other.test"], "hosts": {"api.test": "127.0.0.1", "other.test": "127.0.0.1"}}),
+        json!({"secrets": {"MY_TOKEN": {"file": file, "hosts": ["api.test"]}}}),
+    ))
+    .expect("runtime");
+    let out = run(
+        &rt,
+        &format!(
+            "echo \"seen=$MY_TOKEN\"; curl -sS -H \"X-T: $MY_TOKEN\" http://api.test:{port}/; curl -sS -H \"X-T: $MY_TOKEN\" http://other.test:{port}/"
+        ),
+    );
+    assert!(out.contains("seen=hermes-secret-MY_TOKEN-"), "{out}");
+    assert!(out.contains("X-T: file-secret-7c6b5a"), "{out}");
+    assert!(out.contains("refused (secret-host:MY_TOKEN)"), "{out}");
+    assert_eq!(out.matches("file-secret-7c6b5a").count(), 1, "{out}");
+    rt.close();
+    let _ = std::fs::remove_dir_all(&ws);
 }
