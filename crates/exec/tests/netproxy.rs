@@ -806,6 +806,7 @@ fn crafted_requests_are_judged_by_the_host_they_reach() {
 }
 
 /// A CA and a certificate for `host` signed by it (PEM: CA, leaf, key).
+#[cfg(feature = "tls-intercept")]
 fn test_pki(host: &str) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
     use openssl::asn1::Asn1Time;
     use openssl::hash::MessageDigest;
@@ -861,6 +862,7 @@ fn test_pki(host: &str) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
 
 /// An HTTPS server on 127.0.0.1 answering `hello from NAME (tls)` and the
 /// request head it received.
+#[cfg(feature = "tls-intercept")]
 fn tls_server(name: &'static str, leaf: &[u8], key: &[u8]) -> Server {
     let id = native_tls::Identity::from_pkcs8(leaf, key).unwrap();
     let acceptor = Arc::new(native_tls::TlsAcceptor::new(id).unwrap());
@@ -898,6 +900,7 @@ fn tls_server(name: &'static str, leaf: &[u8], key: &[u8]) -> Server {
     Server { port, hits }
 }
 
+#[cfg(feature = "tls-intercept")]
 #[test]
 fn a_secret_is_put_in_place_over_https_for_its_host_only() {
     need_bwrap!();

@@ -54,7 +54,14 @@
 pub mod policy;
 pub mod secrets;
 mod server;
+#[cfg(feature = "tls-intercept")]
 mod tls;
+
+/// The HTTPS interceptor (feature `tls-intercept`; without it, never made).
+#[cfg(feature = "tls-intercept")]
+type Tls = tls::Interceptor;
+#[cfg(not(feature = "tls-intercept"))]
+type Tls = std::convert::Infallible;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -107,13 +114,23 @@ impl NetProxy {
         let socket = dir.join("net.sock");
         // Secrets: HTTPS to their hosts is intercepted with a CA of this
         // proxy's own, which the sandbox trusts.
-        let (tls, ca_bundle) = if secrets.is_empty() {
+        #[cfg(feature = "tls-intercept")]
+        let (tls, ca_bundle): (Option<Tls>, Option<PathBuf>) = if secrets.is_empty() {
             (None, None)
         } else {
             let i = tls::Interceptor::new(&rules.upstream_ca)?;
             let p = dir.join("ca.pem");
             std::fs::write(&p, &i.bundle)?;
             (Some(i), Some(p))
+        };
+        #[cfg(not(feature = "tls-intercept"))]
+        let (tls, ca_bundle): (Option<Tls>, Option<PathBuf>) = {
+            if !secrets.is_empty() {
+                tracing::warn!(
+                    "network proxy: built without HTTPS interception (feature tls-intercept): secrets are put in place in plain-HTTP requests only"
+                );
+            }
+            (None, None)
         };
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)

@@ -24,7 +24,8 @@ pub(crate) struct State {
     pub(crate) rules: Rules,
     pub(crate) secrets: Vec<Secret>,
     /// HTTPS interception for the secrets' hosts (`None`: no secrets).
-    pub(crate) tls: Option<super::tls::Interceptor>,
+    #[cfg_attr(not(feature = "tls-intercept"), allow(dead_code))]
+    pub(crate) tls: Option<super::Tls>,
     events: Option<Arc<dyn NetEvents>>,
     /// Answers of the approval handler (`ask`), per host.
     asked: tokio::sync::Mutex<HashMap<String, bool>>,
@@ -34,7 +35,7 @@ impl State {
     pub(crate) fn new(
         rules: Rules,
         secrets: Vec<Secret>,
-        tls: Option<super::tls::Interceptor>,
+        tls: Option<super::Tls>,
         events: Option<Arc<dyn NetEvents>>,
     ) -> State {
         State {
@@ -209,6 +210,7 @@ trait Stream: AsyncRead + AsyncWrite + Unpin + Send {
     }
 }
 impl Stream for UnixStream {}
+#[cfg(feature = "tls-intercept")]
 impl<T: AsyncRead + AsyncWrite + Unpin + Send> Stream for tokio_native_tls::TlsStream<T> {}
 impl Stream for TcpStream {
     fn as_tcp(&self) -> Option<&TcpStream> {
@@ -463,6 +465,7 @@ async fn http<S: Stream>(mut c: S, mut buf: Vec<u8>, st: &State) -> std::io::Res
             Ok(r) => r,
             Err(f) => return fail(&mut c, st, f).await,
         };
+        #[cfg(feature = "tls-intercept")]
         if let Some(tls) = &st.tls
             && st
                 .secrets
@@ -579,6 +582,7 @@ fn rewrite_head(
     Ok(out)
 }
 
+#[cfg(feature = "tls-intercept")]
 /// A `CONNECT` to a secret's host: answer the tunnel with this proxy's own
 /// certificate for `host`, open TLS to the real upstream, and forward the
 /// client's first request with its secrets in place (then relay as is;
