@@ -57,12 +57,6 @@ mod server;
 #[cfg(feature = "tls-intercept")]
 mod tls;
 
-/// The HTTPS interceptor (feature `tls-intercept`; without it, never made).
-#[cfg(feature = "tls-intercept")]
-type Tls = tls::Interceptor;
-#[cfg(not(feature = "tls-intercept"))]
-type Tls = std::convert::Infallible;
-
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -115,7 +109,7 @@ impl NetProxy {
         // Secrets: HTTPS to their hosts is intercepted with a CA of this
         // proxy's own, which the sandbox trusts.
         #[cfg(feature = "tls-intercept")]
-        let (tls, ca_bundle): (Option<Tls>, Option<PathBuf>) = if secrets.is_empty() {
+        let (tls, ca_bundle): (Option<server::Tls>, Option<PathBuf>) = if secrets.is_empty() {
             (None, None)
         } else {
             let i = tls::Interceptor::new(&rules.upstream_ca)?;
@@ -124,7 +118,7 @@ impl NetProxy {
             (Some(i), Some(p))
         };
         #[cfg(not(feature = "tls-intercept"))]
-        let (tls, ca_bundle): (Option<Tls>, Option<PathBuf>) = {
+        let (tls, ca_bundle): (Option<server::Tls>, Option<PathBuf>) = {
             if !secrets.is_empty() {
                 tracing::warn!(
                     "network proxy: built without HTTPS interception (feature tls-intercept): secrets are put in place in plain-HTTP requests only"

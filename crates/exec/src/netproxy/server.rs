@@ -12,6 +12,12 @@ use tokio::net::{TcpStream, UnixListener, UnixStream};
 use super::policy::{NameVerdict, NetEvents, Refusal, Rules, valid_name};
 use super::secrets::Secret;
 
+/// The HTTPS interceptor (feature `tls-intercept`; without it, never made).
+#[cfg(feature = "tls-intercept")]
+pub(crate) type Tls = super::tls::Interceptor;
+#[cfg(not(feature = "tls-intercept"))]
+pub(crate) type Tls = std::convert::Infallible;
+
 /// Largest request head read (the request line and headers).
 const MAX_HEAD: usize = 64 << 10;
 /// How long a client has to send its request, and an upstream to accept.
@@ -25,7 +31,7 @@ pub(crate) struct State {
     pub(crate) secrets: Vec<Secret>,
     /// HTTPS interception for the secrets' hosts (`None`: no secrets).
     #[cfg_attr(not(feature = "tls-intercept"), allow(dead_code))]
-    pub(crate) tls: Option<super::Tls>,
+    pub(crate) tls: Option<Tls>,
     events: Option<Arc<dyn NetEvents>>,
     /// Answers of the approval handler (`ask`), per host.
     asked: tokio::sync::Mutex<HashMap<String, bool>>,
@@ -35,7 +41,7 @@ impl State {
     pub(crate) fn new(
         rules: Rules,
         secrets: Vec<Secret>,
-        tls: Option<super::Tls>,
+        tls: Option<Tls>,
         events: Option<Arc<dyn NetEvents>>,
     ) -> State {
         State {
