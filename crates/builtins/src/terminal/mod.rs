@@ -162,7 +162,13 @@ fn base_env(cfg: &TerminalConfig, remote: Option<Vec<(String, String)>>) -> Vec<
     let own: Vec<(String, String)> = match remote {
         Some(r) => r
             .into_iter()
-            .filter(|(k, _)| !secret(k) || cfg.env_passthrough.iter().any(|p| p == k))
+            // A brokered secret's variable holds its placeholder (set on
+            // the container by the proxy), never the value: kept.
+            .filter(|(k, _)| {
+                !secret(k)
+                    || cfg.env_passthrough.iter().any(|p| p == k)
+                    || cfg.secrets.contains_key(k)
+            })
             .collect(),
         None => hermes_exec::inherit::host_env(inherit_mode(cfg), &cfg.env_passthrough, &secret),
     };

