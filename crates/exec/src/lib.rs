@@ -22,6 +22,7 @@ pub mod env;
 pub mod fs;
 pub mod inherit;
 pub mod local;
+pub mod netproxy;
 pub mod pump;
 pub mod remote_fs;
 pub mod sandbox;

@@ -53,6 +53,9 @@ pub struct SandboxConfig {
     pub root: PathBuf,
     /// Keep the network (off by default).
     pub network: bool,
+    /// With `network` off: the one way out, the allow-list proxy (see
+    /// [`crate::netproxy`]), reached from inside at 127.0.0.1:3128.
+    pub proxy: Option<std::sync::Arc<crate::netproxy::NetProxy>>,
     /// Extra read-only binds.
     pub ro_binds: Vec<PathBuf>,
     /// Extra writable binds.

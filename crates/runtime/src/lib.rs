@@ -208,7 +208,7 @@ fn check_options(config: &Config) -> hermes_approval::CheckOptions {
             workspace: hermes_builtins::terminal::default_cwd(&config.terminal)
                 .display()
                 .to_string(),
-            network: config.terminal.network,
+            network: config.terminal.network.any(),
         }),
     }
 }
@@ -426,7 +426,8 @@ impl Runtime {
             "sandbox" => constant(Arc::new(HostFs::sandboxed(
                 &hermes_exec::sandbox::SandboxConfig {
                     root: base.clone(),
-                    network: tcfg.network,
+                    network: tcfg.network.host_network(),
+                    proxy: None,
                     ro_binds: tcfg.sandbox_ro_binds.iter().map(Into::into).collect(),
                     rw_binds: tcfg.sandbox_rw_binds.iter().map(Into::into).collect(),
                     limits: tcfg.sandbox_limits.to_exec(),
