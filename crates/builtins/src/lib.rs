@@ -9,6 +9,7 @@
 #![deny(unsafe_code)]
 
 pub mod activity;
+pub mod code;
 pub mod file;
 pub mod fuzzy;
 pub mod memory;

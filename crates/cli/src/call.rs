@@ -174,6 +174,15 @@ pub fn call(config: Option<&Path>, as_json: bool, tool: &str, args: &str) -> u8 
     if !serde_json::from_str::<Value>(args).is_ok_and(|v| v.is_object()) {
         return crate::out::usage(format!("call: ARGS_JSON must be a JSON object, got {args}"));
     }
+    // Inside an execute_code run: the call goes to the run's channel.
+    if config.is_none()
+        && let Some(sock) = std::env::var_os(SOCKET_VAR).filter(|s| !s.is_empty())
+    {
+        return match call_over_socket(Path::new(&sock), tool, args) {
+            Ok(text) => print_result(as_json, tool, text),
+            Err(e) => crate::out::fail(format!("call {tool}: {e}")),
+        };
+    }
     let rt = match runtime(config) {
         Ok(rt) => rt,
         Err(e) => return crate::out::fail(e),
@@ -205,6 +214,12 @@ pub fn call(config: Option<&Path>, as_json: bool, tool: &str, args: &str) -> u8 
         Ok(t) => t,
         Err(e) => return crate::out::fail(format!("call {tool}: {}", e.message)),
     };
+    print_result(as_json, tool, text)
+}
+
+/// Print a tool's result text (pretty JSON, or `{"tool","status","result"}`
+/// with `--json`); 1 when it is an error.
+fn print_result(as_json: bool, tool: &str, text: String) -> u8 {
     let parsed: Value = serde_json::from_str(&text).unwrap_or(Value::String(text.clone()));
     let failed = parsed.get("error").is_some_and(|e| !e.is_null())
         || parsed
@@ -224,4 +239,65 @@ pub fn call(config: Option<&Path>, as_json: bool, tool: &str, args: &str) -> u8 
         }
     }
     u8::from(failed)
+}
+
+/// The environment variable an execute_code run sets to its channel.
+const SOCKET_VAR: &str = "HERMES_TOOLS_SOCKET";
+
+/// One tool call over an execute_code run's channel (MCP, newline-delimited
+/// JSON-RPC on a Unix socket): initialize, then tools/call. The result's
+/// text as the tool answered it.
+fn call_over_socket(sock: &Path, tool: &str, args: &str) -> Result<String, String> {
+    use std::os::unix::net::UnixStream;
+    let conn = UnixStream::connect(sock)
+        .map_err(|e| format!("cannot reach the run's channel {}: {e}", sock.display()))?;
+    let mut w = conn.try_clone().map_err(|e| e.to_string())?;
+    let mut r = std::io::BufReader::new(conn);
+    let mut rpc = |id: u64, method: &str, params: Value| -> Result<Value, String> {
+        if method != "initialize" {
+            // The handshake's end, before the first request after it.
+            writeln!(
+                w,
+                r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+            )
+            .map_err(|e| format!("channel: {e}"))?;
+        }
+        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(w, "{msg}").map_err(|e| format!("channel: {e}"))?;
+        loop {
+            let mut line = String::new();
+            if r.read_line(&mut line)
+                .map_err(|e| format!("channel: {e}"))?
+                == 0
+            {
+                return Err("the run's channel closed (the run ended)".into());
+            }
+            let Ok(v) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
+            if v.get("id") != Some(&json!(id)) {
+                continue;
+            }
+            if let Some(e) = v.get("error") {
+                return Err(e["message"].as_str().unwrap_or("error").to_string());
+            }
+            return Ok(v.get("result").cloned().unwrap_or(Value::Null));
+        }
+    };
+    rpc(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "hermes-tools call", "version": env!("CARGO_PKG_VERSION")}}),
+    )?;
+    let args: Value = serde_json::from_str(args).map_err(|e| e.to_string())?;
+    let res = rpc(2, "tools/call", json!({"name": tool, "arguments": args}))?;
+    let text: String = res["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["type"] == "text")
+        .filter_map(|c| c["text"].as_str())
+        .collect();
+    Ok(text)
 }

@@ -490,6 +490,18 @@ fn prompt(
         m.insert("kind".into(), kind.into());
         m.insert("task_id".into(), ctx.task_id.clone().into());
         m.insert("tool_call_id".into(), ctx.tool_call_id.clone().into());
+        // A call made by a script (execute_code) names it: the person sees
+        // that the command comes from inside a script, and which call ran it.
+        if let Some(origin) = ctx
+            .json
+            .as_deref()
+            .filter(|j| j.contains("\"origin\""))
+            .and_then(|j| serde_json::from_str::<Value>(j).ok())
+            .and_then(|mut v| v.get_mut("origin").map(Value::take))
+            .filter(Value::is_object)
+        {
+            m.insert("origin".into(), origin);
+        }
         m.insert("timeout_s".into(), timeout.as_secs().into());
         if let Some(w) = shared.runs_on.read().clone() {
             m.insert("runs_on".into(), w.into());

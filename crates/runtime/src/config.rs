@@ -5,6 +5,7 @@
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
+pub use hermes_builtins::code::CodeConfig;
 pub use hermes_builtins::file::FileConfig;
 pub use hermes_builtins::memory::MemoryConfig;
 pub use hermes_builtins::skills::SkillsConfig;
@@ -34,6 +35,8 @@ pub struct Config {
     pub memory: MemoryConfig,
     /// The skills toolset's extra folders and guard.
     pub skills: SkillsConfig,
+    /// execute_code's limits (`code_execution` toolset).
+    pub code_execution: CodeConfig,
     pub approvals: ApprovalsConfig,
     pub dispatch: DispatchConfig,
     pub availability: AvailabilityConfig,
@@ -134,6 +137,7 @@ pub const BUILTIN_TOOLSETS: &[&str] = &[
     "memory",
     "skills",
     "tool_search",
+    "code_execution",
 ];
 
 impl Config {

@@ -269,7 +269,22 @@ pub struct Runtime {
 impl Runtime {
     /// Build a runtime from its JSON config (`{}` = defaults, nothing built-in).
     pub fn new(config_json: &str) -> Result<Runtime> {
-        let config = Config::parse(config_json)?;
+        let mut config = Config::parse(config_json)?;
+        // execute_code's bash scripts call `hermes-tools`: in the sandbox,
+        // that one program is bound read-only where it is (a link to it from
+        // the run's folder must resolve inside).
+        if config
+            .builtin_toolsets
+            .iter()
+            .any(|t| t == "code_execution")
+            && config.terminal.backend == "sandbox"
+            && let Some(cli) = hermes_builtins::code::cli_program(&config.code_execution)
+        {
+            let cli = cli.display().to_string();
+            if !config.terminal.sandbox_ro_binds.contains(&cli) {
+                config.terminal.sandbox_ro_binds.push(cli);
+            }
+        }
         let escalation_engine = hermes_approval::Engine::from_config(
             &config.approvals.runtime_engine_config(Some(
                 hermes_builtins::terminal::default_cwd(&config.terminal)
@@ -353,7 +368,13 @@ impl Runtime {
     /// first, so the file tools can follow its per-task working directory.
     fn install_builtins(&mut self) -> Result<()> {
         let mut names = self.config.builtin_toolsets.clone();
-        names.sort_by_key(|n| n != "terminal");
+        // The terminal first (the file tools follow its directories),
+        // execute_code last (it runs in the terminal's backend).
+        names.sort_by_key(|n| match n.as_str() {
+            "terminal" => 0,
+            "code_execution" => 2,
+            _ => 1,
+        });
         names.dedup();
         for name in names {
             match name.as_str() {
@@ -369,6 +390,34 @@ impl Runtime {
                     self.terminal = Some(term);
                 }
                 "tool_search" => hermes_core::search::install(&self.core)?,
+                "code_execution" => {
+                    // Scripts run where terminal commands run: the terminal's
+                    // backend, or one of its own when the toolset is off.
+                    let term = match &self.terminal {
+                        Some(t) => t.clone(),
+                        None => {
+                            let services: Arc<dyn ToolServices> = self.services.clone();
+                            let t = Terminal::new(
+                                self.config.terminal.clone(),
+                                services,
+                                self.core.id,
+                                Some(self.core.engine.clone()),
+                            )?;
+                            self.lifecycles.lock().push(t.clone());
+                            t
+                        }
+                    };
+                    let spill = match &self.config.code_execution.spill_dir {
+                        Some(d) => config::expand_home(d).into(),
+                        None => self.config.data_dir().join("cache").join("exec"),
+                    };
+                    hermes_builtins::code::install(
+                        self.config.code_execution.clone(),
+                        term,
+                        spill,
+                        &self.core,
+                    )?;
+                }
                 "file" => {
                     let files = hermes_builtins::file::install(self.file_ctx()?, &self.core)?;
                     self.lifecycles.lock().push(files.clone());

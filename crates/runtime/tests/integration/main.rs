@@ -22,6 +22,7 @@ mod builtin_fidelity;
 mod builtin_file;
 mod builtin_skills;
 mod builtin_todo_memory;
+mod code_execution;
 mod mcp_everything;
 mod mcp_resilience;
 mod mcp_sampling;
