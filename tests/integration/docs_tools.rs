@@ -29,8 +29,10 @@ fn cell(s: &str) -> String {
 
 fn render() -> String {
     let cfg = serde_json::json!({
-        "builtin_toolsets": ["terminal", "file", "todo", "memory", "skills", "tool_search"],
+        "builtin_toolsets": ["terminal", "file", "todo", "memory", "skills", "tool_search", "code_execution"],
         "data_dir": std::env::temp_dir().join("hermes-tools-docs-never-written"),
+        // What this machine has must not change the reference.
+        "code_execution": {"languages": ["python", "javascript", "bash"]},
     });
     let rt = Runtime::new(&cfg.to_string()).expect("a runtime with every built-in toolset");
     let defs: Value = serde_json::from_str(&rt.definitions("").expect("definitions")).unwrap();

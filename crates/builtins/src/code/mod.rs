@@ -81,6 +81,10 @@ pub struct CodeConfig {
     /// The `hermes-tools` program bash scripts call (default: next to the
     /// running program, else on PATH).
     pub cli_path: Option<String>,
+    /// The languages offered (`python`, `javascript`, `bash`); default:
+    /// those whose interpreter is on this machine (and, for bash, the
+    /// `hermes-tools` program).
+    pub languages: Option<Vec<String>>,
 }
 
 impl Default for CodeConfig {
@@ -91,6 +95,7 @@ impl Default for CodeConfig {
             max_output_bytes: 50_000,
             spill_dir: None,
             cli_path: None,
+            languages: None,
         }
     }
 }
@@ -247,12 +252,35 @@ pub fn install(
     spill_dir: PathBuf,
     core: &Arc<Core>,
 ) -> Result<Arc<CodeCtx>> {
-    let sandboxed = terminal.backend.name() == "sandbox";
-    let mut langs = interpreters(sandboxed);
     let cli = cli_program(&cfg);
-    if cli.is_none() {
-        langs.retain(|l| *l != Lang::Bash);
-    }
+    let langs = match &cfg.languages {
+        Some(names) => {
+            let mut langs = Vec::new();
+            for n in names {
+                let l = Lang::parse(n).ok_or_else(|| {
+                    hermes_core::Error::invalid(format!(
+                        "runtime config: code_execution.languages: unknown language '{n}' (python, javascript, bash)"
+                    ))
+                })?;
+                if !langs.contains(&l) {
+                    langs.push(l);
+                }
+            }
+            if langs.is_empty() {
+                return Err(hermes_core::Error::invalid(
+                    "runtime config: code_execution.languages: name at least one language",
+                ));
+            }
+            langs
+        }
+        None => {
+            let mut langs = interpreters(terminal.backend.name() == "sandbox");
+            if cli.is_none() {
+                langs.retain(|l| *l != Lang::Bash);
+            }
+            langs
+        }
+    };
     let ctx = Arc::new(CodeCtx {
         cli,
         cfg,
@@ -437,8 +465,13 @@ fn run(c: &CodeCtx, code: &str, lang: Lang, ctx: &RunCtx, started: Instant) -> T
             Lang::Bash => {
                 let bin = d.join("bin");
                 std::fs::create_dir(&bin)?;
-                if let Some(cli) = &c.cli {
-                    std::os::unix::fs::symlink(cli, bin.join("hermes-tools"))?;
+                match &c.cli {
+                    Some(cli) => std::os::unix::fs::symlink(cli, bin.join("hermes-tools"))?,
+                    None => {
+                        return Err(std::io::Error::other(
+                            "the hermes-tools program bash scripts call was not found (set code_execution.cli_path)",
+                        ));
+                    }
                 }
                 let p = d.join("script.sh");
                 write_private(&p, code)?;

@@ -1,0 +1,133 @@
+//! execute_code figures (issue 31), local backend:
+//! - one inner `read_file` round trip from the Python stub (script-side
+//!   `time.perf_counter` around the call) against the same call made
+//!   directly through dispatch (goal: within 3x);
+//! - the startup of a run (`execute_code` with `pass`, wall time of the
+//!   dispatch) against starting the interpreter alone (`python3 -c pass`
+//!   spawned directly) (goal: within 1.5x).
+//!
+//! `cargo bench -p hermes-runtime --bench code_execution` (HT_BENCH_N
+//! calls, default 2000; HT_BENCH_BACKEND=sandbox for the sandbox).
+
+use hermes_core::dispatch::CallContext;
+use hermes_runtime::Runtime;
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn ctx() -> CallContext {
+    CallContext {
+        task_id: "bench".into(),
+        ..CallContext::default()
+    }
+}
+
+fn main() {
+    let n: usize = std::env::var("HT_BENCH_N")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2000);
+    let backend = std::env::var("HT_BENCH_BACKEND").unwrap_or_else(|_| "local".into());
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("work");
+    std::fs::create_dir_all(&root).unwrap();
+    // 100 lines: each call reads another line, so the read guards (an
+    // unchanged re-read gets a stub) never answer instead of the tool.
+    let text: String = (0..100)
+        .map(|i| format!("line {i} of the file\n"))
+        .collect();
+    std::fs::write(root.join("a.txt"), text).unwrap();
+    let cfg = json!({
+        "builtin_toolsets": ["file", "code_execution"],
+        "terminal": {"backend": backend, "cwd": root},
+        "data_dir": dir.path().join("data"),
+        "code_execution": {"max_tool_calls": n + 10, "languages": ["python"]},
+    });
+    let rt = Runtime::new(&cfg.to_string()).unwrap();
+
+    // Direct: the same read_file calls through dispatch.
+    let args = |i: usize| json!({"path": "a.txt", "offset": 1 + i % 100, "limit": 1}).to_string();
+    for i in 0..n / 10 {
+        rt.dispatch("read_file", &args(i), ctx()).unwrap();
+    }
+    let mut direct = Vec::with_capacity(n);
+    for i in 0..n {
+        let a = args(i);
+        let t = Instant::now();
+        let out = rt.dispatch("read_file", &a, ctx()).unwrap();
+        direct.push(t.elapsed());
+        assert!(out.contains("line"), "{out}");
+    }
+    let direct = median(direct);
+
+    // From the Python stub: the script times each call itself.
+    let code = format!(
+        r#"
+import time
+from hermes_tools import read_file
+for i in range({warm}):
+    read_file("a.txt", offset=1 + i % 100, limit=1)
+ts = []
+for i in range({n}):
+    t = time.perf_counter()
+    r = read_file("a.txt", offset=1 + i % 100, limit=1)
+    ts.append(time.perf_counter() - t)
+    assert "content" in r, r
+ts.sort()
+print(ts[len(ts) // 2])
+"#,
+        warm = n / 10,
+        n = n - n / 10,
+    );
+    let out = rt
+        .dispatch("execute_code", &json!({ "code": code }).to_string(), ctx())
+        .unwrap();
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["status"], "success", "{v}");
+    let stub = Duration::from_secs_f64(v["output"].as_str().unwrap().trim().parse().unwrap());
+
+    // Startup: a run that does nothing, against the interpreter alone.
+    let runs = 30;
+    let mut bare = Vec::new();
+    let mut run = Vec::new();
+    for _ in 0..runs {
+        let t = Instant::now();
+        let ok = std::process::Command::new("python3")
+            .args(["-c", "pass"])
+            .current_dir(&root)
+            .status()
+            .unwrap()
+            .success();
+        bare.push(t.elapsed());
+        assert!(ok);
+        let t = Instant::now();
+        let out = rt
+            .dispatch("execute_code", r#"{"code":"pass"}"#, ctx())
+            .unwrap();
+        run.push(t.elapsed());
+        assert!(out.contains("\"success\""), "{out}");
+    }
+    let (bare, run) = (median(bare), median(run));
+    println!("execute_code ({backend} backend), medians:");
+    println!(
+        "  read_file round trip: from the Python stub {:.1} us, through dispatch {:.1} us: {:.2}x (goal <= 3x)",
+        stub.as_secs_f64() * 1e6,
+        direct.as_secs_f64() * 1e6,
+        stub.as_secs_f64() / direct.as_secs_f64()
+    );
+    println!(
+        "  startup: execute_code 'pass' {:.1} ms, python3 -c pass {:.1} ms: {:.2}x (goal <= 1.5x)",
+        ms(run),
+        ms(bare),
+        run.as_secs_f64() / bare.as_secs_f64()
+    );
+    rt.close();
+}
