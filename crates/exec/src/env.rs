@@ -67,6 +67,21 @@ pub trait Remote: Send + Sync {
     /// Why a command that ended with `code` ended so, when it was the
     /// connection's doing (`None`: the command's own exit status).
     fn explain_exit(&self, pid: i32, code: i32) -> Option<String>;
+    /// Make the Unix socket `local` (on this machine) reachable at `remote`
+    /// where `task`'s commands run, until the returned guard is dropped
+    /// (ssh: streamlocal forwarding over the task's connection). Default:
+    /// not supported.
+    fn forward_socket(
+        &self,
+        _task: &str,
+        _local: &std::path::Path,
+        _remote: &std::path::Path,
+    ) -> io::Result<Box<dyn std::any::Any + Send>> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "this backend cannot forward a socket",
+        ))
+    }
 }
 
 /// `name` on this process's PATH, or in the usual system folders (a host

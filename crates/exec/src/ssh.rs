@@ -838,6 +838,40 @@ impl Remote for Ssh {
             )
         })
     }
+    fn forward_socket(
+        &self,
+        task: &str,
+        local: &Path,
+        remote: &Path,
+    ) -> io::Result<Box<dyn std::any::Any + Send>> {
+        let (ctl, _, _) = self.ensure_master(task_key(task))?;
+        let spec = format!("{}:{}", remote.display(), local.display());
+        let out = self
+            .client(&ctl, &["-O", "forward", "-R", &spec])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .output()?;
+        if !out.status.success() {
+            let why = String::from_utf8_lossy(&out.stderr);
+            return Err(io::Error::other(format!(
+                "ssh: cannot forward a socket to {}: {}",
+                self.cfg.label(),
+                why.trim()
+            )));
+        }
+        Ok(Box::new(Forward(
+            self.client(&ctl, &["-O", "cancel", "-R", &spec]),
+        )))
+    }
+}
+
+/// A socket forwarded by [`Remote::forward_socket`]: cancelled when dropped.
+struct Forward(Command);
+
+impl Drop for Forward {
+    fn drop(&mut self) {
+        let _ = self.0.stdout(Stdio::null()).stderr(Stdio::null()).status();
+    }
 }
 
 impl Drop for Ssh {

@@ -3,8 +3,9 @@
 //! ends, speaking MCP (newline-delimited JSON-RPC, the stdio framing) with
 //! the methods a tools client uses: `initialize`, `ping`, `tools/list`,
 //! `tools/call`. Every call goes through the runtime's whole dispatch
-//! pipeline (repair, validation, hooks, approval, timeouts, output limits)
-//! as an async dispatch, so ending the run cancels the calls still running.
+//! pipeline (repair, validation, hooks, approval, timeouts, output limits);
+//! commands and host tools as async dispatches, so ending the run cancels
+//! the calls still running.
 //!
 //! Why not crates/mcp-server: its server is runtime-wide (it replaces the
 //! runtime's approval handler with the client's elicitation, runs calls as
@@ -36,6 +37,9 @@ use hermes_core::context::CallContext;
 const MAX_LINE: u64 = 32 << 20;
 /// Connections open at once (each has a thread).
 const MAX_CONNECTIONS: usize = 16;
+
+/// Tools whose calls run inline on the connection's thread (see [`call`]).
+const INLINE_TOOLS: &[&str] = &["read_file", "write_file", "search_files", "patch"];
 
 /// What the run's tools are and how their calls are made.
 pub struct RunSpec {
@@ -310,9 +314,14 @@ fn call(params: &Value, shared: &Arc<Shared>) -> Value {
         return error_result("bad call context".into());
     };
     let args = Value::Object(args).to_string();
-    // A run started from the callbacks thread cannot wait for completions
-    // that are delivered there: its calls run synchronously (not cancellable).
-    if core.callbacks.is_current() {
+    // The file tools end on their own (bounded reads, writes and searches):
+    // they run inline on this thread, without the async path's hops to the
+    // blocking pool and the callbacks thread; a closing run does not wait
+    // for them.
+    // Commands and host tools are async dispatches, cancelled when the run
+    // ends. A run started from the callbacks thread cannot wait for
+    // completions delivered there: its calls are all inline.
+    if INLINE_TOOLS.contains(&name) || core.callbacks.is_current() {
         return match hermes_core::dispatch::dispatch_sync(&core, name, &args, ctx) {
             Ok(t) => tool_result(t),
             Err(e) => error_result(e.message),

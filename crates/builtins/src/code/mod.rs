@@ -411,71 +411,121 @@ fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     f.write_all(text.as_bytes())
 }
 
+/// The run's folder where the script runs, when that is another machine
+/// (ssh): removed over the task's connection when dropped.
+struct FarDir {
+    fs: Arc<dyn hermes_exec::fs::FileSystem>,
+    path: PathBuf,
+}
+
+impl Drop for FarDir {
+    fn drop(&mut self) {
+        let _ = self.fs.remove_dir_all(&self.path);
+    }
+}
+
 fn run(c: &CodeCtx, code: &str, lang: Lang, ctx: &RunCtx, started: Instant) -> ToolOutput {
     let term = &c.terminal;
     let backend = term.backend.clone();
-    if !matches!(backend.name(), "local" | "sandbox") {
+    if !matches!(backend.name(), "local" | "sandbox" | "ssh") {
         return error_result(
             format!(
-                "execute_code does not run on the {} backend yet (it runs on the local and sandbox backends); use the tools directly",
+                "execute_code does not run on the {} backend yet (it runs on the local, sandbox and ssh backends); use the tools directly",
                 backend.name()
             ),
             0,
             started,
         );
     }
+    let task_id = ctx.context.task_id.as_str();
+    let task = hermes_exec::task_key(task_id);
     let Some(core) = c.core.upgrade() else {
         return error_result("the runtime is closing", 0, started);
     };
     let tools = allowed_tools(&core);
     drop(core);
+    // The socket's folder, on this machine (private, one run only).
     let dir = match RunDir::new() {
         Ok(d) => d,
         Err(e) => return error_result(format!("cannot create the run's folder: {e}"), 0, started),
     };
-    // The stubs and the script, in the run's private folder.
+    // Where the stubs and the script go: that folder, or on a remote
+    // backend a private folder there (in its state folder).
+    let far = match backend.remote() {
+        None => None,
+        Some(r) => {
+            let made = (|| -> std::io::Result<FarDir> {
+                let fs = backend.files(task).ok_or_else(|| {
+                    std::io::Error::other("the backend has no file system for the task")
+                })?;
+                let path = r
+                    .state_dir()?
+                    .join(format!("code-{}", crate::terminal::ids::unique_suffix()));
+                fs.create_dir_all(&path)?;
+                Ok(FarDir { fs, path })
+            })();
+            match made {
+                Ok(f) => Some(f),
+                Err(e) => {
+                    return error_result(
+                        format!("cannot create the run's folder {}: {e}", backend.location()),
+                        0,
+                        started,
+                    );
+                }
+            }
+        }
+    };
+    let d: PathBuf = match &far {
+        Some(f) => f.path.clone(),
+        None => dir.0.clone(),
+    };
+    let put = |rel: &str, text: &str| -> std::io::Result<PathBuf> {
+        let p = d.join(rel);
+        match &far {
+            Some(f) => {
+                if let Some(parent) = p.parent() {
+                    f.fs.create_dir_all(parent)?;
+                }
+                f.fs.write_atomic(&p, text.as_bytes(), Some(0o600))?;
+            }
+            None => {
+                if let Some(parent) = p.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
+                write_private(&p, text)?;
+            }
+        }
+        Ok(p)
+    };
     let stub_tools: Vec<StubTool<'_>> = tools
         .iter()
         .filter_map(|(_, d)| StubTool::from_mcp(d))
         .collect();
-    let d = &dir.0;
     let written = (|| -> std::io::Result<PathBuf> {
         Ok(match lang {
             Lang::Python => {
-                write_private(
-                    &d.join("hermes_tools.py"),
-                    &stubs::python_module(&stub_tools),
-                )?;
-                let p = d.join("script.py");
-                write_private(&p, code)?;
-                p
+                put("hermes_tools.py", &stubs::python_module(&stub_tools))?;
+                put("script.py", code)?
             }
             Lang::JavaScript => {
-                let m = d.join("node_modules").join("hermes_tools");
-                std::fs::create_dir_all(&m)?;
-                write_private(
-                    &m.join("package.json"),
+                put(
+                    "node_modules/hermes_tools/package.json",
                     r#"{"name":"hermes_tools","type":"module","main":"index.js"}"#,
                 )?;
-                write_private(&m.join("index.js"), &stubs::js_module(&stub_tools))?;
-                let p = d.join("script.mjs");
-                write_private(&p, code)?;
-                p
+                put(
+                    "node_modules/hermes_tools/index.js",
+                    &stubs::js_module(&stub_tools),
+                )?;
+                put("script.mjs", code)?
             }
             Lang::Bash => {
-                let bin = d.join("bin");
-                std::fs::create_dir(&bin)?;
-                match &c.cli {
-                    Some(cli) => std::os::unix::fs::symlink(cli, bin.join("hermes-tools"))?,
-                    None => {
-                        return Err(std::io::Error::other(
-                            "the hermes-tools program bash scripts call was not found (set code_execution.cli_path)",
-                        ));
-                    }
+                if c.cli.is_none() {
+                    return Err(std::io::Error::other(
+                        "the hermes-tools program bash scripts call was not found (set code_execution.cli_path)",
+                    ));
                 }
-                let p = d.join("script.sh");
-                write_private(&p, code)?;
-                p
+                put("script.sh", code)?
             }
         })
     })();
@@ -506,7 +556,7 @@ fn run(c: &CodeCtx, code: &str, lang: Lang, ctx: &RunCtx, started: Instant) -> T
         json!({"tool": "execute_code", "tool_call_id": ctx.context.tool_call_id, "language": lang.name()}),
     );
     let mut channel = match Channel::start(
-        d,
+        &dir.0,
         RunSpec {
             core: c.core.clone(),
             tools,
@@ -517,8 +567,25 @@ fn run(c: &CodeCtx, code: &str, lang: Lang, ctx: &RunCtx, started: Instant) -> T
         Ok(ch) => ch,
         Err(e) => return error_result(format!("cannot open the run's channel: {e}"), 0, started),
     };
+    // On a remote backend the socket is forwarded into the run's folder there.
+    let forward = match backend.remote() {
+        Some(r) => match r.forward_socket(task, channel.socket(), &d.join("mcp.sock")) {
+            Ok(g) => Some(g),
+            Err(e) => {
+                return error_result(
+                    format!("cannot open the run's channel {}: {e}", backend.location()),
+                    0,
+                    started,
+                );
+            }
+        },
+        None => None,
+    };
+    let socket = match &far {
+        Some(_) => d.join("mcp.sock"),
+        None => channel.socket().to_path_buf(),
+    };
     // The task's environment and directory, as a terminal command gets them.
-    let task_id = ctx.context.task_id.as_str();
     let prep = term.prepare(task_id, "", None, false, false);
     let mut env = prep.env;
     let dir_s = d.display().to_string();
@@ -537,7 +604,7 @@ fn run(c: &CodeCtx, code: &str, lang: Lang, ctx: &RunCtx, started: Instant) -> T
         None => format!("{dir_s}/bin:/usr/local/bin:/usr/bin:/bin"),
     };
     for (k, v) in [
-        (stubs::SOCKET_VAR, channel.socket().display().to_string()),
+        (stubs::SOCKET_VAR, socket.display().to_string()),
         ("PYTHONPATH", pythonpath),
         ("PYTHONDONTWRITEBYTECODE", "1".into()),
         ("PYTHONUNBUFFERED", "1".into()),
@@ -547,8 +614,17 @@ fn run(c: &CodeCtx, code: &str, lang: Lang, ctx: &RunCtx, started: Instant) -> T
         env.push((k.to_string(), v));
     }
     let prog = lang.program();
+    // bash scripts find `hermes-tools` in the run's bin folder.
+    let link = match (&c.cli, lang) {
+        (Some(cli), Lang::Bash) => format!(
+            "mkdir -p {bin} && ln -sf {cli} {bin}/hermes-tools || exit 126\n",
+            bin = crate::terminal::sq(&format!("{}/bin", d.display())),
+            cli = crate::terminal::sq(&cli.display().to_string()),
+        ),
+        _ => String::new(),
+    };
     let script = format!(
-        "command -v {prog} >/dev/null 2>&1 || {{ echo 'execute_code: {prog} is not installed where scripts run' >&2; exit 127; }}\nexec {prog} {}",
+        "{link}command -v {prog} >/dev/null 2>&1 || {{ echo 'execute_code: {prog} is not installed where scripts run' >&2; exit 127; }}\nexec {prog} {}",
         crate::terminal::sq(&script_path.display().to_string())
     );
     let extra = [d.clone()];
@@ -558,7 +634,7 @@ fn run(c: &CodeCtx, code: &str, lang: Lang, ctx: &RunCtx, started: Instant) -> T
         env: &env,
         pty: false,
         extra_rw: &extra,
-        task: hermes_exec::task_key(task_id),
+        task,
         linger: false,
     };
     let sp = match backend.spawn(&req) {
@@ -585,10 +661,12 @@ fn run(c: &CodeCtx, code: &str, lang: Lang, ctx: &RunCtx, started: Instant) -> T
     let (code, ended) = pump(sp.pid, &sp.output, &*backend, &opts, &mut |chunk| {
         cap.push(chunk)
     });
+    drop(forward);
     channel.close();
     let calls = channel.calls_made();
     drop(channel);
     drop(dir);
+    drop(far);
     let (output, meta) = cap.finish();
     let mut v = json!({
         "status": "success",

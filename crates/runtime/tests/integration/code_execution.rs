@@ -1,5 +1,6 @@
-//! execute_code on real backends (local, and the bubblewrap sandbox where
-//! it works here): real interpreters, the real channel, the real
+//! execute_code on real backends (local, the bubblewrap sandbox where it
+//! works here, ssh to a real sshd on 127.0.0.1 where one starts): real
+//! interpreters, the real channel (forwarded with `-R` over ssh), the real
 //! `hermes-tools` program, the host's approval handler. Run with
 //! `cargo test -p hermes-runtime --test integration code_execution::`.
 
@@ -33,6 +34,7 @@ fn cli() -> PathBuf {
 }
 
 struct Env {
+    _sshd: Option<crate::ssh_common::Sshd>,
     _dir: tempfile::TempDir,
     root: PathBuf,
     rt: Arc<Runtime>,
@@ -75,6 +77,16 @@ fn env(backend: &str, code: Value, extra: Value) -> Option<Env> {
         eprintln!("skipped: the sandbox does not work here: {why}");
         return None;
     }
+    let sshd = match backend {
+        "ssh" => match crate::ssh_common::Sshd::start() {
+            Ok(s) => Some(s),
+            Err(why) => {
+                eprintln!("SKIPPED: {why}");
+                return None;
+            }
+        },
+        _ => None,
+    };
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("work");
     std::fs::create_dir_all(&root).unwrap();
@@ -89,18 +101,22 @@ fn env(backend: &str, code: Value, extra: Value) -> Option<Env> {
         "approvals": {"non_interactive": "deny", "posture": "deny-list"},
         "code_execution": ce,
     });
+    if let Some(s) = &sshd {
+        cfg["terminal"]["ssh"] = s.section();
+    }
     if let (Value::Object(a), Value::Object(b)) = (&mut cfg, extra) {
         a.extend(b);
     }
     let rt = Arc::new(Runtime::new(&cfg.to_string()).expect("runtime"));
     Some(Env {
+        _sshd: sshd,
         _dir: dir,
         root,
         rt,
     })
 }
 
-macro_rules! local_and_sandbox {
+macro_rules! on_every_backend {
     ($scenario:ident) => {
         mod $scenario {
             #[test]
@@ -110,6 +126,10 @@ macro_rules! local_and_sandbox {
             #[test]
             fn sandbox() {
                 super::$scenario("sandbox");
+            }
+            #[test]
+            fn ssh() {
+                super::$scenario("ssh");
             }
         }
     };
@@ -154,7 +174,7 @@ print(json.dumps({"lines": lines, "hit": path, "patched": not p.get("error")}))
     );
     assert!(v["duration_seconds"].as_f64().unwrap() > 0.0, "{v}");
 }
-local_and_sandbox!(python_reads_twenty_files_greps_and_patches);
+on_every_backend!(python_reads_twenty_files_greps_and_patches);
 
 fn javascript_calls_tools(backend: &str) {
     let Some(e) = env(backend, json!({}), json!({})) else {
@@ -186,7 +206,7 @@ console.log(JSON.stringify({ ok: !x.error && !y.error }));
     );
     assert!(e.path("c.txt").is_file());
 }
-local_and_sandbox!(javascript_calls_tools);
+on_every_backend!(javascript_calls_tools);
 
 fn bash_uses_hermes_tools_call(backend: &str) {
     let Some(e) = env(backend, json!({}), json!({})) else {
@@ -207,7 +227,7 @@ env | grep -c -E '^(HERMES_TOOLS_SOCKET)=' "#,
         "from bash\n"
     );
 }
-local_and_sandbox!(bash_uses_hermes_tools_call);
+on_every_backend!(bash_uses_hermes_tools_call);
 
 fn the_call_limit_is_enforced_by_the_runtime(backend: &str) {
     let Some(e) = env(backend, json!({"max_tool_calls": 3}), json!({})) else {
@@ -230,7 +250,7 @@ for i in range(5):
     assert!(out.contains("3 True Tool call limit reached (3)"), "{out}");
     assert!(out.contains("4 True"), "{out}");
 }
-local_and_sandbox!(the_call_limit_is_enforced_by_the_runtime);
+on_every_backend!(the_call_limit_is_enforced_by_the_runtime);
 
 struct Host(Mutex<Vec<String>>, &'static str);
 
@@ -297,7 +317,7 @@ print(json.dumps(r))
     assert_eq!(mode(), 0o777);
     assert_eq!(yes.0.lock().unwrap().len(), 1);
 }
-local_and_sandbox!(a_dangerous_terminal_call_asks_the_host);
+on_every_backend!(a_dangerous_terminal_call_asks_the_host);
 
 /// Whether a process whose command line contains `marker` is alive.
 fn alive(marker: &str) -> bool {
@@ -365,7 +385,7 @@ fn cancelling_kills_the_script_and_its_calls(backend: &str) {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
-local_and_sandbox!(cancelling_kills_the_script_and_its_calls);
+on_every_backend!(cancelling_kills_the_script_and_its_calls);
 
 fn a_script_that_never_reads_its_socket_cannot_hang_the_runtime(backend: &str) {
     let Some(e) = env(backend, json!({"timeout": 3}), json!({})) else {
@@ -401,7 +421,7 @@ time.sleep(600)
     let v = e.run("python", "print('ok')");
     assert_eq!(v["output"], "ok\n", "{v}");
 }
-local_and_sandbox!(a_script_that_never_reads_its_socket_cannot_hang_the_runtime);
+on_every_backend!(a_script_that_never_reads_its_socket_cannot_hang_the_runtime);
 
 fn big_output_is_cut_and_saved(backend: &str) {
     let Some(e) = env(backend, json!({"max_output_bytes": 1000}), json!({})) else {
@@ -420,7 +440,7 @@ fn big_output_is_cut_and_saved(backend: &str) {
     let whole = std::fs::read_to_string(p).unwrap();
     assert_eq!(whole.lines().count(), 2000);
 }
-local_and_sandbox!(big_output_is_cut_and_saved);
+on_every_backend!(big_output_is_cut_and_saved);
 
 #[test]
 fn errors_and_secrets() {
@@ -505,4 +525,51 @@ fn the_description_lists_only_the_tools_that_passed_filtering() {
     .unwrap();
     assert!(desc(json!({})).contains("web_search("));
     assert!(!desc(json!({"disabled_toolsets": ["web"]})).contains("web_search("));
+}
+
+/// A host hook sees (and may block) the script's calls, which carry the
+/// outer call's task and a call id of their own.
+struct BlockWrites(Mutex<Vec<Value>>);
+
+impl hermes_core::hooks::Hook for BlockWrites {
+    fn call(&self, event: &Arc<str>, reply: hermes_core::hooks::HookReply) {
+        let v: Value = serde_json::from_str(event).unwrap();
+        let block = v["tool_name"] == "write_file";
+        self.0.lock().unwrap().push(v);
+        reply.send(if block {
+            json!({"action": "block", "message": "no writes from scripts"}).to_string()
+        } else {
+            "{}".into()
+        });
+    }
+}
+
+#[test]
+fn hooks_see_and_block_the_scripts_calls() {
+    let Some(e) = env("local", json!({}), json!({})) else {
+        return;
+    };
+    std::fs::write(e.path("a.txt"), "a\n").unwrap();
+    let hook = Arc::new(BlockWrites(Mutex::default()));
+    e.rt.add_hook("pre_tool_call", hook.clone()).unwrap();
+    let v = e.run(
+        "python",
+        "from hermes_tools import read_file, write_file\nprint(read_file('a.txt')['total_lines'])\nprint(write_file('b.txt', 'x')['error'])",
+    );
+    assert_eq!(
+        v["output"].as_str().unwrap(),
+        "1\nno writes from scripts\n",
+        "{v}"
+    );
+    assert!(!e.path("b.txt").exists());
+    let seen = hook.0.lock().unwrap().clone();
+    let inner: Vec<&Value> = seen
+        .iter()
+        .filter(|s| s["tool_name"] != "execute_code")
+        .collect();
+    assert_eq!(inner.len(), 2, "{seen:?}");
+    assert_eq!(inner[0]["tool_name"], "read_file");
+    assert_eq!(inner[0]["task_id"], "t");
+    assert_eq!(inner[0]["tool_call_id"], "call_outer#1");
+    assert_eq!(inner[1]["tool_call_id"], "call_outer#2");
 }
