@@ -22,7 +22,9 @@
 //! nothing waits for those threads.
 
 use parking_lot::Mutex;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
+use std::borrow::Cow;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
@@ -54,12 +56,32 @@ pub struct RunSpec {
 
 struct Shared {
     spec: RunSpec,
+    /// The inner calls' context but their `tool_call_id` (parsed once),
+    /// its JSON text without the closing brace, and the outer call's id.
+    base: CallContext,
+    json_head: String,
+    outer: String,
     calls: AtomicUsize,
     stopped: AtomicBool,
     conns: Mutex<Vec<UnixStream>>,
     open: AtomicUsize,
     /// Async dispatches in flight (cancelled when the run ends).
     inflight: Mutex<Vec<u64>>,
+}
+
+impl Shared {
+    /// The context of the script's `n`-th call: `tool_call_id` `<outer>#<n>`.
+    fn context(&self, n: usize) -> CallContext {
+        let id = format!("{}#{n}", self.outer);
+        let mut c = self.base.clone();
+        c.json = Some(Arc::from(format!(
+            "{}\"tool_call_id\":{}}}",
+            self.json_head,
+            Value::String(id.clone())
+        )));
+        c.tool_call_id = id;
+        c
+    }
 }
 
 /// A run's channel; [`Channel::close`] (or drop) ends it.
@@ -78,7 +100,23 @@ impl Channel {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))?;
         }
+        let mut map = spec.context.clone();
+        let outer = match map.remove("tool_call_id") {
+            Some(Value::String(s)) => s,
+            _ => String::new(),
+        };
+        let text = Value::Object(map.clone()).to_string();
+        let base = CallContext::parse(Some(&text))
+            .map_err(|e| std::io::Error::other(format!("context: {}", e.message)))?;
+        let mut json_head = text;
+        json_head.pop(); // the closing brace
+        if !map.is_empty() {
+            json_head.push(',');
+        }
         let shared = Arc::new(Shared {
+            base,
+            json_head,
+            outer,
             spec,
             calls: AtomicUsize::new(0),
             stopped: AtomicBool::new(false),
@@ -115,11 +153,11 @@ impl Channel {
         if self.shared.stopped.swap(true, Ordering::AcqRel) {
             return;
         }
-        // Wake the acceptor (blocked in accept) with a connection of our own.
-        let _ = UnixStream::connect(&self.socket);
-        if let Some(h) = self.acceptor.take() {
-            let _ = h.join();
-        }
+        // The acceptor polls with a short timeout and ends on its own once
+        // it sees the flag (not waited for: a wake-up connection would fail
+        // if the script removed the socket); a connection it accepts from
+        // now on is shut at once.
+        drop(self.acceptor.take());
         for c in self.shared.conns.lock().drain(..) {
             let _ = c.shutdown(std::net::Shutdown::Both);
         }
@@ -140,16 +178,32 @@ impl Drop for Channel {
 }
 
 fn accept_loop(listener: UnixListener, shared: Arc<Shared>) {
-    for conn in listener.incoming() {
+    use std::os::fd::AsRawFd;
+    if listener.set_nonblocking(true).is_err() {
+        return;
+    }
+    loop {
         if shared.stopped.load(Ordering::Acquire) {
             return;
         }
-        let Ok(conn) = conn else { continue };
+        if hermes_exec::poll_one(listener.as_raw_fd(), libc::POLLIN, 100) & libc::POLLIN == 0 {
+            continue;
+        }
+        let Ok((conn, _)) = listener.accept() else {
+            continue;
+        };
+        if conn.set_nonblocking(false).is_err() {
+            continue;
+        }
         if shared.open.load(Ordering::Acquire) >= MAX_CONNECTIONS {
             continue; // dropped: closed at once
         }
         let Ok(keep) = conn.try_clone() else { continue };
         shared.conns.lock().push(keep);
+        if shared.stopped.load(Ordering::Acquire) {
+            let _ = conn.shutdown(std::net::Shutdown::Both);
+            return;
+        }
         shared.open.fetch_add(1, Ordering::AcqRel);
         let s = shared.clone();
         let spawned = std::thread::Builder::new()
@@ -182,7 +236,7 @@ fn serve_conn(conn: UnixStream, shared: &Arc<Shared>) {
         if line.last() != Some(&b'\n') && n as u64 >= MAX_LINE {
             let _ = reply(
                 &mut writer,
-                &json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": format!("request over {MAX_LINE} bytes")}}),
+                rpc_error("null", -32600, &format!("request over {MAX_LINE} bytes")),
             );
             return;
         }
@@ -192,82 +246,127 @@ fn serve_conn(conn: UnixStream, shared: &Arc<Shared>) {
         let Some(answer) = handle(&line, shared) else {
             continue;
         };
-        if reply(&mut writer, &answer).is_err() {
+        if reply(&mut writer, answer).is_err() {
             return;
         }
     }
 }
 
-fn reply(w: &mut UnixStream, v: &Value) -> std::io::Result<()> {
-    let mut text = v.to_string();
+fn reply(w: &mut UnixStream, text: String) -> std::io::Result<()> {
+    let mut text = text;
     text.push('\n');
     w.write_all(text.as_bytes())
 }
 
+/// One JSON-RPC message, read without building a tree (the arguments stay
+/// text and go to dispatch as they are).
+#[derive(serde::Deserialize)]
+struct Msg<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    method: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+}
+
+#[derive(serde::Deserialize)]
+struct CallParams<'a> {
+    #[serde(borrow, default)]
+    name: Cow<'a, str>,
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
+}
+
+fn rpc_error(id: &str, code: i32, message: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":{code},"message":{}}}}}"#,
+        Value::String(message.to_string())
+    )
+}
+
 /// The answer to one message (`None`: a notification).
-fn handle(line: &[u8], shared: &Arc<Shared>) -> Option<Value> {
-    let msg: Value = match serde_json::from_slice(line) {
-        Ok(v @ Value::Object(_)) => v,
-        _ => {
-            return Some(
-                json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "parse error: one JSON-RPC object per line"}}),
-            );
-        }
+fn handle(line: &[u8], shared: &Arc<Shared>) -> Option<String> {
+    let Ok(msg) = serde_json::from_slice::<Msg<'_>>(line) else {
+        return Some(rpc_error(
+            "null",
+            -32700,
+            "parse error: one JSON-RPC object per line",
+        ));
     };
-    let id = msg.get("id").cloned()?;
-    let method = msg.get("method").and_then(Value::as_str).unwrap_or("");
-    let params = msg.get("params").cloned().unwrap_or(Value::Null);
+    let id = msg.id?.get();
+    let method = msg.method.as_deref().unwrap_or("");
     let result = match method {
         "initialize" => {
-            let version = params
-                .get("protocolVersion")
-                .and_then(Value::as_str)
-                .unwrap_or("2025-06-18");
+            let version = msg
+                .params
+                .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
+                .and_then(|p| {
+                    p.get("protocolVersion")
+                        .and_then(Value::as_str)
+                        .map(String::from)
+                })
+                .unwrap_or_else(|| "2025-06-18".into());
             json!({
                 "protocolVersion": version,
                 "capabilities": {"tools": {}},
                 "serverInfo": {"name": "hermes-tools execute_code", "version": env!("CARGO_PKG_VERSION")},
             })
+            .to_string()
         }
-        "ping" => json!({}),
+        "ping" => "{}".to_string(),
         "tools/list" => {
             let tools: Vec<&Value> = shared.spec.tools.iter().map(|(_, d)| d).collect();
-            json!({ "tools": tools })
+            json!({ "tools": tools }).to_string()
         }
-        "tools/call" => call(&params, shared),
+        "tools/call" => {
+            let params = msg
+                .params
+                .and_then(|p| serde_json::from_str::<CallParams<'_>>(p.get()).ok());
+            match params {
+                Some(p) => call(&p.name, p.arguments, shared),
+                None => {
+                    return Some(rpc_error(
+                        id,
+                        -32602,
+                        "tools/call: params {name, arguments}",
+                    ));
+                }
+            }
+        }
         other => {
             let shown: String = other.chars().take(60).collect();
-            return Some(
-                json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": format!("method not found: {shown}")}}),
-            );
+            return Some(rpc_error(id, -32601, &format!("method not found: {shown}")));
         }
     };
-    Some(json!({"jsonrpc": "2.0", "id": id, "result": result}))
+    Some(format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#
+    ))
 }
 
-/// A tool's result text as MCP's `CallToolResult`.
-fn tool_result(text: String) -> Value {
-    let parsed: Option<Value> = serde_json::from_str(&text).ok();
-    let failed = parsed.as_ref().is_some_and(|v| {
-        v.get("error").is_some_and(|e| !e.is_null())
-            || matches!(
-                v.get("status").and_then(Value::as_str),
-                Some("error" | "blocked")
-            )
-    });
-    let mut out = json!({"content": [{"type": "text", "text": text}], "isError": failed});
-    if let Some(v @ Value::Object(_)) = parsed {
-        out["structuredContent"] = v;
-    }
-    out
+/// A tool's result text as MCP's `CallToolResult` (JSON text): the text
+/// once (the stubs parse it; no `structuredContent` copy), `isError` when
+/// it is an error result (parsed only when it may be one).
+fn tool_result(text: String) -> String {
+    let failed = (text.contains("\"error\"") || text.contains("\"status\""))
+        && serde_json::from_str::<Value>(&text).is_ok_and(|v| {
+            v.get("error").is_some_and(|e| !e.is_null())
+                || matches!(
+                    v.get("status").and_then(Value::as_str),
+                    Some("error" | "blocked")
+                )
+        });
+    format!(
+        r#"{{"content":[{{"type":"text","text":{}}}],"isError":{failed}}}"#,
+        Value::String(text)
+    )
 }
 
-fn error_result(message: String) -> Value {
+fn error_result(message: String) -> String {
     tool_result(json!({ "error": message }).to_string())
 }
 
-fn call(params: &Value, shared: &Arc<Shared>) -> Value {
-    let name = params.get("name").and_then(Value::as_str).unwrap_or("");
+fn call(name: &str, arguments: Option<&RawValue>, shared: &Arc<Shared>) -> String {
     let spec = &shared.spec;
     if !spec.tools.iter().any(|(n, _)| n == name) {
         let shown: String = name.chars().take(80).collect();
@@ -284,12 +383,13 @@ fn call(params: &Value, shared: &Arc<Shared>) -> Value {
             spec.max_calls
         ));
     }
-    let mut args = match params.get("arguments") {
-        Some(Value::Object(m)) => m.clone(),
-        _ => Map::new(),
-    };
-    if name == "terminal" {
+    let raw = arguments.map_or("{}", RawValue::get);
+    let args = if name == "terminal" {
         // Foreground only, in the task's own backend.
+        let mut args = match serde_json::from_str::<Value>(raw) {
+            Ok(Value::Object(m)) => m,
+            _ => Map::new(),
+        };
         for k in [
             "background",
             "pty",
@@ -299,21 +399,14 @@ fn call(params: &Value, shared: &Arc<Shared>) -> Value {
         ] {
             args.remove(k);
         }
-    }
+        Value::Object(args).to_string()
+    } else {
+        raw.to_string()
+    };
     let Some(core) = spec.core.upgrade() else {
         return error_result("the runtime is closing".into());
     };
-    let mut ctx = spec.context.clone();
-    let outer = ctx
-        .get("tool_call_id")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    ctx.insert("tool_call_id".into(), json!(format!("{outer}#{n}")));
-    let Ok(ctx) = CallContext::parse(Some(&Value::Object(ctx).to_string())) else {
-        return error_result("bad call context".into());
-    };
-    let args = Value::Object(args).to_string();
+    let ctx = shared.context(n);
     // The file tools end on their own (bounded reads, writes and searches):
     // they run inline on this thread, without the async path's hops to the
     // blocking pool and the callbacks thread; a closing run does not wait

@@ -475,6 +475,14 @@ fn errors_and_secrets() {
             assert!(!out.contains(&format!("{k}=")), "{k} leaked");
         }
     }
+    // A script that removes its socket does not hold up the end of its run.
+    let t = Instant::now();
+    let v = e.run(
+        "python",
+        "import os\nos.unlink(os.environ['HERMES_TOOLS_SOCKET'])\nprint('gone')",
+    );
+    assert_eq!(v["output"], "gone\n", "{v}");
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
     // Languages are the schema's enum: validation answers before a run.
     let v = e.run("cobol", "x");
     assert!(
