@@ -53,7 +53,7 @@ pub fn features_json() -> &'static std::ffi::CStr {
             },
             "formats": ["openai", "anthropic", "mcp"],
             "hooks": ["pre_tool_call", "post_tool_call", "transform_tool_result"],
-            "builtin_toolsets": ["terminal", "file", "todo", "memory", "skills", "tool_search"],
+            "builtin_toolsets": ["terminal", "file", "todo", "memory", "skills", "tool_search", "code_execution"],
             "pty": cfg!(feature = "pty"),
             "sandbox": "bubblewrap",
             "bulk_registration": true,
