@@ -581,3 +581,47 @@ fn hooks_see_and_block_the_scripts_calls() {
     assert_eq!(inner[0]["tool_call_id"], "call_outer#1");
     assert_eq!(inner[1]["tool_call_id"], "call_outer#2");
 }
+
+/// The channel is MCP: the official MCP Python SDK's `ClientSession`
+/// (from `build/venv`, which scripts/setup.sh installs) initializes, lists
+/// the run's tools and calls one over the run's socket.
+#[test]
+fn the_official_mcp_client_speaks_to_the_channel() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let python = root.join("build/venv/bin/python");
+    let has_mcp = std::process::Command::new(&python)
+        .args(["-c", "import mcp, anyio"])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        has_mcp,
+        "build/venv lacks the Python `mcp` SDK: run scripts/setup.sh (it installs it)"
+    );
+    let Some(e) = env("local", json!({}), json!({})) else {
+        return;
+    };
+    std::fs::write(e.path("a.txt"), "hello\n").unwrap();
+    let client =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/code_mcp_client.py");
+    let v = e.run(
+        "bash",
+        &format!("exec {} {}", python.display(), client.display()),
+    );
+    assert_eq!(v["status"], "success", "{v}");
+    let out: Value = serde_json::from_str(v["output"].as_str().unwrap().trim()).unwrap();
+    assert_eq!(out["server"], "hermes-tools execute_code", "{out}");
+    assert_eq!(
+        out["tools"],
+        json!([
+            "patch",
+            "read_file",
+            "search_files",
+            "terminal",
+            "write_file"
+        ]),
+        "{out}"
+    );
+    assert_eq!(out["is_error"], false, "{out}");
+    assert!(out["text"].as_str().unwrap().contains("1|hello"), "{out}");
+    assert_eq!(v["tool_calls_made"], 1, "{v}");
+}
