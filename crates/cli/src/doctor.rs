@@ -53,7 +53,8 @@ fn sandbox_works(r: &mut Report, backend: &str) {
         Some(v) => format!(
             "Landlock ABI {v}: applied to every sandboxed command (file system; signals and abstract sockets need ABI 6)"
         ),
-        None => "Landlock not available (the sandbox's mounts and seccomp filter still hold)".to_string(),
+        None => "Landlock not available (the sandbox's mounts and seccomp filter still hold)"
+            .to_string(),
     };
     match hermes_exec::sandbox::usable() {
         Ok(()) => r.ok(&format!(

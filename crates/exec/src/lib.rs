@@ -20,6 +20,7 @@
 pub mod container;
 pub mod env;
 pub mod fs;
+pub mod host;
 pub mod inherit;
 pub mod local;
 pub mod pump;

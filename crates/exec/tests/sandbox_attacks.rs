@@ -527,8 +527,14 @@ except OSError as e:
     let (code, _, out) = run(&sb, &script);
     drop(listener);
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("refused 1\n"), "the host's abstract socket was reachable: {out}");
-    assert!(out.contains("stop 1\n"), "the command stopped its parent: {out}");
+    assert!(
+        out.contains("refused 1\n"),
+        "the host's abstract socket was reachable: {out}"
+    );
+    assert!(
+        out.contains("stop 1\n"),
+        "the command stopped its parent: {out}"
+    );
     assert!(out.contains("signal0 1\n"), "{out}");
     assert!(out.contains("fine\n"), "{out}");
     also_as_nobody("landlock_scopes_sockets_and_signals");

@@ -238,7 +238,9 @@ fn runs_on(config: &Config) -> Option<String> {
                 d.image
             )
         }),
-        _ => None,
+        name => t
+            .host_env(name)
+            .map(|e| hermes_exec::Environment::location(&**e)),
     }
 }
 
@@ -263,7 +265,17 @@ pub struct Runtime {
 impl Runtime {
     /// Build a runtime from its JSON config (`{}` = defaults, nothing built-in).
     pub fn new(config_json: &str) -> Result<Runtime> {
-        let config = Config::parse(config_json)?;
+        Runtime::with_environments(config_json, Vec::new())
+    }
+
+    /// [`Runtime::new`] with environments the host brought: the config's
+    /// `terminal.backend` may name one (its commands then go through the
+    /// same approval, limits, timeouts and cancellation as any backend's).
+    pub fn with_environments(
+        config_json: &str,
+        envs: Vec<Arc<hermes_exec::host::HostEnv>>,
+    ) -> Result<Runtime> {
+        let config = Config::parse_with_environments(config_json, envs)?;
         let escalation_engine = hermes_approval::Engine::from_config(
             &config.approvals.runtime_engine_config(Some(
                 hermes_builtins::terminal::default_cwd(&config.terminal)
@@ -453,6 +465,13 @@ impl Runtime {
                             .map_err(|e| Error::invalid(format!("runtime config: {e}")))?,
                     ))
                 }
+            },
+            name if tcfg.host_env(name).is_some() => match &self.terminal {
+                Some(term) => per_task(term.backend.clone()),
+                // The file toolset without the terminal: the same host environment.
+                None => per_task(Arc::new(hermes_exec::host::HostBackend(
+                    tcfg.host_env(name).expect("checked above").clone(),
+                ))),
             },
             _ => constant(Arc::new(HostFs::local())),
         };

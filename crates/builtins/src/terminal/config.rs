@@ -52,6 +52,31 @@ pub struct TerminalConfig {
     pub ssh: Option<SshSection>,
     /// docker / podman backend: the image and the container's limits.
     pub docker: Option<ContainerSection>,
+    /// Environments the host brought (`ht_runtime_new_with_environments`):
+    /// `backend` may name one of them. Not part of the JSON.
+    #[serde(skip)]
+    pub host_envs: HostEnvs,
+}
+
+/// The host-defined environments a runtime was created with.
+#[derive(Clone, Default)]
+pub struct HostEnvs(pub Vec<std::sync::Arc<hermes_exec::host::HostEnv>>);
+
+impl std::fmt::Debug for HostEnvs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use hermes_exec::Environment;
+        f.debug_list()
+            .entries(self.0.iter().map(|e| e.name()))
+            .finish()
+    }
+}
+
+impl TerminalConfig {
+    /// The host environment `name`, if the host brought one by that name.
+    pub fn host_env(&self, name: &str) -> Option<&std::sync::Arc<hermes_exec::host::HostEnv>> {
+        use hermes_exec::Environment;
+        self.host_envs.0.iter().find(|e| e.name() == name)
+    }
 }
 
 /// `"terminal": {"sandbox_limits": {...}}`: see `hermes_exec::spawn::SandboxLimits`
@@ -239,6 +264,7 @@ impl Default for TerminalConfig {
             sandbox_limits: SandboxLimitsSection::default(),
             ssh: None,
             docker: None,
+            host_envs: HostEnvs::default(),
         }
     }
 }

@@ -30,7 +30,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-pub use config::TerminalConfig;
+pub use config::{HostEnvs, TerminalConfig};
 use hermes_core::error::{Error, ErrorKind, Result};
 use hermes_core::{Lifecycle, ToolServices};
 use hermes_exec::{Environment, Input};
@@ -226,9 +226,12 @@ fn environment(cfg: &TerminalConfig) -> Result<Arc<dyn Environment>> {
                 .map(|s| Arc::new(s) as Arc<dyn Environment>)
                 .map_err(|e| Error::invalid(format!("runtime config: {e}")))
         }
-        other => Err(Error::invalid(format!(
-            "runtime config: terminal.backend: unknown backend '{other}' (auto, local, sandbox, ssh, docker, podman)"
-        ))),
+        other => match cfg.host_env(other) {
+            Some(env) => Ok(Arc::new(hermes_exec::host::HostBackend(env.clone()))),
+            None => Err(Error::invalid(format!(
+                "runtime config: terminal.backend: unknown backend '{other}' (auto, local, sandbox, ssh, docker, podman, or an environment the host registered)"
+            ))),
+        },
     }
 }
 

@@ -1139,7 +1139,12 @@ fn sandbox_writes_to_hard_linked_files_ask_and_never_reach_the_other_name() {
     let rt = hermes_runtime::Runtime::new(&cfg.to_string()).unwrap();
     let no = std::sync::Arc::new(Approver(Default::default(), "deny"));
     rt.set_approval_sink(false, Some(no.clone())).unwrap();
-    let v = call(&rt, "write_file", "t", json!({"path": "hl.txt", "content": "new\n"}));
+    let v = call(
+        &rt,
+        "write_file",
+        "t",
+        json!({"path": "hl.txt", "content": "new\n"}),
+    );
     assert!(v["error"].as_str().is_some(), "{v}");
     let asked = no.0.lock().unwrap().clone();
     assert_eq!(asked.len(), 1, "{asked:?}");
@@ -1148,7 +1153,12 @@ fn sandbox_writes_to_hard_linked_files_ask_and_never_reach_the_other_name() {
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "outside\n");
     let yes = std::sync::Arc::new(Approver(Default::default(), "once"));
     rt.set_approval_sink(false, Some(yes)).unwrap();
-    let v = call(&rt, "write_file", "t", json!({"path": "hl.txt", "content": "new\n"}));
+    let v = call(
+        &rt,
+        "write_file",
+        "t",
+        json!({"path": "hl.txt", "content": "new\n"}),
+    );
     assert_eq!(v["bytes_written"], 4, "{v}");
     assert_eq!(std::fs::read_to_string(ws.join("hl.txt")).unwrap(), "new\n");
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "outside\n");
