@@ -21,6 +21,7 @@ mod core_registry;
 mod core_search;
 mod docs_tools;
 mod header;
+mod host_env_ffi;
 mod mcp_ffi;
 mod plugins;
 mod progress_ffi;

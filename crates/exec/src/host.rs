@@ -181,13 +181,11 @@ impl HostExec {
                 io::ErrorKind::BrokenPipe,
                 "already finished",
             )),
-            Some(Sink::Stream { out, .. }) => match out {
-                Some(s) => send_all(s, data),
-                None => Err(io::Error::new(
-                    io::ErrorKind::BrokenPipe,
-                    "already finished",
-                )),
-            },
+            Some(Sink::Stream { out: Some(s), .. }) => send_all(s, data),
+            Some(Sink::Stream { out: None, .. }) => Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "already finished",
+            )),
             Some(Sink::Capture(c)) => {
                 let mut st = lock(&c.state);
                 if st.code.is_some() {
@@ -481,8 +479,10 @@ impl Environment for HostEnv {
             shq(&mark),
             command_script(req)
         );
-        // The local proxy: a process the pump, the process tool and the
-        // supervisor follow, ending with the host command's status.
+        // The local proxy: a process the pump and the process tool follow,
+        // ending with the host command's status. No shim: it starts
+        // nothing, and its stdin's end of file (this library's write end
+        // closed, by finish, a drop, or this process's death) ends it.
         let proxy_req = SpawnRequest {
             script: "",
             cwd: Path::new("/"),
@@ -493,7 +493,7 @@ impl Environment for HostEnv {
             linger: false,
         };
         let argv = ["/bin/sh".to_string(), "-c".into(), PROXY_SCRIPT.into()];
-        let (mut sp, ctl) = crate::local::spawn_argv_fed(&argv, &proxy_req)?;
+        let (mut sp, ctl) = crate::local::spawn_argv_fed_unsupervised(&argv, &proxy_req)?;
         let (reader, writer) = UnixStream::pair()?;
         reader.set_nonblocking(true)?;
         let _ = rustix::net::shutdown(&reader, rustix::net::Shutdown::Write);
