@@ -13,6 +13,7 @@
 mod common;
 
 mod approval_host;
+mod apptainer_ffi;
 mod batch_formats;
 mod builtins_ffi;
 mod c_api;

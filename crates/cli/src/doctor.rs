@@ -103,6 +103,77 @@ fn plugins_load(r: &mut Report, text: &str) {
     }
 }
 
+/// The apptainer backend: a client that runs, an image it can start, and
+/// the folders it writes.
+fn apptainer_works(r: &mut Report, text: &str, term: &Value) {
+    let parsed = hermes_runtime::config::Config::parse(text).ok();
+    let Some(section) = parsed.as_ref().and_then(|c| c.terminal.apptainer.as_ref()) else {
+        r.fail(
+            "terminal.apptainer: missing or unreadable",
+            "add a terminal.apptainer section with at least \"image\" (docs/json-shapes.md)",
+        );
+        return;
+    };
+    let cfg = section.to_exec(term["cwd"].as_str());
+    let bin = cfg
+        .binary
+        .clone()
+        .or_else(hermes_exec::apptainer::find_client);
+    match bin {
+        None => r.fail(
+            "apptainer: neither 'apptainer' nor 'singularity' is on PATH",
+            "install apptainer (https://apptainer.org/docs/admin/latest/installation.html; no Debian 12 package) or set terminal.apptainer.binary",
+        ),
+        Some(b) => match std::process::Command::new(&b).arg("--version").output() {
+            Ok(o) if o.status.success() => r.ok(&format!(
+                "apptainer: {} ({})",
+                String::from_utf8_lossy(&o.stdout).trim(),
+                b.display()
+            )),
+            Ok(o) => r.fail(
+                &format!(
+                    "apptainer: '{} --version' failed: {}",
+                    b.display(),
+                    String::from_utf8_lossy(&o.stderr).trim()
+                ),
+                "repair the apptainer installation",
+            ),
+            Err(e) => r.fail(
+                &format!("apptainer: cannot run '{}' ({e})", b.display()),
+                "point terminal.apptainer.binary at the apptainer or singularity program",
+            ),
+        },
+    }
+    if hermes_exec::apptainer::needs_build(&cfg.image) {
+        r.ok(&format!(
+            "apptainer: image '{}' is built once into {}",
+            cfg.image,
+            hermes_exec::apptainer::sif_path(&cfg.cache_dir, &cfg.image).display()
+        ));
+        let _ = std::fs::create_dir_all(&cfg.cache_dir);
+        writable_dir(
+            r,
+            "terminal.apptainer.cache_dir",
+            &cfg.cache_dir.display().to_string(),
+        );
+    } else if Path::new(&cfg.image).exists() {
+        r.ok(&format!("apptainer: image '{}' exists", cfg.image));
+    } else {
+        r.fail(
+            &format!("apptainer: image '{}' does not exist", cfg.image),
+            "give a SIF file, a sandbox folder, or a docker:// reference",
+        );
+    }
+    if let Some(o) = &cfg.overlay_root {
+        let _ = std::fs::create_dir_all(o);
+        writable_dir(
+            r,
+            "terminal.apptainer.overlay_dir",
+            &o.display().to_string(),
+        );
+    }
+}
+
 pub fn run(config: Option<&Path>) -> u8 {
     let mut r = Report { failed: 0 };
     let text = match config {
@@ -145,6 +216,9 @@ pub fn run(config: Option<&Path>) -> u8 {
     let backend = term["backend"].as_str().unwrap_or("auto");
     if backend == "sandbox" || backend == "auto" {
         sandbox_works(&mut r, backend);
+    }
+    if backend == "apptainer" || backend == "singularity" {
+        apptainer_works(&mut r, &text, term);
     }
     if let Some(cwd) = term["cwd"].as_str() {
         writable_dir(&mut r, "terminal.cwd", cwd);

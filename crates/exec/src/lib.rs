@@ -17,6 +17,7 @@
 // sound, and every `unsafe fn` what its caller must guarantee.
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
+pub mod apptainer;
 pub mod container;
 pub mod env;
 pub mod fs;

@@ -193,10 +193,20 @@ impl Config {
                     .validate(&cfg.terminal.backend, cfg.terminal.cwd.as_deref())
                     .map_err(|e| Error::invalid(format!("runtime config: {e}")))?,
             },
+            "apptainer" | "singularity" => match &cfg.terminal.apptainer {
+                None => {
+                    return Err(Error::invalid(
+                        "runtime config: terminal.backend 'apptainer'/'singularity' needs a terminal.apptainer section with at least \"image\"",
+                    ));
+                }
+                Some(s) => s
+                    .validate(cfg.terminal.cwd.as_deref())
+                    .map_err(|e| Error::invalid(format!("runtime config: {e}")))?,
+            },
             other if cfg.terminal.host_env(other).is_some() => {}
             other => {
                 return Err(Error::invalid(format!(
-                    "runtime config: terminal.backend: unknown backend '{other}' (auto, local, sandbox, ssh, docker, podman, or an environment the host registered)"
+                    "runtime config: terminal.backend: unknown backend '{other}' (auto, local, sandbox, ssh, docker, podman, apptainer, singularity, or an environment the host registered)"
                 )));
             }
         }

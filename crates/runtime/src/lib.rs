@@ -238,6 +238,10 @@ fn runs_on(config: &Config) -> Option<String> {
                 d.image
             )
         }),
+        "apptainer" | "singularity" => t
+            .apptainer
+            .as_ref()
+            .map(|a| format!("in an apptainer instance (image {})", a.image)),
         name => t
             .host_env(name)
             .map(|e| hermes_exec::Environment::location(&**e)),
@@ -463,6 +467,21 @@ impl Runtime {
                     per_task(Arc::new(
                         hermes_exec::container::ContainerBackend::new(c)
                             .map_err(|e| Error::invalid(format!("runtime config: {e}")))?,
+                    ))
+                }
+            },
+            "apptainer" | "singularity" => match &self.terminal {
+                Some(term) => per_task(term.backend.clone()),
+                None => {
+                    // The file toolset without the terminal: instances of its own.
+                    let section = tcfg.apptainer.as_ref().ok_or_else(|| {
+                        Error::invalid("runtime config: terminal.backend 'apptainer' needs a terminal.apptainer section")
+                    })?;
+                    per_task(Arc::new(
+                        hermes_exec::apptainer::ApptainerBackend::new(
+                            section.to_exec(tcfg.cwd.as_deref()),
+                        )
+                        .map_err(|e| Error::invalid(format!("runtime config: {e}")))?,
                     ))
                 }
             },

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 #[serde(deny_unknown_fields, default)]
 pub struct TerminalConfig {
     /// "auto" (the default: "sandbox" where bubblewrap works, else
-    /// "local"), "local", "sandbox", "ssh", "docker" or "podman".
+    /// "local"), "local", "sandbox", "ssh", "docker", "podman", "apptainer"
+    /// (alias "singularity"), or an environment the host registered.
     pub backend: String,
     pub cwd: Option<String>,
     /// Default foreground timeout in seconds.
@@ -52,6 +53,8 @@ pub struct TerminalConfig {
     pub ssh: Option<SshSection>,
     /// docker / podman backend: the image and the container's limits.
     pub docker: Option<ContainerSection>,
+    /// apptainer / singularity backend: the image, overlays and limits.
+    pub apptainer: Option<ApptainerSection>,
     /// Environments the host brought (`ht_runtime_new_with_environments`):
     /// `backend` may name one of them. Not part of the JSON.
     #[serde(skip)]
@@ -193,6 +196,69 @@ impl ContainerSection {
     }
 }
 
+/// `"terminal": {"apptainer": {...}}` (the `singularity` backend reads the same section).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApptainerSection {
+    /// A SIF file, a sandbox directory, or `docker://...`, `docker-daemon:...`,
+    /// `oras://...`, `library://...` (built once into `cache_dir`).
+    pub image: String,
+    /// The client (default: `apptainer`, else `singularity`, on PATH).
+    pub binary: Option<String>,
+    /// Where built SIFs are kept (default `$APPTAINER_CACHEDIR/hermes-tools`,
+    /// else `~/.cache/hermes-tools/apptainer`).
+    pub cache_dir: Option<String>,
+    /// Per-task writable overlay folders live under it, so a task's files
+    /// survive between its commands (default: none, `--writable-tmpfs`).
+    pub overlay_dir: Option<String>,
+    /// Keep a task's overlay when the task is cleaned up (persistent tasks).
+    #[serde(default)]
+    pub keep_overlays: bool,
+    /// Extra binds, `src[:dst[:ro|rw]]`.
+    #[serde(default)]
+    pub binds: Vec<String>,
+    /// A folder bound at the same path and used as the working directory
+    /// (default: the terminal's `cwd` when set).
+    pub workspace: Option<String>,
+    pub memory: Option<String>,
+    pub cpus: Option<f64>,
+}
+
+impl ApptainerSection {
+    /// The exec layer's config.
+    pub fn to_exec(&self, cwd: Option<&str>) -> hermes_exec::apptainer::ApptainerConfig {
+        let cache = self
+            .cache_dir
+            .as_deref()
+            .map(expand_home)
+            .or_else(|| {
+                std::env::var_os("APPTAINER_CACHEDIR")
+                    .map(|d| std::path::PathBuf::from(d).join("hermes-tools"))
+            })
+            .unwrap_or_else(|| expand_home("~/.cache/hermes-tools/apptainer"));
+        hermes_exec::apptainer::ApptainerConfig {
+            binary: self.binary.as_deref().map(expand_home),
+            image: self.image.clone(),
+            cache_dir: cache,
+            overlay_root: self.overlay_dir.as_deref().map(expand_home),
+            keep_overlays: self.keep_overlays,
+            binds: self.binds.clone(),
+            workspace: self
+                .workspace
+                .as_deref()
+                .map(expand_home)
+                .or_else(|| cwd.filter(|c| c.starts_with('/')).map(Into::into)),
+            memory: self.memory.clone(),
+            cpus: self.cpus,
+        }
+    }
+
+    /// One-line errors for a section that cannot work.
+    pub fn validate(&self, cwd: Option<&str>) -> Result<(), String> {
+        self.to_exec(cwd).validate()
+    }
+}
+
 /// `"terminal": {"ssh": {...}}`.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -264,6 +330,7 @@ impl Default for TerminalConfig {
             sandbox_limits: SandboxLimitsSection::default(),
             ssh: None,
             docker: None,
+            apptainer: None,
             host_envs: HostEnvs::default(),
         }
     }

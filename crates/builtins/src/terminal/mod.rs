@@ -226,10 +226,20 @@ fn environment(cfg: &TerminalConfig) -> Result<Arc<dyn Environment>> {
                 .map(|s| Arc::new(s) as Arc<dyn Environment>)
                 .map_err(|e| Error::invalid(format!("runtime config: {e}")))
         }
+        "apptainer" | "singularity" => {
+            let section = cfg.apptainer.as_ref().ok_or_else(|| {
+                Error::invalid(
+                    "runtime config: terminal.backend 'apptainer'/'singularity' needs a terminal.apptainer section with at least \"image\"",
+                )
+            })?;
+            hermes_exec::apptainer::ApptainerBackend::new(section.to_exec(cfg.cwd.as_deref()))
+                .map(|s| Arc::new(s) as Arc<dyn Environment>)
+                .map_err(|e| Error::invalid(format!("runtime config: {e}")))
+        }
         other => match cfg.host_env(other) {
             Some(env) => Ok(Arc::new(hermes_exec::host::HostBackend(env.clone()))),
             None => Err(Error::invalid(format!(
-                "runtime config: terminal.backend: unknown backend '{other}' (auto, local, sandbox, ssh, docker, podman, or an environment the host registered)"
+                "runtime config: terminal.backend: unknown backend '{other}' (auto, local, sandbox, ssh, docker, podman, apptainer, singularity, or an environment the host registered)"
             ))),
         },
     }
