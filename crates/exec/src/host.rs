@@ -470,6 +470,15 @@ impl Environment for HostEnv {
                 self.name
             )));
         }
+        if req.pty {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!(
+                    "host environment '{}' runs commands without a terminal (pty is not supported); run the command without pty",
+                    self.name
+                ),
+            ));
+        }
         let id = self.next_id();
         let mark = crate::tree::new_mark();
         // The mark the far side's processes carry, for a provider that
