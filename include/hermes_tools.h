@@ -1464,7 +1464,8 @@ ht_status ht_runtime_new_with_environments(const char *config_json,
 /**
  * The command (JSON object text): `{"id": <u64, what kill names>, "task":
  * "...", "argv": ["bash", "-c", "<script>"], "capture": bool, "stdin":
- * bool}`. Run `argv` where `task`'s commands run (one sandbox per task).
+ * bool, "mark": "..."|null}` (`mark`: the `HERMES_TOOLS_TREE` value a
+ * terminal command's processes carry, for a provider that kills by it). Run `argv` where `task`'s commands run (one sandbox per task).
  * `capture` true: a script of the library's own (file tools, state), whose
  * stdout and stderr must be reported apart (streams 1 and 2); otherwise a
  * terminal command whose script already merges stderr. `stdin`: feed

@@ -451,3 +451,28 @@ fn terminal_and_files_through_a_host_environment() {
     assert_eq!(prov.freed.load(Ordering::SeqCst), 1);
     let _ = std::fs::remove_dir_all(&work);
 }
+
+/// The daytona backend is selected by the config, needs a key and never
+/// shows it (its API is exercised by crates/exec/tests/daytona_contract.rs).
+#[test]
+fn daytona_backend_is_wired_and_keeps_its_key_out_of_errors() {
+    let e = new_rt(
+        r#"{"builtin_toolsets":["terminal"],"terminal":{"backend":"daytona","daytona":{"api_url":"http://127.0.0.1:9/api","api_key":""}}}"#,
+        &[],
+    )
+    .unwrap_err();
+    assert!(e.contains("DAYTONA_API_KEY"), "{e}");
+    let e = new_rt(
+        r#"{"builtin_toolsets":["terminal"],"terminal":{"backend":"daytona","daytona":{"api_url":"http://127.0.0.1:9/api","api_key":"dtn-very-secret"}}}"#,
+        &[],
+    )
+    .unwrap_err();
+    assert!(e.to_lowercase().contains("refused"), "{e}");
+    assert!(!e.contains("dtn-very-secret"), "{e}");
+    let e = new_rt(
+        r#"{"terminal":{"backend":"daytona","daytona":{"colour":1}}}"#,
+        &[],
+    )
+    .unwrap_err();
+    assert!(e.contains("colour"), "{e}");
+}

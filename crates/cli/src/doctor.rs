@@ -174,6 +174,36 @@ fn apptainer_works(r: &mut Report, text: &str, term: &Value) {
     }
 }
 
+/// The daytona backend: a key (never printed), an endpoint that answers and takes it.
+fn daytona_works(r: &mut Report, text: &str) {
+    let section = hermes_runtime::config::Config::parse(text)
+        .ok()
+        .and_then(|c| c.terminal.daytona.clone())
+        .unwrap_or_default();
+    let cfg = section.to_exec();
+    if cfg.api_key.trim().is_empty() {
+        r.fail(
+            "daytona: no API key",
+            "set DAYTONA_API_KEY (or terminal.daytona.api_key)",
+        );
+        return;
+    }
+    r.ok(&format!(
+        "daytona: an API key is set; endpoint {}",
+        cfg.api_url
+    ));
+    match hermes_exec::daytona::Daytona::new(cfg)
+        .map_err(std::io::Error::other)
+        .and_then(|d| d.check())
+    {
+        Ok(()) => r.ok("daytona: the endpoint answers and accepts the key"),
+        Err(e) => r.fail(
+            &format!("daytona: {e}"),
+            "check DAYTONA_API_URL, the network, and that the key is valid",
+        ),
+    }
+}
+
 pub fn run(config: Option<&Path>) -> u8 {
     let mut r = Report { failed: 0 };
     let text = match config {
@@ -216,6 +246,9 @@ pub fn run(config: Option<&Path>) -> u8 {
     let backend = term["backend"].as_str().unwrap_or("auto");
     if backend == "sandbox" || backend == "auto" {
         sandbox_works(&mut r, backend);
+    }
+    if backend == "daytona" {
+        daytona_works(&mut r, &text);
     }
     if backend == "apptainer" || backend == "singularity" {
         apptainer_works(&mut r, &text, term);

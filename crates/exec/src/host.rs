@@ -66,6 +66,9 @@ pub struct HostCommand {
     /// read apart. Otherwise a terminal command whose stderr is already
     /// merged by its script.
     pub capture: bool,
+    /// The tree mark a terminal command's processes carry
+    /// (`HERMES_TOOLS_TREE=<mark>`), for a provider that kills by it.
+    pub mark: Option<String>,
 }
 
 /// A file operation a provider may answer natively (its SDK's file API)
@@ -356,7 +359,17 @@ impl HostEnv {
         provider: Arc<dyn HostProvider>,
     ) -> Result<HostEnv, String> {
         valid_env_name(name)?;
-        Ok(HostEnv {
+        Ok(HostEnv::builtin(name, location, provider))
+    }
+
+    /// A built-in backend written as a [`HostProvider`] (daytona): the name
+    /// is the backend's own.
+    pub fn builtin(
+        name: &str,
+        location: Option<String>,
+        provider: Arc<dyn HostProvider>,
+    ) -> HostEnv {
+        HostEnv {
             name: intern(name),
             location: location.unwrap_or_else(|| format!("in host environment '{name}'")),
             provider,
@@ -365,7 +378,7 @@ impl HostEnv {
             next: AtomicU64::new(1),
             boot: OnceLock::new(),
             closed: AtomicBool::new(false),
-        })
+        }
     }
 
     fn next_id(&self) -> u64 {
@@ -414,6 +427,7 @@ impl RemoteShell for HostEnv {
                 script: script.to_string(),
                 stdin: stdin.to_vec(),
                 capture: true,
+                mark: None,
             },
             exec,
         );
@@ -526,6 +540,7 @@ impl Environment for HostEnv {
                 script,
                 stdin: Vec::new(),
                 capture: false,
+                mark: Some(mark),
             },
             exec,
         );

@@ -19,6 +19,7 @@
 
 pub mod apptainer;
 pub mod container;
+pub mod daytona;
 pub mod env;
 pub mod fs;
 pub mod host;

@@ -131,6 +131,7 @@ impl HostProvider for CProvider {
             "argv": ["bash", "-c", cmd.script],
             "capture": cmd.capture,
             "stdin": !cmd.stdin.is_empty(),
+            "mark": cmd.mark,
         })
         .to_string();
         let handle = NEXT_HANDLE.fetch_add(1, Ordering::Relaxed);
@@ -363,7 +364,8 @@ fn exec_entry(exec: *const ht_exec) -> Option<Arc<ExecEntry>> {
 
 /// The command (JSON object text): `{"id": <u64, what kill names>, "task":
 /// "...", "argv": ["bash", "-c", "<script>"], "capture": bool, "stdin":
-/// bool}`. Run `argv` where `task`'s commands run (one sandbox per task).
+/// bool, "mark": "..."|null}` (`mark`: the `HERMES_TOOLS_TREE` value a
+/// terminal command's processes carry, for a provider that kills by it). Run `argv` where `task`'s commands run (one sandbox per task).
 /// `capture` true: a script of the library's own (file tools, state), whose
 /// stdout and stderr must be reported apart (streams 1 and 2); otherwise a
 /// terminal command whose script already merges stderr. `stdin`: feed

@@ -203,10 +203,18 @@ impl Config {
                     .validate(cfg.terminal.cwd.as_deref())
                     .map_err(|e| Error::invalid(format!("runtime config: {e}")))?,
             },
+            "daytona" => cfg
+                .terminal
+                .daytona
+                .clone()
+                .unwrap_or_default()
+                .to_exec()
+                .validate()
+                .map_err(|e| Error::invalid(format!("runtime config: {e}")))?,
             other if cfg.terminal.host_env(other).is_some() => {}
             other => {
                 return Err(Error::invalid(format!(
-                    "runtime config: terminal.backend: unknown backend '{other}' (auto, local, sandbox, ssh, docker, podman, apptainer, singularity, or an environment the host registered)"
+                    "runtime config: terminal.backend: unknown backend '{other}' (auto, local, sandbox, ssh, docker, podman, apptainer, singularity, daytona, or an environment the host registered)"
                 )));
             }
         }

@@ -242,6 +242,7 @@ fn runs_on(config: &Config) -> Option<String> {
             .apptainer
             .as_ref()
             .map(|a| format!("in an apptainer instance (image {})", a.image)),
+        "daytona" => Some("in a Daytona sandbox".into()),
         name => t
             .host_env(name)
             .map(|e| hermes_exec::Environment::location(&**e)),
@@ -483,6 +484,17 @@ impl Runtime {
                         )
                         .map_err(|e| Error::invalid(format!("runtime config: {e}")))?,
                     ))
+                }
+            },
+            "daytona" => match &self.terminal {
+                Some(term) => per_task(term.backend.clone()),
+                None => {
+                    // The file toolset without the terminal: sandboxes of its own.
+                    let (env, _) = hermes_exec::daytona::backend(
+                        tcfg.daytona.clone().unwrap_or_default().to_exec(),
+                    )
+                    .map_err(|e| Error::invalid(format!("runtime config: {e}")))?;
+                    per_task(Arc::new(hermes_exec::host::HostBackend(env)))
                 }
             },
             name if tcfg.host_env(name).is_some() => match &self.terminal {

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 pub struct TerminalConfig {
     /// "auto" (the default: "sandbox" where bubblewrap works, else
     /// "local"), "local", "sandbox", "ssh", "docker", "podman", "apptainer"
-    /// (alias "singularity"), or an environment the host registered.
+    /// (alias "singularity"), "daytona", or an environment the host registered.
     pub backend: String,
     pub cwd: Option<String>,
     /// Default foreground timeout in seconds.
@@ -55,6 +55,8 @@ pub struct TerminalConfig {
     pub docker: Option<ContainerSection>,
     /// apptainer / singularity backend: the image, overlays and limits.
     pub apptainer: Option<ApptainerSection>,
+    /// daytona backend: the API, the image and the sandbox's resources.
+    pub daytona: Option<DaytonaSection>,
     /// Environments the host brought (`ht_runtime_new_with_environments`):
     /// `backend` may name one of them. Not part of the JSON.
     #[serde(skip)]
@@ -259,6 +261,67 @@ impl ApptainerSection {
     }
 }
 
+/// `"terminal": {"daytona": {...}}`: the key and URL default to
+/// `DAYTONA_API_KEY` / `DAYTONA_API_URL`.
+#[derive(Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DaytonaSection {
+    pub api_url: Option<String>,
+    pub api_key: Option<String>,
+    pub image: Option<String>,
+    pub snapshot: Option<String>,
+    /// Sandbox names are `<name_prefix><task>` (default `hermes-`).
+    pub name_prefix: Option<String>,
+    /// Stop the task's sandbox at cleanup (kept for the next session) instead of deleting it.
+    #[serde(default)]
+    pub persistent: bool,
+    pub cpu: Option<u32>,
+    /// GiB.
+    pub memory: Option<u32>,
+    /// GiB.
+    pub disk: Option<u32>,
+    /// Minutes before Daytona stops an idle sandbox (default 0: never).
+    #[serde(default)]
+    pub auto_stop_interval: u32,
+}
+
+impl std::fmt::Debug for DaytonaSection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DaytonaSection")
+            .field("api_url", &self.api_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("image", &self.image)
+            .field("persistent", &self.persistent)
+            .finish()
+    }
+}
+
+impl DaytonaSection {
+    /// The exec layer's config (credentials from the environment when not given).
+    pub fn to_exec(&self) -> hermes_exec::daytona::DaytonaConfig {
+        hermes_exec::daytona::DaytonaConfig {
+            api_url: self
+                .api_url
+                .clone()
+                .or_else(|| std::env::var("DAYTONA_API_URL").ok())
+                .unwrap_or_else(|| "https://app.daytona.io/api".into()),
+            api_key: self
+                .api_key
+                .clone()
+                .or_else(|| std::env::var("DAYTONA_API_KEY").ok())
+                .unwrap_or_default(),
+            image: self.image.clone(),
+            snapshot: self.snapshot.clone(),
+            name_prefix: self.name_prefix.clone().unwrap_or_else(|| "hermes-".into()),
+            persistent: self.persistent,
+            cpu: self.cpu,
+            memory_gb: self.memory,
+            disk_gb: self.disk,
+            auto_stop_minutes: self.auto_stop_interval,
+        }
+    }
+}
+
 /// `"terminal": {"ssh": {...}}`.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -331,6 +394,7 @@ impl Default for TerminalConfig {
             ssh: None,
             docker: None,
             apptainer: None,
+            daytona: None,
             host_envs: HostEnvs::default(),
         }
     }

@@ -236,10 +236,18 @@ fn environment(cfg: &TerminalConfig) -> Result<Arc<dyn Environment>> {
                 .map(|s| Arc::new(s) as Arc<dyn Environment>)
                 .map_err(|e| Error::invalid(format!("runtime config: {e}")))
         }
+        "daytona" => {
+            let section = cfg.daytona.clone().unwrap_or_default();
+            hermes_exec::daytona::backend(section.to_exec())
+                .map(|(env, _)| {
+                    Arc::new(hermes_exec::host::HostBackend(env)) as Arc<dyn Environment>
+                })
+                .map_err(|e| Error::invalid(format!("runtime config: {e}")))
+        }
         other => match cfg.host_env(other) {
             Some(env) => Ok(Arc::new(hermes_exec::host::HostBackend(env.clone()))),
             None => Err(Error::invalid(format!(
-                "runtime config: terminal.backend: unknown backend '{other}' (auto, local, sandbox, ssh, docker, podman, apptainer, singularity, or an environment the host registered)"
+                "runtime config: terminal.backend: unknown backend '{other}' (auto, local, sandbox, ssh, docker, podman, apptainer, singularity, daytona, or an environment the host registered)"
             ))),
         },
     }
