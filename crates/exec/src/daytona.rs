@@ -581,6 +581,13 @@ impl Daytona {
             Some(p) if !p.is_empty() => format!("{}/{id}", p.trim_end_matches('/')),
             _ => format!("{}/toolbox/{id}/toolbox", self.api),
         };
+        // The key goes to the toolbox too: never in clear text when the API is TLS.
+        if self.api.starts_with("https://") && !toolbox.starts_with("https://") {
+            return Err(io::Error::other(format!(
+                "daytona: the API gave a toolbox address without TLS ({}); refusing to send the key there",
+                Url::parse(&toolbox).map(|u| u.host).unwrap_or_default()
+            )));
+        }
         let session = format!("hermes-tools-{}", std::process::id());
         let r = self.http.json(
             "POST",
