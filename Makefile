@@ -34,8 +34,23 @@ build:
 # packages in one invocation, so dependency features are unified and nothing
 # is built twice (two invocations rebuilt tokio, hyper, rmcp and every crate
 # of ours for the CLI). bindings/python/setup.py runs the same command.
+#
+# FEATURES chooses the library's Cargo features (README "Size"), e.g.
+#   make install FEATURES=--no-default-features          (no MCP, no HTTP, no PTY)
+#   make install FEATURES="--no-default-features --features mcp-client,pty"
+# The CLI always has every feature, so a non-default set is built in a
+# second invocation (one invocation would unify the CLI's features into it).
+# CARGO_PROFILE=dist is the size-first profile (Cargo.toml: fat LTO,
+# optimised for size); target/$(CARGO_PROFILE) holds what is installed.
+FEATURES ?=
+CARGO_PROFILE ?= release
 release:
-	$(CARGO) build --release -p hermes-tools -p hermes-tools-cli
+ifeq ($(strip $(FEATURES)),)
+	$(CARGO) build --profile $(CARGO_PROFILE) -p hermes-tools -p hermes-tools-cli
+else
+	$(CARGO) build --profile $(CARGO_PROFILE) -p hermes-tools-cli
+	$(CARGO) build --profile $(CARGO_PROFILE) -p hermes-tools $(FEATURES)
+endif
 
 quickstart: build
 	mkdir -p $(BUILD_DIR)

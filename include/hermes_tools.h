@@ -50,6 +50,18 @@
 #define HT_VERSION_MINOR 1
 #define HT_VERSION_PATCH 0
 #define HT_VERSION "0.1.0"
+/**
+ * The optional parts this library was built with (Cargo features): an
+ * installed library comes with hermes_tools_features.h, which defines
+ * HT_HAVE_MCP_CLIENT, HT_HAVE_MCP_SERVER, HT_HAVE_HTTPS and HT_HAVE_PTY as
+ * 1 or 0. Without it (a header used from the source tree) they stay
+ * undefined: ask ht_features() at run time, which is always right.
+ */
+#if defined(__has_include)
+#if __has_include("hermes_tools_features.h")
+#include "hermes_tools_features.h"
+#endif
+#endif
 /** The plugin ABI (see ht_plugin_host): a plugin built for another is refused. */
 #define HT_PLUGIN_ABI_VERSION 1
 /**

@@ -21,7 +21,7 @@ pub use hermes_core as core;
 pub use hermes_core::{dispatch, pending, registry};
 pub use hermes_exec as exec;
 pub use hermes_ffi as ffi;
-pub use hermes_ffi::{FEATURES_JSON, Status, host, logging};
+pub use hermes_ffi::{Status, features_json, host, logging};
 pub use hermes_runtime as runtime;
 pub use hermes_runtime::Runtime;
 

@@ -607,6 +607,7 @@ fn sandbox_ro_binds_under_tmp_and_run_come_after_their_tmpfs() {
     let Ok(sb) = Sandbox::new(&SandboxConfig {
         root: root.clone(),
         network: false,
+        proxy: None,
         ro_binds: vec![dir.clone(), PathBuf::from("/run"), PathBuf::from("/usr")],
         rw_binds: vec![],
         limits: Default::default(),

@@ -50,6 +50,16 @@ set +e; "$prefix/bin/hermes-tools" check "rm -rf /" >/dev/null; cli_status=$?; s
 [ "$cli_status" = 4 ] || fail "installed hermes-tools check: exit $cli_status, expected 4"
 echo "ok: $prefix/bin/hermes-tools"
 ok "layout: libhermes_tools.so -> $soname -> libhermes_tools.so.$version"
+# Stripped, with the debug info beside it and a debuglink to it.
+sections=$(readelf -S "$prefix/lib/libhermes_tools.so.$version")
+if grep -q '\.debug_' <<<"$sections"; then fail "the installed library still carries debug sections"; fi
+grep -q '\.gnu_debuglink' <<<"$sections" || fail "the installed library has no .gnu_debuglink"
+grep -q '\.debug_line' <<<"$(readelf -S "$prefix/lib/.debug/libhermes_tools.so.$version.debug")" ||
+  fail "lib/.debug/libhermes_tools.so.$version.debug holds no line tables"
+ok "stripped: $(stat -c %s "$prefix/lib/libhermes_tools.so.$version") bytes, debug info in lib/.debug/"
+# The features header says what ht_features() says.
+grep -q '^#define HT_HAVE_MCP_CLIENT [01]$' "$prefix/include/hermes_tools_features.h" ||
+  fail "include/hermes_tools_features.h lacks HT_HAVE_MCP_CLIENT"
 
 # A program must record the SONAME, carry an rpath to the prefix and load the
 # installed copy with a clean environment.

@@ -1075,7 +1075,7 @@ impl Analyzer {
         if let Some(p) = p
             && let Some(n) = p.starts_shell
         {
-            let ops = crate::ctx::operands(argv, p.value_opts);
+            let ops = crate::argv::operands(argv, p.value_opts);
             let quiet = argv[1..].iter().any(|a| {
                 p.no_shell_opts
                     .iter()
@@ -1092,6 +1092,14 @@ impl Analyzer {
             if opens && !quiet {
                 self.run_argv(vec!["sh".to_string()], &ic, false);
             }
+        }
+        // `capsh [opts] -- ARGS`: bash runs with ARGS
+        if p.is_some_and(|p| p.bash_after_dashdash)
+            && let Some(k) = argv.iter().position(|a| a == "--")
+        {
+            let mut v = vec!["bash".to_string()];
+            v.extend(argv[k + 1..].iter().cloned());
+            self.run_argv(v, &ic, false);
         }
         // text read on stdin
         if !interp {
@@ -1220,7 +1228,7 @@ impl Analyzer {
     /// (`FileWriter("/etc/sudoers.d/x")`): presumed written.
     fn presumed_writes(&mut self, text: &str, idx: usize) {
         for t in path_tokens(text).into_iter().take(16) {
-            if crate::rules::is_persistence_path(&t) {
+            if crate::paths::is_persistence_path(&t) {
                 let rule = if crate::rules::is_user_sensitive(&t) {
                     "sensitive-file-write"
                 } else {
@@ -1359,7 +1367,7 @@ impl Analyzer {
                         {
                             if crate::rules::is_user_sensitive(f) {
                                 self.finding("sensitive-file-write", Some(idx), f.to_string());
-                            } else if crate::rules::is_persistence_path(f)
+                            } else if crate::paths::is_persistence_path(f)
                                 || crate::rules::is_system_path(f)
                             {
                                 self.finding("system-file-write", Some(idx), f.to_string());

@@ -1,6 +1,6 @@
 //! What every matcher shares: the context a rule judges a program in
-//! ([`RuleCtx`]), the kind of a file write ([`WriteKind`]) and the plain
-//! argv helpers (`operands`, `tail`).
+//! ([`RuleCtx`]), the kind of a file write ([`WriteKind`]) and, re-exported
+//! from [`crate::argv`], the plain argv helpers (`operands`, `tail`).
 //!
 //! Why a module of its own: the rule table ([`crate::rules`]), the posture
 //! matchers ([`crate::effects`], [`crate::posture`]), the families, the
@@ -38,34 +38,4 @@ pub enum WriteKind {
     Create,
 }
 
-/// Operands of a command: words after options (GNU permutation: options may
-/// follow operands; `--` ends options). `vals` are options taking a value.
-pub(crate) fn operands<'a>(argv: &'a [String], vals: &[&str]) -> Vec<&'a str> {
-    let mut out = Vec::new();
-    let mut i = 1;
-    let mut opts_done = false;
-    while i < argv.len() {
-        let a = argv[i].as_str();
-        if opts_done || !a.starts_with('-') || a == "-" {
-            out.push(a);
-            i += 1;
-            continue;
-        }
-        if a == "--" {
-            opts_done = true;
-            i += 1;
-            continue;
-        }
-        if vals.contains(&a) {
-            i += 2;
-            continue;
-        }
-        i += 1;
-    }
-    out
-}
-
-/// The arguments after the program name (empty for a bare redirection).
-pub(crate) fn tail(a: &[String]) -> &[String] {
-    a.get(1..).unwrap_or(&[])
-}
+pub(crate) use crate::argv::{operands, tail};

@@ -134,6 +134,9 @@ pub struct Program {
     pub no_shell_opts: &'static [&'static str],
     /// When non-empty, only these subcommands start the shell (`tmux new`).
     pub shell_subs: &'static [&'static str],
+    /// Runs `bash` with the arguments after `--` (`capsh -- -c CMD`;
+    /// `capsh --` alone is an interactive shell).
+    pub bash_after_dashdash: bool,
     /// Files it reads from the working directory (or a directory operand)
     /// and runs code from (`package.json` scripts, a `Vagrantfile`, `*.tf`):
     /// written by the same command line, their content is judged.
@@ -161,6 +164,7 @@ const NONE: Program = Program {
     value_opts: &[],
     no_shell_opts: &[],
     shell_subs: &[],
+    bash_after_dashdash: false,
     runs_config: &[],
     examples: &[],
 };
@@ -644,8 +648,13 @@ pub static PROGRAMS: &[Program] = &[
     },
     Program {
         names: &["capsh"],
-        starts_shell: Some(0),
-        examples: &[("capsh --", true)],
+        bash_after_dashdash: true,
+        examples: &[
+            ("capsh --", true),
+            ("capsh --drop=cap_net_raw -- -c 'rm -rf ~'", true),
+            ("capsh --print", false),
+            ("capsh --drop=cap_net_raw -- -c 'make test'", false),
+        ],
         ..NONE
     },
     Program {
@@ -1273,6 +1282,32 @@ pub static WINDOWS: &[WinProgram] = &[
 /// LOLBAS binary, library or script to run or move code: the rule key and
 /// what it does.
 pub fn win_lolbas(name: &str, args: &[String], text: &str) -> Option<(&'static str, String)> {
+    static NAMES: Lazy<HashSet<&'static str>> = Lazy::new(|| {
+        WINDOWS
+            .iter()
+            .filter(|p| !p.script)
+            .flat_map(|p| p.names.iter().copied())
+            .collect()
+    });
+    // most commands name none of these: decide without allocating
+    let script_like = |w: &str| {
+        let l = w.len();
+        l > 4
+            && w.get(l - 4..).is_some_and(|e| {
+                [".ps1", ".vbs", ".wsf"]
+                    .iter()
+                    .any(|x| e.eq_ignore_ascii_case(x))
+            })
+    };
+    if !NAMES.contains(name)
+        && !NAMES.contains(name.to_ascii_lowercase().as_str())
+        && !script_like(name)
+        && !args
+            .iter()
+            .any(|a| script_like(a.trim_matches(|c| c == '"' || c == '\'')))
+    {
+        return None;
+    }
     let name = name.to_ascii_lowercase();
     let lc: Vec<String> = args.iter().map(|a| a.to_ascii_lowercase()).collect();
     let base = |w: &str| {

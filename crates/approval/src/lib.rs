@@ -125,6 +125,7 @@
 #![deny(unsafe_code)]
 
 pub mod analyze;
+mod argv;
 pub mod catalog;
 pub mod ctx;
 pub mod effects;
@@ -135,6 +136,7 @@ pub mod normalize;
 pub mod options;
 pub mod packs;
 pub mod parse;
+pub mod paths;
 pub mod policy;
 pub mod posture;
 pub mod redact;

@@ -142,7 +142,8 @@ impl ApprovalSink for TerminalPrompt {
     }
 }
 
-/// Live output of the command on standard error (progress for people).
+/// Live output of the command and refused connections of the sandbox on
+/// standard error (progress for people).
 struct Progress;
 
 impl EventSink for Progress {
@@ -150,6 +151,16 @@ impl EventSink for Progress {
         let Ok(v) = serde_json::from_str::<Value>(json) else {
             return;
         };
+        if v["type"] == "network.refused" {
+            eprintln!(
+                "network: refused {}:{} ({}): {}",
+                v["host"].as_str().unwrap_or("?"),
+                v["port"],
+                v["rule"].as_str().unwrap_or("?"),
+                v["message"].as_str().unwrap_or("")
+            );
+            return;
+        }
         if let Some(data) = v["data"].as_str() {
             eprint!("{data}");
             if !data.ends_with('\n') {

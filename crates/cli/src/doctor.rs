@@ -75,6 +75,25 @@ fn sandbox_works(r: &mut Report, backend: &str) {
     }
 }
 
+/// The sandbox's network policy as the runtime reads it, and each brokered
+/// secret: where its value comes from (read now) and where it may go.
+fn network_policy(r: &mut Report, text: &str) {
+    let Ok(cfg) = hermes_runtime::config::Config::parse(text) else {
+        return; // already reported by the runtime check
+    };
+    let t = &cfg.terminal;
+    r.ok(&format!("terminal.network: {}", t.network.describe()));
+    for (name, s) in &t.secrets {
+        match s.load(name) {
+            Ok(_) => r.ok(&format!(
+                "terminal.secrets.{name}: the sandbox sees a placeholder; the proxy puts the value in request headers (HTTP, and HTTPS through its own CA) for {} only",
+                s.hosts.join(", ")
+            )),
+            Err(e) => r.fail(&e, "set the variable or make the file readable"),
+        }
+    }
+}
+
 /// Each configured plugin opens, has the symbols and speaks this ABI (its
 /// init is not run: that happens when a C host creates a runtime).
 fn plugins_load(r: &mut Report, text: &str) {
@@ -246,6 +265,9 @@ pub fn run(config: Option<&Path>) -> u8 {
     let backend = term["backend"].as_str().unwrap_or("auto");
     if backend == "sandbox" || backend == "auto" {
         sandbox_works(&mut r, backend);
+    }
+    if matches!(backend, "sandbox" | "auto" | "docker" | "podman") {
+        network_policy(&mut r, &text);
     }
     if backend == "daytona" {
         daytona_works(&mut r, &text);

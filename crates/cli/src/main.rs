@@ -128,6 +128,17 @@ enum McpCommand {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // The commands that run tools run a model's commands: make this process
+    // non-dumpable first, so none of them (on the local backend, as this
+    // user) can read its environment or memory or trace it, however it
+    // finds its pid (hermes_exec::supervisor::protect_host).
+    if matches!(cli.command, Command::Call { .. } | Command::Mcp { .. })
+        && let Err(e) = hermes_exec::supervisor::protect_host()
+    {
+        eprintln!(
+            "hermes-tools: warning: cannot make this process non-dumpable ({e}): a command of this user could read its environment"
+        );
+    }
     let code = match cli.command {
         Command::Check { json, commands } => check::run(json, commands),
         Command::Definitions {

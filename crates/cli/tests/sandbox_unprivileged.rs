@@ -144,3 +144,83 @@ fn the_sandbox_holds_for_an_unprivileged_host() {
         "inside"
     );
 }
+
+/// On the local backend a command runs as the host's user, so the approval
+/// rules can only list the ways to the host's environment; a program that
+/// computes the host's pid at run time (the shim's parent) reads
+/// `/proc/PID/environ` or attaches with ptrace all the same. The CLI makes
+/// itself non-dumpable: the kernel then refuses both, whatever the route.
+#[test]
+fn a_local_command_cannot_read_or_trace_the_cli() {
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    let setpriv = Command::new("sh")
+        .args(["-c", "command -v setpriv"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !root.unwrap_or(false) || !setpriv {
+        eprintln!("skipped: needs root and setpriv to run the CLI as nobody");
+        return;
+    }
+    let dir = Dir(std::env::temp_dir().join(format!("ht-dumpable-{}", std::process::id())));
+    std::fs::create_dir_all(&dir.0).unwrap();
+    std::fs::set_permissions(&dir.0, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let config = dir.0.join("config.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({
+            "builtin_toolsets": ["terminal"],
+            "terminal": {"backend": "local", "cwd": dir.0},
+            "approvals": {"mode": "off"}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o644)).unwrap();
+    // The CLI is the parent of the command's shim: found through /proc, as
+    // a program of the model's would, then read and attached to.
+    let script = r#"h=$(cut -d' ' -f4 /proc/$PPID/stat); echo "host=$h";
+tr '\0' '\n' < /proc/$h/environ 2>&1 | grep -c CANARY_VALUE_7f3e; head -c 64 /proc/$h/mem >/dev/null 2>&1; echo "mem=$?";
+/usr/bin/python3 -c '
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.ptrace(16, int(sys.argv[1]), 0, 0)
+print("attach", r, ctypes.get_errno())
+if r == 0: libc.ptrace(17, int(sys.argv[1]), 0, 0)
+' "$h""#;
+    let args = serde_json::json!({ "command": script }).to_string();
+    let out = nobody(&[
+        env!("CARGO_BIN_EXE_hermes-tools"),
+        "call",
+        "--json",
+        "--config",
+        config.to_str().unwrap(),
+        "terminal",
+        &args,
+    ])
+    .env("HT_TEST_TOKEN", "CANARY_VALUE_7f3e")
+    .output()
+    .expect("run hermes-tools as nobody");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let v: Value = serde_json::from_str(text.trim()).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {text} / {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let o = output(&v);
+    assert!(o.contains("host="), "{v}");
+    assert!(
+        !o.contains("CANARY_VALUE_7f3e"),
+        "the host's environment leaked: {v}"
+    );
+    // grep -c prints 0 (the read failed with Permission denied, or found nothing).
+    assert!(o.lines().any(|l| l.trim() == "0"), "{v}");
+    assert!(o.contains("mem=1"), "{v}");
+    assert!(
+        o.contains("attach -1 1"),
+        "ptrace attach to the CLI was not refused: {v}"
+    );
+}

@@ -1086,9 +1086,9 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
                     n.rare_mut().not = Some(Box::new(c));
                 }
                 "$schema" => {
-                    let kind = map.next_value::<Kind>()?;
-                    match (pos, kind) {
-                        (Pos::Root, Kind::Str(uri)) => {
+                    let v = map.next_value::<Value>()?;
+                    match (pos, v) {
+                        (Pos::Root, Value::String(uri)) => {
                             let dialect = match jsonschema::Draft::from_schema_uri(&uri) {
                                 jsonschema::Draft::Draft202012 => Dialect::Draft202012,
                                 jsonschema::Draft::Draft7 => Dialect::Draft7,
@@ -1101,7 +1101,7 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
                     }
                 }
                 "format" => {
-                    if !matches!(map.next_value::<Kind>()?, Kind::Str(_)) {
+                    if !matches!(map.next_value::<Kind>()?, Kind::Str) {
                         hand_off();
                     }
                     note(|f| f.format = true);
@@ -1115,7 +1115,7 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
                     let fits = match k {
                         "examples" => matches!(kind, Kind::Array),
                         "readOnly" | "writeOnly" | "deprecated" => matches!(kind, Kind::Bool),
-                        _ => matches!(kind, Kind::Str(_)),
+                        _ => matches!(kind, Kind::Str),
                     };
                     if !fits {
                         hand_off();
@@ -1182,10 +1182,10 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
     }
 }
 
-/// An annotation's JSON type, read without building a `Value` (a string's
-/// text is kept: `$schema` needs it).
+/// An annotation's JSON type, read without building a `Value` or copying
+/// its text (descriptions are most of a schema's bytes).
 enum Kind {
-    Str(String),
+    Str,
     Array,
     Bool,
     Other,
@@ -1199,8 +1199,8 @@ impl<'de> serde::Deserialize<'de> for Kind {
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("any JSON value")
             }
-            fn visit_str<E: de::Error>(self, s: &str) -> Result<Kind, E> {
-                Ok(Kind::Str(s.to_string()))
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Kind, E> {
+                Ok(Kind::Str)
             }
             fn visit_bool<E: de::Error>(self, _: bool) -> Result<Kind, E> {
                 Ok(Kind::Bool)
@@ -1501,8 +1501,55 @@ mod tests {
         for (schema, want) in cases {
             assert_eq!(Node::compile(&schema, "p").unwrap_err(), want, "{schema}");
         }
-        // Keywords the validator does not use are skipped, whatever they hold.
+        // Annotations are skipped; one of the wrong type (an invalid
+        // schema) goes to the full validator, which reports it.
         assert!(Node::compile(&json!({"description": {"x": [1]}, "examples": [[]]}), "p").is_ok());
+    }
+
+    fn facts(s: Value) -> Facts {
+        Node::compile_text_full(&s.to_string(), "p").unwrap().1
+    }
+
+    #[test]
+    fn facts_say_who_decides() {
+        let plain = facts(json!({"type": "object", "title": "T", "description": "d",
+            "properties": {"a": {"type": "string", "examples": ["x"], "x-vendor": 1}}}));
+        assert!(plain.exact && !plain.format && !plain.openapi);
+        assert_eq!(plain.dialect, Dialect::Default);
+        for beyond in [
+            json!({"properties": {"a": {"$ref": "#/$defs/x"}}, "$defs": {"x": true}}),
+            json!({"properties": {"a": {"items": [true]}}}),
+            json!({"description": 5}),
+            json!({"type": ["string", "string"]}),
+            json!({"required": ["a", "a"]}),
+            json!({"anyOf": []}),
+            json!({"properties": {"a": {"pattern": "(?=a)"}}}),
+            json!({"properties": {"a": {"$schema": "https://json-schema.org/draft/2020-12/schema"}}}),
+        ] {
+            assert!(!facts(beyond.clone()).exact, "{beyond}");
+        }
+        let f = facts(json!({"$schema": "http://json-schema.org/draft-07/schema#",
+            "properties": {"d": {"format": "date", "nullable": true, "type": "string"}}}));
+        assert!(f.exact && f.format && f.openapi);
+        assert_eq!(f.dialect, Dialect::Draft7);
+        let f = facts(json!({"$schema": "https://json-schema.org/draft/2019-09/schema"}));
+        assert_eq!(f.dialect, Dialect::Other);
+    }
+
+    #[test]
+    fn false_schemas_refuse_every_value() {
+        let n =
+            node(json!({"type": "object", "properties": {"a": false}, "not": {"required": ["b"]}}));
+        assert!(n.is_valid(&json!({})));
+        let mut errs = Vec::new();
+        n.validate(&json!({"a": 1, "b": 2}), "", &mut errs, 10);
+        assert_eq!(
+            errs,
+            vec![
+                "a: no value is allowed here (the schema is false)".to_string(),
+                "arguments: must not match the schema under 'not'".to_string()
+            ]
+        );
     }
 
     #[test]

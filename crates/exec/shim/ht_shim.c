@@ -45,6 +45,14 @@
  *    no supervision): for a foreground sandboxed command, whose bubblewrap
  *    PID namespace already holds its whole tree.
  *
+ * -P PORT:SOCKET (the sandbox's network proxy): before anything else, listen
+ *    on 127.0.0.1:PORT (inside the sandbox's own network namespace) and hand
+ *    the listening socket to the proxy at the Unix socket SOCKET, which then
+ *    accepts the sandbox's connections itself. A detached keeper (double
+ *    fork: no part of the command's tree, outside its Landlock domain, so
+ *    the command cannot signal it) holds the proxy connection open until
+ *    the sandbox's PID namespace ends; the proxy then lets the listener go.
+ *
  * The shim does not die of the termination signals: one sent to it by a
  * process is passed on to the command, and the shim ends when the command
  * does. Only SIGKILL ends the shim early; the runtime sends that to the whole
@@ -64,7 +72,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -278,8 +290,92 @@ fail:
     return -1;
 }
 
+
+/* ---- the network proxy's listener (-P) */
+
+/* -P PORT:SOCKET: listen on 127.0.0.1:PORT in the sandbox's own network
+ * namespace, hand the listening socket to the proxy over the Unix socket
+ * SOCKET (SCM_RIGHTS, with the one byte 'L'), and leave behind a detached
+ * keeper that holds that connection open for the sandbox's life: the proxy
+ * accepts the sandbox's connections itself (no copy in between) and stops
+ * when the keeper's connection ends. Done before the command starts, so
+ * the command never races it. 0 on success. */
+static int start_forwarder(const char *spec) {
+    char *end;
+    long port = strtol(spec, &end, 10);
+    if (port <= 0 || port > 65535 || *end != ':' || strlen(end + 1) == 0 ||
+        strlen(end + 1) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+        fprintf(stderr, "ht-shim: -P wants PORT:SOCKET, got '%s'\n", spec);
+        return -1;
+    }
+    const char *path = end + 1;
+    int ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (ls < 0 || setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+        bind(ls, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(ls, 512) < 0) {
+        fprintf(stderr, "ht-shim: cannot listen on 127.0.0.1:%ld for the network proxy: %s\n", port, strerror(errno));
+        return -1;
+    }
+    int up = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un ua = {.sun_family = AF_UNIX};
+    strncpy(ua.sun_path, path, sizeof ua.sun_path - 1);
+    if (up < 0 || connect(up, (struct sockaddr *)&ua, sizeof ua) < 0) {
+        fprintf(stderr, "ht-shim: cannot reach the network proxy at %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    char tag = 'L';
+    struct iovec iov = {.iov_base = &tag, .iov_len = 1};
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } ctl;
+    memset(&ctl, 0, sizeof ctl);
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &ls, sizeof(int));
+    ssize_t sent;
+    while ((sent = sendmsg(up, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+    }
+    if (sent != 1) {
+        fprintf(stderr, "ht-shim: cannot hand the listener to the network proxy: %s\n", strerror(errno));
+        return -1;
+    }
+    close(ls);
+    pid_t mid = fork();
+    if (mid < 0) return -1;
+    if (mid == 0) {
+        if (fork() != 0) _exit(0);
+        /* The keeper: no terminal, no output pipe held open; it ends with
+         * the sandbox's PID namespace (or when the proxy goes). */
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null >= 0) {
+            dup2(null, 0);
+            dup2(null, 1);
+            dup2(null, 2);
+        }
+        setsid();
+        signal(SIGHUP, SIG_IGN);
+        char b;
+        for (;;) {
+            ssize_t r = read(up, &b, 1);
+            if (r == 0 || (r < 0 && errno != EINTR)) break;
+        }
+        _exit(0);
+    }
+    close(up);
+    while (waitpid(mid, NULL, 0) < 0 && errno == EINTR) {
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     int linger = 0, landlock = 0, exec_only = 0;
+    const char *forward = NULL;
     int first = 1;
     if (argc > 2 && strcmp(argv[1], "-w") == 0) return watch(argv + 2);
     while (first < argc && argv[first][0] == '-') {
@@ -293,6 +389,9 @@ int main(int argc, char **argv) {
             landlock = 1;
         } else if (strcmp(o, "-e") == 0) {
             exec_only = 1;
+        } else if (strcmp(o, "-P") == 0 && first + 1 < argc) {
+            forward = argv[first + 1];
+            first++;
         } else if ((strcmp(o, "-W") == 0 || strcmp(o, "-D") == 0) && first + 1 < argc) {
             int dev = o[1] == 'D';
             if ((dev ? ll_ndev : ll_nwrite) >= MAX_DIRS) {
@@ -308,9 +407,10 @@ int main(int argc, char **argv) {
         first++;
     }
     if (first >= argc) {
-        fprintf(stderr, "ht-shim: usage: ht-shim [-l] [-e] [-L [-W DIR]... [-D DIR]...] [--] PROGRAM ARGS...\n");
+        fprintf(stderr, "ht-shim: usage: ht-shim [-l] [-e] [-P PORT:SOCKET] [-L [-W DIR]... [-D DIR]...] [--] PROGRAM ARGS...\n");
         return 127;
     }
+    if (forward && start_forwarder(forward) < 0) return 126;
     if (exec_only) {
         if (landlock && apply_landlock() < 0) return 126;
         execvp(argv[first], &argv[first]);

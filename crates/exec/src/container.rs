@@ -80,6 +80,11 @@ pub struct ContainerConfig {
     pub image: String,
     /// Network access (default off: `--network none`).
     pub network: bool,
+    /// With `network` off: the allow-list proxy, listening at
+    /// 127.0.0.1:3128 in each container's own namespace (see
+    /// [`crate::netproxy`]; the runtime enters the namespace to make the
+    /// listener, so it needs root with a rootful engine).
+    pub proxy: Option<std::sync::Arc<crate::netproxy::NetProxy>>,
     /// `--memory` (`"512m"`, `"2g"`).
     pub memory: Option<String>,
     /// `--cpus`.
@@ -110,6 +115,7 @@ impl Default for ContainerConfig {
             host: None,
             image: String::new(),
             network: false,
+            proxy: None,
             memory: Some("2g".into()),
             cpus: Some(2.0),
             pids_limit: 1024,
@@ -176,6 +182,11 @@ impl ContainerConfig {
             && !(c > 0.0 && c <= 1024.0)
         {
             return Err(format!("terminal.{k}.cpus must be above 0 (got {c})"));
+        }
+        if self.network && self.proxy.is_some() {
+            return Err(format!(
+                "terminal.{k}.network is on and terminal.network is an allow-list: choose one"
+            ));
         }
         if self.max_containers == 0 {
             return Err(format!("terminal.{k}.max_containers must be at least 1"));
@@ -302,6 +313,8 @@ pub struct Container {
     client_env: Vec<(String, String)>,
     /// Removes the containers if this process dies without closing.
     watcher: Mutex<Option<std::process::Child>>,
+    /// The proxy's listener in each container (by id), while it runs.
+    adopted: Mutex<HashMap<String, crate::netproxy::Adopted>>,
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -341,6 +354,7 @@ impl Container {
             reaped: AtomicBool::new(false),
             client_env: std::env::vars().collect(),
             watcher: Mutex::new(None),
+            adopted: Mutex::new(HashMap::new()),
         })
     }
 
@@ -527,6 +541,18 @@ impl Container {
         if !c.network {
             cmd.arg("--network=none");
         }
+        if let Some(p) = &c.proxy {
+            for (k, v) in p.sandbox_env() {
+                cmd.arg("-e").arg(format!("{k}={v}"));
+            }
+            if let Some(ca) = p.ca_bundle() {
+                cmd.arg("-v").arg(format!(
+                    "{}:{}:ro",
+                    ca.display(),
+                    crate::netproxy::CA_INSIDE
+                ));
+            }
+        }
         if let Some(w) = &c.workspace {
             let w = w.display();
             cmd.arg("-v")
@@ -572,8 +598,37 @@ impl Container {
                 c.engine.name()
             )));
         }
+        if let Some(p) = &c.proxy
+            && let Err(e) = self.adopt(p, &id)
+        {
+            // Fail closed: no container runs without its proxy.
+            self.remove(std::slice::from_ref(&id));
+            return Err(io::Error::other(format!(
+                "{}: cannot give the container its network proxy (terminal.network allow-list; this needs root and a rootful engine): {e}",
+                c.engine.name()
+            )));
+        }
         tracing::debug!(container = %id, image = %c.image, task = %task_key(task), "container backend: started");
         Ok(id)
+    }
+
+    /// Make the proxy's listener in container `id`'s network namespace.
+    fn adopt(&self, proxy: &crate::netproxy::NetProxy, id: &str) -> io::Result<()> {
+        let out = self
+            .client()
+            .args(["inspect", "--format", "{{.State.Pid}}", id])
+            .stderr(Stdio::null())
+            .output()?;
+        let pid: i32 = String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse()
+            .ok()
+            .filter(|p| *p > 0)
+            .ok_or_else(|| io::Error::other("the engine reported no process for the container"))?;
+        let l = crate::netproxy::listen_in_netns(pid)?;
+        let guard = proxy.adopt(l)?;
+        lock(&self.adopted).insert(id.to_string(), guard);
+        Ok(())
     }
 
     /// Remove containers of ours whose starting process on this machine is gone.
@@ -679,6 +734,12 @@ impl Container {
     fn remove(&self, ids: &[String]) {
         if ids.is_empty() {
             return;
+        }
+        {
+            let mut adopted = lock(&self.adopted);
+            for id in ids {
+                adopted.remove(id);
+            }
         }
         let _ = self
             .client()

@@ -176,6 +176,7 @@ type Head = (u16, Vec<(String, String)>, BufReader<Box<dyn Conn>>);
 /// The HTTP client: bearer authentication, one connection per request.
 struct Http {
     key: String,
+    #[cfg(feature = "daytona-tls")]
     tls: Option<native_tls::TlsConnector>,
     /// Requests sent (figures and tests: round trips per command).
     requests: AtomicU64,
@@ -193,13 +194,23 @@ impl Http {
         if !u.tls {
             return Ok(Box::new(tcp));
         }
-        let tls = match &self.tls {
-            Some(t) => t,
-            None => return Err(io::Error::other("daytona: TLS is not available")),
-        };
-        tls.connect(&u.host, tcp)
-            .map(|s| Box::new(s) as Box<dyn Conn>)
-            .map_err(|e| io::Error::other(format!("daytona: TLS to {}: {e}", u.host)))
+        #[cfg(feature = "daytona-tls")]
+        {
+            let tls = match &self.tls {
+                Some(t) => t,
+                None => return Err(io::Error::other("daytona: TLS is not available")),
+            };
+            tls.connect(&u.host, tcp)
+                .map(|s| Box::new(s) as Box<dyn Conn>)
+                .map_err(|e| io::Error::other(format!("daytona: TLS to {}: {e}", u.host)))
+        }
+        #[cfg(not(feature = "daytona-tls"))]
+        {
+            drop(tcp);
+            Err(io::Error::other(
+                "daytona: this build has no TLS (feature daytona-tls): only http:// endpoints",
+            ))
+        }
     }
 
     /// Send a request; returns the open connection after the head was read.
@@ -433,11 +444,13 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Daytona {
     pub fn new(cfg: DaytonaConfig) -> Result<Daytona, String> {
         cfg.validate()?;
+        #[cfg(feature = "daytona-tls")]
         let tls = native_tls::TlsConnector::new().ok();
         Ok(Daytona {
             api: cfg.api_url.trim_end_matches('/').to_string(),
             http: Http {
                 key: cfg.api_key.clone(),
+                #[cfg(feature = "daytona-tls")]
                 tls,
                 requests: AtomicU64::new(0),
             },

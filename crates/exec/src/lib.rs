@@ -25,6 +25,7 @@ pub mod fs;
 pub mod host;
 pub mod inherit;
 pub mod local;
+pub mod netproxy;
 pub mod pump;
 pub mod remote_fs;
 pub mod sandbox;
@@ -36,9 +37,8 @@ pub mod sys;
 pub mod tree;
 
 pub use env::{Environment, Files, Remote, task_key, terminate_tree};
-pub use portable_pty::MasterPty;
 pub use pump::{Ended, PumpOpts, pump, pump_async};
-pub use spawn::{Input, SpawnRequest, Spawned};
+pub use spawn::{Input, PtyKeepAlive, SpawnRequest, Spawned};
 pub use sys::{ExitWatch, pipe, poll_one, set_nonblocking};
 /// Cancellation shared with the core: wakes waiters, clones cheaply.
 pub use tokio_util::sync::CancellationToken as CancelToken;

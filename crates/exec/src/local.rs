@@ -2,11 +2,10 @@
 //! session, with stdin from /dev/null (pipe mode) or a PTY.
 
 use std::io;
-use std::os::fd::AsRawFd;
 
 use crate::env::{Environment, Files};
-use crate::spawn::{Input, SpawnRequest, Spawned};
-use crate::sys::{dup_cloexec, posix_spawn_pipe, set_nonblocking, spawn_pipe_fork};
+use crate::spawn::{SpawnRequest, Spawned};
+use crate::sys::{posix_spawn_pipe, spawn_pipe_fork};
 
 pub const BASH: &str = "/bin/bash";
 
@@ -104,8 +103,20 @@ fn spawn_pipe(argv: &[String], req: &SpawnRequest<'_>) -> io::Result<Spawned> {
     }
 }
 
+#[cfg(not(feature = "pty"))]
+fn spawn_pty(_: &[String], _: &SpawnRequest<'_>) -> io::Result<Spawned> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "this build of hermes-tools has no pseudo-terminal support (Cargo feature `pty`): run the command with pty false",
+    ))
+}
+
+#[cfg(feature = "pty")]
 fn spawn_pty(argv: &[String], req: &SpawnRequest<'_>) -> io::Result<Spawned> {
+    use crate::spawn::Input;
+    use crate::sys::{dup_cloexec, set_nonblocking};
     use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+    use std::os::fd::AsRawFd;
     let pair = native_pty_system()
         .openpty(PtySize {
             rows: 30,
@@ -140,7 +151,7 @@ fn spawn_pty(argv: &[String], req: &SpawnRequest<'_>) -> io::Result<Spawned> {
         pid,
         output: out,
         input: Some(Input::from_fd(inp)),
-        pty: Some(master),
+        pty: Some(Box::new(master)),
     })
 }
 

@@ -27,6 +27,9 @@ pub struct SpawnRequest<'a> {
 }
 
 /// A started process.
+/// What holds a PTY command's terminal open: opaque, dropped to close it.
+pub type PtyKeepAlive = Box<dyn std::any::Any + Send>;
+
 pub struct Spawned {
     /// Process id; also the process group and session id.
     pub pid: i32,
@@ -34,8 +37,8 @@ pub struct Spawned {
     pub output: OwnedFd,
     /// The process's stdin (PTY mode only; pipe mode uses /dev/null).
     pub input: Option<Input>,
-    /// Keeps the PTY alive (resize and so on).
-    pub pty: Option<Box<dyn portable_pty::MasterPty + Send>>,
+    /// Keeps the PTY alive while held (`Some` only for a PTY command).
+    pub pty: Option<PtyKeepAlive>,
 }
 
 /// A writer into a PTY master that copes with a non-blocking descriptor.
@@ -50,6 +53,9 @@ pub struct SandboxConfig {
     pub root: PathBuf,
     /// Keep the network (off by default).
     pub network: bool,
+    /// With `network` off: the one way out, the allow-list proxy (see
+    /// [`crate::netproxy`]), reached from inside at 127.0.0.1:3128.
+    pub proxy: Option<std::sync::Arc<crate::netproxy::NetProxy>>,
     /// Extra read-only binds.
     pub ro_binds: Vec<PathBuf>,
     /// Extra writable binds.

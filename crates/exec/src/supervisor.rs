@@ -78,6 +78,20 @@ pub fn wrap(argv: &[String], linger: bool) -> Vec<String> {
     }
 }
 
+/// Make this process non-dumpable (`PR_SET_DUMPABLE` 0): its
+/// `/proc/PID/environ`, `mem`, `maps` and `fd` become root's, and
+/// `ptrace` needs `CAP_SYS_PTRACE`, so a command of the same (non-root)
+/// user, however it finds the pid, can neither read the host's environment
+/// or memory nor attach a debugger to it. One kernel switch for the whole
+/// class the approval rules can only list examples of (a path computed at
+/// run time, a script that opens it). Costs the host its core dumps; a
+/// process started later (a command, the shim) is dumpable again by exec.
+/// Root holds `CAP_SYS_PTRACE` and is not stopped by it.
+pub fn protect_host() -> io::Result<()> {
+    rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)
+        .map_err(io::Error::from)
+}
+
 /// Whether `pid` is a process shim (of this or another runtime).
 pub fn is_shim(pid: i32) -> bool {
     std::fs::read_link(format!("/proc/{pid}/exe"))

@@ -123,7 +123,7 @@ pub extern "C" fn ht_version() -> *const c_char {
 /// `{"pty":true,"sandbox":"bubblewrap","builtin_toolsets":[...]}`. Never free it.
 #[unsafe(no_mangle)]
 pub extern "C" fn ht_features() -> *const c_char {
-    boundary(|| crate::FEATURES_JSON.as_ptr() as *const c_char)
+    boundary(|| crate::features_json().as_ptr())
 }
 
 /// Create a runtime from a JSON config (`{}` or NULL/0 means defaults).

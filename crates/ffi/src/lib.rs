@@ -28,13 +28,43 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use hermes_core::error::{Error, ErrorKind};
 pub use status::Status;
 
-/// `ht_features()`: static JSON, NUL-terminated.
-pub const FEATURES_JSON: &str = concat!(
-    r#"{"version":""#,
-    env!("CARGO_PKG_VERSION"),
-    r#"","abi":1,"formats":["openai","anthropic","mcp"],"hooks":["pre_tool_call","post_tool_call","transform_tool_result"],"builtin_toolsets":["terminal","file","todo","memory","skills","tool_search"],"pty":true,"sandbox":"bubblewrap","bulk_registration":true,"mcp":{"transports":["stdio","streamable_http"],"list_changed":true,"cancellation":true},"plugins":{"abi":1,"entry":"ht_plugin_init"}}"#,
-    "\0"
-);
+/// `ht_features()`: this build's optional parts as JSON (NUL-terminated,
+/// made once, never freed). `features` names the Cargo features the library
+/// was built with; `pty` and `mcp` say the same in the older shape.
+pub fn features_json() -> &'static std::ffi::CStr {
+    static JSON: std::sync::OnceLock<CString> = std::sync::OnceLock::new();
+    JSON.get_or_init(|| {
+        let mcp_client = cfg!(feature = "mcp-client");
+        let https = cfg!(feature = "https");
+        let mut transports = Vec::new();
+        if mcp_client {
+            transports.push("stdio");
+            if https {
+                transports.push("streamable_http");
+            }
+        }
+        let v = serde_json::json!({
+            "version": env!("CARGO_PKG_VERSION"),
+            "abi": 1,
+            "features": {
+                "mcp-client": mcp_client,
+                "mcp-server": cfg!(feature = "mcp-server"),
+                "https": https,
+                "pty": cfg!(feature = "pty"),
+            },
+            "formats": ["openai", "anthropic", "mcp"],
+            "hooks": ["pre_tool_call", "post_tool_call", "transform_tool_result"],
+            "builtin_toolsets": ["terminal", "file", "todo", "memory", "skills", "tool_search"],
+            "pty": cfg!(feature = "pty"),
+            "sandbox": "bubblewrap",
+            "bulk_registration": true,
+            "mcp": {"transports": transports, "list_changed": mcp_client, "cancellation": mcp_client,
+                    "serve": cfg!(feature = "mcp-server")},
+            "plugins": {"abi": 1, "entry": "ht_plugin_init"},
+        });
+        CString::new(v.to_string()).expect("JSON has no NUL")
+    })
+}
 
 /// Error details for a failed call. Owned by the caller; free with `ht_error_free`.
 pub struct ht_error {

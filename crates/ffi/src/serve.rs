@@ -10,16 +10,19 @@
 //! limits of crates/mcp-server/src/limits.rs are options keys too.
 
 use std::ffi::CString;
+#[cfg(feature = "mcp-server")]
 use std::os::fd::{BorrowedFd, OwnedFd};
 use std::os::raw::c_char;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
+#[cfg(feature = "mcp-server")]
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use hermes_core::error::{Error, ErrorKind};
+#[cfg(feature = "mcp-server")]
 use hermes_mcp_server::{Approvals, Options};
 
 use crate::status::Status;
@@ -82,14 +85,17 @@ pub(crate) fn stop_all(servers: &Mutex<Vec<Weak<Serving>>>) {
     }
 }
 
+#[cfg(feature = "mcp-server")]
 enum Transport {
     Fds(OwnedFd, OwnedFd),
     Http(std::net::TcpListener, hermes_mcp_server::HttpAuth),
 }
 
 /// The options keys besides the server's limits and authentication.
+#[cfg(feature = "mcp-server")]
 const OWN_KEYS: &[&str] = &["transport", "read_fd", "write_fd", "address", "approvals"];
 
+#[cfg(feature = "mcp-server")]
 fn parse_options(text: &str) -> Result<(Transport, Options), Error> {
     let text = if text.trim().is_empty() { "{}" } else { text };
     let v: Value =
@@ -190,6 +196,7 @@ fn parse_options(text: &str) -> Result<(Transport, Options), Error> {
     Ok((transport, opts))
 }
 
+#[cfg(feature = "mcp-server")]
 fn fd_is_open(fd: i32) -> bool {
     // SAFETY: F_GETFD reads the descriptor flags of `fd` and touches no memory; an unused number
     // just fails with EBADF.
@@ -199,6 +206,16 @@ fn fd_is_open(fd: i32) -> bool {
 /// Start serving `runtime` with the options of `ht_runtime_serve_mcp`
 /// (`options_json`'s text); the caller keeps the server so the runtime's
 /// free can stop it.
+/// A build without the `mcp-server` feature keeps the functions of the C
+/// ABI (a host can ask); starting a server says what is missing.
+#[cfg(not(feature = "mcp-server"))]
+pub(crate) fn start(_: Arc<hermes_runtime::Runtime>, _: &str) -> Result<Arc<Serving>, Error> {
+    Err(Error::invalid(
+        "this build of hermes-tools has no MCP server (Cargo feature `mcp-server`)",
+    ))
+}
+
+#[cfg(feature = "mcp-server")]
 pub(crate) fn start(
     runtime: Arc<hermes_runtime::Runtime>,
     text: &str,
@@ -276,6 +293,7 @@ pub(crate) fn into_handle(serving: Arc<Serving>) -> *mut ht_mcp_server {
 /// host's next input. This thread `poll`s the descriptor together with a stop
 /// pipe and reads only when data is there; it ends on EOF, an error, the
 /// server dropping its end, or the returned writer being dropped.
+#[cfg(feature = "mcp-server")]
 fn fd_reader(fd: OwnedFd) -> std::io::Result<(tokio::io::DuplexStream, std::io::PipeWriter)> {
     use std::io::Read;
     use std::os::fd::AsRawFd;

@@ -218,6 +218,7 @@ impl ServerConfig {
                 let pem = std::fs::read(ca).map_err(|e| {
                     Error::invalid(format!("{what}.ca_file: cannot read '{ca}': {e}"))
                 })?;
+                #[cfg(feature = "https")]
                 match reqwest::Certificate::from_pem_bundle(&pem) {
                     Ok(certs) if !certs.is_empty() => {}
                     _ => {
@@ -226,6 +227,8 @@ impl ServerConfig {
                         )));
                     }
                 }
+                #[cfg(not(feature = "https"))]
+                let _ = pem;
             }
             for (k, v) in &self.headers {
                 if http::HeaderName::from_bytes(k.as_bytes()).is_err() {

@@ -540,8 +540,17 @@ impl Server {
         Ok(Conn { service })
     }
 
+    /// A build without the `https` feature has no HTTP transport.
+    #[cfg(not(feature = "https"))]
+    async fn connect_http(&self, url: &str, _: Handler) -> Result<Conn, String> {
+        Err(format!(
+            "cannot reach {url}: this build of hermes-tools has no MCP over HTTP (Cargo feature `https`); use a stdio server"
+        ))
+    }
+
     /// Connect to a streamable HTTP server. `Authorization: Bearer <token>`
     /// goes through rmcp's auth header, every other header as given.
+    #[cfg(feature = "https")]
     async fn connect_http(&self, url: &str, handler: Handler) -> Result<Conn, String> {
         use rmcp::transport::StreamableHttpClientTransport;
         use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -1364,6 +1373,7 @@ fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     out.replace('\n', " ")
 }
 
+#[cfg(feature = "https")]
 /// The HTTP client for a streamable HTTP server: the system's trust roots
 /// (plus the server's own CA from `ca_file`), no connection pool (rmcp's
 /// default: a reused connection stalls on delayed ACKs), and no redirects

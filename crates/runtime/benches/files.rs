@@ -4,6 +4,7 @@
 //!
 //!     cargo bench -p hermes-runtime --bench files
 //!     HT_ORIGINAL_PYTHON=build/href/bin/python cargo bench -p hermes-runtime --bench files
+//!     HT_BENCH_ONLY=edit cargo bench -p hermes-runtime --bench files   (read, write, patch only)
 //!
 //! Workloads: `read_file` of the last page of a 10 MB file, `write_file`
 //! of 100 KB, `patch` replace in a 1 MB file, `search_files` over a
@@ -136,6 +137,52 @@ fn main() {
         );
         assert_eq!(v["success"], true, "{v}");
     });
+    // Fuzzy replace in the same 1 MB file: an old_string the exact match
+    // misses, found by line_trimmed (other indentation over two lines) and
+    // by whitespace_normalized (a doubled space inside the line).
+    let mid2 = root.join("mid2.rs");
+    std::fs::copy(&mid, &mid2).unwrap();
+    let mut flip = false;
+    let mut fuzzy = |two_lines: bool| {
+        let (a, b) = if flip {
+            ("MARKER_B", "MARKER_A")
+        } else {
+            ("MARKER_A", "MARKER_B")
+        };
+        flip = !flip;
+        let (old, new) = if two_lines {
+            (
+                format!("  let marker = {a};\n  let value_10000 = compute(10000) + 1;"),
+                format!("  let marker = {b};\n  let value_10000 = compute(10000) + 1;"),
+            )
+        } else {
+            (format!("let  marker = {a};"), format!("let marker = {b};"))
+        };
+        let v = call(
+            &rt,
+            "p",
+            "patch",
+            &json!({"mode": "replace", "path": mid2, "old_string": old, "new_string": new}),
+        );
+        assert_eq!(v["success"], true, "{v}");
+        assert!(v["match_strategy"].is_string(), "{v}");
+    };
+    let fuzzy_lines = time(n_other, |_| fuzzy(true));
+    let fuzzy_ws = time(n_other, |_| fuzzy(false));
+    // HT_BENCH_ONLY=edit: only the read, write and patch figures (no
+    // search: for comparing edits of the file tools quickly)
+    if std::env::var("HT_BENCH_ONLY").is_ok_and(|v| v == "edit") {
+        println!("file tools, median of {n} (through dispatch_sync):");
+        println!("  read_file last page of 10 MB   {:8.2} ms", ms(read));
+        println!("  write_file 100 KB              {:8.2} ms", ms(write));
+        println!("  patch replace in 1 MB          {:8.2} ms", ms(patch));
+        println!(
+            "  patch fuzzy (line_trimmed)     {:8.2} ms",
+            ms(fuzzy_lines)
+        );
+        println!("  patch fuzzy (whitespace)       {:8.2} ms", ms(fuzzy_ws));
+        return;
+    }
     // Search: cold (index off: every search walks and reads the tree, as
     // rg does), first (a fresh runtime's first search, which also builds
     // the index), warm (later searches, from the index), warm after an edit
@@ -239,6 +286,11 @@ fn main() {
     println!("  read_file last page of 10 MB   {:8.2} ms", ms(read));
     println!("  write_file 100 KB              {:8.2} ms", ms(write));
     println!("  patch replace in 1 MB          {:8.2} ms", ms(patch));
+    println!(
+        "  patch fuzzy (line_trimmed)     {:8.2} ms",
+        ms(fuzzy_lines)
+    );
+    println!("  patch fuzzy (whitespace)       {:8.2} ms", ms(fuzzy_ws));
     println!(
         "  search_files 10 000 files      {:8.2} ms   (indexed)",
         ms(search)

@@ -11,7 +11,12 @@ pub use hermes_builtins::skills::SkillsConfig;
 pub use hermes_builtins::terminal::TerminalConfig;
 pub use hermes_core::config::{AvailabilityConfig, DispatchConfig, LimitsConfig};
 use hermes_core::error::{Error, Result};
+#[cfg(feature = "mcp-client")]
 pub use hermes_mcp_client::ServerConfig as McpServerConfig;
+/// Without the `mcp-client` feature an MCP server's config is kept as JSON
+/// only to name it in the error: such a build refuses any server.
+#[cfg(not(feature = "mcp-client"))]
+pub type McpServerConfig = serde_json::Value;
 
 /// Log levels a config may name.
 pub const LOG_LEVELS: &[&str] = &["error", "warn", "info", "debug", "trace"];
@@ -158,10 +163,20 @@ impl Config {
             }
         }
         cfg.terminal.host_envs = hermes_builtins::terminal::HostEnvs(envs);
-        cfg.mcp_servers = std::mem::take(&mut cfg.mcp_servers)
-            .into_iter()
-            .map(|(name, server)| server.validate(&name).map(|s| (name, s)))
-            .collect::<Result<_>>()?;
+        #[cfg(feature = "mcp-client")]
+        {
+            cfg.mcp_servers = std::mem::take(&mut cfg.mcp_servers)
+                .into_iter()
+                .map(|(name, server)| server.validate(&name).map(|s| (name, s)))
+                .collect::<Result<_>>()?;
+        }
+        #[cfg(not(feature = "mcp-client"))]
+        if let Some(name) = cfg.mcp_servers.keys().next() {
+            return Err(Error::invalid(format!(
+                "runtime config: mcp_servers.{name}: {}",
+                crate::mcp_off::WHY
+            )));
+        }
         for name in &cfg.builtin_toolsets {
             if !BUILTIN_TOOLSETS.contains(&name.as_str()) {
                 return Err(Error::invalid(format!(

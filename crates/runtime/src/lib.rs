@@ -10,6 +10,12 @@
 pub mod approvals;
 pub mod client;
 pub mod config;
+#[cfg(not(feature = "mcp-client"))]
+mod mcp_off;
+#[cfg(feature = "mcp-client")]
+use hermes_mcp_client::Mcp;
+#[cfg(not(feature = "mcp-client"))]
+use mcp_off::Mcp;
 pub mod progress;
 
 use parking_lot::{Mutex, RwLock};
@@ -202,7 +208,7 @@ fn check_options(config: &Config) -> hermes_approval::CheckOptions {
             workspace: hermes_builtins::terminal::default_cwd(&config.terminal)
                 .display()
                 .to_string(),
-            network: config.terminal.network,
+            network: config.terminal.network.any(),
         }),
     }
 }
@@ -261,7 +267,7 @@ pub struct Runtime {
     skills: Option<Arc<SkillsCtx>>,
     activity: Arc<Activity>,
     lifecycles: Mutex<Vec<Arc<dyn Lifecycle>>>,
-    mcp: Option<Arc<hermes_mcp_client::Mcp>>,
+    mcp: Option<Arc<Mcp>>,
     /// Why the `auto` backend fell back to local: sent once as a `warning`
     /// event to the first event handler the host installs.
     fallback_warning: Mutex<Option<String>>,
@@ -437,7 +443,8 @@ impl Runtime {
             "sandbox" => constant(Arc::new(HostFs::sandboxed(
                 &hermes_exec::sandbox::SandboxConfig {
                     root: base.clone(),
-                    network: tcfg.network,
+                    network: tcfg.network.host_network(),
+                    proxy: None,
                     ro_binds: tcfg.sandbox_ro_binds.iter().map(Into::into).collect(),
                     rw_binds: tcfg.sandbox_rw_binds.iter().map(Into::into).collect(),
                     limits: tcfg.sandbox_limits.to_exec(),
@@ -567,8 +574,7 @@ impl Runtime {
     /// tools never shadow a built-in tool).
     fn install_mcp(&mut self) -> Result<()> {
         let services: Arc<dyn ToolServices> = self.services.clone();
-        let mcp =
-            hermes_mcp_client::Mcp::install(&self.config.mcp_servers, &self.core, Some(services))?;
+        let mcp = Mcp::install(&self.config.mcp_servers, &self.core, Some(services))?;
         self.lifecycles.lock().push(mcp.clone());
         self.mcp = Some(mcp);
         Ok(())
@@ -580,6 +586,7 @@ impl Runtime {
         let _g = self.core.enter()?;
         let cfg: config::McpServerConfig = serde_json::from_str(config_json)
             .map_err(|e| Error::json(format!("mcp server config: {e}")))?;
+        #[cfg(feature = "mcp-client")]
         let cfg = cfg.validate(name)?;
         match &self.mcp {
             Some(m) => m.add(name, cfg),

@@ -223,9 +223,14 @@ fn patch(sc: &SkillsCtx, name: &str, args: &Value) -> Out {
         Ok(r) => r,
         Err(e) => return fail(e),
     };
-    let text = match nofollow::read(&skill.dir, &rel, store::MAX_FILE_BYTES + 1)
+    // read whole (a cut text written back would lose its tail)
+    const PATCH_READ_LIMIT: usize = 64 << 20;
+    let text = match nofollow::read(&skill.dir, &rel, PATCH_READ_LIMIT + 1)
         .map(|b| String::from_utf8(b).map_err(|_| ()))
     {
+        Ok(Ok(t)) if t.len() > PATCH_READ_LIMIT => {
+            return fail(format!("'{fp}' in skill '{name}' is too large to patch"));
+        }
         Ok(Ok(t)) => t,
         Ok(Err(())) => return fail(format!("'{fp}' in skill '{name}' is not UTF-8 text")),
         Err(e) if nofollow::is_link_refusal(&e) => return link_refusal(name, fp),

@@ -16,8 +16,12 @@ pub struct TerminalConfig {
     pub env: BTreeMap<String, String>,
     /// Output cap in characters for a foreground command (head + tail kept).
     pub max_output_chars: usize,
-    /// Sandbox backend: allow network access.
-    pub network: bool,
+    /// Sandbox backend: the network policy: `"off"` / `false` (the
+    /// default), `"on"` / `true`, or an allow-list (see [`NetworkSetting`]).
+    pub network: NetworkSetting,
+    /// Sandbox backend with an allow-list: values the command sees only as
+    /// placeholders, put in place by the network proxy for their own hosts.
+    pub secrets: BTreeMap<String, SecretSection>,
     /// Directory where full outputs are spilled when truncated (None: no spill).
     pub spill_dir: Option<String>,
     /// Largest foreground timeout a call may ask for, in seconds.
@@ -43,6 +47,11 @@ pub struct TerminalConfig {
     /// allow-list, default) or "all" (everything but secret-looking names,
     /// the original's behaviour).
     pub env_inherit: String,
+    /// Local backend: make the host process non-dumpable (see
+    /// `hermes_exec::supervisor::protect_host`), so a command of the same
+    /// user cannot read its environment or memory or attach to it. Off by
+    /// default (it also turns off the host's core dumps); the CLI sets it.
+    pub protect_host: bool,
     /// Sandbox backend: extra read-only binds.
     pub sandbox_ro_binds: Vec<String>,
     /// Sandbox backend: extra writable binds.
@@ -178,6 +187,7 @@ impl ContainerSection {
             host: self.host.clone(),
             image: self.image.clone(),
             network: self.network,
+            proxy: None,
             memory: self.memory.clone().or(d.memory),
             cpus: self.cpus.or(d.cpus),
             pids_limit: self.pids_limit.unwrap_or(d.pids_limit),
@@ -376,7 +386,8 @@ impl Default for TerminalConfig {
             timeout: 180,
             env: BTreeMap::new(),
             max_output_chars: 50_000,
-            network: false,
+            network: NetworkSetting::Off,
+            secrets: BTreeMap::new(),
             spill_dir: None,
             max_foreground_timeout: 600,
             kill_grace: 1.0,
@@ -388,6 +399,7 @@ impl Default for TerminalConfig {
             stream_output: true,
             env_passthrough: Vec::new(),
             env_inherit: "core".into(),
+            protect_host: false,
             sandbox_ro_binds: Vec::new(),
             sandbox_rw_binds: Vec::new(),
             sandbox_limits: SandboxLimitsSection::default(),
@@ -408,4 +420,199 @@ fn expand_home(p: &str) -> std::path::PathBuf {
         return std::path::PathBuf::from(format!("{home}{rest}"));
     }
     std::path::PathBuf::from(p)
+}
+
+/// `terminal.network`: `"off"` | `false`, `"on"` | `true`, or
+/// `{"allow": [...], "deny": [...], "ask": bool, "hosts": {...}}`.
+/// Anything else is an error (never read as "on").
+#[derive(Clone, Debug, Default)]
+pub enum NetworkSetting {
+    #[default]
+    Off,
+    On,
+    AllowList(NetworkPolicySection),
+}
+
+/// The allow-list form of `terminal.network` (rules: see
+/// `hermes_exec::netproxy::policy`).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkPolicySection {
+    /// Host names (`api.example.com`), `*.domain` (names below it) and IP
+    /// addresses or ranges (`10.0.0.0/8`) the sandbox may reach.
+    #[serde(default)]
+    pub allow: Vec<String>,
+    /// The same kinds of rule, refused whatever `allow` says.
+    #[serde(default)]
+    pub deny: Vec<String>,
+    /// Put a name no rule allows to the approval handler (approved: reachable
+    /// for the rest of the runtime's life).
+    #[serde(default)]
+    pub ask: bool,
+    /// Names the proxy answers from this table instead of DNS (name to one
+    /// address or a list), like /etc/hosts; their addresses may be private.
+    #[serde(default)]
+    pub hosts: BTreeMap<String, OneOrMany>,
+    /// PEM files of certificate authorities trusted, beside the system's,
+    /// for the upstreams the proxy makes TLS to itself (HTTPS to a
+    /// secret's host): a private PKI, or a test's.
+    #[serde(default)]
+    pub upstream_ca: Vec<String>,
+}
+
+/// A string or a list of strings.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl NetworkPolicySection {
+    /// The exec layer's rules; errors name the rule.
+    pub fn rules(&self) -> Result<hermes_exec::netproxy::Rules, String> {
+        let hosts = self
+            .hosts
+            .iter()
+            .map(|(k, v)| {
+                let v = match v {
+                    OneOrMany::One(s) => vec![s.clone()],
+                    OneOrMany::Many(v) => v.clone(),
+                };
+                (k.clone(), v)
+            })
+            .collect();
+        let mut rules =
+            hermes_exec::netproxy::Rules::new(&self.allow, &self.deny, self.ask, &hosts)
+                .map_err(|e| format!("terminal.network.{e}"))?;
+        for f in &self.upstream_ca {
+            let p = expand_home(f);
+            let pem = std::fs::read(&p).map_err(|e| {
+                format!(
+                    "terminal.network.upstream_ca: cannot read {}: {e}",
+                    p.display()
+                )
+            })?;
+            if !pem.windows(27).any(|w| w == b"-----BEGIN CERTIFICATE-----") {
+                return Err(format!(
+                    "terminal.network.upstream_ca: {} holds no PEM certificate",
+                    p.display()
+                ));
+            }
+            rules.upstream_ca.push(pem);
+        }
+        Ok(rules)
+    }
+}
+
+impl NetworkSetting {
+    /// The sandbox shares the host's network (`"on"`).
+    pub fn host_network(&self) -> bool {
+        matches!(self, NetworkSetting::On)
+    }
+    /// Some network reaches out (`"on"` or an allow-list): what the approval
+    /// engine is told (an allow-list still lets data out to its hosts).
+    pub fn any(&self) -> bool {
+        !matches!(self, NetworkSetting::Off)
+    }
+    /// The allow-list, if that is the setting.
+    pub fn allow_list(&self) -> Option<&NetworkPolicySection> {
+        match self {
+            NetworkSetting::AllowList(p) => Some(p),
+            _ => None,
+        }
+    }
+    /// One line for `doctor` and errors.
+    pub fn describe(&self) -> String {
+        match self {
+            NetworkSetting::Off => "off (no network in the sandbox)".into(),
+            NetworkSetting::On => "on (the sandbox shares this machine's network)".into(),
+            NetworkSetting::AllowList(p) => match p.rules() {
+                Ok(r) => format!("allow-list through the runtime's proxy: {}", r.describe()),
+                Err(e) => format!("invalid: {e}"),
+            },
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for NetworkSetting {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let v = serde_json::Value::deserialize(d)?;
+        match v {
+            serde_json::Value::Bool(false) => Ok(NetworkSetting::Off),
+            serde_json::Value::Bool(true) => Ok(NetworkSetting::On),
+            serde_json::Value::String(s) if s == "off" => Ok(NetworkSetting::Off),
+            serde_json::Value::String(s) if s == "on" => Ok(NetworkSetting::On),
+            v @ serde_json::Value::Object(_) => {
+                let p: NetworkPolicySection = serde_json::from_value(v)
+                    .map_err(|e| D::Error::custom(format!("terminal.network: {e}")))?;
+                p.rules().map_err(D::Error::custom)?;
+                Ok(NetworkSetting::AllowList(p))
+            }
+            other => Err(D::Error::custom(format!(
+                "terminal.network: {other} is not a network policy (\"off\", \"on\", or {{\"allow\": [...], \"deny\": [...]}})"
+            ))),
+        }
+    }
+}
+
+/// `terminal.secrets.<NAME>`: where the value comes from (exactly one of
+/// `env`, a variable of this process, and `file`, whose content minus a
+/// final line break is the value) and the hosts it may be sent to.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SecretSection {
+    pub env: Option<String>,
+    pub file: Option<String>,
+    pub hosts: Vec<String>,
+}
+
+impl SecretSection {
+    /// The exec layer's secret (reads the value now): errors name it.
+    pub fn load(&self, name: &str) -> Result<hermes_exec::netproxy::Secret, String> {
+        let valid = !name.is_empty()
+            && !name.as_bytes()[0].is_ascii_digit()
+            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        if !valid {
+            return Err(format!(
+                "terminal.secrets: '{name}' is not a valid variable name"
+            ));
+        }
+        let (value, unset) = match (&self.env, &self.file) {
+            (Some(var), None) => match std::env::var(var) {
+                Ok(v) => (v, vec![var.clone()]),
+                Err(_) => {
+                    return Err(format!(
+                        "terminal.secrets.{name}: the variable {var} is not set in this process"
+                    ));
+                }
+            },
+            (None, Some(f)) => {
+                let p = expand_home(f);
+                match std::fs::read_to_string(&p) {
+                    Ok(t) => (
+                        t.strip_suffix('\n')
+                            .map(|t| t.strip_suffix('\r').unwrap_or(t))
+                            .unwrap_or(&t)
+                            .to_string(),
+                        vec![],
+                    ),
+                    Err(e) => {
+                        return Err(format!(
+                            "terminal.secrets.{name}: cannot read {}: {e}",
+                            p.display()
+                        ));
+                    }
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "terminal.secrets.{name}: name exactly one source, \"env\" or \"file\""
+                ));
+            }
+        };
+        hermes_exec::netproxy::Secret::new(name, value, &self.hosts, unset)
+            .map_err(|e| format!("terminal.{e}"))
+    }
 }

@@ -162,7 +162,13 @@ fn base_env(cfg: &TerminalConfig, remote: Option<Vec<(String, String)>>) -> Vec<
     let own: Vec<(String, String)> = match remote {
         Some(r) => r
             .into_iter()
-            .filter(|(k, _)| !secret(k) || cfg.env_passthrough.iter().any(|p| p == k))
+            // A brokered secret's variable holds its placeholder (set on
+            // the container by the proxy), never the value: kept.
+            .filter(|(k, _)| {
+                !secret(k)
+                    || cfg.env_passthrough.iter().any(|p| p == k)
+                    || cfg.secrets.contains_key(k)
+            })
             .collect(),
         None => hermes_exec::inherit::host_env(inherit_mode(cfg), &cfg.env_passthrough, &secret),
     };
@@ -185,18 +191,127 @@ fn base_env(cfg: &TerminalConfig, remote: Option<Vec<(String, String)>>) -> Vec<
     m.into_iter().collect()
 }
 
+/// What the network proxy tells and asks the host: `network.refused`
+/// events, and with `ask` on, the approval handler (one prompt per host).
+struct NetServices(Arc<dyn ToolServices>);
+
+impl hermes_exec::netproxy::NetEvents for NetServices {
+    fn refused(&self, r: &hermes_exec::netproxy::Refusal) {
+        self.0.emit_event(serde_json::json!({
+            "type": "network.refused",
+            "host": r.host,
+            "port": r.port,
+            "rule": r.rule,
+            "message": r.message,
+        }));
+    }
+
+    fn ask(&self, host: &str, port: u16) -> bool {
+        use hermes_approval::{CheckResult, Reason, Verdict};
+        let subject = format!("network: connect to {host}:{port} from the sandbox");
+        let check = CheckResult {
+            verdict: Verdict::Ask,
+            reasons: vec![Reason {
+                rule: "network-host".into(),
+                description: format!(
+                    "the sandbox connects to {host}, which terminal.network.allow does not list (approved: reachable for this session)"
+                ),
+                tier: Verdict::Ask,
+                command: subject.clone(),
+                pack: "builtin".into(),
+                sandbox: None,
+                argv: Vec::new(),
+            }],
+            commands: Vec::new(),
+            normalized: Vec::new(),
+            contained: Vec::new(),
+        };
+        matches!(
+            self.0.approve_check(
+                check,
+                &subject,
+                &hermes_core::dispatch::CallContext::default(),
+                &hermes_core::CancelToken::new(),
+            ),
+            hermes_core::CommandDecision::Allow
+        )
+    }
+}
+
+/// The allow-list proxy of a sandbox (`None`: the network is on or off),
+/// with the configured secrets loaded.
+pub fn net_proxy(
+    cfg: &TerminalConfig,
+    services: Option<Arc<dyn ToolServices>>,
+) -> Result<Option<Arc<hermes_exec::netproxy::NetProxy>>> {
+    let Some(policy) = cfg.network.allow_list() else {
+        if !cfg.secrets.is_empty() {
+            return Err(Error::invalid(
+                "runtime config: terminal.secrets needs terminal.network to be an allow-list ({\"allow\": [...]}): only the proxy puts a secret in place",
+            ));
+        }
+        return Ok(None);
+    };
+    let rules = policy
+        .rules()
+        .map_err(|e| Error::invalid(format!("runtime config: {e}")))?;
+    let mut secrets = Vec::new();
+    for (name, s) in &cfg.secrets {
+        secrets.push(
+            s.load(name)
+                .map_err(|e| Error::invalid(format!("runtime config: {e}")))?,
+        );
+    }
+    let events =
+        services.map(|s| Arc::new(NetServices(s)) as Arc<dyn hermes_exec::netproxy::NetEvents>);
+    hermes_exec::netproxy::NetProxy::start(rules, secrets, events)
+        .map(Some)
+        .map_err(|e| internal_err(format!("terminal.network: cannot start the proxy: {e}")))
+}
+
 /// The execution environment named in the config.
-fn environment(cfg: &TerminalConfig) -> Result<Arc<dyn Environment>> {
+fn environment(
+    cfg: &TerminalConfig,
+    services: Option<Arc<dyn ToolServices>>,
+) -> Result<Arc<dyn Environment>> {
+    if (cfg.network.allow_list().is_some() || !cfg.secrets.is_empty())
+        && !matches!(
+            cfg.backend.as_str(),
+            "auto" | "sandbox" | "docker" | "podman"
+        )
+    {
+        return Err(Error::invalid(format!(
+            "runtime config: terminal.network as an allow-list and terminal.secrets work on the sandbox, docker and podman backends only, not '{}'",
+            cfg.backend
+        )));
+    }
     match cfg.backend.as_str() {
         "auto" => {
             let mut resolved = cfg.clone();
-            resolve_auto_backend(&mut resolved);
-            environment(&resolved)
+            let why = resolve_auto_backend(&mut resolved);
+            if resolved.backend != "sandbox" && cfg.network.allow_list().is_some() {
+                // Never "on" in place of a list: fail closed.
+                return Err(Error::invalid(format!(
+                    "runtime config: terminal.network is an allow-list, which needs the sandbox, and the sandbox is not usable here: {}",
+                    why.unwrap_or_default()
+                )));
+            }
+            environment(&resolved, services)
         }
-        "local" => Ok(Arc::new(hermes_exec::local::Local)),
+        "local" => {
+            if cfg.protect_host {
+                hermes_exec::supervisor::protect_host().map_err(|e| {
+                    Error::invalid(format!(
+                        "terminal.protect_host: cannot make this process non-dumpable: {e}"
+                    ))
+                })?;
+            }
+            Ok(Arc::new(hermes_exec::local::Local))
+        }
         "sandbox" => hermes_exec::sandbox::Sandbox::new(&hermes_exec::sandbox::SandboxConfig {
             root: default_cwd(cfg),
-            network: cfg.network,
+            network: cfg.network.host_network(),
+            proxy: net_proxy(cfg, services)?,
             ro_binds: cfg.sandbox_ro_binds.iter().map(PathBuf::from).collect(),
             rw_binds: cfg.sandbox_rw_binds.iter().map(PathBuf::from).collect(),
             limits: cfg.sandbox_limits.to_exec(),
@@ -219,9 +334,12 @@ fn environment(cfg: &TerminalConfig) -> Result<Arc<dyn Environment>> {
                     "runtime config: terminal.backend 'docker'/'podman' needs a terminal.docker section with at least \"image\"",
                 )
             })?;
-            let c = section
+            let mut c = section
                 .to_exec(&cfg.backend, cfg.cwd.as_deref())
                 .map_err(|e| Error::invalid(format!("runtime config: {e}")))?;
+            // An allow-list applies to containers too ("on"/"off" are the
+            // sandbox's; a container's own switch is terminal.docker.network).
+            c.proxy = net_proxy(cfg, services)?;
             hermes_exec::container::ContainerBackend::new(c)
                 .map(|s| Arc::new(s) as Arc<dyn Environment>)
                 .map_err(|e| Error::invalid(format!("runtime config: {e}")))
@@ -262,7 +380,7 @@ impl Terminal {
         core_id: u64,
         engine: Option<hermes_core::engine::Engine>,
     ) -> Result<Arc<Terminal>> {
-        let backend = environment(&cfg)?;
+        let backend = environment(&cfg, Some(services.clone()))?;
         let (remote_env, default_cwd, capture_dir) = match backend.remote() {
             Some(r) => {
                 let unreachable = |e: std::io::Error| {

@@ -707,7 +707,7 @@ fn start_reader(
     term: Arc<dyn Owner>,
     p: Arc<Proc>,
     output: std::os::fd::OwnedFd,
-    pty: Option<Box<dyn hermes_exec::MasterPty + Send>>,
+    pty: Option<hermes_exec::PtyKeepAlive>,
 ) -> Result<Option<JoinHandle<()>>, String> {
     if let Some(engine) = term.engine() {
         let (t, q) = (term.clone(), p.clone());
@@ -737,7 +737,7 @@ fn start_thread(
     term: Arc<dyn Owner>,
     p: Arc<Proc>,
     output: std::os::fd::OwnedFd,
-    pty: Option<Box<dyn hermes_exec::MasterPty + Send>>,
+    pty: Option<hermes_exec::PtyKeepAlive>,
 ) -> Result<JoinHandle<()>, String> {
     std::thread::Builder::new()
         .name(format!("ht-{}", p.id))
@@ -756,7 +756,7 @@ fn finish(
     code: i32,
     ended: Ended,
     output: Arc<std::os::fd::OwnedFd>,
-    pty: Option<Box<dyn hermes_exec::MasterPty + Send>>,
+    pty: Option<hermes_exec::PtyKeepAlive>,
 ) {
     let term = feed.term.clone();
     feed.streamer.finish(&|e| term.emit(e));

@@ -189,6 +189,8 @@ fn meta(st: &Stat) -> Meta {
         mode: st.st_mode & 0o7777,
         is_dir: ft == FileType::Directory,
         is_file: ft == FileType::RegularFile,
+        // u64 on x86_64, u32 on some other targets.
+        #[allow(clippy::unnecessary_cast)]
         links: st.st_nlink as u64,
     }
 }

@@ -1,7 +1,8 @@
 //! The sandbox backend: the local backend's bash inside bubblewrap. The
 //! system directories are bound read-only, the working root (the configured
 //! cwd) read-write, `/tmp` is a private tmpfs, and the network is cut off
-//! unless `terminal.network` is true. The sandbox gets its own pid
+//! unless `terminal.network` is on (with an allow-list, the one way out is
+//! the runtime's proxy: [`crate::netproxy`]). The sandbox gets its own pid
 //! namespace and dies with its parent (`--die-with-parent`), so killing the
 //! bwrap process (what the runtime does on timeout, kill and close) ends
 //! everything inside.
@@ -99,6 +100,7 @@ pub struct Sandbox {
     bwrap: PathBuf,
     root: PathBuf,
     network: bool,
+    proxy: Option<std::sync::Arc<crate::netproxy::NetProxy>>,
     ro_binds: Vec<PathBuf>,
     rw_binds: Vec<PathBuf>,
     limits: SandboxLimits,
@@ -282,6 +284,12 @@ impl Sandbox {
                 None
             }
         };
+        if cfg.proxy.is_some() && (cfg.network || crate::supervisor::shim_path().is_none()) {
+            return Err(
+                "sandbox: a network allow-list needs the network off and the process shim (which hands the proxy its listener)"
+                    .to_string(),
+            );
+        }
         let masked = masks_for(cfg);
         let features = BwrapFeatures::probe(&bwrap);
         let pids = if crate::sys::geteuid() == 0 && cfg.limits.max_processes > 0 {
@@ -298,6 +306,7 @@ impl Sandbox {
             bwrap,
             root: cfg.root.clone(),
             network: cfg.network,
+            proxy: cfg.proxy.clone(),
             ro_binds: cfg.ro_binds.clone(),
             rw_binds: cfg.rw_binds.clone(),
             limits: cfg.limits,
@@ -484,6 +493,28 @@ impl Sandbox {
         if !self.network {
             push(&["--unshare-net"]);
         }
+        // The allow-list proxy: its socket, its variables (after the
+        // command's own, which they override), no secret's source.
+        if let Some(p) = &self.proxy {
+            push(&[
+                "--ro-bind",
+                &p.socket().display().to_string(),
+                crate::netproxy::SOCKET_INSIDE,
+            ]);
+            if let Some(ca) = p.ca_bundle() {
+                push(&[
+                    "--ro-bind",
+                    &ca.display().to_string(),
+                    crate::netproxy::CA_INSIDE,
+                ]);
+            }
+            for (k, v) in p.sandbox_env() {
+                push(&["--setenv", &k, &v]);
+            }
+            for k in p.unset_env() {
+                push(&["--unsetenv", &k]);
+            }
+        }
         if crate::sys::geteuid() == 0 {
             // bwrap run by root keeps root's capabilities unless told
             // otherwise: a command could remount the read-only binds, write
@@ -516,6 +547,14 @@ impl Sandbox {
             Some(shim) => {
                 let s = shim.display().to_string();
                 push(&["--ro-bind", &s, SHIM_INSIDE, "--", SHIM_INSIDE]);
+                if self.proxy.is_some() {
+                    let fwd = format!(
+                        "{}:{}",
+                        crate::netproxy::PORT_INSIDE,
+                        crate::netproxy::SOCKET_INSIDE
+                    );
+                    push(&["-P", &fwd]);
+                }
                 push(&[if req.linger { "-l" } else { "-e" }, "-L", "-D", "/dev"]);
                 let writable = [&self.root]
                     .into_iter()

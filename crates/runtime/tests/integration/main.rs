@@ -27,3 +27,4 @@ mod mcp_resilience;
 mod mcp_sampling;
 mod mcp_servers;
 mod mcp_trust;
+mod network_policy;
