@@ -163,9 +163,26 @@ typedef struct ht_approval ht_approval;
 typedef struct ht_call ht_call;
 
 /**
+ * One file operation a host environment answers (opaque id, never dereferenced).
+ */
+typedef struct ht_env_file_op ht_env_file_op;
+
+/**
+ * A host-defined environment (opaque): made with `ht_environment_new`,
+ * given to `ht_runtime_new_with_environments`, freed with
+ * `ht_environment_free`.
+ */
+typedef struct ht_environment ht_environment;
+
+/**
  * Error details for a failed call. Owned by the caller; free with `ht_error_free`.
  */
 typedef struct ht_error ht_error;
+
+/**
+ * One command a host environment runs (opaque id, never dereferenced).
+ */
+typedef struct ht_exec ht_exec;
 
 /**
  * Opaque handle for a hook event (`ht_hook*`).
@@ -241,6 +258,37 @@ typedef void (*ht_approval_fn)(void *user_data,
  */
 typedef void (*ht_cancel_fn)(void *user_data,
                              struct ht_call *call);
+
+/**
+ * Run a command: read it with `ht_exec_request_json` (and `ht_exec_stdin`),
+ * stream its output with `ht_exec_output`, end it once with
+ * `ht_exec_finish`, now or later, from any thread.
+ */
+typedef void (*ht_env_spawn_fn)(void *user_data,
+                                struct ht_exec *exec);
+
+/**
+ * Signal command `exec_id` (the `"id"` of its request) and what it started
+ * (`signal`: 15 TERM, then 9 KILL after the grace). Must not block long.
+ */
+typedef void (*ht_env_kill_fn)(void *user_data,
+                               uint64_t exec_id,
+                               int32_t signal);
+
+/**
+ * Answer a file operation once with `ht_env_file_op_respond`, now or later,
+ * from any thread.
+ */
+typedef void (*ht_env_file_fn)(void *user_data,
+                               struct ht_env_file_op *op);
+
+/**
+ * A task's state is dropped (`task`, borrowed for the call), or the runtime
+ * closes (`task` NULL, `task_len` 0): release the task's sandbox, or all.
+ */
+typedef void (*ht_env_cleanup_fn)(void *user_data,
+                                  const char *task,
+                                  size_t task_len);
 
 /**
  * What a plugin's `ht_plugin_init` receives: the runtime and the C functions
@@ -1363,6 +1411,165 @@ ht_status ht_call_client_request(struct ht_call *call,
                                  char **out_json,
                                  size_t *out_len,
                                  struct ht_error **out_err);
+
+/**
+ * Create a host-defined environment. `spec_json`: `{"name": "...",
+ * "location"?: "..."}`; `name` (1-64 letters, digits, `-`, `_`, `.`, not a
+ * built-in backend's) is what `terminal.backend` names; `location` says
+ * where commands run in approval prompts and messages (default `in host
+ * environment '<name>'`).
+ *
+ * `spawn` and `kill` are required; `files` and `cleanup` may be NULL.
+ * Callbacks run on library threads (the dispatching thread, the engine's
+ * threads), never while the library holds a lock, and may call back into
+ * the library (not `ht_runtime_free`). `free_user_data` (NULL ok) runs
+ * exactly once, if this succeeds, when the handle was freed and the last
+ * runtime created with it was freed, on whichever thread let go last.
+ *
+ * On success `*out_env` owns the handle: free it with `ht_environment_free`
+ * (a runtime created with it keeps what it needs).
+ *
+ * # Safety
+ * - `(spec_json, spec_len)`: `spec_len` readable bytes, unchanged until this returns.
+ * - The callbacks are valid function pointers until `free_user_data` ran.
+ * - `out_env`, `out_err` are each NULL or writable, aligned pointers of the pointee type.
+ */
+ht_status ht_environment_new(const char *spec_json,
+                             size_t spec_len,
+                             ht_env_spawn_fn spawn,
+                             ht_env_kill_fn kill,
+                             ht_env_file_fn files,
+                             ht_env_cleanup_fn cleanup,
+                             void *user_data,
+                             ht_free_fn free_user_data,
+                             struct ht_environment **out_env,
+                             struct ht_error **out_err);
+
+/**
+ * Free an environment handle (NULL is a no-op). Runtimes created with it
+ * keep using it; the host's `free_user_data` runs when the last of them
+ * was freed too.
+ *
+ * # Safety
+ * - `env` is NULL or a handle from `ht_environment_new` not freed before.
+ */
+void ht_environment_free(struct ht_environment *env);
+
+/**
+ * `ht_runtime_new` with environments the host brought: the config's
+ * `terminal.backend` may name one of them (`envs`: `n_envs` handles,
+ * borrowed for the call; NULL when `n_envs` is 0). Commands run there
+ * through the terminal's approval, limits, timeouts and cancellation,
+ * and the file tools reach the same environment.
+ *
+ * # Safety
+ * - As `ht_runtime_new`; `envs` is NULL with `n_envs` 0 or points at
+ *   `n_envs` live `ht_environment *` (none NULL).
+ */
+ht_status ht_runtime_new_with_environments(const char *config_json,
+                                           size_t config_len,
+                                           const struct ht_environment *const *envs,
+                                           size_t n_envs,
+                                           struct ht_runtime **out_rt,
+                                           struct ht_error **out_err);
+
+/**
+ * The command (JSON object text): `{"id": <u64, what kill names>, "task":
+ * "...", "argv": ["bash", "-c", "<script>"], "capture": bool, "stdin":
+ * bool, "mark": "..."|null}` (`mark`: the `HERMES_TOOLS_TREE` value a
+ * terminal command's processes carry, for a provider that kills by it). Run `argv` where `task`'s commands run (one sandbox per task).
+ * `capture` true: a script of the library's own (file tools, state), whose
+ * stdout and stderr must be reported apart (streams 1 and 2); otherwise a
+ * terminal command whose script already merges stderr. `stdin`: feed
+ * `ht_exec_stdin`'s bytes, then close its stdin. Borrowed until
+ * `ht_exec_finish`; NUL-terminated; NULL for a finished or unknown exec.
+ *
+ * # Safety
+ * - `exec` may be any value (an id); `out_len` NULL or writable.
+ */
+const char *ht_exec_request_json(const struct ht_exec *exec,
+                                 size_t *out_len);
+
+/**
+ * The bytes to feed the command's stdin (`*out_len` may be 0). Borrowed
+ * until `ht_exec_finish`; NULL for a finished or unknown exec.
+ *
+ * # Safety
+ * - `exec` may be any value (an id); `out_len` NULL or writable.
+ */
+const uint8_t *ht_exec_stdin(const struct ht_exec *exec,
+                             size_t *out_len);
+
+/**
+ * Report output of the command: `stream` 1 (stdout) or 2 (stderr),
+ * `(data, len)` copied. Blocks while the reader is behind (back-pressure).
+ * `HT_STATUS_CANCELLED`: nobody reads any more (the call timed out, was
+ * cancelled or its runtime closed): stop the command and finish it.
+ * `HT_STATUS_NOT_FOUND`: finished or unknown exec. Any thread; calls for
+ * one exec must not overlap with each other or with its `ht_exec_finish`.
+ *
+ * # Safety
+ * - `exec` may be any value (an id); `data` NULL with `len` 0 or `len` readable bytes.
+ */
+ht_status ht_exec_output(struct ht_exec *exec,
+                         int32_t stream,
+                         const uint8_t *data,
+                         size_t len);
+
+/**
+ * End the command with `exit_code` (0-255; `-N`, killed by signal N, is
+ * reported as 128+N) and, when the end was the provider's doing (the
+ * sandbox disappeared, the connection was lost), a one-line `message`
+ * (NULL/0: none) shown to the model with the result. Exactly once per
+ * exec, from any thread; it frees the exec (later calls on it:
+ * `HT_STATUS_NOT_FOUND`).
+ *
+ * # Safety
+ * - `exec` may be any value (an id); `message` NULL with `message_len` 0 or readable bytes.
+ */
+ht_status ht_exec_finish(struct ht_exec *exec,
+                         int32_t exit_code,
+                         const char *message,
+                         size_t message_len);
+
+/**
+ * The file operation (JSON object text): `{"op": "read"|"write"|"list",
+ * "task": "...", "path": "/abs/path", "mode"?: int|null}` (for write:
+ * the data is `ht_env_file_op_data`, replace the file atomically, with
+ * `mode` when given). Borrowed until `ht_env_file_op_respond`; NULL for
+ * an answered or unknown op.
+ *
+ * # Safety
+ * - `op` may be any value (an id); `out_len` NULL or writable.
+ */
+const char *ht_env_file_op_json(const struct ht_env_file_op *op,
+                                size_t *out_len);
+
+/**
+ * The data to write (write operations; empty otherwise). Borrowed until
+ * `ht_env_file_op_respond`; NULL for an answered or unknown op.
+ *
+ * # Safety
+ * - `op` may be any value (an id); `out_len` NULL or writable.
+ */
+const uint8_t *ht_env_file_op_data(const struct ht_env_file_op *op,
+                                   size_t *out_len);
+
+/**
+ * Answer a file operation, once, from any thread; frees the op.
+ * `error` 0: success, and `(data, len)` is the file's content (read),
+ * ignored (write), or a JSON array `[{"name": "...", "is_dir": bool}]`
+ * (list). Otherwise `error` is a POSIX errno (2 ENOENT, 13 EACCES, 21
+ * EISDIR, ...) and `data` a one-line UTF-8 message (may be empty).
+ * `HT_STATUS_NOT_FOUND`: answered, timed out (300 s) or unknown op.
+ *
+ * # Safety
+ * - `op` may be any value (an id); `data` NULL with `len` 0 or `len` readable bytes.
+ */
+ht_status ht_env_file_op_respond(struct ht_env_file_op *op,
+                                 int32_t error,
+                                 const uint8_t *data,
+                                 size_t len);
 
 /**
  * Report progress of a waiting call: the runtime's event handler gets

@@ -35,15 +35,18 @@
 
 #include "hermes_tools.h"
 
+#include <atomic>
 #include <cstdint>
 #include <exception>
 #include <functional>
 #include <future>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 #if __cplusplus >= 202002L && __has_include(<stop_token>)
 #include <stop_token>
 #define HT_CPP_HAS_STOP_TOKEN 1
@@ -607,6 +610,187 @@ inline void set_log_handler(LogHandler handler, int level = 3) {
   data.release();
 }
 
+namespace detail {
+
+/// The JSON string that starts at `at` (a quote) in text the library
+/// wrote, escapes decoded (\u escapes to UTF-8); empty when there is none.
+inline std::string json_str_at(std::string_view j, size_t at) {
+  if (at >= j.size() || j[at] != '"') return {};
+  std::string out;
+  for (size_t i = at + 1; i < j.size() && j[i] != '"'; i++) {
+    char c = j[i];
+    if (c != '\\') {
+      out.push_back(c);
+      continue;
+    }
+    c = j[++i];
+    switch (c) {
+      case 'n': out.push_back('\n'); break;
+      case 't': out.push_back('\t'); break;
+      case 'r': out.push_back('\r'); break;
+      case 'b': out.push_back('\b'); break;
+      case 'f': out.push_back('\f'); break;
+      case 'u': {
+        unsigned cp = static_cast<unsigned>(std::stoul(std::string(j.substr(i + 1, 4)), nullptr, 16));
+        i += 4;
+        if (cp >= 0xD800 && cp < 0xDC00 && i + 6 < j.size() && j[i + 1] == '\\' && j[i + 2] == 'u') {
+          unsigned lo = static_cast<unsigned>(std::stoul(std::string(j.substr(i + 3, 4)), nullptr, 16));
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+          i += 6;
+        }
+        if (cp < 0x80) {
+          out.push_back(static_cast<char>(cp));
+        } else if (cp < 0x800) {
+          out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+          out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+        } else if (cp < 0x10000) {
+          out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+          out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+          out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+        } else {
+          out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+          out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+          out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+          out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+        }
+        break;
+      }
+      default: out.push_back(c);
+    }
+  }
+  return out;
+}
+
+/// The value of string field `key` of a flat JSON object the library wrote.
+inline std::string json_str(std::string_view j, std::string_view key) {
+  std::string pat = "\"" + std::string(key) + "\":";
+  size_t at = j.find(pat);
+  return at == std::string_view::npos ? std::string() : json_str_at(j, at + pat.size());
+}
+
+}  // namespace detail
+
+/// One command of a host environment: run `bash -c script()` where task()'s
+/// commands run, stream with output(), end once with finish() (from any
+/// thread). Destroyed unfinished, it ends the command with status 255.
+class Exec {
+ public:
+  explicit Exec(ht_exec *raw) : raw_(raw) {
+    size_t n = 0;
+    const char *j = ht_exec_request_json(raw, &n);
+    if (!j) throw Error(Status::NotFound, "exec: unknown or finished");
+    json_.assign(j, n);
+    size_t at = json_.find("\"id\":");
+    id_ = at == std::string::npos ? 0 : std::stoull(json_.substr(at + 5));
+    task_ = detail::json_str(json_, "task");
+    size_t argv = json_.find("\"argv\":[\"bash\",\"-c\",");
+    if (argv != std::string::npos) script_ = detail::json_str_at(json_, argv + 20);
+    capture_ = json_.find("\"capture\":true") != std::string::npos;
+    mark_ = detail::json_str(json_, "mark");
+    const uint8_t *in = ht_exec_stdin(raw, &n);
+    if (in && n) stdin_.assign(reinterpret_cast<const char *>(in), n);
+  }
+  Exec(const Exec &) = delete;
+  Exec &operator=(const Exec &) = delete;
+  ~Exec() {
+    if (!done_.exchange(true)) ht_exec_finish(raw_, 255, "the host dropped the command", 28);
+  }
+  uint64_t id() const noexcept { return id_; }
+  const std::string &task() const noexcept { return task_; }
+  const std::string &script() const noexcept { return script_; }
+  /// A script of the library's own: report stdout (1) and stderr (2) apart.
+  bool capture() const noexcept { return capture_; }
+  /// Bytes to feed the command's stdin (then close it).
+  const std::string &stdin_data() const noexcept { return stdin_; }
+  /// The HERMES_TOOLS_TREE value of a terminal command's processes (empty otherwise).
+  const std::string &mark() const noexcept { return mark_; }
+  /// The raw request (JSON object text).
+  const std::string &request_json() const noexcept { return json_; }
+  /// false: nobody reads any more (timeout, cancellation): stop the command.
+  bool output(std::string_view data, int stream = 1) {
+    if (done_) return false;
+    return ht_exec_output(raw_, stream, reinterpret_cast<const uint8_t *>(data.data()), data.size()) ==
+           HT_STATUS_OK;
+  }
+  /// Ends the command (-N: killed by signal N); `message`: why, when the provider ended it.
+  void finish(int exit_code, std::string_view message = {}) {
+    if (done_.exchange(true)) return;
+    ht_exec_finish(raw_, exit_code, message.data(), message.size());
+  }
+
+ private:
+  ht_exec *raw_;
+  std::string json_, task_, script_, mark_, stdin_;
+  uint64_t id_ = 0;
+  bool capture_ = false;
+  std::atomic<bool> done_{false};
+};
+
+/// What a host environment does. `spawn` starts the command and returns at
+/// once (answer later through the Exec, from any thread); `kill` signals a
+/// command by id; `cleanup` (optional) drops a task's sandbox (nullopt: the
+/// runtime closes).
+struct EnvironmentCallbacks {
+  std::function<void(std::shared_ptr<Exec>)> spawn;
+  std::function<void(uint64_t id, int signal)> kill;
+  std::function<void(std::optional<std::string> task)> cleanup;
+};
+
+namespace detail {
+inline void env_spawn_tramp(void *ud, ht_exec *raw) noexcept {
+  try {
+    auto exec = std::make_shared<Exec>(raw);
+    try {
+      static_cast<EnvironmentCallbacks *>(ud)->spawn(exec);
+    } catch (...) {
+      exec->finish(255, what_of(std::current_exception()));
+    }
+  } catch (...) {
+    ht_exec_finish(raw, 255, nullptr, 0);
+  }
+}
+inline void env_kill_tramp(void *ud, uint64_t id, int32_t sig) noexcept {
+  try {
+    static_cast<EnvironmentCallbacks *>(ud)->kill(id, sig);
+  } catch (...) {
+  }
+}
+inline void env_cleanup_tramp(void *ud, const char *task, size_t n) noexcept {
+  try {
+    auto *c = static_cast<EnvironmentCallbacks *>(ud);
+    if (c->cleanup) c->cleanup(task ? std::optional<std::string>(std::string(task, n)) : std::nullopt);
+  } catch (...) {
+  }
+}
+}  // namespace detail
+
+/// A host-defined environment (`terminal.backend` names it). Move-only;
+/// runtimes created with it keep what they need after it is destroyed.
+class Environment {
+ public:
+  /// spec: {"name": "...", "location"?: "..."}.
+  Environment(std::string_view spec_json, EnvironmentCallbacks callbacks) {
+    if (!callbacks.spawn || !callbacks.kill)
+      throw Error(Status::InvalidArgument, "Environment: spawn and kill are required");
+    auto d = std::make_unique<EnvironmentCallbacks>(std::move(callbacks));
+    ht_environment *env = nullptr;
+    ht_error *err = nullptr;
+    detail::check(ht_environment_new(spec_json.data(), spec_json.size(), &detail::env_spawn_tramp,
+                                     &detail::env_kill_tramp, nullptr, &detail::env_cleanup_tramp, d.get(),
+                                     &detail::delete_trampoline<EnvironmentCallbacks>, &env, &err),
+                  err);
+    d.release();
+    env_.reset(env);
+  }
+  const ht_environment *capi() const noexcept { return env_.get(); }
+
+ private:
+  struct Deleter {
+    void operator()(ht_environment *e) const noexcept { ht_environment_free(e); }
+  };
+  std::unique_ptr<ht_environment, Deleter> env_;
+};
+
 /// A runtime. Move-only; the destructor frees it (blocking until pending work
 /// is cancelled and every free function has run). Thread-safe: every method
 /// may be called from any thread, including from handlers.
@@ -618,6 +802,18 @@ class Runtime {
     ht_runtime *rt = nullptr;
     ht_error *err = nullptr;
     detail::check(ht_runtime_new(config_json.data(), config_json.size(), &rt, &err), err);
+    rt_.reset(rt);
+  }
+  /// A runtime whose terminal.backend may name one of `envs`.
+  Runtime(std::string_view config_json, const std::vector<const Environment *> &envs) {
+    check_abi();
+    std::vector<const ht_environment *> raw_envs;
+    for (auto *e : envs) raw_envs.push_back(e->capi());
+    ht_runtime *rt = nullptr;
+    ht_error *err = nullptr;
+    detail::check(ht_runtime_new_with_environments(config_json.data(), config_json.size(), raw_envs.data(),
+                                                   raw_envs.size(), &rt, &err),
+                  err);
     rt_.reset(rt);
   }
   /// Takes ownership of a runtime created through the C API.

@@ -13,10 +13,12 @@ import "C"
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"runtime/cgo"
 	"sync/atomic"
+	"unsafe"
 )
 
 //export htgoToolHandler
@@ -191,4 +193,79 @@ func htgoLog(handle C.uintptr_t, level C.int32_t, msg *C.char, n C.size_t) {
 	defer func() { _ = recover() }()
 	m := borrowed(msg, n)
 	cgo.Handle(handle).Value().(func(int, string))(int(level), m)
+}
+
+//export htgoEnvSpawn
+func htgoEnvSpawn(handle C.uintptr_t, exec C.uintptr_t) {
+	var n C.size_t
+	req := C.GoStringN(C.htgo_exec_request(exec, &n), C.int(n))
+	var r struct {
+		ID      uint64   `json:"id"`
+		Task    string   `json:"task"`
+		Argv    []string `json:"argv"`
+		Capture bool     `json:"capture"`
+		Stdin   bool     `json:"stdin"`
+		Mark    *string  `json:"mark"`
+	}
+	e := &Exec{ptr: uintptr(exec)}
+	if err := json.Unmarshal([]byte(req), &r); err != nil || len(r.Argv) == 0 {
+		e.Finish(255, "host environment: unreadable request")
+		return
+	}
+	e.ID, e.Task, e.Argv, e.Capture = r.ID, r.Task, r.Argv, r.Capture
+	if r.Mark != nil {
+		e.Mark = *r.Mark
+	}
+	if r.Stdin {
+		p := C.htgo_exec_stdin(exec, &n)
+		e.Stdin = C.GoBytes(unsafe.Pointer(p), C.int(n))
+	}
+	var p Provider
+	func() {
+		defer func() { _ = recover() }()
+		p, _ = cgo.Handle(handle).Value().(Provider)
+	}()
+	if p == nil {
+		e.Finish(255, "host environment is gone")
+		return
+	}
+	go func() {
+		code, err := 255, error(nil)
+		func() {
+			defer func() {
+				if x := recover(); x != nil {
+					err = fmt.Errorf("panic: %v", x)
+				}
+			}()
+			code, err = p.Run(e)
+		}()
+		if err != nil {
+			e.Finish(255, err.Error())
+			return
+		}
+		e.Finish(code, "")
+	}()
+}
+
+//export htgoEnvKill
+func htgoEnvKill(handle C.uintptr_t, id C.uint64_t, signal C.int32_t) {
+	defer func() { _ = recover() }()
+	if p, ok := cgo.Handle(handle).Value().(Provider); ok {
+		p.Kill(uint64(id), int(signal))
+	}
+}
+
+//export htgoEnvCleanup
+func htgoEnvCleanup(handle C.uintptr_t, task *C.char, n C.size_t, has C.bool) {
+	defer func() { _ = recover() }()
+	c, ok := cgo.Handle(handle).Value().(Cleaner)
+	if !ok {
+		return
+	}
+	if bool(has) {
+		t := C.GoStringN(task, C.int(n))
+		c.Cleanup(&t)
+	} else {
+		c.Cleanup(nil)
+	}
 }

@@ -270,9 +270,13 @@ func New(configJSON string) (*Runtime, error) {
 	if err := takeError(C.ht_runtime_new(p, n, &rt, &e), e); err != nil {
 		return nil, err
 	}
+	return adoptRuntime(rt), nil
+}
+
+func adoptRuntime(rt *C.ht_runtime) *Runtime {
 	r := &Runtime{rt: rt}
 	r.cond = sync.NewCond(&r.mu)
-	return r, nil
+	return r
 }
 
 // acquire returns the C runtime for one call, or ErrClosed. Close waits for

@@ -93,3 +93,31 @@ const char *htgo_approval_request(uintptr_t approval, size_t *out_len) {
 ht_status htgo_approval_respond(uintptr_t approval, const char *decision, size_t len) {
   return ht_approval_respond((ht_approval *)approval, decision, len);
 }
+
+static void tramp_env_spawn(void *ud, ht_exec *exec) { htgoEnvSpawn((uintptr_t)ud, (uintptr_t)exec); }
+static void tramp_env_kill(void *ud, uint64_t id, int32_t sig) { htgoEnvKill((uintptr_t)ud, id, sig); }
+static void tramp_env_cleanup(void *ud, const char *task, size_t len) {
+  htgoEnvCleanup((uintptr_t)ud, (char *)task, len, task != NULL);
+}
+
+ht_status htgo_environment_new(const char *spec, size_t spec_len, uintptr_t handle, ht_environment **out_env,
+                               ht_error **out_err) {
+  return ht_environment_new(spec, spec_len, tramp_env_spawn, tramp_env_kill, NULL, tramp_env_cleanup,
+                            (void *)handle, tramp_free, out_env, out_err);
+}
+ht_status htgo_runtime_new_with_environments(const char *cfg, size_t cfg_len, ht_environment **envs, size_t n,
+                                             ht_runtime **out_rt, ht_error **out_err) {
+  return ht_runtime_new_with_environments(cfg, cfg_len, (const ht_environment *const *)envs, n, out_rt, out_err);
+}
+const char *htgo_exec_request(uintptr_t exec, size_t *out_len) {
+  return ht_exec_request_json((const ht_exec *)exec, out_len);
+}
+const char *htgo_exec_stdin(uintptr_t exec, size_t *out_len) {
+  return (const char *)ht_exec_stdin((const ht_exec *)exec, out_len);
+}
+ht_status htgo_exec_output(uintptr_t exec, int32_t stream, const char *data, size_t len) {
+  return ht_exec_output((ht_exec *)exec, stream, (const uint8_t *)data, len);
+}
+ht_status htgo_exec_finish(uintptr_t exec, int32_t code, const char *message, size_t len) {
+  return ht_exec_finish((ht_exec *)exec, code, message, len);
+}

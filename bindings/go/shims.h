@@ -41,4 +41,14 @@ ht_status htgo_call_respond(uintptr_t call, bool is_error, const char *result, s
 const char *htgo_hook_event(uintptr_t hook, size_t *out_len);
 ht_status htgo_hook_respond(uintptr_t hook, const char *decision, size_t len);
 
+/* Host-defined environments: handle is a cgo.Handle of the Go provider. */
+ht_status htgo_environment_new(const char *spec, size_t spec_len, uintptr_t handle, ht_environment **out_env,
+                               ht_error **out_err);
+ht_status htgo_runtime_new_with_environments(const char *cfg, size_t cfg_len, ht_environment **envs, size_t n,
+                                             ht_runtime **out_rt, ht_error **out_err);
+const char *htgo_exec_request(uintptr_t exec, size_t *out_len);
+const char *htgo_exec_stdin(uintptr_t exec, size_t *out_len);
+ht_status htgo_exec_output(uintptr_t exec, int32_t stream, const char *data, size_t len);
+ht_status htgo_exec_finish(uintptr_t exec, int32_t code, const char *message, size_t len);
+
 #endif

@@ -357,7 +357,36 @@ export interface AllowlistEntry {
 /** A Promise of an async call's result text, with the id for cancel(). */
 export type PendingCall = Promise<string> & { callId: number };
 
+/** One command for a host environment to run. */
+export declare class Exec {
+  readonly id: number;
+  readonly task: string;
+  /** ['bash', '-c', script] */
+  readonly argv: string[];
+  readonly capture: boolean;
+  readonly stdin: Buffer;
+  readonly script: string;
+  /** false: nobody reads any more (timeout, cancellation): stop the command. */
+  output(data: string | Buffer | Uint8Array, stream?: 1 | 2): boolean;
+  finish(code: number, message?: string): void;
+}
+
+/** A host-defined environment, selected by `terminal.backend` naming it. */
+export declare class Environment {
+  constructor(name: string, options?: { location?: string });
+  readonly name: string;
+  run(exec: Exec): number | Promise<number>;
+  kill(id: number, signal: number): void;
+  cleanup(task: string | null): void;
+  readFile?(task: string, path: string): Buffer | string | Promise<Buffer | string>;
+  writeFile?(task: string, path: string, data: Buffer, mode: number | null): void | Promise<void>;
+  listDir?(task: string, path: string): Array<[string, boolean]> | Promise<Array<[string, boolean]>>;
+  close(): void;
+}
+
 export declare class Runtime {
+  /** Create a runtime off the JS thread, with host environments. */
+  static create(config?: { [key: string]: unknown } | string | null, options?: { environments?: Environment[] }): Promise<Runtime>;
   /** @param config ht_runtime_new config, e.g. { builtin_toolsets: ['terminal'] } */
   constructor(config?: { [key: string]: unknown } | string | null);
   /** True once close() has started. */

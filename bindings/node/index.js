@@ -805,6 +805,218 @@ function batchResult(format, item, r) {
 }
 
 // ---------------------------------------------------------------------------
+// Host-defined environments
+// ---------------------------------------------------------------------------
+
+const EnvSpawnFn = koffi.proto('void ht_env_spawn_fn(uintptr_t user_data, void *exec)');
+const EnvKillFn = koffi.proto('void ht_env_kill_fn(uintptr_t user_data, uint64_t exec_id, int32_t signal)');
+const EnvFileFn = koffi.proto('void ht_env_file_fn(uintptr_t user_data, void *op)');
+const EnvCleanupFn = koffi.proto('void ht_env_cleanup_fn(uintptr_t user_data, const void *task, size_t len)');
+Object.assign(C, {
+  environmentNew: optional(
+    'int32_t ht_environment_new(const uint8_t *spec, size_t len, ht_env_spawn_fn *spawn, ht_env_kill_fn *kill, ' +
+      'ht_env_file_fn *files, ht_env_cleanup_fn *cleanup, uintptr_t user_data, ht_free_fn *free_user_data, ' +
+      '_Out_ void **out_env, _Out_ void **out_err)',
+  ),
+  environmentFree: optional('void ht_environment_free(void *env)'),
+  runtimeNewWithEnvironments: optional(
+    'int32_t ht_runtime_new_with_environments(const uint8_t *config, size_t len, void **envs, size_t n, ' +
+      '_Out_ void **out_rt, _Out_ void **out_err)',
+  ),
+  execRequestJson: optional('const void *ht_exec_request_json(const void *exec, _Out_ size_t *out_len)'),
+  execStdin: optional('const void *ht_exec_stdin(const void *exec, _Out_ size_t *out_len)'),
+  execOutput: optional('int32_t ht_exec_output(void *exec, int32_t stream, const uint8_t *data, size_t len)'),
+  execFinish: optional('int32_t ht_exec_finish(void *exec, int32_t code, const uint8_t *message, size_t len)'),
+  fileOpJson: optional('const void *ht_env_file_op_json(const void *op, _Out_ size_t *out_len)'),
+  fileOpData: optional('const void *ht_env_file_op_data(const void *op, _Out_ size_t *out_len)'),
+  fileOpRespond: optional('int32_t ht_env_file_op_respond(void *op, int32_t error, const uint8_t *data, size_t len)'),
+});
+
+/** One command for a host environment to run (see Environment.run). */
+class Exec {
+  constructor(ptr) {
+    this._ptr = ptr;
+    const n = [0];
+    const p = C.execRequestJson(ptr, n);
+    const req = JSON.parse(koffi.decode(p, 'char', Number(n[0])));
+    /** What kill() names. */
+    this.id = Number(req.id);
+    /** The task: keep one sandbox per task. */
+    this.task = req.task;
+    /** ['bash', '-c', script]: run it where the task's commands run. */
+    this.argv = req.argv;
+    /** A script of the library's own (file tools, state): report stdout (1) and stderr (2) apart. */
+    this.capture = req.capture;
+    /** Bytes to feed the command's stdin, then close it. */
+    this.stdin = Buffer.alloc(0);
+    if (req.stdin) {
+      const sp = C.execStdin(ptr, n);
+      this.stdin = Buffer.from(koffi.decode(sp, 'uint8_t', Number(n[0])));
+    }
+    this._done = false;
+  }
+
+  get script() {
+    return this.argv[this.argv.length - 1];
+  }
+
+  /** Report output; false when nobody reads any more (the call timed out or was cancelled): stop the command. */
+  output(data, stream = 1) {
+    if (this._done) return false;
+    const [b, n] = bytes(data);
+    if (n === 0) return true;
+    return C.execOutput(this._ptr, stream, b, n) === Status.OK;
+  }
+
+  /** End the command once: its exit status (-N: killed by signal N) and, when the provider ended it, why. */
+  finish(code, message) {
+    if (this._done) return;
+    this._done = true;
+    const [b, n] = bytes(message ? String(message) : null);
+    C.execFinish(this._ptr, code | 0, b, n);
+  }
+}
+
+const environments = new Map(); // user_data id -> Environment
+let envIds = 1;
+
+const envSpawnTramp = koffi.register((ud, execPtr) => {
+  let ex;
+  try {
+    ex = new Exec(execPtr);
+  } catch (e) {
+    const [b, n] = bytes(`host environment: unreadable request: ${errText(e)}`);
+    C.execFinish(execPtr, 255, b, n);
+    return;
+  }
+  const env = environments.get(Number(ud));
+  if (!env) {
+    ex.finish(255, 'host environment is gone');
+    return;
+  }
+  // Start the provider's work and return at once; it answers later.
+  Promise.resolve()
+    .then(() => env.run(ex))
+    .then(
+      (code) => ex.finish(code === undefined || code === null ? 0 : code),
+      (e) => ex.finish(255, `host environment '${env.name}': ${errText(e)}`),
+    );
+}, koffi.pointer(EnvSpawnFn));
+
+const envKillTramp = koffi.register((ud, id, sig) => {
+  const env = environments.get(Number(ud));
+  try {
+    if (env) env.kill(Number(id), sig);
+  } catch (e) {
+    reportUncaught('host environment kill', e);
+  }
+}, koffi.pointer(EnvKillFn));
+
+const envFileTramp = koffi.register((ud, opPtr) => {
+  const env = environments.get(Number(ud));
+  const respond = (errno, data) => {
+    const [b, n] = bytes(data);
+    C.fileOpRespond(opPtr, errno, b, n);
+  };
+  let req;
+  try {
+    const n = [0];
+    req = JSON.parse(koffi.decode(C.fileOpJson(opPtr, n), 'char', Number(n[0])));
+  } catch (e) {
+    respond(5, errText(e));
+    return;
+  }
+  Promise.resolve()
+    .then(() => {
+      if (!env) throw Object.assign(new Error('host environment is gone'), { errno: -5 });
+      if (req.op === 'read') return env.readFile(req.task, req.path);
+      if (req.op === 'write') {
+        const n = [0];
+        const p = C.fileOpData(opPtr, n);
+        const data = Number(n[0]) ? Buffer.from(koffi.decode(p, 'uint8_t', Number(n[0]))) : Buffer.alloc(0);
+        return Promise.resolve(env.writeFile(req.task, req.path, data, req.mode)).then(() => '');
+      }
+      return Promise.resolve(env.listDir(req.task, req.path)).then((entries) =>
+        JSON.stringify(entries.map(([name, isDir]) => ({ name, is_dir: !!isDir }))),
+      );
+    })
+    .then(
+      (data) => respond(0, data === undefined ? '' : data),
+      // Node's fs errors carry a negative errno (-2 for ENOENT).
+      (e) => respond(Math.abs(e && typeof e.errno === 'number' ? e.errno : 5) || 5, e && e.message ? e.message : String(e)),
+    );
+}, koffi.pointer(EnvFileFn));
+
+const envCleanupTramp = koffi.register((ud, task, len) => {
+  const env = environments.get(Number(ud));
+  try {
+    if (env) env.cleanup(task ? koffi.decode(task, 'char', Number(len)) : null);
+  } catch (e) {
+    reportUncaught('host environment cleanup', e);
+  }
+}, koffi.pointer(EnvCleanupFn));
+
+const envFreeTramp = koffi.register((ud) => {
+  environments.delete(Number(ud));
+}, koffi.pointer(FreeFn));
+
+/**
+ * A host-defined environment: the runtime's terminal and file tools run
+ * through your provider (a cloud sandbox SDK, a VM pool, child processes)
+ * when `terminal.backend` names it. Subclass and implement run(exec) (start
+ * exec.argv where exec.task's commands run, stream with exec.output(data,
+ * stream), resolve with the exit status) and kill(id, signal); optionally
+ * readFile/writeFile/listDir (all three) and cleanup(task). Approval,
+ * limits, timeouts and cancellation stay the runtime's: they arrive as
+ * kill(). Create the runtime with Runtime.create(config, {environments}).
+ */
+class Environment {
+  constructor(name, { location } = {}) {
+    this.name = name;
+    this.location = location;
+    this._ptr = null;
+  }
+
+  /** @returns {number|Promise<number>} */
+  run(_exec) {
+    throw new Error('Environment.run is not implemented');
+  }
+
+  kill(_id, _signal) {
+    throw new Error('Environment.kill is not implemented');
+  }
+
+  cleanup(_task) {}
+
+  _handle() {
+    if (this._ptr !== null) return this._ptr;
+    need(C.environmentNew, 'ht_environment_new');
+    const id = envIds++;
+    environments.set(id, this);
+    const spec = { name: this.name };
+    if (this.location) spec.location = this.location;
+    const [b, n] = bytes(JSON.stringify(spec));
+    const files = ['readFile', 'writeFile', 'listDir'].every((k) => typeof this[k] === 'function');
+    const out = [null];
+    const err = [null];
+    const st = C.environmentNew(b, n, envSpawnTramp, envKillTramp, files ? envFileTramp : null, envCleanupTramp, id,
+      envFreeTramp, out, err);
+    if (st !== Status.OK) environments.delete(id);
+    check(st, err);
+    this._ptr = out[0];
+    return this._ptr;
+  }
+
+  /** Release the handle (runtimes created with it keep it until they close). */
+  close() {
+    if (this._ptr !== null) {
+      C.environmentFree(this._ptr);
+      this._ptr = null;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
 // Runtime
 // ---------------------------------------------------------------------------
 
@@ -824,12 +1036,16 @@ class Runtime {
   /**
    * @param {object|string} [config] ht_runtime_new config, e.g. {builtin_toolsets: ["terminal"]}
    */
-  constructor(config) {
-    const [b, n] = bytes(jsonArg(config === undefined ? null : config));
-    const out = [null];
-    const err = [null];
-    check(C.runtimeNew(b, n, out, err), err);
-    this._ptr = out[0];
+  constructor(config, _internal) {
+    if (_internal && _internal.ptr) {
+      this._ptr = _internal.ptr;
+    } else {
+      const [b, n] = bytes(jsonArg(config === undefined ? null : config));
+      const out = [null];
+      const err = [null];
+      check(C.runtimeNew(b, n, out, err), err);
+      this._ptr = out[0];
+    }
     this._closing = null;
     this._handles = new Map(); // id -> {kind, fn, check, freeCount}
     this._pending = new Map(); // id -> {resolve, reject, release}
@@ -841,6 +1057,25 @@ class Runtime {
     /** Number of times a free function ran (for tests and diagnostics). */
     this.releasedCount = 0;
     this._trampolines = this._makeTrampolines();
+  }
+
+  /**
+   * Create a runtime off the JS thread: needed with host environments
+   * (`options.environments`, Environment instances), whose callbacks run on
+   * the JS thread while the library prepares the terminal.
+   * @returns {Promise<Runtime>}
+   */
+  static async create(config, options = {}) {
+    const envs = options.environments || [];
+    if (envs.length === 0) return new Runtime(config);
+    need(C.runtimeNewWithEnvironments, 'ht_runtime_new_with_environments');
+    const handles = envs.map((e) => e._handle());
+    const [b, n] = bytes(jsonArg(config === undefined ? null : config));
+    const out = [null];
+    const err = [null];
+    const st = await callAsync(C.runtimeNewWithEnvironments, b, n, handles, handles.length, out, err);
+    check(st, err);
+    return new Runtime(config, { ptr: out[0] });
   }
 
   _makeTrampolines() {
@@ -1585,6 +1820,8 @@ class Runtime {
 
 module.exports = {
   ABI_VERSION,
+  Environment,
+  Exec,
   Status,
   EVENT_TYPES,
   HermesToolsError,

@@ -102,6 +102,11 @@ fn c_contract() {
 }
 
 #[test]
+fn c_host_environment_contract() {
+    run_all("tests/c/host_env.c", "host-env-c");
+}
+
+#[test]
 fn c_cancel_contract() {
     run_all("tests/c/cancel.c", "cancel-c");
 }

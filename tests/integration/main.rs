@@ -13,6 +13,7 @@
 mod common;
 
 mod approval_host;
+mod apptainer_ffi;
 mod batch_formats;
 mod builtins_ffi;
 mod c_api;
@@ -21,6 +22,7 @@ mod core_registry;
 mod core_search;
 mod docs_tools;
 mod header;
+mod host_env_ffi;
 mod mcp_ffi;
 mod plugins;
 mod progress_ffi;

@@ -16,6 +16,12 @@
 #include <string>
 #include <thread>
 #include <vector>
+#include <map>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <signal.h>
+
+extern char **environ;
 
 namespace ht = hermes_tools;
 using namespace std::chrono_literals;
@@ -766,6 +772,95 @@ TEST(typed_tools_with_nlohmann) {
 }
 #endif
 
+
+// A host environment whose provider runs each command as a bash child in its
+// own process group (posix_spawn), streaming from a thread.
+TEST(host_environment) {
+  struct Prov {
+    std::mutex mu;
+    std::map<uint64_t, pid_t> pids;
+    std::atomic<int> spawns{0}, kills{0}, cleanups{0};
+  };
+  auto prov = std::make_shared<Prov>();
+  std::atomic<int> destroyed{0};
+  auto tracker = std::make_shared<Tracker>(&destroyed);
+  hermes_tools::EnvironmentCallbacks cb;
+  cb.spawn = [prov, tracker](std::shared_ptr<hermes_tools::Exec> ex) {
+    ++prov->spawns;
+    int out[2], err[2], in[2];
+    CHECK(pipe(out) == 0 && pipe(err) == 0 && pipe(in) == 0);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+    for (int fd : {in[1], out[0], err[0], in[0], out[1], err[1]}) posix_spawn_file_actions_addclose(&fa, fd);
+    posix_spawnattr_t at;
+    posix_spawnattr_init(&at);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&at, 0);
+    std::string script = ex->script();
+    char *argv[] = {const_cast<char *>("bash"), const_cast<char *>("-c"), script.data(), nullptr};
+    pid_t pid = 0;
+    CHECK(posix_spawnp(&pid, "bash", &fa, &at, argv, environ) == 0);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    close(in[0]);
+    close(out[1]);
+    close(err[1]);
+    if (!ex->stdin_data().empty()) CHECK(write(in[1], ex->stdin_data().data(), ex->stdin_data().size()) > 0);
+    close(in[1]);
+    {
+      std::lock_guard<std::mutex> g(prov->mu);
+      prov->pids[ex->id()] = pid;
+    }
+    std::thread([ex, pid, o = out[0], e = err[0]] {
+      char buf[4096];
+      ssize_t n;
+      while ((n = read(o, buf, sizeof buf)) > 0)
+        if (!ex->output(std::string_view(buf, static_cast<size_t>(n)), 1)) break;
+      while ((n = read(e, buf, sizeof buf)) > 0) ex->output(std::string_view(buf, static_cast<size_t>(n)), 2);
+      int st = 0;
+      waitpid(pid, &st, 0);
+      ex->finish(WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st));
+      close(o);
+      close(e);
+    }).detach();
+  };
+  cb.kill = [prov](uint64_t id, int sig) {
+    ++prov->kills;
+    std::lock_guard<std::mutex> g(prov->mu);
+    auto it = prov->pids.find(id);
+    if (it != prov->pids.end()) kill(-it->second, sig);
+  };
+  cb.cleanup = [prov](std::optional<std::string>) { ++prov->cleanups; };
+  tracker.reset();
+  char dir[] = "/tmp/ht-cpp-env-XXXXXX";
+  CHECK(mkdtemp(dir) != nullptr);
+  {
+    hermes_tools::Environment env(R"({"name":"cpp-sub"})", std::move(cb));
+    std::string cfg = std::string(R"({"builtin_toolsets":["terminal","file"],"terminal":{"backend":"cpp-sub","cwd":")") +
+                      dir + R"(","kill_grace":0.5}})";
+    hermes_tools::Runtime rt(cfg, {&env});
+    std::string out = rt.dispatch("terminal", R"({"command":"echo \"hi\" \u00e9; exit 4"})");
+    CHECK(out.find("\"output\":\"hi é\"") != std::string::npos);
+    CHECK(out.find("\"exit_code\":4") != std::string::npos);
+    rt.dispatch("terminal", R"({"command":"mkdir -p k && cd k && export KV=3"})");
+    out = rt.dispatch("terminal", R"({"command":"basename $(pwd); echo $KV"})");
+    CHECK(out.find("\"output\":\"k\\n3\"") != std::string::npos);
+    std::string args = std::string(R"({"path":")") + dir + R"(/w.txt","content":"cpp"})";
+    out = rt.dispatch("write_file", args);
+    CHECK(out.find("\"bytes_written\":3") != std::string::npos);
+    out = rt.dispatch("terminal", R"({"command":"echo a; sleep 30","timeout":1})");
+    CHECK(prov->kills.load() >= 1);
+  }
+  CHECK(prov->cleanups.load() >= 1);
+  for (int i = 0; i < 500 && destroyed.load() == 0; i++) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  CHECK(destroyed.load() == 1);
+  std::string rm = std::string("rm -rf ") + dir;
+  CHECK(std::system(rm.c_str()) == 0);
+}
+
 int main() {
   RUN(versions_and_features);
   RUN(json_helpers);
@@ -790,6 +885,7 @@ int main() {
   RUN(approval_handler);
   RUN(terminal_process_write_cwd_env);
   RUN(interceptor);
+  RUN(host_environment);
 #ifdef HT_CPP_HAS_NLOHMANN
   RUN(typed_tools_with_nlohmann);
 #else

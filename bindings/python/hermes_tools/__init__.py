@@ -43,9 +43,12 @@ from ._runtime import (
     set_log_handler,
     version,
 )
+from ._environment import Environment, Exec
 from ._schema import function_schema, type_schema
 
 __all__ = [
+    "Environment",
+    "Exec",
     "ABI_VERSION",
     "LibraryLoadError",
     "lib",

@@ -796,10 +796,24 @@ class Runtime:
     :meth:`dispatch_async`, else a private background loop).
     """
 
-    def __init__(self, config: Union[dict, str, None] = None, *, loop: Optional[asyncio.AbstractEventLoop] = None):
+    def __init__(
+        self,
+        config: Union[dict, str, None] = None,
+        *,
+        loop: Optional[asyncio.AbstractEventLoop] = None,
+        environments: Optional[list] = None,
+    ):
         data, n = _b(_json_arg(config) if config is not None else None)
         out, err = c_void_p(), c_void_p()
-        _check(lib.ht_runtime_new(data, n, byref(out), byref(err)), err)
+        if environments:
+            # Host-defined environments (hermes_tools.Environment): the
+            # config's terminal.backend may name one.
+            from ._environment import _handles
+
+            arr, count = _handles(environments)
+            _check(lib.ht_runtime_new_with_environments(data, n, arr, count, byref(out), byref(err)), err)
+        else:
+            _check(lib.ht_runtime_new(data, n, byref(out), byref(err)), err)
         self._ptr: Optional[int] = out.value
         self._loop = loop
         self._bg: Optional[_LoopThread] = None

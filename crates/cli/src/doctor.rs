@@ -122,6 +122,107 @@ fn plugins_load(r: &mut Report, text: &str) {
     }
 }
 
+/// The apptainer backend: a client that runs, an image it can start, and
+/// the folders it writes.
+fn apptainer_works(r: &mut Report, text: &str, term: &Value) {
+    let parsed = hermes_runtime::config::Config::parse(text).ok();
+    let Some(section) = parsed.as_ref().and_then(|c| c.terminal.apptainer.as_ref()) else {
+        r.fail(
+            "terminal.apptainer: missing or unreadable",
+            "add a terminal.apptainer section with at least \"image\" (docs/json-shapes.md)",
+        );
+        return;
+    };
+    let cfg = section.to_exec(term["cwd"].as_str());
+    let bin = cfg
+        .binary
+        .clone()
+        .or_else(hermes_exec::apptainer::find_client);
+    match bin {
+        None => r.fail(
+            "apptainer: neither 'apptainer' nor 'singularity' is on PATH",
+            "install apptainer (https://apptainer.org/docs/admin/latest/installation.html; no Debian 12 package) or set terminal.apptainer.binary",
+        ),
+        Some(b) => match std::process::Command::new(&b).arg("--version").output() {
+            Ok(o) if o.status.success() => r.ok(&format!(
+                "apptainer: {} ({})",
+                String::from_utf8_lossy(&o.stdout).trim(),
+                b.display()
+            )),
+            Ok(o) => r.fail(
+                &format!(
+                    "apptainer: '{} --version' failed: {}",
+                    b.display(),
+                    String::from_utf8_lossy(&o.stderr).trim()
+                ),
+                "repair the apptainer installation",
+            ),
+            Err(e) => r.fail(
+                &format!("apptainer: cannot run '{}' ({e})", b.display()),
+                "point terminal.apptainer.binary at the apptainer or singularity program",
+            ),
+        },
+    }
+    if hermes_exec::apptainer::needs_build(&cfg.image) {
+        r.ok(&format!(
+            "apptainer: image '{}' is built once into {}",
+            cfg.image,
+            hermes_exec::apptainer::sif_path(&cfg.cache_dir, &cfg.image).display()
+        ));
+        let _ = std::fs::create_dir_all(&cfg.cache_dir);
+        writable_dir(
+            r,
+            "terminal.apptainer.cache_dir",
+            &cfg.cache_dir.display().to_string(),
+        );
+    } else if Path::new(&cfg.image).exists() {
+        r.ok(&format!("apptainer: image '{}' exists", cfg.image));
+    } else {
+        r.fail(
+            &format!("apptainer: image '{}' does not exist", cfg.image),
+            "give a SIF file, a sandbox folder, or a docker:// reference",
+        );
+    }
+    if let Some(o) = &cfg.overlay_root {
+        let _ = std::fs::create_dir_all(o);
+        writable_dir(
+            r,
+            "terminal.apptainer.overlay_dir",
+            &o.display().to_string(),
+        );
+    }
+}
+
+/// The daytona backend: a key (never printed), an endpoint that answers and takes it.
+fn daytona_works(r: &mut Report, text: &str) {
+    let section = hermes_runtime::config::Config::parse(text)
+        .ok()
+        .and_then(|c| c.terminal.daytona.clone())
+        .unwrap_or_default();
+    let cfg = section.to_exec();
+    if cfg.api_key.trim().is_empty() {
+        r.fail(
+            "daytona: no API key",
+            "set DAYTONA_API_KEY (or terminal.daytona.api_key)",
+        );
+        return;
+    }
+    r.ok(&format!(
+        "daytona: an API key is set; endpoint {}",
+        cfg.api_url
+    ));
+    match hermes_exec::daytona::Daytona::new(cfg)
+        .map_err(std::io::Error::other)
+        .and_then(|d| d.check())
+    {
+        Ok(()) => r.ok("daytona: the endpoint answers and accepts the key"),
+        Err(e) => r.fail(
+            &format!("daytona: {e}"),
+            "check DAYTONA_API_URL, the network, and that the key is valid",
+        ),
+    }
+}
+
 pub fn run(config: Option<&Path>) -> u8 {
     let mut r = Report { failed: 0 };
     let text = match config {
@@ -167,6 +268,12 @@ pub fn run(config: Option<&Path>) -> u8 {
     }
     if matches!(backend, "sandbox" | "auto" | "docker" | "podman") {
         network_policy(&mut r, &text);
+    }
+    if backend == "daytona" {
+        daytona_works(&mut r, &text);
+    }
+    if backend == "apptainer" || backend == "singularity" {
+        apptainer_works(&mut r, &text, term);
     }
     if let Some(cwd) = term["cwd"].as_str() {
         writable_dir(&mut r, "terminal.cwd", cwd);

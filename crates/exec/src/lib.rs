@@ -17,9 +17,12 @@
 // sound, and every `unsafe fn` what its caller must guarantee.
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
+pub mod apptainer;
 pub mod container;
+pub mod daytona;
 pub mod env;
 pub mod fs;
+pub mod host;
 pub mod inherit;
 pub mod local;
 pub mod netproxy;

@@ -62,6 +62,21 @@ pub fn spawn_argv_fed(
     Ok((sp, w))
 }
 
+/// [`spawn_argv_fed`] without the process shim, for a process that starts
+/// nothing and ends by itself when the write end closes (whoever holds it
+/// dies): a host environment's proxy (host.rs). Saves the shim's exec.
+pub fn spawn_argv_fed_unsupervised(
+    argv: &[String],
+    req: &SpawnRequest<'_>,
+) -> io::Result<(Spawned, std::os::fd::OwnedFd)> {
+    let (env, mark) = marked_env(req);
+    let marked = SpawnRequest { env: &env, ..*req };
+    let (r, w) = crate::sys::pipe()?;
+    let sp = posix_spawn_pipe(argv, &marked, Some(&r))?;
+    crate::tree::remember_mark(sp.pid, mark);
+    Ok((sp, w))
+}
+
 /// `req`'s environment with a new tree mark, and the mark.
 fn marked_env(req: &SpawnRequest<'_>) -> (Vec<(String, String)>, String) {
     let mark = crate::tree::new_mark();

@@ -148,7 +148,22 @@ pub unsafe extern "C" fn ht_runtime_new(
         // bytes readable and unchanged until we return; the &str is not kept past the call (what is
         // kept is copied).
         let cfg = unsafe { str_arg(config_json, config_len, "config_json") }?;
-        let rt = Runtime::new(cfg)?;
+        let raw = new_runtime(cfg, Vec::new())?;
+        // SAFETY: `out_rt` is non-NULL (required above) and, by this export's # Safety, points at a
+        // writable `ht_runtime *`. The Box's ownership passes to the host, who frees it once with
+        // ht_runtime_free.
+        unsafe { *out_rt = raw };
+        Ok(())
+    })
+}
+
+/// A runtime for the host (from Box::into_raw), its plugins loaded.
+pub(crate) fn new_runtime(
+    cfg: &str,
+    envs: Vec<Arc<hermes_exec::host::HostEnv>>,
+) -> Result<*mut ht_runtime, Error> {
+    {
+        let rt = Runtime::with_environments(cfg, envs)?;
         if let Some(level) = &rt.config().log_level {
             crate::logging::set_level(level);
         }
@@ -167,12 +182,8 @@ pub unsafe extern "C" fn ht_runtime_new(
             drop(b);
             return Err(e);
         }
-        // SAFETY: `out_rt` is non-NULL (required above) and, by this export's # Safety, points at a
-        // writable `ht_runtime *`. The Box's ownership passes to the host, who frees it once with
-        // ht_runtime_free.
-        unsafe { *out_rt = raw };
-        Ok(())
-    })
+        Ok(raw)
+    }
 }
 
 /// Load the config's plugins into a runtime that the host does not hold yet.

@@ -12,6 +12,7 @@ pub mod approval;
 pub mod builtins;
 pub mod cancel;
 pub mod client;
+pub mod environment;
 pub mod host;
 pub mod logging;
 pub mod plugin;

@@ -142,9 +142,31 @@ pub const BUILTIN_TOOLSETS: &[&str] = &[
 
 impl Config {
     pub fn parse(text: &str) -> Result<Config> {
+        Config::parse_with_environments(text, Vec::new())
+    }
+
+    /// [`Config::parse`] for a runtime that also has the host's own
+    /// environments: `terminal.backend` may name one of them.
+    pub fn parse_with_environments(
+        text: &str,
+        envs: Vec<std::sync::Arc<hermes_exec::host::HostEnv>>,
+    ) -> Result<Config> {
         let text = if text.trim().is_empty() { "{}" } else { text };
         let mut cfg: Config =
             serde_json::from_str(text).map_err(|e| Error::json(format!("runtime config: {e}")))?;
+        {
+            use hermes_exec::Environment;
+            let mut seen = std::collections::BTreeSet::new();
+            for e in &envs {
+                if !seen.insert(e.name()) {
+                    return Err(Error::invalid(format!(
+                        "environments: '{}' is given twice",
+                        e.name()
+                    )));
+                }
+            }
+        }
+        cfg.terminal.host_envs = hermes_builtins::terminal::HostEnvs(envs);
         #[cfg(feature = "mcp-client")]
         {
             cfg.mcp_servers = std::mem::take(&mut cfg.mcp_servers)
@@ -190,9 +212,28 @@ impl Config {
                     .validate(&cfg.terminal.backend, cfg.terminal.cwd.as_deref())
                     .map_err(|e| Error::invalid(format!("runtime config: {e}")))?,
             },
+            "apptainer" | "singularity" => match &cfg.terminal.apptainer {
+                None => {
+                    return Err(Error::invalid(
+                        "runtime config: terminal.backend 'apptainer'/'singularity' needs a terminal.apptainer section with at least \"image\"",
+                    ));
+                }
+                Some(s) => s
+                    .validate(cfg.terminal.cwd.as_deref())
+                    .map_err(|e| Error::invalid(format!("runtime config: {e}")))?,
+            },
+            "daytona" => cfg
+                .terminal
+                .daytona
+                .clone()
+                .unwrap_or_default()
+                .to_exec()
+                .validate()
+                .map_err(|e| Error::invalid(format!("runtime config: {e}")))?,
+            other if cfg.terminal.host_env(other).is_some() => {}
             other => {
                 return Err(Error::invalid(format!(
-                    "runtime config: terminal.backend: unknown backend '{other}' (auto, local, sandbox, ssh, docker, podman)"
+                    "runtime config: terminal.backend: unknown backend '{other}' (auto, local, sandbox, ssh, docker, podman, apptainer, singularity, daytona, or an environment the host registered)"
                 )));
             }
         }

@@ -244,7 +244,14 @@ fn runs_on(config: &Config) -> Option<String> {
                 d.image
             )
         }),
-        _ => None,
+        "apptainer" | "singularity" => t
+            .apptainer
+            .as_ref()
+            .map(|a| format!("in an apptainer instance (image {})", a.image)),
+        "daytona" => Some("in a Daytona sandbox".into()),
+        name => t
+            .host_env(name)
+            .map(|e| hermes_exec::Environment::location(&**e)),
     }
 }
 
@@ -269,7 +276,17 @@ pub struct Runtime {
 impl Runtime {
     /// Build a runtime from its JSON config (`{}` = defaults, nothing built-in).
     pub fn new(config_json: &str) -> Result<Runtime> {
-        let mut config = Config::parse(config_json)?;
+        Runtime::with_environments(config_json, Vec::new())
+    }
+
+    /// [`Runtime::new`] with environments the host brought: the config's
+    /// `terminal.backend` may name one (its commands then go through the
+    /// same approval, limits, timeouts and cancellation as any backend's).
+    pub fn with_environments(
+        config_json: &str,
+        envs: Vec<Arc<hermes_exec::host::HostEnv>>,
+    ) -> Result<Runtime> {
+        let mut config = Config::parse_with_environments(config_json, envs)?;
         // execute_code's bash scripts call `hermes-tools`: in the sandbox,
         // that one program is bound read-only where it is (a link to it from
         // the run's folder must resolve inside).
@@ -509,6 +526,39 @@ impl Runtime {
                             .map_err(|e| Error::invalid(format!("runtime config: {e}")))?,
                     ))
                 }
+            },
+            "apptainer" | "singularity" => match &self.terminal {
+                Some(term) => per_task(term.backend.clone()),
+                None => {
+                    // The file toolset without the terminal: instances of its own.
+                    let section = tcfg.apptainer.as_ref().ok_or_else(|| {
+                        Error::invalid("runtime config: terminal.backend 'apptainer' needs a terminal.apptainer section")
+                    })?;
+                    per_task(Arc::new(
+                        hermes_exec::apptainer::ApptainerBackend::new(
+                            section.to_exec(tcfg.cwd.as_deref()),
+                        )
+                        .map_err(|e| Error::invalid(format!("runtime config: {e}")))?,
+                    ))
+                }
+            },
+            "daytona" => match &self.terminal {
+                Some(term) => per_task(term.backend.clone()),
+                None => {
+                    // The file toolset without the terminal: sandboxes of its own.
+                    let (env, _) = hermes_exec::daytona::backend(
+                        tcfg.daytona.clone().unwrap_or_default().to_exec(),
+                    )
+                    .map_err(|e| Error::invalid(format!("runtime config: {e}")))?;
+                    per_task(Arc::new(hermes_exec::host::HostBackend(env)))
+                }
+            },
+            name if tcfg.host_env(name).is_some() => match &self.terminal {
+                Some(term) => per_task(term.backend.clone()),
+                // The file toolset without the terminal: the same host environment.
+                None => per_task(Arc::new(hermes_exec::host::HostBackend(
+                    tcfg.host_env(name).expect("checked above").clone(),
+                ))),
             },
             _ => constant(Arc::new(HostFs::local())),
         };

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 #[serde(deny_unknown_fields, default)]
 pub struct TerminalConfig {
     /// "auto" (the default: "sandbox" where bubblewrap works, else
-    /// "local"), "local", "sandbox", "ssh", "docker" or "podman".
+    /// "local"), "local", "sandbox", "ssh", "docker", "podman", "apptainer"
+    /// (alias "singularity"), "daytona", or an environment the host registered.
     pub backend: String,
     pub cwd: Option<String>,
     /// Default foreground timeout in seconds.
@@ -61,6 +62,35 @@ pub struct TerminalConfig {
     pub ssh: Option<SshSection>,
     /// docker / podman backend: the image and the container's limits.
     pub docker: Option<ContainerSection>,
+    /// apptainer / singularity backend: the image, overlays and limits.
+    pub apptainer: Option<ApptainerSection>,
+    /// daytona backend: the API, the image and the sandbox's resources.
+    pub daytona: Option<DaytonaSection>,
+    /// Environments the host brought (`ht_runtime_new_with_environments`):
+    /// `backend` may name one of them. Not part of the JSON.
+    #[serde(skip)]
+    pub host_envs: HostEnvs,
+}
+
+/// The host-defined environments a runtime was created with.
+#[derive(Clone, Default)]
+pub struct HostEnvs(pub Vec<std::sync::Arc<hermes_exec::host::HostEnv>>);
+
+impl std::fmt::Debug for HostEnvs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use hermes_exec::Environment;
+        f.debug_list()
+            .entries(self.0.iter().map(|e| e.name()))
+            .finish()
+    }
+}
+
+impl TerminalConfig {
+    /// The host environment `name`, if the host brought one by that name.
+    pub fn host_env(&self, name: &str) -> Option<&std::sync::Arc<hermes_exec::host::HostEnv>> {
+        use hermes_exec::Environment;
+        self.host_envs.0.iter().find(|e| e.name() == name)
+    }
 }
 
 /// `"terminal": {"sandbox_limits": {...}}`: see `hermes_exec::spawn::SandboxLimits`
@@ -178,6 +208,130 @@ impl ContainerSection {
     }
 }
 
+/// `"terminal": {"apptainer": {...}}` (the `singularity` backend reads the same section).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApptainerSection {
+    /// A SIF file, a sandbox directory, or `docker://...`, `docker-daemon:...`,
+    /// `oras://...`, `library://...` (built once into `cache_dir`).
+    pub image: String,
+    /// The client (default: `apptainer`, else `singularity`, on PATH).
+    pub binary: Option<String>,
+    /// Where built SIFs are kept (default `$APPTAINER_CACHEDIR/hermes-tools`,
+    /// else `~/.cache/hermes-tools/apptainer`).
+    pub cache_dir: Option<String>,
+    /// Per-task writable overlay folders live under it, so a task's files
+    /// survive between its commands (default: none, `--writable-tmpfs`).
+    pub overlay_dir: Option<String>,
+    /// Keep a task's overlay when the task is cleaned up (persistent tasks).
+    #[serde(default)]
+    pub keep_overlays: bool,
+    /// Extra binds, `src[:dst[:ro|rw]]`.
+    #[serde(default)]
+    pub binds: Vec<String>,
+    /// A folder bound at the same path and used as the working directory
+    /// (default: the terminal's `cwd` when set).
+    pub workspace: Option<String>,
+    pub memory: Option<String>,
+    pub cpus: Option<f64>,
+}
+
+impl ApptainerSection {
+    /// The exec layer's config.
+    pub fn to_exec(&self, cwd: Option<&str>) -> hermes_exec::apptainer::ApptainerConfig {
+        let cache = self
+            .cache_dir
+            .as_deref()
+            .map(expand_home)
+            .or_else(|| {
+                std::env::var_os("APPTAINER_CACHEDIR")
+                    .map(|d| std::path::PathBuf::from(d).join("hermes-tools"))
+            })
+            .unwrap_or_else(|| expand_home("~/.cache/hermes-tools/apptainer"));
+        hermes_exec::apptainer::ApptainerConfig {
+            binary: self.binary.as_deref().map(expand_home),
+            image: self.image.clone(),
+            cache_dir: cache,
+            overlay_root: self.overlay_dir.as_deref().map(expand_home),
+            keep_overlays: self.keep_overlays,
+            binds: self.binds.clone(),
+            workspace: self
+                .workspace
+                .as_deref()
+                .map(expand_home)
+                .or_else(|| cwd.filter(|c| c.starts_with('/')).map(Into::into)),
+            memory: self.memory.clone(),
+            cpus: self.cpus,
+        }
+    }
+
+    /// One-line errors for a section that cannot work.
+    pub fn validate(&self, cwd: Option<&str>) -> Result<(), String> {
+        self.to_exec(cwd).validate()
+    }
+}
+
+/// `"terminal": {"daytona": {...}}`: the key and URL default to
+/// `DAYTONA_API_KEY` / `DAYTONA_API_URL`.
+#[derive(Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DaytonaSection {
+    pub api_url: Option<String>,
+    pub api_key: Option<String>,
+    pub image: Option<String>,
+    pub snapshot: Option<String>,
+    /// Sandbox names are `<name_prefix><task>` (default `hermes-`).
+    pub name_prefix: Option<String>,
+    /// Stop the task's sandbox at cleanup (kept for the next session) instead of deleting it.
+    #[serde(default)]
+    pub persistent: bool,
+    pub cpu: Option<u32>,
+    /// GiB.
+    pub memory: Option<u32>,
+    /// GiB.
+    pub disk: Option<u32>,
+    /// Minutes before Daytona stops an idle sandbox (default 0: never).
+    #[serde(default)]
+    pub auto_stop_interval: u32,
+}
+
+impl std::fmt::Debug for DaytonaSection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DaytonaSection")
+            .field("api_url", &self.api_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("image", &self.image)
+            .field("persistent", &self.persistent)
+            .finish()
+    }
+}
+
+impl DaytonaSection {
+    /// The exec layer's config (credentials from the environment when not given).
+    pub fn to_exec(&self) -> hermes_exec::daytona::DaytonaConfig {
+        hermes_exec::daytona::DaytonaConfig {
+            api_url: self
+                .api_url
+                .clone()
+                .or_else(|| std::env::var("DAYTONA_API_URL").ok())
+                .unwrap_or_else(|| "https://app.daytona.io/api".into()),
+            api_key: self
+                .api_key
+                .clone()
+                .or_else(|| std::env::var("DAYTONA_API_KEY").ok())
+                .unwrap_or_default(),
+            image: self.image.clone(),
+            snapshot: self.snapshot.clone(),
+            name_prefix: self.name_prefix.clone().unwrap_or_else(|| "hermes-".into()),
+            persistent: self.persistent,
+            cpu: self.cpu,
+            memory_gb: self.memory,
+            disk_gb: self.disk,
+            auto_stop_minutes: self.auto_stop_interval,
+        }
+    }
+}
+
 /// `"terminal": {"ssh": {...}}`.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -251,6 +405,9 @@ impl Default for TerminalConfig {
             sandbox_limits: SandboxLimitsSection::default(),
             ssh: None,
             docker: None,
+            apptainer: None,
+            daytona: None,
+            host_envs: HostEnvs::default(),
         }
     }
 }

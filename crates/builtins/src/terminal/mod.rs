@@ -30,7 +30,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-pub use config::TerminalConfig;
+pub use config::{HostEnvs, TerminalConfig};
 use hermes_core::error::{Error, ErrorKind, Result};
 use hermes_core::{Lifecycle, ToolServices};
 use hermes_exec::{Environment, Input};
@@ -344,9 +344,30 @@ fn environment(
                 .map(|s| Arc::new(s) as Arc<dyn Environment>)
                 .map_err(|e| Error::invalid(format!("runtime config: {e}")))
         }
-        other => Err(Error::invalid(format!(
-            "runtime config: terminal.backend: unknown backend '{other}' (auto, local, sandbox, ssh, docker, podman)"
-        ))),
+        "apptainer" | "singularity" => {
+            let section = cfg.apptainer.as_ref().ok_or_else(|| {
+                Error::invalid(
+                    "runtime config: terminal.backend 'apptainer'/'singularity' needs a terminal.apptainer section with at least \"image\"",
+                )
+            })?;
+            hermes_exec::apptainer::ApptainerBackend::new(section.to_exec(cfg.cwd.as_deref()))
+                .map(|s| Arc::new(s) as Arc<dyn Environment>)
+                .map_err(|e| Error::invalid(format!("runtime config: {e}")))
+        }
+        "daytona" => {
+            let section = cfg.daytona.clone().unwrap_or_default();
+            hermes_exec::daytona::backend(section.to_exec())
+                .map(|(env, _)| {
+                    Arc::new(hermes_exec::host::HostBackend(env)) as Arc<dyn Environment>
+                })
+                .map_err(|e| Error::invalid(format!("runtime config: {e}")))
+        }
+        other => match cfg.host_env(other) {
+            Some(env) => Ok(Arc::new(hermes_exec::host::HostBackend(env.clone()))),
+            None => Err(Error::invalid(format!(
+                "runtime config: terminal.backend: unknown backend '{other}' (auto, local, sandbox, ssh, docker, podman, apptainer, singularity, daytona, or an environment the host registered)"
+            ))),
+        },
     }
 }
 
