@@ -373,14 +373,23 @@ export declare class Exec {
 
 /** A host-defined environment, selected by `terminal.backend` naming it. */
 export declare class Environment {
+  /** `name` is what `terminal.backend` names; `location` is shown in approval prompts. */
   constructor(name: string, options?: { location?: string });
+  /** The name given to the constructor. */
   readonly name: string;
+  /** Run `exec` (`bash -c` its script where the task's commands run), streaming its output; resolve with its exit code. */
   run(exec: Exec): number | Promise<number>;
+  /** Signal the run `id` (its whole process tree) with `signal`. */
   kill(id: number, signal: number): void;
+  /** A task ended (`task`) or the runtime is freed (`null`): release what it held. */
   cleanup(task: string | null): void;
+  /** File tools: a file's bytes (optional: give readFile, writeFile and listDir, or none and the library goes through `run`). */
   readFile?(task: string, path: string): Buffer | string | Promise<Buffer | string>;
+  /** File tools: replace a file (optional, with readFile and listDir). */
   writeFile?(task: string, path: string, data: Buffer, mode: number | null): void | Promise<void>;
+  /** File tools: a folder's entries as [name, isDir] (optional, with readFile and writeFile). */
   listDir?(task: string, path: string): Array<[string, boolean]> | Promise<Array<[string, boolean]>>;
+  /** Release the native handle (runtimes created with it keep it until they close). */
   close(): void;
 }
 
