@@ -12,6 +12,7 @@ import itertools
 import json
 import sys
 import threading
+import time
 import traceback
 import weakref
 from ctypes import byref, c_size_t, c_uint64, c_void_p
@@ -648,7 +649,7 @@ def set_log_handler(fn: Optional[Callable[[int, str], None]], level: int = 3) ->
     """Install a process-wide log handler ``fn(level, message)`` (1 error .. 5 trace).
     ``None`` removes it. Lines arrive on a library thread. A handler still
     installed at interpreter exit is removed by an ``atexit`` hook."""
-    global _log_installed
+    global _log_installed, _log_hid
     if fn is None:
         _log_installed = False
         status = lib.ht_set_log_handler(_NULL_LOG, int(level), None, _NULL_FREE)
@@ -660,6 +661,7 @@ def set_log_handler(fn: Optional[Callable[[int, str], None]], level: int = 3) ->
         _handles.discard(hid)
         _check(status, c_void_p())
     _log_installed = True
+    _log_hid = hid
 
 
 # ---------------------------------------------------------------------------
@@ -705,6 +707,9 @@ _live_runtimes: "weakref.WeakSet[Runtime]" = weakref.WeakSet()
 
 
 _log_installed = False
+# The handle of the installed log handler: the library frees it (our
+# _free_tramp) once the last line queued for it was delivered.
+_log_hid: Optional[int] = None
 
 
 @atexit.register
@@ -714,12 +719,21 @@ def _close_all() -> None:
             rt.close()
         except BaseException:
             pass
-    # No library thread may call into Python after the interpreter is gone.
+    # No library thread may call into Python after the interpreter is gone:
+    # remove the handler, then wait (the GIL free) until the library has
+    # delivered the lines already queued for it and released it. A log line
+    # delivered during finalization would end the log thread by
+    # pthread_exit, whose unwinding the library's panic boundary cannot let
+    # through ("FATAL: exception not rethrown", SIGABRT at exit).
     if _log_installed:
+        hid = _log_hid
         try:
             set_log_handler(None)
         except BaseException:
             pass
+        deadline = time.monotonic() + 2.0
+        while hid is not None and _handles.get(hid) is not None and time.monotonic() < deadline:
+            time.sleep(0.002)
 
 
 class McpServer:
