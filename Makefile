@@ -17,7 +17,7 @@ BUILD_DIR := build
 # Output folder used by the mk/ fragments (a variable only: `build` is the cargo target).
 BUILD   := $(BUILD_DIR)
 
-.PHONY: all build release quickstart example-c example-approval example-plugin setup setup-check test test-rust stress fuzz-json conformance lint bench install clean
+.PHONY: bench-threads all build release quickstart example-c example-approval example-plugin setup setup-check test test-rust stress fuzz-json conformance lint bench install clean
 
 all: build
 
@@ -106,6 +106,18 @@ conformance:
 # faults, hostile sizes, process containment; HT_STRESS_SECS per scenario.
 stress: | setup-check
 	HT_STRESS_SECS=$${HT_STRESS_SECS:-5} $(CARGO) test --workspace --test stress -- --ignored --nocapture --test-threads=1
+
+# Dispatch throughput through the C ABI from 1, 2, 4 and 8 host threads (issue 36).
+BENCH_N ?= 300000
+bench-threads:
+	$(CARGO) build --release -p hermes-tools
+	@# The release library records its SONAME: a link of that name beside it.
+	mkdir -p $(BUILD_DIR)/bench-lib
+	soname=$$(readelf -d target/release/libhermes_tools.so | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p'); \
+	  ln -sfn $(CURDIR)/target/release/libhermes_tools.so $(BUILD_DIR)/bench-lib/$${soname:-libhermes_tools.so}
+	$(CC) -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iinclude benches/c/dispatch_threads.c -o $(BUILD_DIR)/dispatch_threads \
+	  -Ltarget/release -l:libhermes_tools.so -Wl,-rpath,$(CURDIR)/$(BUILD_DIR)/bench-lib -pthread
+	./$(BUILD_DIR)/dispatch_threads $(BENCH_N)
 
 # The JSON entry points' fuzzer, a million runs per target (not part of `make test`).
 fuzz-json:

@@ -148,16 +148,32 @@ impl Hasher for IdHasher {
 
 const SHARDS: usize = 64;
 type Shard = Mutex<HashMap<u64, Entry, BuildHasherDefault<IdHasher>>>;
-static TABLE: once_cell::sync::Lazy<Vec<Shard>> = once_cell::sync::Lazy::new(|| {
+
+/// A shard on cache lines of its own: a `Mutex<HashMap>` is about 40 bytes,
+/// so unpadded, the shards of two threads' consecutive id blocks shared a
+/// line and every dispatch of one thread invalidated the other's (two
+/// threads gave 1.40x one thread through the C ABI; issue 36). 128 bytes:
+/// the adjacent-line prefetcher pairs 64-byte lines on x86.
+#[repr(align(128))]
+struct Padded(Shard);
+
+impl std::ops::Deref for Padded {
+    type Target = Shard;
+    fn deref(&self) -> &Shard {
+        &self.0
+    }
+}
+
+static TABLE: once_cell::sync::Lazy<Vec<Padded>> = once_cell::sync::Lazy::new(|| {
     (0..SHARDS)
-        .map(|_| Mutex::new(HashMap::default()))
+        .map(|_| Padded(Mutex::new(HashMap::default())))
         .collect()
 });
 
 /// A thread's ids share one block, hence one shard: no lock line is shared
 /// between threads dispatching at the same time.
 fn shard(id: u64) -> &'static Shard {
-    &TABLE[((id / BLOCK) as usize) % SHARDS]
+    &TABLE[((id / BLOCK) as usize) % SHARDS].0
 }
 
 /// Ids come in per-thread blocks so threads do not contend on one counter.
