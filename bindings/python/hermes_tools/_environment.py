@@ -25,6 +25,7 @@ import traceback
 from ctypes import CFUNCTYPE, byref, c_char_p, c_int32, c_size_t, c_uint64, c_void_p
 from typing import Iterable, Optional, Tuple
 
+from ._errors import _check
 from ._ffi import FREE_FN, lib
 
 SPAWN_FN = CFUNCTYPE(None, c_void_p, c_void_p)  # (user_data, ht_exec*)
@@ -235,8 +236,6 @@ class Environment:
             return self._ptr
         if not available():
             raise RuntimeError("this libhermes_tools has no host-defined environments")
-        from ._runtime import _check
-
         with _live_lock:
             ud = _next[0]
             _next[0] += 1

@@ -1229,7 +1229,7 @@ impl Analyzer {
     fn presumed_writes(&mut self, text: &str, idx: usize) {
         for t in path_tokens(text).into_iter().take(16) {
             if crate::paths::is_persistence_path(&t) {
-                let rule = if crate::rules::is_user_sensitive(&t) {
+                let rule = if crate::paths::is_user_sensitive(&t) {
                     "sensitive-file-write"
                 } else {
                     "system-file-write"
@@ -1365,10 +1365,10 @@ impl Analyzer {
                             .find_map(|p| cmd.strip_prefix(p))
                             .map(str::trim)
                         {
-                            if crate::rules::is_user_sensitive(f) {
+                            if crate::paths::is_user_sensitive(f) {
                                 self.finding("sensitive-file-write", Some(idx), f.to_string());
                             } else if crate::paths::is_persistence_path(f)
-                                || crate::rules::is_system_path(f)
+                                || crate::paths::is_system_path(f)
                             {
                                 self.finding("system-file-write", Some(idx), f.to_string());
                             }
