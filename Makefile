@@ -144,6 +144,7 @@ bench:
 	  $(BUILD_DIR)/href/bin/pip install -q hermes-agent==0.19.0)
 	$(BUILD_DIR)/href/bin/python benches/reference/hermes_original.py
 	HT_ORIGINAL_PYTHON=$(CURDIR)/$(BUILD_DIR)/href/bin/python $(CARGO) bench -p hermes-runtime --bench files
+	HT_ORIGINAL_PYTHON=$(CURDIR)/$(BUILD_DIR)/href/bin/python HT_BENCH_PATH=/usr/bin:/bin $(CARGO) bench -p hermes-runtime --bench code_execution
 
 clean:
 	$(CARGO) clean

@@ -105,7 +105,19 @@ pub struct ContainerConfig {
     /// the engine's exec start-up leaving the call's time. One covers calls
     /// that come after a pause; two also keep up with calls back to back.
     pub prestart: usize,
+    /// Give each task's container a folder shared with this machine, at
+    /// [`SHARED_INSIDE`] (execute_code's runs: their stubs and the
+    /// channel's socket, with no copy and no relay). The folder is the
+    /// task's alone; on this machine it sits in a folder only this user can
+    /// enter, removed with the containers.
+    pub share_runs: bool,
+    /// Files of this machine bound read-only at the same path in every
+    /// container (execute_code's `hermes-tools` program for bash scripts).
+    pub ro_binds: Vec<PathBuf>,
 }
+
+/// Where a task's container sees its shared folder ([`ContainerConfig::share_runs`]).
+pub const SHARED_INSIDE: &str = "/run/hermes-tools";
 
 impl Default for ContainerConfig {
     fn default() -> Self {
@@ -123,6 +135,8 @@ impl Default for ContainerConfig {
             run_args: Vec::new(),
             max_containers: 16,
             prestart: 2,
+            share_runs: false,
+            ro_binds: Vec::new(),
         }
     }
 }
@@ -201,6 +215,19 @@ impl ContainerConfig {
                 "terminal.{k}.workspace: '{}' is not an existing absolute folder",
                 w.display()
             ));
+        }
+        for p in &self.ro_binds {
+            let s = p.to_string_lossy();
+            if !p.is_absolute()
+                || s.contains(':')
+                || s.contains(',')
+                || s.chars().any(|c| c.is_control())
+            {
+                return Err(format!(
+                    "terminal.{k}: cannot bind '{}' into the container (an absolute path without ':' or ',')",
+                    p.display()
+                ));
+            }
         }
         for a in &self.run_args {
             let name = a.split('=').next().unwrap_or("");
@@ -315,6 +342,9 @@ pub struct Container {
     watcher: Mutex<Option<std::process::Child>>,
     /// The proxy's listener in each container (by id), while it runs.
     adopted: Mutex<HashMap<String, crate::netproxy::Adopted>>,
+    /// With `share_runs`: this runtime's folder of the tasks' shared
+    /// folders (0700, one `<slot>` folder per task inside).
+    shared: PathBuf,
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -340,9 +370,11 @@ impl Container {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())
             .unwrap_or(0);
+        let id = format!("ht{}x{n}x{nanos:x}", std::process::id());
         Ok(Container {
             client,
-            id: format!("ht{}x{n}x{nanos:x}", std::process::id()),
+            shared: std::env::temp_dir().join(format!("hermes-tools-{id}")),
+            id,
             cfg,
             slots: Mutex::new(HashMap::new()),
             next_slot: AtomicU64::new(1),
@@ -553,6 +585,14 @@ impl Container {
                 ));
             }
         }
+        if c.share_runs {
+            let here = self.shared_here(n)?;
+            cmd.arg("-v")
+                .arg(format!("{}:{SHARED_INSIDE}:rw", here.display()));
+        }
+        for p in &c.ro_binds {
+            cmd.arg("-v").arg(format!("{0}:{0}:ro", p.display()));
+        }
         if let Some(w) = &c.workspace {
             let w = w.display();
             cmd.arg("-v")
@@ -610,6 +650,32 @@ impl Container {
         }
         tracing::debug!(container = %id, image = %c.image, task = %task_key(task), "container backend: started");
         Ok(id)
+    }
+
+    /// Slot `n`'s shared folder on this machine, made if missing: inside
+    /// this runtime's folder (0700: no other user of this machine reaches
+    /// it), itself open (0755) since the container's user may be any.
+    fn shared_here(&self, n: u64) -> io::Result<PathBuf> {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        match std::fs::DirBuilder::new().mode(0o700).create(&self.shared) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+        let meta = std::fs::symlink_metadata(&self.shared)?;
+        if !meta.is_dir() || meta.permissions().mode() & 0o077 != 0 {
+            return Err(io::Error::other(format!(
+                "{} is not a private folder of this user",
+                self.shared.display()
+            )));
+        }
+        let here = self.shared.join(n.to_string());
+        match std::fs::create_dir(&here) {
+            Ok(()) => std::fs::set_permissions(&here, std::fs::Permissions::from_mode(0o755))?,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+        Ok(here)
     }
 
     /// Make the proxy's listener in container `id`'s network namespace.
@@ -702,8 +768,9 @@ impl Container {
             client.push(h.clone());
         }
         let script = format!(
-            "ids=$(\"$@\" ps -aq --filter name={}-); [ -z \"$ids\" ] || \"$@\" rm -f $ids",
-            self.name()
+            "ids=$(\"$@\" ps -aq --filter name={}-); [ -z \"$ids\" ] || \"$@\" rm -f $ids; rm -rf -- {}",
+            self.name(),
+            shq(&self.shared.display().to_string())
         );
         let child = Command::new(shim)
             .args(["-w", "/bin/sh", "-c", &script, "sh"])
@@ -1066,11 +1133,18 @@ impl Environment for Container {
         let Some(slot) = lock(&self.slots).remove(task_key(task)) else {
             return;
         };
-        let (id, warm) = lock(&slot).vacate();
+        let (id, warm, n) = {
+            let mut cur = lock(&slot);
+            let (id, warm) = cur.vacate();
+            (id, warm, cur.n)
+        };
         discard_all(warm);
         if let Some(id) = id {
             tracing::debug!(container = %id, task = %task_key(task), "container backend: task cleaned up, container removed");
             self.remove(&[id]);
+        }
+        if self.cfg.share_runs {
+            let _ = std::fs::remove_dir_all(self.shared.join(n.to_string()));
         }
     }
 
@@ -1086,6 +1160,9 @@ impl Environment for Container {
             ids.extend(id);
         }
         self.remove(&ids);
+        if self.cfg.share_runs {
+            let _ = std::fs::remove_dir_all(&self.shared);
+        }
         self.unwatch();
     }
 
@@ -1121,6 +1198,16 @@ impl Remote for Container {
     }
     fn is_dir(&self, task: &str, path: &Path) -> bool {
         crate::remote_fs::is_dir(self, task, path)
+    }
+    fn shared_dir(&self, task: &str) -> io::Result<Option<(PathBuf, PathBuf)>> {
+        if !self.cfg.share_runs {
+            return Ok(None);
+        }
+        let (_, _, n) = self.ensure(task)?;
+        Ok(Some((
+            self.shared.join(n.to_string()),
+            PathBuf::from(SHARED_INSIDE),
+        )))
     }
     fn explain_exit(&self, pid: i32, code: i32) -> Option<String> {
         let s = lock(&self.started).remove(&pid)?;

@@ -67,6 +67,17 @@ pub trait Remote: Send + Sync {
     /// Why a command that ended with `code` ended so, when it was the
     /// connection's doing (`None`: the command's own exit status).
     fn explain_exit(&self, pid: i32, code: i32) -> Option<String>;
+    /// A folder on this machine that `task`'s commands see at another path
+    /// (a bind mount its container got when it started), as `(here,
+    /// there)`: a run's files and socket are made in it directly, with no
+    /// transfer and no forwarding. Starts the task's environment if needed.
+    /// Default: none.
+    fn shared_dir(
+        &self,
+        _task: &str,
+    ) -> io::Result<Option<(std::path::PathBuf, std::path::PathBuf)>> {
+        Ok(None)
+    }
     /// Make the Unix socket `local` (on this machine) reachable at `remote`
     /// where `task`'s commands run, until the returned guard is dropped
     /// (ssh: streamlocal forwarding over the task's connection). Default:

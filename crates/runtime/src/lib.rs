@@ -290,16 +290,27 @@ impl Runtime {
         // execute_code's bash scripts call `hermes-tools`: in the sandbox,
         // that one program is bound read-only where it is (a link to it from
         // the run's folder must resolve inside).
+        // In a container, each task's container gets a folder shared with
+        // this machine for the runs, and the program bound read-only too.
         if config
             .builtin_toolsets
             .iter()
             .any(|t| t == "code_execution")
-            && config.terminal.backend == "sandbox"
-            && let Some(cli) = hermes_builtins::code::cli_program(&config.code_execution)
         {
-            let cli = cli.display().to_string();
-            if !config.terminal.sandbox_ro_binds.contains(&cli) {
-                config.terminal.sandbox_ro_binds.push(cli);
+            let cli = hermes_builtins::code::cli_program(&config.code_execution);
+            match config.terminal.backend.as_str() {
+                "sandbox" => {
+                    if let Some(cli) = cli {
+                        let cli = cli.display().to_string();
+                        if !config.terminal.sandbox_ro_binds.contains(&cli) {
+                            config.terminal.sandbox_ro_binds.push(cli);
+                        }
+                    }
+                }
+                "docker" | "podman" => {
+                    config.terminal.code_runs = Some(cli.into_iter().collect());
+                }
+                _ => {}
             }
         }
         let escalation_engine = hermes_approval::Engine::from_config(

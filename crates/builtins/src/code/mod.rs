@@ -383,15 +383,21 @@ fn allowed_tools(core: &Arc<Core>) -> Vec<(String, Value)> {
 struct RunDir(PathBuf);
 
 impl RunDir {
-    fn new() -> std::io::Result<RunDir> {
-        use std::os::unix::fs::DirBuilderExt;
-        let p = std::env::temp_dir().join(format!(
+    /// In `base` (the temporary folder, or a container's shared folder,
+    /// whose own parent is private: `mode` 0755 lets any container user in).
+    fn new(base: &Path, mode: u32) -> std::io::Result<RunDir> {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        let p = base.join(format!(
             "hermes-code-{}-{}",
             std::process::id(),
             crate::terminal::ids::unique_suffix()
         ));
         std::fs::DirBuilder::new().mode(0o700).create(&p)?;
-        Ok(RunDir(p))
+        let dir = RunDir(p);
+        if mode != 0o700 {
+            std::fs::set_permissions(&dir.0, std::fs::Permissions::from_mode(mode))?;
+        }
+        Ok(dir)
     }
 }
 
@@ -401,14 +407,18 @@ impl Drop for RunDir {
     }
 }
 
-fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
+fn write_private(path: &Path, text: &str, mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o600)
         .open(path)?;
-    f.write_all(text.as_bytes())
+    f.write_all(text.as_bytes())?;
+    if mode != 0o600 {
+        f.set_permissions(std::fs::Permissions::from_mode(mode))?;
+    }
+    Ok(())
 }
 
 /// The run's folder where the script runs, when that is another machine
@@ -427,10 +437,13 @@ impl Drop for FarDir {
 fn run(c: &CodeCtx, code: &str, lang: Lang, ctx: &RunCtx, started: Instant) -> ToolOutput {
     let term = &c.terminal;
     let backend = term.backend.clone();
-    if !matches!(backend.name(), "local" | "sandbox" | "ssh") {
+    if !matches!(
+        backend.name(),
+        "local" | "sandbox" | "ssh" | "docker" | "podman"
+    ) {
         return error_result(
             format!(
-                "execute_code does not run on the {} backend yet (it runs on the local, sandbox and ssh backends); use the tools directly",
+                "execute_code does not run on the {} backend yet (it runs on the local, sandbox, ssh, docker and podman backends); use the tools directly",
                 backend.name()
             ),
             0,
@@ -444,15 +457,37 @@ fn run(c: &CodeCtx, code: &str, lang: Lang, ctx: &RunCtx, started: Instant) -> T
     };
     let tools = allowed_tools(&core);
     drop(core);
-    // The socket's folder, on this machine (private, one run only).
-    let dir = match RunDir::new() {
+    // A container's folder shared with this machine (docker, podman): the
+    // run's folder goes there, seen inside at another path.
+    let shared = match backend.remote().map(|r| r.shared_dir(task)).transpose() {
+        Ok(s) => s.flatten(),
+        Err(e) => {
+            return error_result(
+                format!(
+                    "cannot reach the task's environment {}: {e}",
+                    backend.location()
+                ),
+                0,
+                started,
+            );
+        }
+    };
+    // The socket's folder, on this machine (private, one run only; in a
+    // shared folder open to the container's user, whoever that is).
+    let made = match &shared {
+        Some((here, _)) => RunDir::new(here, 0o755),
+        None => RunDir::new(&std::env::temp_dir(), 0o700),
+    };
+    let dir = match made {
         Ok(d) => d,
         Err(e) => return error_result(format!("cannot create the run's folder: {e}"), 0, started),
     };
+    let file_mode = if shared.is_some() { 0o644 } else { 0o600 };
     // Where the stubs and the script go: that folder, or on a remote
     // backend a private folder there (in its state folder).
     let far = match backend.remote() {
         None => None,
+        Some(_) if shared.is_some() => None,
         Some(r) => {
             let made = (|| -> std::io::Result<FarDir> {
                 let fs = backend.files(task).ok_or_else(|| {
@@ -476,27 +511,31 @@ fn run(c: &CodeCtx, code: &str, lang: Lang, ctx: &RunCtx, started: Instant) -> T
             }
         }
     };
-    let d: PathBuf = match &far {
-        Some(f) => f.path.clone(),
-        None => dir.0.clone(),
+    // The run's folder as the script sees it.
+    let d: PathBuf = match (&far, &shared) {
+        (Some(f), _) => f.path.clone(),
+        (None, Some((_, there))) => there.join(dir.0.file_name().unwrap_or_default()),
+        (None, None) => dir.0.clone(),
     };
+    // Write `rel` into the run's folder; returns its path as the script sees it.
     let put = |rel: &str, text: &str| -> std::io::Result<PathBuf> {
-        let p = d.join(rel);
         match &far {
             Some(f) => {
+                let p = d.join(rel);
                 if let Some(parent) = p.parent() {
                     f.fs.create_dir_all(parent)?;
                 }
                 f.fs.write_atomic(&p, text.as_bytes(), Some(0o600))?;
             }
             None => {
+                let p = dir.0.join(rel);
                 if let Some(parent) = p.parent() {
                     std::fs::create_dir_all(parent)?;
                 }
-                write_private(&p, text)?;
+                write_private(&p, text, file_mode)?;
             }
         }
-        Ok(p)
+        Ok(d.join(rel))
     };
     let stub_tools: Vec<StubTool<'_>> = tools
         .iter()
@@ -567,8 +606,19 @@ fn run(c: &CodeCtx, code: &str, lang: Lang, ctx: &RunCtx, started: Instant) -> T
         Ok(ch) => ch,
         Err(e) => return error_result(format!("cannot open the run's channel: {e}"), 0, started),
     };
+    // In a shared folder the container's user (any uid) must be able to
+    // connect; only that container and this user reach the folder.
+    if shared.is_some() {
+        use std::os::unix::fs::PermissionsExt;
+        if let Err(e) =
+            std::fs::set_permissions(channel.socket(), std::fs::Permissions::from_mode(0o666))
+        {
+            return error_result(format!("cannot open the run's channel: {e}"), 0, started);
+        }
+    }
     // On a remote backend the socket is forwarded into the run's folder there.
     let forward = match backend.remote() {
+        Some(_) if shared.is_some() => None,
         Some(r) => match r.forward_socket(task, channel.socket(), &d.join("mcp.sock")) {
             Ok(g) => Some(g),
             Err(e) => {
@@ -581,9 +631,9 @@ fn run(c: &CodeCtx, code: &str, lang: Lang, ctx: &RunCtx, started: Instant) -> T
         },
         None => None,
     };
-    let socket = match &far {
-        Some(_) => d.join("mcp.sock"),
-        None => channel.socket().to_path_buf(),
+    let socket = match (&far, &shared) {
+        (None, None) => channel.socket().to_path_buf(),
+        _ => d.join("mcp.sock"),
     };
     // The task's environment and directory, as a terminal command gets them.
     let prep = term.prepare(task_id, "", None, false, false);
@@ -614,8 +664,18 @@ fn run(c: &CodeCtx, code: &str, lang: Lang, ctx: &RunCtx, started: Instant) -> T
         env.push((k.to_string(), v));
     }
     let prog = lang.program();
-    // bash scripts find `hermes-tools` in the run's bin folder.
+    // bash scripts find `hermes-tools` in the run's bin folder (made here
+    // for a shared folder: the container's user may not write it).
     let link = match (&c.cli, lang) {
+        (Some(cli), Lang::Bash) if shared.is_some() => {
+            let bin = dir.0.join("bin");
+            if let Err(e) = std::fs::create_dir_all(&bin)
+                .and_then(|_| std::os::unix::fs::symlink(cli, bin.join("hermes-tools")))
+            {
+                return error_result(format!("cannot write the script: {e}"), 0, started);
+            }
+            String::new()
+        }
         (Some(cli), Lang::Bash) => format!(
             "mkdir -p {bin} && ln -sf {cli} {bin}/hermes-tools || exit 126\n",
             bin = crate::terminal::sq(&format!("{}/bin", d.display())),

@@ -70,6 +70,11 @@ pub struct TerminalConfig {
     /// `backend` may name one of them. Not part of the JSON.
     #[serde(skip)]
     pub host_envs: HostEnvs,
+    /// execute_code runs in the task's container: give each container a
+    /// folder shared with this machine and bind these programs read-only
+    /// (`hermes-tools`). Set by the runtime, not part of the JSON.
+    #[serde(skip)]
+    pub code_runs: Option<Vec<std::path::PathBuf>>,
 }
 
 /// The host-defined environments a runtime was created with.
@@ -199,6 +204,8 @@ impl ContainerSection {
             run_args: self.run_args.clone(),
             max_containers: self.max_containers.unwrap_or(d.max_containers),
             prestart: self.prestart.unwrap_or(d.prestart),
+            share_runs: false,
+            ro_binds: Vec::new(),
         })
     }
 
@@ -408,6 +415,7 @@ impl Default for TerminalConfig {
             apptainer: None,
             daytona: None,
             host_envs: HostEnvs::default(),
+            code_runs: None,
         }
     }
 }

@@ -340,6 +340,10 @@ fn environment(
             // An allow-list applies to containers too ("on"/"off" are the
             // sandbox's; a container's own switch is terminal.docker.network).
             c.proxy = net_proxy(cfg, services)?;
+            if let Some(binds) = &cfg.code_runs {
+                c.share_runs = true;
+                c.ro_binds = binds.clone();
+            }
             hermes_exec::container::ContainerBackend::new(c)
                 .map(|s| Arc::new(s) as Arc<dyn Environment>)
                 .map_err(|e| Error::invalid(format!("runtime config: {e}")))

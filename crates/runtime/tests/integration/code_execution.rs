@@ -1,6 +1,8 @@
 //! execute_code on real backends (local, the bubblewrap sandbox where it
-//! works here, ssh to a real sshd on 127.0.0.1 where one starts): real
-//! interpreters, the real channel (forwarded with `-R` over ssh), the real
+//! works here, ssh to a real sshd on 127.0.0.1 where one starts, a real
+//! dockerd and podman with the test image, this machine's /usr bound
+//! read-only for the interpreters): real interpreters, the real channel
+//! (forwarded with `-R` over ssh, in the container's shared folder), the real
 //! `hermes-tools` program, the host's approval handler. Run with
 //! `cargo test -p hermes-runtime --test integration code_execution::`.
 
@@ -87,6 +89,23 @@ fn env(backend: &str, code: Value, extra: Value) -> Option<Env> {
         },
         _ => None,
     };
+    let engine = match backend {
+        "docker" | "podman" => {
+            let e = if backend == "docker" {
+                crate::container_common::docker()
+            } else {
+                crate::container_common::podman()
+            };
+            match e {
+                Ok(e) => Some(e),
+                Err(why) => {
+                    eprintln!("SKIPPED: {why}");
+                    return None;
+                }
+            }
+        }
+        _ => None,
+    };
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("work");
     std::fs::create_dir_all(&root).unwrap();
@@ -103,6 +122,17 @@ fn env(backend: &str, code: Value, extra: Value) -> Option<Env> {
     });
     if let Some(s) = &sshd {
         cfg["terminal"]["ssh"] = s.section();
+    }
+    if let Some(e) = engine {
+        // The image has bash and coreutils; python3 and node come from
+        // this machine's /usr, bound read-only.
+        let mut section = e.section();
+        section["workspace"] = json!(root);
+        section["run_args"]
+            .as_array_mut()
+            .unwrap()
+            .extend([json!("-v"), json!("/usr:/usr:ro")]);
+        cfg["terminal"]["docker"] = section;
     }
     if let (Value::Object(a), Value::Object(b)) = (&mut cfg, extra) {
         a.extend(b);
@@ -130,6 +160,14 @@ macro_rules! on_every_backend {
             #[test]
             fn ssh() {
                 super::$scenario("ssh");
+            }
+            #[test]
+            fn docker() {
+                super::$scenario("docker");
+            }
+            #[test]
+            fn podman() {
+                super::$scenario("podman");
             }
         }
     };
@@ -332,21 +370,44 @@ fn alive(marker: &str) -> bool {
         })
 }
 
-/// The folder of a running script (`.../script.py`) whose text has `marker`.
+/// The folder of a running script (`.../script.py`) whose text has
+/// `marker`, on this machine: read through the process's own root (a
+/// container's), and a container's run folder found in its shared folder
+/// here (`$TMPDIR/hermes-tools-<runtime>/<slot>/`).
 fn script_dir(marker: &str) -> Option<PathBuf> {
-    std::fs::read_dir("/proc")
+    let (_, arg) = std::fs::read_dir("/proc")
         .ok()?
         .filter_map(|e| e.ok())
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .flat_map(|c| {
+        .filter_map(|e| Some((e.path(), std::fs::read(e.path().join("cmdline")).ok()?)))
+        .flat_map(|(p, c)| {
             String::from_utf8_lossy(&c)
                 .split('\0')
-                .map(String::from)
+                .map(|a| (p.clone(), a.to_string()))
                 .collect::<Vec<_>>()
         })
-        .filter(|a| a.ends_with("/script.py"))
-        .find(|a| std::fs::read_to_string(a).is_ok_and(|t| t.contains(marker)))
-        .map(|a| PathBuf::from(a).parent().unwrap().to_path_buf())
+        .filter(|(_, a)| a.ends_with("/script.py"))
+        .find(|(p, a)| {
+            std::fs::read_to_string(p.join("root").join(a.trim_start_matches('/')))
+                .is_ok_and(|t| t.contains(marker))
+        })?;
+    let dir = PathBuf::from(&arg).parent().unwrap().to_path_buf();
+    if std::fs::read_to_string(&arg).is_ok_and(|t| t.contains(marker)) {
+        return Some(dir); // this machine's own file system
+    }
+    let name = dir.file_name()?.to_owned();
+    std::fs::read_dir(std::env::temp_dir())
+        .ok()?
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("hermes-tools-ht")
+        })
+        .filter_map(|e| std::fs::read_dir(e.path()).ok())
+        .flatten()
+        .filter_map(|e| e.ok())
+        .map(|slot| slot.path().join(&name))
+        .find(|p| p.is_dir())
 }
 
 fn cancelling_kills_the_script_and_its_calls(backend: &str) {
