@@ -373,6 +373,23 @@ static int start_forwarder(const char *spec) {
     return 0;
 }
 
+/* Close every descriptor above stderr before the command starts: the host
+ * process may hold descriptors without close-on-exec (a C host's plain
+ * open(), what its own launcher left it: `7</etc/shadow`, a connected
+ * socket), and bubblewrap and the shim pass them on. A command gets stdin,
+ * stdout and stderr, nothing else, on every backend: no file, socket or
+ * directory of the host reaches it past the sandbox's mounts, network and
+ * approval. */
+static void close_inherited(void) {
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+    if (syscall(SYS_close_range, 3U, ~0U, 0U) == 0) return;
+    struct rlimit r;
+    long max = getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur != RLIM_INFINITY ? (long)r.rlim_cur : 65536;
+    for (long fd = 3; fd < max; fd++) close((int)fd);
+}
+
 int main(int argc, char **argv) {
     int linger = 0, landlock = 0, exec_only = 0;
     const char *forward = NULL;
@@ -413,6 +430,7 @@ int main(int argc, char **argv) {
     if (forward && start_forwarder(forward) < 0) return 126;
     if (exec_only) {
         if (landlock && apply_landlock() < 0) return 126;
+        close_inherited();
         execvp(argv[first], &argv[first]);
         fprintf(stderr, "ht-shim: cannot run %s: %s\n", argv[first], strerror(errno));
         return 127;
@@ -453,6 +471,7 @@ int main(int argc, char **argv) {
         close(sfd);
         if (pidfd >= 0) close(pidfd);
         if (landlock && apply_landlock() < 0) _exit(126);
+        close_inherited();
         execvp(argv[first], &argv[first]);
         fprintf(stderr, "ht-shim: cannot run %s: %s\n", argv[first], strerror(errno));
         _exit(127);

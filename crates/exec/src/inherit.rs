@@ -150,7 +150,9 @@ pub fn inherits(
     if passthrough.iter().any(|p| p == name) {
         return true;
     }
-    if is_secret_name(name) {
+    // A value that carries credentials is a secret whatever its name
+    // (`GOPROXY=https://user:token@proxy,direct`, `PIP_INDEX_URL`, ...).
+    if is_secret_name(name) || has_credentials(value) {
         return false;
     }
     match inherit {
@@ -158,16 +160,25 @@ pub fn inherits(
         Inherit::Core => {
             CORE.contains(&name)
                 || CORE_PREFIXES.iter().any(|p| name.starts_with(p))
-                || (PROXIES.contains(&name) && !has_credentials(value))
+                || PROXIES.contains(&name)
         }
     }
 }
 
-/// A URL with a `user:password@` part.
-fn has_credentials(url: &str) -> bool {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split('/').next().unwrap_or("");
-    authority.contains('@')
+/// Whether any URL in `value` (a list separated by `,`, `|`, spaces or
+/// `;`, as proxy and module-proxy variables are) has a `user@` or
+/// `user:password@` part; proxies without a scheme count too.
+fn has_credentials(value: &str) -> bool {
+    value
+        .split([',', '|', ' ', ';'])
+        .filter(|u| !u.is_empty())
+        .any(|u| {
+            let (scheme, rest) = u.split_once("://").map_or((None, u), |(s, r)| (Some(s), r));
+            let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+            // `user@host` without a scheme is an address, not a URL, unless
+            // it names a password.
+            authority.contains('@') && (scheme.is_some() || authority.contains(':'))
+        })
 }
 
 /// The host's variables a command inherits (see [`inherits`]).
@@ -237,6 +248,48 @@ mod tests {
             "https_proxy",
             "http://u:pw@proxy:3128",
             &[],
+            &never
+        ));
+    }
+
+    /// Red team 2026-11-28: a credentialed GOPROXY (a list; `GOPROXY` is a
+    /// toolchain variable of the core list, not a proxy variable) reached
+    /// commands.
+    #[test]
+    fn any_value_with_url_credentials_stays_whatever_its_name() {
+        for (name, value) in [
+            ("GOPROXY", "https://user:CANARY@proxy.example,direct"),
+            ("GOPROXY", "direct|https://tok@goproxy.example"),
+            ("PIP_INDEX_URL", "https://u:p@pypi.example/simple"),
+            ("https_proxy", "u:pw@proxy:3128"),
+        ] {
+            for inherit in [Inherit::Core, Inherit::All] {
+                assert!(
+                    !inherits(inherit, name, value, &[], &never),
+                    "{name}={value}"
+                );
+            }
+        }
+        assert!(inherits(
+            Inherit::Core,
+            "GOPROXY",
+            "https://proxy.golang.org,direct",
+            &[],
+            &never
+        ));
+        assert!(inherits(
+            Inherit::All,
+            "EMAIL",
+            "me@example.com",
+            &[],
+            &never
+        ));
+        // Named by the host, it passes.
+        assert!(inherits(
+            Inherit::Core,
+            "GOPROXY",
+            "https://u:p@x",
+            &["GOPROXY".into()],
             &never
         ));
     }

@@ -124,6 +124,10 @@ pub fn command_pid(shim_pid: i32) -> i32 {
     shim_pid
 }
 
+/// The shim's folder: the usual name, or, when another user planted a
+/// folder under that name first (`/tmp` is everyone's), a fresh folder of
+/// an unguessable name, made by this process (a planted name can delay
+/// nothing and switch off nothing).
 fn private_dir() -> io::Result<PathBuf> {
     let uid = crate::sys::geteuid();
     let dir = match std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
@@ -132,6 +136,38 @@ fn private_dir() -> io::Result<PathBuf> {
         // deletes later.
         None => PathBuf::from(format!("/tmp/hermes-tools.shim-{uid}")),
     };
+    match checked_dir(&dir, uid) {
+        Ok(d) => Ok(d),
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+            let parent = dir.parent().unwrap_or(std::path::Path::new("/tmp"));
+            for _ in 0..16 {
+                let mut r = [0u8; 12];
+                std::fs::File::open("/dev/urandom")
+                    .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut r))?;
+                let name: String = r.iter().map(|b| format!("{b:02x}")).collect();
+                let fresh = parent.join(format!("hermes-tools.shim-{uid}-{name}"));
+                match std::fs::DirBuilder::new().mode(0o700).create(&fresh) {
+                    Ok(()) => {
+                        tracing::warn!(
+                            "hermes-tools: {e}; the process shim goes to {} instead",
+                            fresh.display()
+                        );
+                        return checked_dir(&fresh, uid);
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                    Err(e) => return Err(e),
+                }
+            }
+            Err(e)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// `dir`, made (0700) if missing, when it is a folder of `uid` that no one
+/// else can write.
+fn checked_dir(dir: &std::path::Path, uid: u32) -> io::Result<PathBuf> {
+    let dir = dir.to_path_buf();
     match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}

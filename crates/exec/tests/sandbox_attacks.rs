@@ -540,6 +540,123 @@ except OSError as e:
     also_as_nobody("landlock_scopes_sockets_and_signals");
 }
 
+/// Red team 2026-11-28: a descriptor the host holds without close-on-exec
+/// (`hermes-tools call ... 7</etc/shadow`, a C host's plain open(), a
+/// connected socket) reached the sandboxed command through bubblewrap:
+/// `cat <&7` read a file the sandbox masks, `>&9` wrote into a host file.
+#[test]
+fn host_descriptors_never_reach_a_sandboxed_command() {
+    need_bwrap!();
+    use std::os::fd::AsRawFd;
+    let ws = Workspace::new("fds");
+    let outside = Workspace::new("fds-outside");
+    let secret = outside.0.join("secret");
+    std::fs::write(&secret, "FD-CANARY\n").unwrap();
+    let f = std::fs::File::open(&secret).unwrap();
+    let w = std::fs::OpenOptions::new()
+        .append(true)
+        .open(outside.0.join("written"))
+        .or_else(|_| std::fs::File::create(outside.0.join("written")))
+        .unwrap();
+    // Hold both without close-on-exec, as a careless host would.
+    for fd in [f.as_raw_fd(), w.as_raw_fd()] {
+        // SAFETY: F_SETFD on descriptors this test owns; no memory involved.
+        assert_eq!(unsafe { libc::fcntl(fd, libc::F_SETFD, 0) }, 0);
+    }
+    let sb = sandbox(&ws.0, limits());
+    let script = format!(
+        "cat <&{r} ; echo PWNED >&{w} ; ls /proc/self/fd | tr '\n' ' '",
+        r = f.as_raw_fd(),
+        w = w.as_raw_fd()
+    );
+    let (_, _, out) = run(&sb, &script);
+    assert!(!out.contains("FD-CANARY"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(outside.0.join("written")).unwrap(),
+        ""
+    );
+    // stdin, stdout, stderr and ls's own directory descriptor: nothing else.
+    assert_eq!(out.lines().last().unwrap_or("").trim(), "0 1 2 3", "{out}");
+    // The local backend too: the same shim starts every command.
+    let local = hermes_exec::local::Local;
+    let env = vec![("PATH".to_string(), "/usr/bin:/bin".to_string())];
+    let req = SpawnRequest {
+        script: &script,
+        cwd: &ws.0,
+        env: &env,
+        pty: false,
+        extra_rw: &[],
+        task: "",
+        linger: false,
+    };
+    let sp = local.spawn(&req).unwrap();
+    let mut out = Vec::new();
+    let _ = pump(sp.pid, &sp.output, &local, &PumpOpts::default(), &mut |d| {
+        out.extend_from_slice(d)
+    });
+    let out = String::from_utf8_lossy(&out);
+    assert!(!out.contains("FD-CANARY"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(outside.0.join("written")).unwrap(),
+        ""
+    );
+    also_as_nobody("host_descriptors_never_reach_a_sandboxed_command");
+}
+
+/// Red team 2026-11-28: on a root host the sandbox's uid is root's; a
+/// set-user-ID copy of bash made inside (through python's os.chmod, not
+/// the `chmod 4755` an approval rule names) was a root shell for any local
+/// user. Every call that sets a mode refuses the set-id bits.
+#[test]
+fn set_id_files_cannot_be_made() {
+    need_bwrap!();
+    let ws = Workspace::new("setid");
+    let sb = sandbox(&ws.0, limits());
+    let script = r#"cp /bin/sh ./sh2
+chmod 4755 ./sh2; echo "chmod $?"
+chmod g+s ./sh2; echo "chmod-g $?"
+/usr/bin/python3 -c '
+import os
+try:
+    os.chmod("sh2", 0o4755); print("py ok")
+except OSError as e: print("py", e.errno)
+try:
+    fd = os.open("sh3", os.O_CREAT | os.O_WRONLY, 0o6755); print("open ok")
+except OSError as e: print("open", e.errno)
+'
+stat -c %a ./sh2"#;
+    let (_, _, out) = run(&sb, script);
+    assert!(
+        out.contains(
+            "py 1
+"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "open 1
+"
+        ),
+        "{out}"
+    );
+    assert!(
+        !out.contains(
+            "chmod 0
+"
+        ) && !out.contains(
+            "chmod-g 0
+"
+        ),
+        "{out}"
+    );
+    use std::os::unix::fs::MetadataExt;
+    let mode = std::fs::metadata(ws.0.join("sh2")).unwrap().mode();
+    assert_eq!(mode & 0o6000, 0, "{mode:o}");
+    assert!(!ws.0.join("sh3").exists());
+    also_as_nobody("set_id_files_cannot_be_made");
+}
+
 #[test]
 fn ordinary_commands_still_work() {
     need_bwrap!();

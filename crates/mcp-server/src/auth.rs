@@ -157,14 +157,14 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     std::hint::black_box(diff) == 0
 }
 
-/// `$XDG_RUNTIME_DIR/hermes-tools` when set, else `<tmp>/hermes-tools-<uid>`.
+/// `$XDG_RUNTIME_DIR/hermes-tools` when set, else `<tmp>/hermes-tools-mcp-<uid>`.
 pub fn default_dir() -> PathBuf {
     match std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
         Some(d) => PathBuf::from(d).join("hermes-tools"),
         None => {
             // SAFETY: getuid has no preconditions and cannot fail.
             let uid = unsafe { libc::getuid() };
-            std::env::temp_dir().join(format!("hermes-tools-{uid}"))
+            std::env::temp_dir().join(format!("hermes-tools-mcp-{uid}"))
         }
     }
 }

@@ -311,10 +311,20 @@ impl ServerHandler for Server {
         };
         // A background start is checked against the session's quota and
         // made under its lock, so concurrent starts cannot overshoot.
+        // Fail closed: any `background` that is not plainly false counts
+        // (argument repair turns "True", "yes", 1 ... into true later).
         let starts_process = request.name == "terminal"
             && request.arguments.as_ref().is_some_and(|a| {
-                matches!(a.get("background"), Some(Value::Bool(true)))
-                    || a.get("background").and_then(Value::as_str) == Some("true")
+                !matches!(
+                    a.get("background"),
+                    None | Some(Value::Null) | Some(Value::Bool(false))
+                ) && !a
+                    .get("background")
+                    .and_then(Value::as_str)
+                    .is_some_and(|s| {
+                        matches!(s.trim(), "" | "false" | "False" | "FALSE" | "0" | "no")
+                    })
+                    && a.get("background").and_then(Value::as_i64) != Some(0)
             });
         let _spawning = if starts_process {
             let guard = session.spawning.lock().await;

@@ -64,7 +64,7 @@ pub struct HttpOptions {
     /// `auth` (`"token"`, the default, or `"none"`), `token`, `token_file`.
     pub auth: Auth,
     /// `token_dir`: where a generated token's file goes (default
-    /// `$XDG_RUNTIME_DIR/hermes-tools`, else `<tmp>/hermes-tools-<uid>`).
+    /// `$XDG_RUNTIME_DIR/hermes-tools`, else `<tmp>/hermes-tools-mcp-<uid>`).
     pub token_dir: Option<PathBuf>,
     /// `allowed_origins`: browser origins accepted besides loopback ones
     /// (`"https://app.example:443"`, `"null"`); exact match.

@@ -176,8 +176,11 @@ where
 }
 
 /// Serve `rt` over `transport` until the client disconnects or `stop` is
-/// cancelled. The session's calls run as task `mcp`, which is cleaned up
-/// (its background processes killed) when the session ends.
+/// cancelled. The session's calls run as a task of its own (`mcp` for the
+/// process's first such session, `mcp-stdio-2`, `mcp-stdio-3`, ... for the next: two
+/// clients served at once never share exported variables or background
+/// processes), cleaned up (its background processes killed) when the
+/// session ends.
 pub async fn serve_with<T, E, A>(
     rt: Arc<Runtime>,
     transport: T,
@@ -188,8 +191,15 @@ where
     T: rmcp::transport::IntoTransport<RoleServer, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
+    static SESSIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let n = SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let task = if n == 1 {
+        "mcp".to_string()
+    } else {
+        format!("mcp-stdio-{n}")
+    };
     let installed = Installed::new(rt, opts)?;
-    let server = Server::new(installed.shared.clone(), Some("mcp"));
+    let server = Server::new(installed.shared.clone(), Some(&task));
     let out = match server.serve_with_ct(transport, stop).await {
         Ok(running) => running
             .waiting()
@@ -199,7 +209,7 @@ where
         Err(e) => Err(format!("mcp serve: {e}")),
     };
     // The client left: its task goes (background processes killed).
-    installed.shared.end_session("mcp");
+    installed.shared.end_session(&task);
     installed.remove();
     out
 }

@@ -59,10 +59,28 @@ impl BlockingTool for FileTool {
                 patch::run(fc, &args, ctx)
             }
         };
+        // Like the terminal's output: the host's secret values and
+        // secret-shaped text never reach the model, through any file tool
+        // (a search match or a patch's diff shows file text as read_file does).
+        let mut v = v;
+        redact_strings(&mut v);
         ToolOutput {
             text: v.to_string(),
             is_error,
         }
+    }
+}
+
+/// Redact every string of a result in place (string by string, so the JSON
+/// stays whole whatever a pattern matches).
+fn redact_strings(v: &mut Value) {
+    match v {
+        Value::String(s) if hermes_approval::redact::may_contain_secret(s) => {
+            *s = hermes_approval::redact::redact_secrets(s);
+        }
+        Value::Array(a) => a.iter_mut().for_each(redact_strings),
+        Value::Object(m) => m.values_mut().for_each(redact_strings),
+        _ => {}
     }
 }
 

@@ -469,6 +469,11 @@ pub struct Prepared {
     pub capture: Option<PathBuf>,
     pub task_index: u64,
     pub workdir: Option<PathBuf>,
+    /// The one folder of this machine a sandboxed command may write
+    /// besides its workspace: this call's own capture folder (never the
+    /// runtime's state folder, which would let one task's command read and
+    /// rewrite another task's captured environment).
+    pub rw: Vec<PathBuf>,
 }
 
 impl Terminal {
@@ -588,12 +593,21 @@ impl Terminal {
         if let Some((_, pwd)) = env.iter_mut().find(|(k, _)| k == "PWD") {
             *pwd = cwd.display().to_string();
         }
+        let mut rw = Vec::new();
         let (script, capture) = if foreground && needs_capture(command) {
-            let p = self
-                .capture_dir
-                .as_ref()
-                .unwrap_or(&self.state_dir)
-                .join(format!("task-{}.{}.new", t.index, unique_suffix()));
+            let name = format!("task-{}.{}.new", t.index, unique_suffix());
+            let p = match &self.capture_dir {
+                Some(far) => far.join(name),
+                None => {
+                    // A folder of this call's own (0700), the only part of
+                    // the state folder its command can reach.
+                    use std::os::unix::fs::DirBuilderExt;
+                    let d = self.state_dir.join(format!("c-{}", unique_suffix()));
+                    let _ = std::fs::DirBuilder::new().mode(0o700).create(&d);
+                    rw.push(d.clone());
+                    d.join(name)
+                }
+            };
             let s = format!(
                 "builtin eval -- {}
 __ht_ec=$?
@@ -615,6 +629,7 @@ builtin exit $__ht_ec
             capture,
             task_index: t.index,
             workdir: workdir.map(Path::to_path_buf),
+            rw,
         }
     }
 
@@ -630,6 +645,9 @@ builtin exit $__ht_ec
             None => {
                 let text = read_capture(path);
                 let _ = std::fs::remove_file(path);
+                for d in &prepared.rw {
+                    let _ = std::fs::remove_dir_all(d);
+                }
                 text
             }
         };
@@ -679,6 +697,9 @@ builtin exit $__ht_ec
             } else {
                 let _ = std::fs::remove_file(p);
             }
+        }
+        for d in &prepared.rw {
+            let _ = std::fs::remove_dir_all(d);
         }
     }
 
@@ -986,7 +1007,22 @@ fn sweep_stale_state_dirs() {
         let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("hermes-tools-")) else {
             continue;
         };
-        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+        // Exactly a state folder's name (`<pid>-<core>-<suffix>`, see
+        // `Terminal::new`): never another folder of the same prefix (the
+        // MCP server's token folder is named by a uid, and /proc/<uid> is
+        // no process).
+        let parts: Vec<&str> = rest.split('-').collect();
+        let [pid, core, suffix] = parts[..] else {
+            continue;
+        };
+        if core.is_empty()
+            || suffix.is_empty()
+            || !core.bytes().all(|b| b.is_ascii_digit())
+            || !suffix.bytes().all(|b| b.is_ascii_alphanumeric())
+        {
+            continue;
+        }
+        let Ok(pid) = pid.parse::<u32>() else {
             continue;
         };
         if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {

@@ -252,13 +252,12 @@ fn run_foreground(
     timeout_secs: u64,
 ) -> ToolOutput {
     let prep = term.prepare(task_id, command, workdir.as_deref(), pty, true);
-    let extra = [term.state_dir().to_path_buf()];
     let req = SpawnRequest {
         script: &prep.script,
         cwd: &prep.cwd,
         env: &prep.env,
         pty,
-        extra_rw: &extra,
+        extra_rw: &prep.rw,
         task: super::ids::task_key(task_id),
         linger: false,
     };
@@ -368,13 +367,12 @@ fn run_background(
         return ToolOutput::error(json!({"output": "", "exit_code": -1, "error": e}).to_string());
     }
     let prep = term.prepare(task_id, command, workdir.as_deref(), pty, false);
-    let extra = [term.state_dir().to_path_buf()];
     let req = SpawnRequest {
         script: &prep.script,
         cwd: &prep.cwd,
         env: &prep.env,
         pty,
-        extra_rw: &extra,
+        extra_rw: &prep.rw,
         task: super::ids::task_key(task_id),
         linger: true,
     };

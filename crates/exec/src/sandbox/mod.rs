@@ -568,7 +568,14 @@ impl Sandbox {
                 }
                 push(&["--", BASH, "-c", &script]);
             }
-            None => push(&["--", BASH, "-c", &script]),
+            // Fail closed: no Landlock, no scoping and no owner is not a
+            // sandbox this runtime promises.
+            None => push(&[
+                "--",
+                BASH,
+                "-c",
+                "echo 'hermes-tools: the process shim could not be installed (see the log); the sandbox does not run commands without it' >&2; exit 126",
+            ]),
         }
         a
     }

@@ -3,7 +3,12 @@
 //! that refuses, with `EPERM`, the system calls a sandboxed command has no
 //! business making and that would let it attack the host or the sandbox
 //! itself (tracing, the mount family, new namespaces, kernel keyrings, BPF,
-//! module loading, injecting input into a terminal).
+//! module loading, injecting input into a terminal, io_uring, whose
+//! operations no filter sees), and any call that would make a file
+//! set-user-ID or set-group-ID (`chmod`, `open(O_CREAT)`, `mknod` with mode
+//! bits 06000): on a root host the sandbox's uid is root's, and a
+//! set-user-ID copy of a shell left in the workspace would be a root shell
+//! for every local user.
 //!
 //! Why by hand and not with `seccompiler`: that crate kills the process on
 //! a foreign architecture and has no rule for x86_64's x32 system-call
@@ -46,6 +51,17 @@ const OFF_ARCH: u32 = 4;
 const OFF_ARG0_LO: u32 = 16;
 const OFF_ARG1_LO: u32 = 24;
 
+/// The low 32 bits of argument `i`.
+const fn arg_lo(i: u32) -> u32 {
+    16 + 8 * i
+}
+
+/// `S_ISUID | S_ISGID`.
+pub const SET_ID_BITS: u32 = 0o6000;
+/// `O_CREAT | __O_TMPFILE`: the open flags under which the mode argument
+/// is used (the same values on x86_64 and aarch64).
+pub const O_CREATES: u32 = 0o100 | 0o20000000;
+
 const LD_W_ABS: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
 const JEQ_K: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
 const JGE_K: u16 = 0x35; // BPF_JMP | BPF_JGE | BPF_K
@@ -59,7 +75,14 @@ pub struct Table {
     pub denied: &'static [(&'static str, u32)],
     pub clone: u32,
     pub clone3: u32,
+    /// `openat2`: `ENOSYS` (its mode sits behind a pointer; libcs fall
+    /// back to `openat`, whose mode is checked).
+    pub openat2: u32,
     pub ioctl: u32,
+    /// Calls that take a file mode: (number, argument index of the open
+    /// flags when the mode only counts with `O_CREAT`, argument index of
+    /// the mode). Refused when the mode has [`SET_ID_BITS`].
+    pub mode_calls: &'static [(u32, Option<u32>, u32)],
     /// Refuse the x32 numbers (x86_64 only).
     pub x32: bool,
 }
@@ -101,10 +124,25 @@ pub const X86_64: Table = Table {
         ("acct", 163),
         ("open_by_handle_at", 304),
         ("syslog", 103),
+        ("io_uring_setup", 425),
+        ("io_uring_enter", 426),
+        ("io_uring_register", 427),
     ],
     clone: 56,
     clone3: 435,
+    openat2: 437,
     ioctl: 16,
+    mode_calls: &[
+        (90, None, 1),     // chmod
+        (91, None, 1),     // fchmod
+        (268, None, 2),    // fchmodat
+        (452, None, 2),    // fchmodat2
+        (85, None, 1),     // creat
+        (133, None, 1),    // mknod
+        (259, None, 2),    // mknodat
+        (2, Some(1), 2),   // open
+        (257, Some(2), 3), // openat
+    ],
     x32: true,
 };
 
@@ -145,10 +183,21 @@ pub const AARCH64: Table = Table {
         ("acct", 89),
         ("open_by_handle_at", 265),
         ("syslog", 116),
+        ("io_uring_setup", 425),
+        ("io_uring_enter", 426),
+        ("io_uring_register", 427),
     ],
     clone: 220,
     clone3: 435,
+    openat2: 437,
     ioctl: 29,
+    mode_calls: &[
+        (52, None, 1),    // fchmod
+        (53, None, 2),    // fchmodat
+        (452, None, 2),   // fchmodat2
+        (33, None, 2),    // mknodat
+        (56, Some(2), 3), // openat
+    ],
     x32: false,
 };
 
@@ -206,6 +255,32 @@ pub fn instructions(t: &Table) -> Vec<Insn> {
     p.extend([
         jump(JEQ_K, t.clone3, 0, 1),
         stmt(RET_K, RET_ERRNO | ENOSYS),
+        jump(JEQ_K, t.openat2, 0, 1),
+        stmt(RET_K, RET_ERRNO | ENOSYS),
+    ]);
+    // Calls with a mode: refuse the set-id bits. Each block ends in an
+    // allow of its own (its call is decided), so every jump stays short.
+    for &(nr, flags, mode) in t.mode_calls {
+        match flags {
+            Some(f) => p.extend([
+                jump(JEQ_K, nr, 0, 6),
+                stmt(LD_W_ABS, arg_lo(f)),
+                jump(JSET_K, O_CREATES, 0, 3),
+                stmt(LD_W_ABS, arg_lo(mode)),
+                jump(JSET_K, SET_ID_BITS, 0, 1),
+                deny,
+                stmt(RET_K, RET_ALLOW),
+            ]),
+            None => p.extend([
+                jump(JEQ_K, nr, 0, 4),
+                stmt(LD_W_ABS, arg_lo(mode)),
+                jump(JSET_K, SET_ID_BITS, 0, 1),
+                deny,
+                stmt(RET_K, RET_ALLOW),
+            ]),
+        }
+    }
+    p.extend([
         // clone: refuse any namespace flag.
         jump(JEQ_K, t.clone, 0, 4),
         stmt(LD_W_ABS, OFF_ARG0_LO),
@@ -323,6 +398,43 @@ mod tests {
             }
             // TCGETS (isatty) passes.
             assert_eq!(verdict(t, t.ioctl, [0, 0x5401, 0, 0, 0, 0]), RET_ALLOW);
+        }
+    }
+
+    /// Red team 2026-11-28: a root host's sandbox made a set-user-ID copy
+    /// of bash in the workspace (python's os.chmod, not the `chmod 4755`
+    /// the approval rules name): any local user then got a root shell.
+    #[test]
+    fn set_id_modes_are_refused_in_every_call_that_takes_a_mode() {
+        for t in [&X86_64, &AARCH64] {
+            for &(nr, flags, mode) in t.mode_calls {
+                let mut args = [0u64; 6];
+                if let Some(f) = flags {
+                    args[f as usize] = 0o100 | 0o1; // O_CREAT | O_WRONLY
+                }
+                for bits in [0o4755u64, 0o2755, 0o6777, 0xffff_0000_0000_0800] {
+                    args[mode as usize] = bits;
+                    assert_eq!(
+                        verdict(t, nr, args),
+                        RET_ERRNO | EPERM,
+                        "nr {nr} mode {bits:o}"
+                    );
+                }
+                for ok in [0o755u64, 0o644, 0o1777] {
+                    args[mode as usize] = ok;
+                    assert_eq!(verdict(t, nr, args), RET_ALLOW, "nr {nr} mode {ok:o}");
+                }
+                // Without O_CREAT an open's mode is not used: never refused.
+                if let Some(f) = flags {
+                    args[f as usize] = 0o2; // O_RDWR
+                    args[mode as usize] = 0o4755;
+                    assert_eq!(verdict(t, nr, args), RET_ALLOW, "nr {nr} without O_CREAT");
+                }
+            }
+            assert_eq!(verdict(t, t.openat2, [0; 6]), RET_ERRNO | ENOSYS);
+            for nr in [425u32, 426, 427] {
+                assert_eq!(verdict(t, nr, [0; 6]), RET_ERRNO | EPERM, "io_uring {nr}");
+            }
         }
     }
 
