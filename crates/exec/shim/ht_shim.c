@@ -45,6 +45,11 @@
  *    no supervision): for a foreground sandboxed command, whose bubblewrap
  *    PID namespace already holds its whole tree.
  *
+ * -K (keep descriptors): the program is bubblewrap, handed descriptors it
+ *    needs (the seccomp program) and passing the rest to the shim inside,
+ *    which closes them. Without -K the shim closes every descriptor above
+ *    stderr before the command starts (see close_inherited).
+ *
  * -P PORT:SOCKET (the sandbox's network proxy): before anything else, listen
  *    on 127.0.0.1:PORT (inside the sandbox's own network namespace) and hand
  *    the listening socket to the proxy at the Unix socket SOCKET, which then
@@ -391,7 +396,7 @@ static void close_inherited(void) {
 }
 
 int main(int argc, char **argv) {
-    int linger = 0, landlock = 0, exec_only = 0;
+    int linger = 0, landlock = 0, exec_only = 0, keep_fds = 0;
     const char *forward = NULL;
     int first = 1;
     if (argc > 2 && strcmp(argv[1], "-w") == 0) return watch(argv + 2);
@@ -406,6 +411,8 @@ int main(int argc, char **argv) {
             landlock = 1;
         } else if (strcmp(o, "-e") == 0) {
             exec_only = 1;
+        } else if (strcmp(o, "-K") == 0) {
+            keep_fds = 1;
         } else if (strcmp(o, "-P") == 0 && first + 1 < argc) {
             forward = argv[first + 1];
             first++;
@@ -430,7 +437,7 @@ int main(int argc, char **argv) {
     if (forward && start_forwarder(forward) < 0) return 126;
     if (exec_only) {
         if (landlock && apply_landlock() < 0) return 126;
-        close_inherited();
+        if (!keep_fds) close_inherited();
         execvp(argv[first], &argv[first]);
         fprintf(stderr, "ht-shim: cannot run %s: %s\n", argv[first], strerror(errno));
         return 127;
@@ -471,7 +478,7 @@ int main(int argc, char **argv) {
         close(sfd);
         if (pidfd >= 0) close(pidfd);
         if (landlock && apply_landlock() < 0) _exit(126);
-        close_inherited();
+        if (!keep_fds) close_inherited();
         execvp(argv[first], &argv[first]);
         fprintf(stderr, "ht-shim: cannot run %s: %s\n", argv[first], strerror(errno));
         _exit(127);

@@ -29,6 +29,13 @@ pub fn spawn_argv(argv: &[String], req: &SpawnRequest<'_>) -> io::Result<Spawned
     spawn_argv_unsupervised(&crate::supervisor::wrap(argv, req.linger), req)
 }
 
+/// [`spawn_argv`] of bubblewrap: the shim keeps the descriptors bubblewrap
+/// is handed (its seccomp program); the shim inside the sandbox closes the
+/// rest before the command starts.
+pub fn spawn_bwrap_supervised(argv: &[String], req: &SpawnRequest<'_>) -> io::Result<Spawned> {
+    spawn_argv_unsupervised(&crate::supervisor::wrap_with(argv, req.linger, true), req)
+}
+
 /// [`spawn_argv`] without the process shim, for a process whose lifetime
 /// something else already holds: a foreground sandboxed command, whose
 /// bwrap dies with the thread that waits for it (`--die-with-parent`) and

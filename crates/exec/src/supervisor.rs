@@ -19,9 +19,12 @@
 //! The shim is compiled by build.rs, embedded in the library, and written
 //! once per process to a private folder (`$XDG_RUNTIME_DIR/hermes-tools.shim` or
 //! `/tmp/hermes-tools.shim-<uid>`, mode 0700, owned by the effective user and
-//! checked). Where that fails (no writable, executable folder), commands run
-//! unwrapped and a warning is logged once: the runtime's own timeouts, kills
-//! and close still end them, but a host killed outright leaves them running.
+//! checked; when another user planted a folder under that name, a fresh
+//! folder of an unguessable name instead). Where that fails (no writable,
+//! executable folder), local commands run unwrapped and a warning is logged
+//! once: the runtime's own timeouts, kills and close still end them, but a
+//! host killed outright leaves them running. The sandbox refuses to run
+//! without it (fail closed: no Landlock, no owner).
 
 use std::io::{self, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
@@ -64,12 +67,23 @@ pub fn shim_path() -> Option<PathBuf> {
 /// `argv` run under the shim (unchanged when the shim is unavailable);
 /// `linger` keeps the process's leftovers until they end (see the shim).
 pub fn wrap(argv: &[String], linger: bool) -> Vec<String> {
+    wrap_with(argv, linger, false)
+}
+
+/// [`wrap`]; `keep_fds`: the program needs the descriptors it is handed
+/// (bubblewrap's seccomp program) and passes the rest to a shim of its own
+/// that closes them; otherwise the shim closes every descriptor above
+/// stderr before the command starts.
+pub fn wrap_with(argv: &[String], linger: bool, keep_fds: bool) -> Vec<String> {
     match shim_path() {
         Some(shim) => {
-            let mut out = Vec::with_capacity(argv.len() + 2);
+            let mut out = Vec::with_capacity(argv.len() + 3);
             out.push(shim.display().to_string());
             if linger {
                 out.push("-l".into());
+            }
+            if keep_fds {
+                out.push("-K".into());
             }
             out.extend(argv.iter().cloned());
             out

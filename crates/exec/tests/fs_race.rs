@@ -297,6 +297,72 @@ fn hard_link_to_an_outside_file_is_refused_for_writes() {
     assert_eq!(std::fs::read(t.ws.join("plain")).unwrap(), b"y");
 }
 
+/// Red team 2026-11-28: `write_file x/config` while a sandboxed process
+/// exchanged `x` (a folder) with `y -> .git` landed in `.git/config` (the
+/// approval check saw the path a moment earlier); the host's next `git
+/// status` ran the planted fsmonitor. The view refuses repository metadata
+/// wherever the walk meets it, at the moment of writing.
+#[test]
+fn writes_never_reach_repository_metadata_by_any_route() {
+    let t = setup("gitmeta");
+    let git = t.ws.join(".git");
+    std::fs::create_dir_all(git.join("hooks")).unwrap();
+    std::fs::write(git.join("config"), "[core]\n").unwrap();
+    std::fs::create_dir(t.ws.join("x")).unwrap();
+    std::os::unix::fs::symlink(".git", t.ws.join("y")).unwrap();
+    std::os::unix::fs::symlink(".git", t.ws.join("lnk")).unwrap();
+    let fs = sandboxed(&t.ws);
+    let evil = b"[core]\n\tfsmonitor = touch /tmp/pwned #\n";
+    for p in [
+        ".git/config",
+        "lnk/config",
+        "lnk/hooks/pre-commit",
+        "d/../.git/config",
+    ] {
+        let _ = std::fs::create_dir_all(t.ws.join("d"));
+        let e = fs.write_atomic(&t.ws.join(p), evil, None).unwrap_err();
+        assert!(e.to_string().contains(".git"), "{p}: {e}");
+    }
+    assert!(fs.rename(&t.ws.join("x"), &t.ws.join("lnk/x")).is_err());
+    // Exchanged as fast as a sandboxed process can.
+    let stop = Arc::new(AtomicBool::new(false));
+    let (a, b) = (t.ws.join("x"), t.ws.join("y"));
+    let st = stop.clone();
+    let swapper = std::thread::spawn(move || {
+        while !st.load(Ordering::Relaxed) {
+            rustix::fs::renameat_with(
+                rustix::fs::CWD,
+                &a,
+                rustix::fs::CWD,
+                &b,
+                rustix::fs::RenameFlags::EXCHANGE,
+            )
+            .expect("RENAME_EXCHANGE");
+        }
+    });
+    let mut ok = 0;
+    for _ in 0..ATTEMPTS {
+        if fs.write_atomic(&t.ws.join("x/config"), evil, None).is_ok() {
+            ok += 1;
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    swapper.join().unwrap();
+    assert_eq!(std::fs::read(git.join("config")).unwrap(), b"[core]\n");
+    assert!(!git.join("hooks/pre-commit").exists());
+    assert!(
+        ok > 0,
+        "no write into the real folder succeeded: the test proves nothing"
+    );
+    // Approved by a person, the same write goes through.
+    fs.write_atomic_approved(&git.join("config"), b"[core]\n\tbare = false\n", None)
+        .unwrap();
+    assert_eq!(
+        std::fs::read(git.join("config")).unwrap(),
+        b"[core]\n\tbare = false\n"
+    );
+}
+
 #[test]
 fn masked_files_are_refused() {
     let t = setup("masked");
@@ -347,8 +413,14 @@ fn root_only_files_outside_the_writable_roots_are_refused() {
     assert!(e.to_string().contains("world-readable"), "{e}");
     assert!(fs.metadata(&ro.join("secret")).is_err());
     assert!(fs.check_read(&ro.join("secret")).is_err());
-    // a folder only its owner may list is not listed
+    // a folder only its owner may list is not listed, and nothing inside
+    // it is read (red team 2026-11-28: read_file returned a world-readable
+    // file in a 0700 folder the sandbox masks)
     assert!(fs.read_dir(&ro.join("sub")).is_err());
+    std::fs::set_permissions(ro.join("sub/x"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    let e = fs.read(&ro.join("sub/x")).unwrap_err();
+    assert!(e.to_string().contains("may not enter"), "{e}");
+    assert!(fs.metadata(&ro.join("sub/x")).is_err());
     assert!(fs.read_dir(&ro).is_ok());
     std::os::unix::fs::symlink(ro.join("secret"), t.ws.join("l")).unwrap();
     assert!(fs.read(&t.ws.join("l")).is_err());

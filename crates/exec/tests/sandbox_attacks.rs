@@ -289,6 +289,69 @@ fn root_only_host_files_are_unreadable() {
     also_as_nobody("root_only_host_files_are_unreadable");
 }
 
+/// Red team 2026-11-28: a root host's sandbox read root-only files under
+/// /usr (only /etc and /opt were walked for masks). Root hosts walk every
+/// system folder once per process: the canaries are made first, then a
+/// fresh test process (whose walk sees them) runs the sandbox.
+#[test]
+fn root_only_files_under_usr_are_masked_on_a_root_host() {
+    need_bwrap!();
+    const DIR_VAR: &str = "HERMES_SANDBOX_USR_CANARY";
+    if let Some(dir) = std::env::var_os(DIR_VAR) {
+        let dir = PathBuf::from(dir);
+        let ws = Workspace::new("usr");
+        let sb = sandbox(&ws.0, limits());
+        let script = format!(
+            "cat {0}/secret; cat {0}/private/inner; echo END",
+            dir.display()
+        );
+        let (_, _, out) = run(&sb, &script);
+        assert!(out.contains("END"), "{out}");
+        assert!(!out.contains("USR-CANARY"), "{out}");
+        return;
+    }
+    if !is_root() {
+        eprintln!("skipped: only a root host's sandbox could read root-only files");
+        return;
+    }
+    let base = Path::new("/usr/local/share");
+    if std::fs::create_dir_all(base).is_err() {
+        eprintln!("skipped: /usr/local/share is not writable");
+        return;
+    }
+    let dir = base.join(format!("ht-attack-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("private")).unwrap();
+    struct Gone(PathBuf);
+    impl Drop for Gone {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+    let _gone = Gone(dir.clone());
+    std::fs::write(dir.join("secret"), "USR-CANARY-1").unwrap();
+    std::fs::set_permissions(dir.join("secret"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::write(dir.join("private/inner"), "USR-CANARY-2").unwrap();
+    std::fs::set_permissions(
+        dir.join("private/inner"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    std::fs::set_permissions(dir.join("private"), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "root_only_files_under_usr_are_masked_on_a_root_host",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(DIR_VAR, &dir)
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && text.contains("1 passed"), "{text}");
+}
+
 /// Forks until refused; at most 2000 (what an unlimited sandbox reaches).
 const FORK_UNTIL_REFUSED: &str = r#"/usr/bin/python3 -c '
 import os, time
@@ -378,6 +441,37 @@ except MemoryError:
     let (_, _, out) = run(&sb, script);
     assert!(out.contains("MemoryError"), "{out}");
     also_as_nobody("memory_is_limited");
+}
+
+/// Red team 2026-11-28: shared memory is not data (`RLIMIT_DATA`): a
+/// 256 MiB sandbox touched 1 GiB of a `MAP_SHARED` anonymous mapping. On
+/// a root host with a writable v1 memory hierarchy the sandbox's memory
+/// cgroup counts it; elsewhere this is a documented limit (skipped).
+#[test]
+fn shared_memory_counts_against_the_limit_on_a_root_host() {
+    need_bwrap!();
+    if !is_root() || !Path::new("/sys/fs/cgroup/memory/memory.limit_in_bytes").exists() {
+        eprintln!("skipped: no writable cgroup v1 memory hierarchy (documented limit)");
+        return;
+    }
+    let ws = Workspace::new("shm");
+    let sb = sandbox(
+        &ws.0,
+        SandboxLimits {
+            memory_bytes: 256 << 20,
+            ..limits()
+        },
+    );
+    let script = r#"/usr/bin/python3 -c '
+import mmap
+m = mmap.mmap(-1, 1 << 30)
+for i in range(0, 1 << 30, 4096):
+    m[i] = 1
+print("touched", 1 << 30)
+'; echo "exit $?""#;
+    let (_, _, out) = run(&sb, script);
+    assert!(!out.contains("touched 1073741824"), "{out}");
+    assert!(out.contains("exit 137"), "{out}");
 }
 
 #[test]
@@ -482,6 +576,24 @@ fn repository_metadata_cannot_be_planted() {
         sub_before
     );
     assert!(!ws.0.join(".git/hooks/post-checkout").exists());
+    // Red team 2026-11-28: a nested repository beside the cwd (a vendored
+    // clone) was writable: `git -C vendor/dep config core.fsmonitor ...`.
+    let dep = ws.0.join("vendor/dep");
+    std::fs::create_dir_all(&dep).unwrap();
+    git(&dep, &["init", "-q"]);
+    std::fs::create_dir_all(ws.0.join("deep/a/b/c")).unwrap();
+    std::fs::write(ws.0.join("deep/a/b/c/.envrc"), "").unwrap();
+    let dep_before = std::fs::read_to_string(dep.join(".git/config")).unwrap();
+    let sb = sandbox(&ws.0, limits());
+    let script = "git -C vendor/dep config core.fsmonitor 'touch MARKER #'; echo dep=$?;                   echo 'touch MARKER' > vendor/dep/.git/hooks/pre-commit; echo dephook=$?;                   echo x >> deep/a/b/c/.envrc; echo deep=$?";
+    let (_, _, out) = run_in(&sb, &ws.0, script, false);
+    assert!(out.contains("dep=") && !out.contains("dep=0"), "{out}");
+    assert!(!out.contains("dephook=0"), "{out}");
+    assert!(!out.contains("deep=0"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(dep.join(".git/config")).unwrap(),
+        dep_before
+    );
     also_as_nobody("repository_metadata_cannot_be_planted");
 }
 
@@ -577,6 +689,26 @@ fn host_descriptors_never_reach_a_sandboxed_command() {
     );
     // stdin, stdout, stderr and ls's own directory descriptor: nothing else.
     assert_eq!(out.lines().last().unwrap_or("").trim(), "0 1 2 3", "{out}");
+    // A background command (the shim outside keeps bwrap's seccomp
+    // descriptor, the shim inside closes everything).
+    let env = vec![("PATH".to_string(), "/usr/bin:/bin".to_string())];
+    let bg = SpawnRequest {
+        script: &script,
+        cwd: &ws.0,
+        env: &env,
+        pty: false,
+        extra_rw: &[],
+        task: "",
+        linger: true,
+    };
+    let sp = sb.spawn(&bg).unwrap();
+    let mut got = Vec::new();
+    let _ = pump(sp.pid, &sp.output, &sb, &PumpOpts::default(), &mut |d| {
+        got.extend_from_slice(d)
+    });
+    let got = String::from_utf8_lossy(&got);
+    assert!(!got.contains("FD-CANARY"), "{got}");
+    assert_eq!(got.lines().last().unwrap_or("").trim(), "0 1 2 3", "{got}");
     // The local backend too: the same shim starts every command.
     let local = hermes_exec::local::Local;
     let env = vec![("PATH".to_string(), "/usr/bin:/bin".to_string())];

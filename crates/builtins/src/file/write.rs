@@ -84,14 +84,18 @@ pub fn write_text(
     content: &str,
     ctx: &RunCtx,
 ) -> Result<Written, String> {
-    if let Some(reason) = paths::write_sensitive(real, &fc.home, &fc.data_dir, &fc.protected) {
-        fc.approve(
-            "file_write_sensitive",
-            &reason,
-            &format!("write_file {shown}"),
-            ctx,
-        )?;
-    }
+    let approved = match paths::write_sensitive(real, &fc.home, &fc.data_dir, &fc.protected) {
+        Some(reason) => {
+            fc.approve(
+                "file_write_sensitive",
+                &reason,
+                &format!("write_file {shown}"),
+                ctx,
+            )?;
+            true
+        }
+        None => false,
+    };
     if let Some(e) = syntax_error(real, content) {
         let ext = real
             .extension()
@@ -156,9 +160,16 @@ pub fn write_text(
             .remove_file(real)
             .map_err(|e| format!("Cannot write {shown}: {e}"))?;
     }
-    fc.fs
-        .write_atomic(real, &data, old_meta.map(|m| m.mode))
-        .map_err(|e| format!("Cannot write {shown}: {e}"))?;
+    // Approved as sensitive, it may reach repository metadata; otherwise
+    // the sandbox's view refuses that at the moment of writing, wherever
+    // the path leads by then (the check above saw the path a moment ago).
+    let mode = old_meta.map(|m| m.mode);
+    if approved {
+        fc.fs.write_atomic_approved(real, &data, mode)
+    } else {
+        fc.fs.write_atomic(real, &data, mode)
+    }
+    .map_err(|e| format!("Cannot write {shown}: {e}"))?;
     let new_mtime = fc.fs.metadata(real).ok().map(|m| m.mtime_ns);
     fc.wrote(task, real, new_mtime);
     Ok(Written {

@@ -675,6 +675,32 @@ impl View {
                 format!("{} is masked in the sandbox", n.path.display()),
             ));
         }
+        // Outside its writable folders the sandbox shows nothing inside a
+        // folder others may not enter (it masks them): neither do the tools,
+        // whose own rights (root's, or the host user's) would pass it. The
+        // folders between the bind and the entry are read-only to every
+        // command, so their modes cannot be swapped under this check.
+        if self.bind_writable(n.gov) != Some(true)
+            && let Some(at) = n.gov.map(|i| &self.mounts[i].at)
+        {
+            let mut up = n.path.parent();
+            while let Some(d) = up.filter(|d| d.starts_with(at) && *d != at.as_path()) {
+                if std::fs::metadata(d).is_ok_and(|m| {
+                    use std::os::unix::fs::MetadataExt;
+                    m.is_dir() && m.mode() & 0o001 == 0
+                }) {
+                    return Err(io::Error::new(
+                        io::ErrorKind::PermissionDenied,
+                        format!(
+                            "{} is inside {}, a folder others may not enter: outside its writable folders the sandbox shows only what everyone may read",
+                            n.path.display(),
+                            d.display()
+                        ),
+                    ));
+                }
+                up = d.parent();
+            }
+        }
         if file_type(st) != FileType::Directory
             && self.bind_writable(n.gov) != Some(true)
             && st.st_mode & 0o004 == 0
@@ -700,12 +726,45 @@ impl View {
 
     /// The parent folder of `path` and its last name, if the sandbox may
     /// write there.
-    fn parent_for_write(&self, path: &Path) -> io::Result<(Walk, OsString)> {
+    /// The folder to write `path`'s last name in, resolved once (every
+    /// write goes through the returned handle, so what is checked here is
+    /// what is written). Repository metadata and the other entries the
+    /// sandbox keeps read-only ([`crate::sandbox::PROTECTED`]) are refused
+    /// wherever the walk meets them (`x/config` where `x` is, or a moment
+    /// ago became, a link to `.git`), unless the write was approved as such
+    /// (`protected_ok`): a check of the path made earlier cannot be raced.
+    fn parent_for_write(&self, path: &Path, protected_ok: bool) -> io::Result<(Walk, OsString)> {
         let mut w = self.resolve(path, Last::Parent)?;
         if !self.writable(w.top()) {
             return Err(denied(path, "may write"));
         }
         let name = w.name.take().expect("Last::Parent names the entry");
+        if !protected_ok {
+            let top = w.top();
+            let base = top.gov.map(|i| self.mounts[i].at.as_path());
+            let below = base
+                .and_then(|b| top.path.strip_prefix(b).ok())
+                .unwrap_or(&top.path);
+            let hit = below
+                .components()
+                .map(|c| c.as_os_str())
+                .chain(std::iter::once(name.as_os_str()))
+                .find_map(|c| {
+                    crate::sandbox::PROTECTED
+                        .iter()
+                        .find(|p| OsStr::new(p) == c)
+                });
+            if let Some(p) = hit {
+                return Err(io::Error::new(
+                    io::ErrorKind::PermissionDenied,
+                    format!(
+                        "{} leads into {p} ({}), which the sandbox keeps read-only: a later git, direnv or editor action on the host runs it as code; nothing was written",
+                        path.display(),
+                        top.path.join(&name).display()
+                    ),
+                ));
+            }
+        }
         Ok((w, name))
     }
 
@@ -786,7 +845,27 @@ impl View {
     }
 
     pub fn write_atomic(&self, path: &Path, data: &[u8], mode: Option<u32>) -> io::Result<()> {
-        let (w, name) = self.parent_for_write(path)?;
+        self.write_atomic_as(path, data, mode, false)
+    }
+
+    /// [`View::write_atomic`] of a write approved into repository metadata.
+    pub fn write_atomic_approved(
+        &self,
+        path: &Path,
+        data: &[u8],
+        mode: Option<u32>,
+    ) -> io::Result<()> {
+        self.write_atomic_as(path, data, mode, true)
+    }
+
+    fn write_atomic_as(
+        &self,
+        path: &Path,
+        data: &[u8],
+        mode: Option<u32>,
+        protected_ok: bool,
+    ) -> io::Result<()> {
+        let (w, name) = self.parent_for_write(path, protected_ok)?;
         let pfd = self.fd(w.top()).expect("a writable folder has a handle");
         let old = match rfs::statat(pfd, &name, AtFlags::SYMLINK_NOFOLLOW) {
             Ok(st) => Some(st),
@@ -841,7 +920,7 @@ impl View {
         if let Some(parent) = path.parent() {
             self.create_dir_all(parent)?;
         }
-        let (w, name) = self.parent_for_write(path)?;
+        let (w, name) = self.parent_for_write(path, false)?;
         let pfd = self.fd(w.top()).expect("a writable folder has a handle");
         match rfs::mkdirat(pfd, &name, Mode::from_raw_mode(0o777)) {
             Ok(()) | Err(Errno::EXIST) => Ok(true),
@@ -850,7 +929,7 @@ impl View {
     }
 
     pub fn remove(&self, path: &Path, how: Remove) -> io::Result<()> {
-        let (w, name) = self.parent_for_write(path)?;
+        let (w, name) = self.parent_for_write(path, false)?;
         let pfd = self.fd(w.top()).expect("a writable folder has a handle");
         match how {
             Remove::File => rfs::unlinkat(pfd, &name, AtFlags::empty()).map_err(err),
@@ -860,8 +939,8 @@ impl View {
     }
 
     pub fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        let (wf, nf) = self.parent_for_write(from)?;
-        let (wt, nt) = self.parent_for_write(to)?;
+        let (wf, nf) = self.parent_for_write(from, false)?;
+        let (wt, nt) = self.parent_for_write(to, false)?;
         let ff = self.fd(wf.top()).expect("a writable folder has a handle");
         let ft = self.fd(wt.top()).expect("a writable folder has a handle");
         rfs::renameat(ff, &nf, ft, &nt).map_err(err)

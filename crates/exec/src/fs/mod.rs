@@ -48,6 +48,12 @@ pub trait FileSystem: Send + Sync {
     /// rename. `mode` sets the permission bits (else 0o644 less the umask
     /// for a new file, the old file's bits for an existing one).
     fn write_atomic(&self, path: &Path, data: &[u8], mode: Option<u32>) -> io::Result<()>;
+    /// [`FileSystem::write_atomic`] of a write a person approved into
+    /// repository metadata (`.git`, `.envrc`, ...), which the sandbox's
+    /// view otherwise refuses wherever the path leads (default: the same).
+    fn write_atomic_approved(&self, path: &Path, data: &[u8], mode: Option<u32>) -> io::Result<()> {
+        self.write_atomic(path, data, mode)
+    }
     /// `mkdir -p`; true when something was created.
     fn create_dir_all(&self, path: &Path) -> io::Result<bool>;
     fn remove_file(&self, path: &Path) -> io::Result<()>;
@@ -298,6 +304,12 @@ impl FileSystem for HostFs {
         match self.sb() {
             Some(v) => Ok(Box::new(v.open_read(path)?.0)),
             None => Ok(Box::new(std::fs::File::open(path)?)),
+        }
+    }
+    fn write_atomic_approved(&self, path: &Path, data: &[u8], mode: Option<u32>) -> io::Result<()> {
+        match self.sb() {
+            Some(v) => v.write_atomic_approved(path, data, mode),
+            None => self.write_atomic(path, data, mode),
         }
     }
     fn write_atomic(&self, path: &Path, data: &[u8], mode: Option<u32>) -> io::Result<()> {

@@ -16,13 +16,19 @@
 //!   in which it runs unlimited. On a pure cgroup v2 host this needs
 //!   `CLONE_INTO_CGROUP` in the spawn code (not done here): a root host
 //!   there has no process limit, and the sandbox says so in a warning.
+//! - with it, where a v1 `memory` hierarchy is writable, a `memory` cgroup
+//!   the same spawner thread enters: `memory_bytes` then also bounds the
+//!   sandbox's memory as a whole, shared memory included (`memfd`,
+//!   `MAP_SHARED` anonymous mappings and `/dev/shm`, which `RLIMIT_DATA`
+//!   does not count); past it the kernel's OOM killer ends a process of the
+//!   sandbox, never the host.
 
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, mpsc};
 
-use crate::local::{spawn_argv, spawn_argv_unsupervised};
+use crate::local::{spawn_argv_unsupervised, spawn_bwrap_supervised};
 use crate::spawn::{SandboxLimits, SpawnRequest, Spawned};
 
 /// The `ulimit` prefix the sandboxed bash runs before the script, on the
@@ -74,6 +80,8 @@ pub fn ulimit_prefix(l: &SandboxLimits) -> Option<String> {
 /// the spawner thread itself).
 pub struct PidsCgroup {
     path: PathBuf,
+    /// The sandbox's `memory` cgroup, when one could be made.
+    memory: Option<PathBuf>,
     jobs: Mutex<Option<mpsc::Sender<Job>>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -95,22 +103,42 @@ impl PidsCgroup {
     /// A cgroup limited to `max` processes under a writable v1 `pids`
     /// hierarchy, with its spawner thread inside. `None` when there is no
     /// such hierarchy (not root, or cgroup v2 only) or it cannot be used.
-    pub fn new(max: u64) -> Option<PidsCgroup> {
+    pub fn new(max: u64, memory_bytes: u64) -> Option<PidsCgroup> {
         let mounts = std::fs::read_to_string("/proc/self/mounts").ok()?;
-        let mount = mounts.lines().find_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            (f.len() >= 4 && f[2] == "cgroup" && f[3].split(',').any(|o| o == "pids"))
-                .then(|| PathBuf::from(f[1]))
-        })?;
-        let own = own_pids_cgroup("/proc/self/cgroup")?;
+        let mount_of = |ctrl: &str| {
+            mounts.lines().find_map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                (f.len() >= 4 && f[2] == "cgroup" && f[3].split(',').any(|o| o == ctrl))
+                    .then(|| PathBuf::from(f[1]))
+            })
+        };
+        let mount = mount_of("pids")?;
+        let own = own_cgroup("/proc/self/cgroup", "pids")?;
         // One directory per sandbox (a process may hold several).
         static SANDBOXES: AtomicU64 = AtomicU64::new(0);
-        let path = mount.join(own.trim_start_matches('/')).join(format!(
+        let name = format!(
             "hermes-sandbox-{}-{}",
             std::process::id(),
             SANDBOXES.fetch_add(1, Ordering::Relaxed)
-        ));
+        );
+        let path = mount.join(own.trim_start_matches('/')).join(&name);
         std::fs::create_dir(&path).ok()?;
+        let memory = (memory_bytes > 0)
+            .then(|| {
+                let m = mount_of("memory")?
+                    .join(own_cgroup("/proc/self/cgroup", "memory")?.trim_start_matches('/'))
+                    .join(&name);
+                std::fs::create_dir(&m).ok()?;
+                match std::fs::write(m.join("memory.limit_in_bytes"), memory_bytes.to_string()) {
+                    Ok(()) => Some(m),
+                    Err(e) => {
+                        tracing::warn!("sandbox: memory cgroup {}: {e}", m.display());
+                        let _ = std::fs::remove_dir(&m);
+                        None
+                    }
+                }
+            })
+            .flatten();
         let cleanup = |e: &dyn std::fmt::Display| {
             tracing::warn!("sandbox: pids cgroup {}: {e}", path.display());
             let _ = std::fs::remove_dir(&path);
@@ -123,11 +151,17 @@ impl PidsCgroup {
         let (tx, rx) = mpsc::channel::<Job>();
         let (ready_tx, ready_rx) = mpsc::channel::<io::Result<()>>();
         let tasks = path.join("tasks");
+        let memory_tasks = memory.as_ref().map(|m| m.join("tasks"));
         let thread = std::thread::Builder::new()
             .name("hermes-sandbox-spawner".into())
             .spawn(move || {
                 let tid = rustix::thread::gettid().as_raw_nonzero().get().to_string();
-                let entered = std::fs::write(&tasks, tid);
+                let entered = std::fs::write(&tasks, &tid);
+                if let Some(m) = &memory_tasks
+                    && let Err(e) = std::fs::write(m, &tid)
+                {
+                    tracing::warn!("sandbox: cannot enter the memory cgroup: {e}");
+                }
                 let ok = entered.is_ok();
                 let _ = ready_tx.send(entered);
                 if !ok {
@@ -146,7 +180,7 @@ impl PidsCgroup {
                     // This thread lives as long as the sandbox: a foreground
                     // command's bwrap may die with it (see Sandbox::spawn).
                     let spawned = if job.linger {
-                        spawn_argv(&job.argv, &req)
+                        spawn_bwrap_supervised(&job.argv, &req)
                     } else {
                         spawn_argv_unsupervised(&job.argv, &req)
                     };
@@ -163,6 +197,7 @@ impl PidsCgroup {
         match ready_rx.recv() {
             Ok(Ok(())) => Some(PidsCgroup {
                 path,
+                memory,
                 jobs: Mutex::new(Some(tx)),
                 thread: Some(thread),
             }),
@@ -179,7 +214,7 @@ impl PidsCgroup {
         }
     }
 
-    /// Start `argv` (as [`spawn_argv`] does) from inside the cgroup.
+    /// Start `argv` (bubblewrap, as the sandbox does) from inside the cgroup.
     pub fn spawn(&self, argv: Vec<String>, req: &SpawnRequest<'_>) -> io::Result<Spawned> {
         let (reply, answer) = mpsc::channel();
         let job = Job {
@@ -214,18 +249,19 @@ impl Drop for PidsCgroup {
             let _ = t.join();
         }
         let _ = std::fs::remove_dir(&self.path);
+        if let Some(m) = &self.memory {
+            let _ = std::fs::remove_dir(m);
+        }
     }
 }
 
-/// The `pids` line of a `/proc/.../cgroup` file (the cgroup's path).
-fn own_pids_cgroup(file: impl AsRef<Path>) -> Option<String> {
+/// The `ctrl` line of a `/proc/.../cgroup` file (the cgroup's path).
+fn own_cgroup(file: impl AsRef<Path>, want: &str) -> Option<String> {
     let text = std::fs::read_to_string(file).ok()?;
     text.lines().find_map(|l| {
         let mut f = l.splitn(3, ':');
         let (_, ctrl, path) = (f.next()?, f.next()?, f.next()?);
-        ctrl.split(',')
-            .any(|c| c == "pids")
-            .then(|| path.to_string())
+        ctrl.split(',').any(|c| c == want).then(|| path.to_string())
     })
 }
 

@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use crate::env::{Environment, Files};
-use crate::local::{BASH, spawn_argv, spawn_argv_unsupervised};
+use crate::local::{BASH, spawn_argv_unsupervised, spawn_bwrap_supervised};
 use crate::spawn::{SandboxLimits, SpawnRequest, Spawned};
 
 pub mod limits;
@@ -46,8 +46,29 @@ const SYSTEM_DIRS: &[&str] = &[
 ];
 
 /// The system directories whose root-only entries are looked for and
-/// masked (`/usr` is left out: walking it costs too much for what it holds).
+/// masked on every sandbox built (small, and often changed).
 const WALKED_DIRS: &[&str] = &["/etc", "/opt"];
+
+/// The root-only entries of the other system directories (`/usr` and, where
+/// they are folders of their own, `/bin`, `/lib`, ...): only a root host's
+/// sandbox could read them (a user's cannot anyway), so only a root host
+/// walks them, once per process (a few hundred milliseconds for a full
+/// `/usr`; package managers rarely add root-only files there).
+fn system_root_only() -> &'static [Mask] {
+    static MASKS: std::sync::OnceLock<Vec<Mask>> = std::sync::OnceLock::new();
+    MASKS.get_or_init(|| {
+        if !rustix::process::geteuid().is_root() {
+            return Vec::new();
+        }
+        let dirs: Vec<PathBuf> = SYSTEM_DIRS
+            .iter()
+            .filter(|d| !WALKED_DIRS.contains(d))
+            .filter(|d| std::fs::symlink_metadata(d).is_ok_and(|m| m.is_dir()))
+            .map(PathBuf::from)
+            .collect();
+        masks::root_only_entries(&dirs, &[])
+    })
+}
 
 /// Host files a sandboxed command never reads whatever their mode (belt and
 /// braces over the mode walk: these are root's own secrets), masked when
@@ -114,6 +135,52 @@ pub struct Sandbox {
     seccomp_file: Mutex<Option<PathBuf>>,
     pids: Option<limits::PidsCgroup>,
     ulimits: Option<String>,
+    /// The folders below the writable areas that held a [`PROTECTED`]
+    /// entry when the sandbox was built (nested repositories: vendored
+    /// clones, submodules, worktrees), found by [`nested_protected`].
+    nested: Vec<PathBuf>,
+}
+
+/// Directories [`nested_protected`] looks into at most: a bound on the
+/// sandbox's start for a huge tree (past it a warning says which entries
+/// may be unprotected).
+const NESTED_WALK_DIRS: usize = 20_000;
+
+/// The folders under `roots` (not following symlinks, not entering the
+/// protected entries themselves) that hold a [`PROTECTED`] entry, at any
+/// depth below the top (the top's own are found per command).
+fn nested_protected(roots: &[&Path]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut queue: std::collections::VecDeque<PathBuf> =
+        roots.iter().map(|r| r.to_path_buf()).collect();
+    let mut seen = 0usize;
+    while let Some(dir) = queue.pop_front() {
+        seen += 1;
+        if seen > NESTED_WALK_DIRS {
+            tracing::warn!(
+                "sandbox: more than {NESTED_WALK_DIRS} folders in the workspace: repository metadata nested deeper than the first {NESTED_WALK_DIRS} folders is not made read-only"
+            );
+            break;
+        }
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut has = false;
+        for e in rd.flatten() {
+            let name = e.file_name();
+            if PROTECTED.iter().any(|p| std::ffi::OsStr::new(p) == name) {
+                has = true;
+                continue; // never walked into
+            }
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                queue.push_back(e.path());
+            }
+        }
+        if has && !roots.contains(&dir.as_path()) {
+            out.push(dir);
+        }
+    }
+    out
 }
 
 /// What [`Sandbox::prepare`] hands a spawner: the argv, and descriptors that
@@ -144,6 +211,12 @@ pub fn masks_for(cfg: &SandboxConfig) -> Vec<Mask> {
             .cloned(),
     );
     let mut masked = masks::root_only_entries(&walked, &skip);
+    masked.extend(
+        system_root_only()
+            .iter()
+            .filter(|m| !skip.iter().any(|s| m.path().starts_with(s)))
+            .cloned(),
+    );
     for m in MASKED {
         let p = Path::new(m);
         if std::fs::File::open(p).is_ok() && !masked.iter().any(|x| x.path() == p) {
@@ -293,7 +366,7 @@ impl Sandbox {
         let masked = masks_for(cfg);
         let features = BwrapFeatures::probe(&bwrap);
         let pids = if crate::sys::geteuid() == 0 && cfg.limits.max_processes > 0 {
-            limits::PidsCgroup::new(cfg.limits.max_processes)
+            limits::PidsCgroup::new(cfg.limits.max_processes, cfg.limits.memory_bytes)
         } else {
             None
         };
@@ -302,7 +375,14 @@ impl Sandbox {
                 "sandbox: running as root without a writable cgroup v1 pids hierarchy: the process limit does not hold (RLIMIT_NPROC does not apply to root)"
             );
         }
+        let nested = {
+            let roots: Vec<&Path> = std::iter::once(cfg.root.as_path())
+                .chain(cfg.rw_binds.iter().map(PathBuf::as_path))
+                .collect();
+            nested_protected(&roots)
+        };
         Ok(Sandbox {
+            nested,
             bwrap,
             root: cfg.root.clone(),
             network: cfg.network,
@@ -605,6 +685,12 @@ impl Sandbox {
                 None => break,
             }
         }
+        // Nested repositories that existed when the sandbox was built.
+        for n in &self.nested {
+            if !dirs.contains(&n.as_path()) {
+                dirs.push(n);
+            }
+        }
         // Writable areas as configured (the sandbox's paths) and resolved.
         let areas: Vec<(&Path, PathBuf)> = std::iter::once(self.root.as_path())
             .chain(self.rw_binds.iter().map(PathBuf::as_path))
@@ -767,7 +853,7 @@ impl Environment for Sandbox {
             // namespace hold it; a background one outlives that thread and
             // needs the shim.
             None if !req.linger => spawn_argv_unsupervised(&argv, req),
-            None => spawn_argv(&argv, req),
+            None => spawn_bwrap_supervised(&argv, req),
         };
         drop(keep_open);
         r
