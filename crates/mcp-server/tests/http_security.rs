@@ -406,6 +406,20 @@ fn one_sessions_process_quota_does_not_affect_another() {
     );
     assert_eq!(over["result"]["isError"], json!(true), "{over}");
     assert!(over.to_string().contains("session_max_processes"), "{over}");
+    // Red team 2026-11-28: "True", "TRUE", 1 (turned into true by
+    // argument repair) started processes past the quota uncounted.
+    for background in [json!("True"), json!("TRUE"), json!(1), json!("yes")] {
+        let over = a.call(
+            "terminal",
+            json!({"command": "sleep 60", "background": background}),
+        );
+        assert_eq!(
+            over["result"]["isError"],
+            json!(true),
+            "{background}: {over}"
+        );
+        assert!(over.to_string().contains("session_max_processes"), "{over}");
+    }
     // The other session is not affected by a's processes.
     let r = b.call(
         "terminal",

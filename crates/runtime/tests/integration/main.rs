@@ -29,3 +29,4 @@ mod mcp_sampling;
 mod mcp_servers;
 mod mcp_trust;
 mod network_policy;
+mod redteam_fixes;
