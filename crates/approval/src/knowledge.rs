@@ -997,6 +997,19 @@ pub static PROGRAMS: &[Program] = &[
         ..NONE
     },
     Program {
+        names: &["pylint"],
+        // Python code run before linting
+        exec_opts: &[o("--init-hook", Opaque)],
+        examples: &[
+            (
+                "pylint --init-hook='import os; os.system(\"id\")' src",
+                true,
+            ),
+            ("pylint src", false),
+        ],
+        ..NONE
+    },
+    Program {
         names: &["tree"],
         writes: &[w("-o")],
         examples: &[("tree -o ~/.bashrc", true), ("tree -L 2", false)],

@@ -779,11 +779,16 @@ pub fn through_links(
                 .filter(|(_, k)| *k != WriteKind::Delete)
                 .filter_map(|(t, k)| {
                     let n = norm_path(t);
-                    links
-                        .iter()
-                        .rev()
-                        .find(|(l, _)| *l == n)
-                        .map(|(_, to)| (to.clone(), *k))
+                    links.iter().rev().find_map(|(l, to)| {
+                        if *l == n {
+                            Some((to.clone(), *k))
+                        } else {
+                            // a file under a linked directory
+                            n.strip_prefix(l.as_str())
+                                .filter(|r| r.starts_with('/'))
+                                .map(|r| (format!("{}{r}", to.trim_end_matches('/')), *k))
+                        }
+                    })
                 })
                 .collect();
             targets[i].extend(extra);
@@ -2276,6 +2281,16 @@ fn m_inline_script_shape(e: &Exec) -> bool {
     if e.stdin_text.is_some() {
         return true;
     }
+    // options with values before the code (`ruby -r open3 -e ..`,
+    // `perl -I lib -e ..`, `python3 -W ignore -c ..`)
+    {
+        let base = n.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+        if (matches!(base, "perl" | "ruby" | "irb") || base.starts_with("python"))
+            && inline_code(e).is_some()
+        {
+            return true;
+        }
+    }
     let base = n.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
     for a in &e.argv[1..] {
         if a == "--" || (!a.starts_with('-')) {
@@ -3113,6 +3128,19 @@ fn m_exec_option(_: &RuleCtx, _: usize, e: &Exec) -> bool {
                 && a.iter().any(|x| x.contains('!') || x.contains("system("))
         }),
         "find" => any(&|w| matches!(w, "-fprint" | "-fprint0" | "-fprintf" | "-fls")),
+        // `pytest --basetemp DIR` empties DIR first: outside the project
+        // (and /tmp) that deletes someone's files
+        "pytest" | "py.test" => a.iter().enumerate().any(|(k, w)| {
+            let v = w
+                .strip_prefix("--basetemp=")
+                .or_else(|| (w == "--basetemp").then(|| a.get(k + 1).map(|s| s.as_str()))?);
+            v.is_some_and(|v| {
+                let n = norm_path(v);
+                (n.starts_with(['/', '~']) || n.contains(".."))
+                    && !n.starts_with("/tmp/")
+                    && !n.starts_with("/var/tmp/")
+            })
+        }),
         // `go env -w`: persistent toolchain settings (GOFLAGS=-toolexec=..)
         "go" => {
             a.get(1).is_some_and(|s| s == "env")
