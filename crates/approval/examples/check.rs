@@ -16,6 +16,18 @@ fn main() {
             false,
         );
     }
+    // `CHECK_WS=DIR` (`CHECK_KS=1`: known-safe): the runtime's engine for
+    // that workspace, reading scripts
+    if let Some(ws) = std::env::var("CHECK_WS").ok().filter(|s| !s.is_empty()) {
+        let p = if std::env::var_os("CHECK_KS").is_some() {
+            hermes_approval::Posture::KnownSafe
+        } else {
+            hermes_approval::Posture::DenyList
+        };
+        engine = engine
+            .with_posture(p, Some(ws), false)
+            .reading_scripts(true);
+    }
     if let Some(sh) = std::env::var("CHECK_SHELL").ok().filter(|s| !s.is_empty()) {
         let cfg: hermes_approval::EngineConfig = serde_json::from_str(&format!(
             "{{\"shell\": \"{sh}\", \"posture\": \"deny-list\", \"workspace\": \"/work/project\"}}"

@@ -607,7 +607,20 @@ impl Analyzer {
                 c.depth += 1;
                 c.via = Some(name.to_string());
                 let v = value.trim_start_matches('|').to_string();
+                // a program path (`GIT_EDITOR=/tmp/x`): its content is unseen
+                if looks_like_program_path(&v) {
+                    self.finding("exec-option", None, format!("{name}={value}"));
+                }
                 self.analyze_text(&v, &c, true);
+            }
+            // git reads a config, hooks or commands from elsewhere than the
+            // repository's `.git/config` the engine reads: presumed to run
+            // code
+            "GIT_DIR" | "GIT_CONFIG_GLOBAL" | "GIT_CONFIG_SYSTEM" | "GIT_CONFIG"
+            | "GIT_EXEC_PATH" | "GIT_TEMPLATE_DIR" | "GIT_COMMON_DIR"
+                if !matches!(value, "/dev/null" | ".git" | "./.git" | "" | "~/.gitconfig") =>
+            {
+                self.finding("code-config", None, format!("{name}={value}"));
             }
             _ if is_command_var(name) => {
                 // RESTIC_PASSWORD_COMMAND=, CRASHPAGER=, SYSTEMD_EDITOR=,
@@ -1307,32 +1320,7 @@ impl Analyzer {
                 }
             }
             "sed" | "gsed" => {
-                let mut scripts = Vec::new();
-                let mut i = 1;
-                let mut explicit = false;
-                while i < argv.len() {
-                    let a = &argv[i];
-                    if a == "-e" || a == "--expression" {
-                        explicit = true;
-                        if let Some(v) = argv.get(i + 1) {
-                            scripts.push(v.clone());
-                        }
-                        i += 2;
-                        continue;
-                    }
-                    if let Some(v) = a.strip_prefix("--expression=") {
-                        explicit = true;
-                        scripts.push(v.to_string());
-                    } else if a == "-f" || a == "--file" {
-                        explicit = true;
-                        i += 2;
-                        continue;
-                    } else if !a.starts_with('-') && !explicit {
-                        scripts.push(a.clone());
-                        break;
-                    }
-                    i += 1;
-                }
+                let (scripts, _) = kb::sed_scripts(argv);
                 for sc in scripts {
                     for c in kb::sed_exec(&sc) {
                         self.finding("exec-option", Some(idx), format!("sed: {sc}"));
@@ -1425,11 +1413,46 @@ impl Analyzer {
     fn git_config_exec(&mut self, argv: &[String], ic: &Ctx, idx: usize) {
         use crate::knowledge::{self as kb, Run};
         let mut pairs: Vec<(String, String)> = Vec::new();
+        let sub_at = crate::names::git_sub(argv).map_or(argv.len(), |(i, _)| i);
         for (k, a) in argv.iter().enumerate() {
             if a == "-c"
                 && let Some((key, v)) = argv.get(k + 1).and_then(|kv| kv.split_once('='))
             {
                 pairs.push((key.to_string(), v.to_string()));
+            }
+            if k < sub_at {
+                // `--config-env=KEY=VAR`: the value comes from a variable
+                let ce = a
+                    .strip_prefix("--config-env=")
+                    .map(str::to_string)
+                    .or_else(|| (a == "--config-env").then(|| argv.get(k + 1).cloned())?);
+                if let Some((key, var)) = ce.as_deref().and_then(|kv| kv.split_once('=')) {
+                    let val = self
+                        .cur_env
+                        .iter()
+                        .rev()
+                        .find(|(x, _)| x == var)
+                        .map(|(_, y)| y.clone())
+                        .or_else(|| match self.vars.get(var) {
+                            Val::Known(v) => Some(v.clone()),
+                            Val::Unknown => None,
+                        })
+                        .unwrap_or_else(|| DYN.to_string());
+                    if val.contains(DYN) && kb::git_code_key(key, "!x").is_some() {
+                        self.finding("code-config", Some(idx), a.clone());
+                    }
+                    pairs.push((key.to_string(), val));
+                }
+                // another repository's config and hooks, another exec path
+                let other = |v: &str| !matches!(v, ".git" | "./.git");
+                let valued = |o: &str| {
+                    a.strip_prefix(&format!("{o}="))
+                        .map(str::to_string)
+                        .or_else(|| (a == o).then(|| argv.get(k + 1).cloned())?)
+                };
+                if valued("--git-dir").is_some_and(|v| other(&v)) || a.starts_with("--exec-path=") {
+                    self.finding("code-config", Some(idx), a.clone());
+                }
             }
             if let Some(rest) = a.strip_prefix("ext::") {
                 self.finding("code-config", Some(idx), a.clone());
@@ -3338,27 +3361,13 @@ fn option_payloads(name: &str, argv: &[String]) -> Vec<String> {
                     }
                 }
             }
-            "sed" | "gsed" => {
-                let script = val(k, "-e")
-                    .or_else(|| val(k, "--expression"))
-                    .or_else(|| (k == 1 && !a.starts_with('-')).then(|| a.to_string()))
-                    .or_else(|| {
-                        (k >= 2
-                            && !a.starts_with('-')
-                            && argv[1..k]
-                                .iter()
-                                .all(|w| w.starts_with('-') && !matches!(w.as_str(), "-e" | "-f")))
-                        .then(|| a.to_string())
-                    });
-                if let Some(sc) = script {
-                    for cmd in sc.split(['\n', ';']) {
-                        let t = cmd.trim_start_matches(|c: char| {
-                            c.is_ascii_digit() || c == '$' || c == ',' || c == ' '
-                        });
-                        if let Some(c) = t.strip_prefix("e ") {
-                            out.push(c.to_string());
-                        }
-                    }
+            "sed" | "gsed" if k == 1 => {
+                for sc in crate::knowledge::sed_scripts(argv).0 {
+                    out.extend(
+                        crate::knowledge::sed_exec(&sc)
+                            .into_iter()
+                            .filter(|c| !c.is_empty()),
+                    );
                 }
             }
             "mysql" | "mariadb" | "psql" => {

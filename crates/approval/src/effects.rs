@@ -50,6 +50,11 @@ pub fn m_system_install(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
     {
         return !venv_in_command(ctx, e) || a.iter().any(|w| w == "--user");
     }
+    // `mypy --install-types` pip-installs stub packages into its
+    // interpreter: system-wide outside a virtual environment
+    if e.name == "mypy" && a.iter().any(|w| w == "--install-types") {
+        return !venv_in_command(ctx, e);
+    }
     let Some(p) = knowledge::program(&e.name) else {
         return false;
     };
@@ -139,12 +144,34 @@ pub fn m_process_inspect(_: &RuleCtx, _: usize, e: &Exec) -> bool {
         let globbed = |c: &str| {
             c.contains(['*', '?', '[']) && ["environ", "mem"].iter().any(|f| glob_may_match(c, f))
         };
-        last == "environ" || last == "mem" || globbed(last)
+        // another process's open files (`/proc/*/fd/3`): its pipes,
+        // sockets and the secrets it has open
+        let fd = parts.len() >= 4 && glob_may_match(parts[parts.len() - 2], "fd");
+        last == "environ" || last == "mem" || globbed(last) || fd
     };
-    if e.argv[1..]
+    let resolved = |a: &str| crate::rules::resolved(e, a);
+    if e.argv[1..].iter().any(|a| {
+        proc_file(&resolved(a))
+            || a.strip_prefix("if=")
+                .is_some_and(|v| proc_file(&resolved(v)))
+    }) || e.redirs.iter().any(|r| proc_file(&resolved(&r.target)))
+    {
+        return true;
+    }
+    // a recursive search over /proc (or /) reads every process's environ
+    if crate::rules::recursive_reader_roots(e)
         .iter()
-        .any(|a| proc_file(a) || a.strip_prefix("if=").is_some_and(proc_file))
-        || e.redirs.iter().any(|r| proc_file(&r.target))
+        .any(|(root, inc)| {
+            let parts: Vec<&str> = root.split('/').filter(|c| !c.is_empty()).collect();
+            let over_proc = root == "/"
+                || parts.first() == Some(&"proc") && parts.len() <= 2
+                || parts.len() == 3 && parts[0] == "proc" && parts[2] == "task";
+            over_proc
+                && (inc.is_empty()
+                    || inc
+                        .iter()
+                        .any(|g| ["environ", "mem", "3"].iter().any(|f| glob_may_match(g, f))))
+        })
     {
         return true;
     }
@@ -189,16 +216,94 @@ pub fn m_secret_file_read(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
     if ctx.posture.is_none() {
         return false;
     }
+    // every program that prints a file it is given (or a line, a
+    // column, a sorted or reversed copy of it)
     let readers = [
-        "cat", "tac", "less", "more", "most", "head", "tail", "bat", "batcat", "xxd", "od",
-        "hexdump", "strings", "grep", "egrep", "fgrep", "rg", "ag", "awk", "nl", "base64", "view",
-        "jq", "yq",
+        "cat",
+        "tac",
+        "less",
+        "more",
+        "most",
+        "head",
+        "tail",
+        "bat",
+        "batcat",
+        "xxd",
+        "od",
+        "hexdump",
+        "strings",
+        "grep",
+        "egrep",
+        "fgrep",
+        "zgrep",
+        "rg",
+        "ag",
+        "ack",
+        "awk",
+        "gawk",
+        "mawk",
+        "nawk",
+        "nl",
+        "base64",
+        "base32",
+        "basenc",
+        "view",
+        "jq",
+        "yq",
+        "sed",
+        "gsed",
+        "cut",
+        "paste",
+        "sort",
+        "uniq",
+        "rev",
+        "fold",
+        "fmt",
+        "pr",
+        "expand",
+        "unexpand",
+        "column",
+        "comm",
+        "join",
+        "diff",
+        "sdiff",
+        "diff3",
+        "iconv",
+        "look",
+        "dd",
+        "tr",
+        "pg",
+        "ul",
+        "zcat",
+        "zless",
+        "zmore",
+        "vis",
+        "numfmt",
+        "git",
+        "cmp",
+        "colordiff",
+        "delta",
+        "highlight",
+        "pygmentize",
+        "ccat",
+        "xargs",
+        "envsubst",
     ];
     if !readers.contains(&e.name.as_str()) {
         return false;
     }
+    if e.name == "git" && !e.argv.iter().any(|a| a == "--no-index") {
+        return false;
+    }
+    // `jq -n env`, `jq '$ENV'`: the environment's secrets printed
+    if matches!(e.name.as_str(), "jq" | "yq")
+        && e.argv[1..].iter().any(|w| crate::posture::jq_reads_env(w))
+    {
+        return true;
+    }
     e.argv[1..]
         .iter()
+        .map(|a| a.strip_prefix("if=").unwrap_or(a))
         .any(|a| !a.starts_with('-') && is_env_file(a))
         || e.redirs
             .iter()
@@ -354,6 +459,8 @@ pub fn inline_code_is_plain(code: &str) -> bool {
             r"(?x)\b(os|subprocess|shutil|socket|urllib|requests|http|httpx|ctypes|pickle|marshal|pty|signal|multiprocessing|child_process|net|dgram|tls|https|cluster|worker_threads|vm|Kernel|IO|Open3|Process|Socket|Net|FileUtils|File|Dir|Runtime)\s*[.:]
              |\b(system|exec|execSync|execFile|spawn|spawnSync|popen|eval|compile|__import__|getattr|setattr|open|unlink|unlinkSync|rmdir|rmdirSync|rm|rmSync|remove|rmtree|rename|chmod|chown|kill|fork)\b
              |\brequire\s*\(\s*['\x22](node:)?(child_process|fs|fs/promises|net|http|https|os|vm|dgram|tls)['\x22]
+             |\b(runpy|importlib|run_path|run_module|exec_module|load_module|load_source|execfile|SourceFileLoader|require_relative|dlopen|DynaLoader|XSLoader)\b
+             |\b(do|load)\s*\(?\s*['\x22$]|\brequire\s*\(\s*[^'\x22\s)]|\brequire\s+[^'\x22\s(]
              |\bimport\s*\(
              |(?i)[a-z_.]*(exec|spawn|popen|proc_open|system|passthru)[a-z_]*\s*\(
              |`|\bqx\b|\$\{|\bsocket\b|\bsyscall\b|\bfs\.|\bimport\s+(os|subprocess|shutil|socket|ctypes|pty|requests|urllib)",
@@ -387,6 +494,28 @@ pub fn inline_code(e: &Exec) -> Option<String> {
     if let Some(t) = &e.stdin_text {
         return Some(t.clone());
     }
+    let lang = e
+        .name
+        .trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    // short options whose value is attached or follows (`-MFile::Path=rmtree`,
+    // `-I lib`, `-W ignore`): their letters are not flags
+    let (valued, separate): (&[char], &[char]) = match lang {
+        "perl" => (
+            &['M', 'm', 'I', 'x', 'i', 'l', '0', 'C', 'd', 'D', 'F', 'V'],
+            &['I'],
+        ),
+        "ruby" | "irb" => (
+            &['r', 'I', 'C', 'x', 'E', 'K', 'T', 'W', 'F', '0', 'i', 'l'],
+            &['r', 'I', 'C', 'E'],
+        ),
+        _ if lang.starts_with("python") || lang == "py" || lang == "pypy" => {
+            (&['W', 'X', 'm'], &['W', 'X', 'm'])
+        }
+        _ => (&[], &[]),
+    };
+    // modules loaded on the command line (`perl -MFile::Path=rmtree`,
+    // `ruby -rfileutils`): part of the code
+    let mut pre = String::new();
     let mut i = 1;
     while i < e.argv.len() {
         let a = &e.argv[i];
@@ -395,20 +524,135 @@ pub fn inline_code(e: &Exec) -> Option<String> {
         }
         if a.starts_with("--") {
             if let Some(v) = a.strip_prefix("--eval=") {
-                return Some(v.to_string());
+                return Some(format!("{pre}{v}"));
             }
             if matches!(a.as_str(), "--eval" | "--print") {
-                return e.argv.get(i + 1).cloned();
+                return e.argv.get(i + 1).map(|c| format!("{pre}{c}"));
             }
             i += 1;
             continue;
         }
-        if a.ends_with('c') || a.ends_with('e') || a.ends_with('E') || a == "-p" || a == "-r" {
-            return e.argv.get(i + 1).cloned();
+        let f = &a[1..];
+        let mut skip_next = false;
+        let mut digits_of: Option<char> = None;
+        for (k, ch) in f.char_indices() {
+            // perl's `-l` / `-0` take optional octal digits, then more flags
+            if digits_of.is_some() && ch.is_ascii_digit() {
+                continue;
+            }
+            digits_of = None;
+            if lang == "perl" && matches!(ch, 'l' | '0') {
+                digits_of = Some(ch);
+                continue;
+            }
+            if valued.contains(&ch) {
+                let rest = &f[k + 1..];
+                let v = if rest.is_empty() && separate.contains(&ch) {
+                    skip_next = true;
+                    e.argv.get(i + 1).map(|s| s.as_str()).unwrap_or("")
+                } else {
+                    rest
+                };
+                if matches!(ch, 'M' | 'm' | 'r') && lang != "python" {
+                    let (m, imports) = v.split_once('=').unwrap_or((v, ""));
+                    let m = m.trim_start_matches('-');
+                    pre.push_str(&format!("use {m} qw({}); ", imports.replace(',', " ")));
+                    for f in imports.split(',').filter(|f| !f.is_empty()) {
+                        pre.push_str(&format!("{f}(); "));
+                    }
+                }
+                break;
+            }
+            if matches!(ch, 'c' | 'e' | 'E') || (f == "p") || (f == "r") {
+                return e.argv.get(i + 1).map(|c| format!("{pre}{c}"));
+            }
+        }
+        i += if skip_next { 2 } else { 1 };
+    }
+    None
+}
+
+/// Modules an inline Perl or Ruby program loads on its command line
+/// (`-MModule=f`, `-mModule`, `-rlib`) that are not known to be harmless:
+/// their imported functions hide what the code calls, so the code is not
+/// judged plain.
+pub fn unknown_cmdline_modules(e: &Exec) -> bool {
+    let lang = e
+        .name
+        .trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    let letters: &[char] = match lang {
+        "perl" => &['M', 'm'],
+        "ruby" | "irb" => &['r'],
+        _ => return false,
+    };
+    const HARMLESS: &[&str] = &[
+        "strict",
+        "warnings",
+        "utf8",
+        "feature",
+        "English",
+        "constant",
+        "open",
+        "JSON::PP",
+        "JSON",
+        "JSON::XS",
+        "Data::Dumper",
+        "List::Util",
+        "Scalar::Util",
+        "Time::HiRes",
+        "Time::Piece",
+        "Time::Local",
+        "MIME::Base64",
+        "Digest::MD5",
+        "Digest::SHA",
+        "Encode",
+        "Getopt::Long",
+        "Text::Wrap",
+        "Term::ANSIColor",
+        "URI::Escape",
+        "bigint",
+        "bignum",
+        "Math::BigInt",
+        "charnames",
+        "Text::Abbrev",
+        "json",
+        "yaml",
+        "date",
+        "time",
+        "set",
+        "pp",
+        "csv",
+        "securerandom",
+        "digest",
+        "base64",
+        "English",
+        "Text::Tabs",
+    ];
+    let mut i = 1;
+    while i < e.argv.len() {
+        let a = &e.argv[i];
+        if !a.starts_with('-') || a == "--" {
+            break;
+        }
+        if let Some(ch) = a.chars().nth(1)
+            && letters.contains(&ch)
+            && !a.starts_with("--")
+        {
+            let v = if a.len() > 2 {
+                a[2..].to_string()
+            } else {
+                i += 1;
+                e.argv.get(i).cloned().unwrap_or_default()
+            };
+            let m = v.trim_start_matches('-');
+            let m = m.split_once('=').map_or(m, |x| x.0);
+            if !HARMLESS.contains(&m) {
+                return true;
+            }
         }
         i += 1;
     }
-    None
+    false
 }
 
 /// Everyday commands with an effect worth a prompt (in a posture):

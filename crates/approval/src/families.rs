@@ -1636,7 +1636,7 @@ fn sensitive_dir(e: &Exec, d: &str) -> bool {
     is_critical(&p) || is_user_sensitive(&p) || is_system_path(&p)
 }
 
-fn f_file_server(_: &RuleCtx, _: usize, e: &Exec) -> Option<&'static str> {
+fn f_file_server(ctx: &RuleCtx, _: usize, e: &Exec) -> Option<&'static str> {
     let a = &e.argv;
     let n = e.name.as_str();
     let served: Option<(String, Option<String>)> =
@@ -1719,6 +1719,12 @@ fn f_file_server(_: &RuleCtx, _: usize, e: &Exec) -> Option<&'static str> {
     let (dir, bind) = served?;
     if bind.as_deref().is_some_and(loopback) {
         return None;
+    }
+    if ctx.posture.is_some() && !sensitive_dir(e, &dir) {
+        // in a posture: the workspace (its .env, .git, keys) on the network
+        return Some(
+            "file server reachable from the network serves the working directory (its .env, .git and keys included)",
+        );
     }
     sensitive_dir(e, &dir)
         .then_some("file server reachable from the network serves the home directory, the root or a system tree")

@@ -233,6 +233,9 @@ pub static PROGRAMS: &[Program] = &[
             so("push", "--receive-pack", Shell),
             so("push", "--exec", Shell),
             so("send-email", "--sendmail-cmd", Shell),
+            so("send-email", "--to-cmd", Shell),
+            so("send-email", "--cc-cmd", Shell),
+            so("send-email", "--header-cmd", Shell),
             so("send-email", "--smtp-server", Program),
             so("rebase", "-x", Shell),
             so("rebase", "--exec", Shell),
@@ -956,7 +959,117 @@ pub static PROGRAMS: &[Program] = &[
         ..NONE
     },
     Program {
-        names: &["gcore", "py-spy", "rbspy", "memdump", "procdump"],
+        names: &["go"],
+        // `-exec 'sh -c ..'` runs the test binary through a command;
+        // `-toolexec` / `-vettool` run a program for each toolchain step
+        exec_opts: &[
+            so("test", "-exec", Shell),
+            so("run", "-exec", Shell),
+            so("build", "-toolexec", Program),
+            so("test", "-toolexec", Program),
+            so("run", "-toolexec", Program),
+            so("install", "-toolexec", Program),
+            so("vet", "-toolexec", Program),
+            so("vet", "-vettool", Program),
+        ],
+        writes: &[sw("build", "-o"), sw("test", "-o")],
+        examples: &[
+            ("go test -exec \"sh -c 'rm -rf ~'\" .", true),
+            ("go build -toolexec=/tmp/evil .", true),
+            ("go build -o ~/.bashrc .", true),
+            ("go env -w GOFLAGS=-toolexec=/tmp/x", true),
+            ("go build -o bin/app ./cmd/app", false),
+            ("go test ./...", false),
+            ("go env GOPATH", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["pytest", "py.test"],
+        // `--basetemp DIR` is emptied before the run
+        writes: &[
+            w("--basetemp"),
+            w("--junitxml"),
+            w("--junit-xml"),
+            w("--log-file"),
+        ],
+        examples: &[("pytest --basetemp=/root", true), ("pytest -q", false)],
+        ..NONE
+    },
+    Program {
+        names: &["pylint"],
+        // Python code run before linting
+        exec_opts: &[o("--init-hook", Opaque)],
+        examples: &[
+            (
+                "pylint --init-hook='import os; os.system(\"id\")' src",
+                true,
+            ),
+            ("pylint src", false),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &["tree"],
+        writes: &[w("-o")],
+        examples: &[("tree -o ~/.bashrc", true), ("tree -L 2", false)],
+        ..NONE
+    },
+    Program {
+        // JavaScript configs, plugins and rules are code the tool loads
+        names: &["eslint", "prettier", "jest", "vitest", "mocha", "stylelint"],
+        exec_opts: &[
+            o("-c", Program),
+            o("--config", Program),
+            o("--plugin", Program),
+            o("--rulesdir", Program),
+            o("--resolve-plugins-relative-to", Program),
+            o("--require", Program),
+            o("--setupFiles", Program),
+            o("--testRunner", Program),
+        ],
+        writes: &[w("-o"), w("--output-file"), w("--outputFile")],
+        examples: &[
+            ("eslint -c /tmp/evil.js .", true),
+            ("prettier --plugin=/tmp/evil.js --check .", true),
+            ("eslint .", false),
+            ("prettier --check .", false),
+        ],
+        ..NONE
+    },
+    Program {
+        // tracers and dumpers that attach to a running process by pid
+        names: &["bpftrace"],
+        // `system("..")` in a program run with --unsafe
+        exec_opts: &[o("-e", Code)],
+        attach_opts: &["-p", "--pid"],
+        examples: &[
+            ("bpftrace -p 1", true),
+            ("bpftrace -l", false),
+            ("bpftrace --unsafe -e 'BEGIN {system(\"rm -rf ~\")}'", true),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &[
+            "eu-stack",
+            "dotnet-dump",
+            "dotnet-trace",
+            "dotnet-gcdump",
+            "dotnet-counters",
+            "gdbserver",
+        ],
+        attach_opts: &["-p", "--pid", "--process-id", "--attach"],
+        examples: &[
+            ("dotnet-dump collect -p 4242", true),
+            ("gdbserver --attach :9 1", true),
+        ],
+        ..NONE
+    },
+    Program {
+        names: &[
+            "gcore", "py-spy", "rbspy", "memdump", "procdump", "pstack", "jmap", "jstack",
+        ],
         attach_opts: &["*"],
         examples: &[("gcore 1234", true)],
         ..NONE
@@ -1898,7 +2011,20 @@ pub fn git_code_key(key: &str, value: &str) -> Option<Run> {
         || (first == "gpg" && last == "program")
         || (matches!(first, "difftool" | "mergetool") && last == "cmd")
         || (first == "remote" && matches!(last, "uploadpack" | "receivepack" | "proxy"))
-        || (first == "browser" && last == "cmd");
+        || (first == "browser" && last == "cmd")
+        || (first == "man" && last == "cmd")
+        || (first == "trailer" && matches!(last, "command" | "cmd"))
+        || (first == "submodule" && last == "update" && value.trim_start().starts_with('!'))
+        || matches!(
+            k.as_str(),
+            "gpg.ssh.defaultkeycommand"
+                | "core.alternaterefscommand"
+                | "sendemail.tocmd"
+                | "sendemail.cccmd"
+                | "sendemail.headercmd"
+                | "sendemail.smtpserver"
+                | "instaweb.httpd"
+        );
     if shell {
         return Some(Shell);
     }
@@ -1908,7 +2034,10 @@ pub fn git_code_key(key: &str, value: &str) -> Option<Run> {
     ) || (first == "includeif" && last == "path")
         || (first == "url" && matches!(last, "insteadof" | "pushinsteadof"))
         || (k == "protocol.ext.allow" && value != "never")
-        || (k == "protocol.allow" && value == "always");
+        || (k == "protocol.allow" && value == "always")
+        // the program a tool runs (`mergetool.x.path`, `man.x.path`)
+        || (matches!(first, "mergetool" | "difftool" | "man" | "browser") && last == "path")
+        || k == "gpg.ssh.program";
     opaque.then_some(Opaque)
 }
 
@@ -1944,130 +2073,328 @@ pub fn escape_command(line: &str) -> Option<&str> {
     (!rest.is_empty() && !rest.starts_with(['!', '='])).then_some(rest)
 }
 
-/// Commands run by a sed script: the `e COMMAND` command and the `s///e`
-/// flag (which runs the pattern space, i.e. the replacement or the input
-/// line). Returns the visible command text when there is one, `""` when
-/// the command comes from the input.
-pub fn sed_exec(script: &str) -> Vec<String> {
+/// One command of a sed script, parsed structurally (GNU grammar): its
+/// command letter, its argument (`e COMMAND`, `w FILE`, `r FILE`, the
+/// replacement of `s`) and, for `s`, its flags and the `w` file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SedCmd {
+    pub cmd: char,
+    pub arg: String,
+    pub flags: String,
+    pub file: String,
+}
+
+/// The commands of a sed script, after any address form (`3`, `$`,
+/// `/re/I`, `\,re,`, `first~step`, `0,/re/`, `addr,+N`, `addr,~N`, `!`),
+/// inside `{..}` blocks, split on `;` and newlines. Parsing stops at the
+/// first thing it does not understand; the caller sees `?` as the command
+/// then (an unknown script).
+pub fn sed_commands(script: &str) -> Vec<SedCmd> {
+    let b: Vec<char> = script.chars().collect();
     let mut out = Vec::new();
-    // an `s` command may hold `;` in its replacement: whole lines first
-    let pieces = script
-        .split('\n')
-        .flat_map(|l| {
-            let t = l.trim_start();
-            if t.starts_with('s')
-                || t.trim_start_matches(|c: char| c.is_ascii_digit() || c == ',' || c == '$')
-                    .starts_with('s')
-            {
-                vec![l]
-            } else {
-                l.split(';').collect()
+    let mut i = 0;
+    let n = b.len();
+    let to_eol = |i: &mut usize| -> String {
+        let mut s = String::new();
+        while *i < n && b[*i] != '\n' {
+            // `a\` / `e\` continuation lines
+            if b[*i] == '\\' && *i + 1 < n && b[*i + 1] == '\n' {
+                s.push('\n');
+                *i += 2;
+                continue;
             }
-        })
-        .collect::<Vec<_>>();
-    for cmd in pieces {
-        let t = cmd.trim_start_matches(|c: char| {
-            c.is_ascii_digit() || c == '$' || c == ',' || c == ' ' || c == '/' || c == '!'
-        });
-        if let Some(c) = t.strip_prefix("e ") {
-            out.push(c.to_string());
+            s.push(b[*i]);
+            *i += 1;
+        }
+        s
+    };
+    // a delimited regex starting after its opening delimiter `d`
+    let delimited = |i: &mut usize, d: char| -> Option<String> {
+        let mut s = String::new();
+        while *i < n {
+            let c = b[*i];
+            if c == '\\' && *i + 1 < n {
+                if b[*i + 1] == d {
+                    s.push(d);
+                } else if b[*i + 1] == 'n' {
+                    s.push('\n');
+                } else {
+                    s.push('\\');
+                    s.push(b[*i + 1]);
+                }
+                *i += 2;
+                continue;
+            }
+            if c == d {
+                *i += 1;
+                return Some(s);
+            }
+            if c == '\n' && d != '\n' {
+                return None;
+            }
+            s.push(c);
+            *i += 1;
+        }
+        None
+    };
+    let address = |i: &mut usize| -> bool {
+        if *i >= n {
+            return true;
+        }
+        match b[*i] {
+            '0'..='9' => {
+                while *i < n && b[*i].is_ascii_digit() {
+                    *i += 1;
+                }
+                if *i < n && b[*i] == '~' {
+                    *i += 1;
+                    while *i < n && b[*i].is_ascii_digit() {
+                        *i += 1;
+                    }
+                }
+            }
+            '$' => *i += 1,
+            '/' => {
+                *i += 1;
+                if delimited(i, '/').is_none() {
+                    return false;
+                }
+                while *i < n && matches!(b[*i], 'I' | 'M') {
+                    *i += 1;
+                }
+            }
+            '\\' => {
+                if *i + 1 >= n {
+                    return false;
+                }
+                let d = b[*i + 1];
+                *i += 2;
+                if delimited(i, d).is_none() {
+                    return false;
+                }
+                while *i < n && matches!(b[*i], 'I' | 'M') {
+                    *i += 1;
+                }
+            }
+            _ => {}
+        }
+        true
+    };
+    while i < n {
+        let c = b[i];
+        if c.is_whitespace() || c == ';' || c == '}' {
+            i += 1;
             continue;
         }
-        if t == "e" {
-            out.push(String::new());
+        if c == '#' {
+            to_eol(&mut i);
             continue;
         }
-        // s<d>pattern<d>replacement<d>flags
-        let Some(rest) = t.strip_prefix('s') else {
-            continue;
+        let start = i;
+        if !address(&mut i) {
+            out.push(SedCmd {
+                cmd: '?',
+                ..SedCmd::default()
+            });
+            break;
+        }
+        if i > start && i < n && b[i] == ',' {
+            i += 1;
+            while i < n && b[i] == ' ' {
+                i += 1;
+            }
+            if i < n && matches!(b[i], '+' | '~') {
+                i += 1;
+                while i < n && b[i].is_ascii_digit() {
+                    i += 1;
+                }
+            } else if !address(&mut i) {
+                out.push(SedCmd {
+                    cmd: '?',
+                    ..SedCmd::default()
+                });
+                break;
+            }
+        }
+        while i < n && (b[i] == ' ' || b[i] == '\t' || b[i] == '!') {
+            i += 1;
+        }
+        if i >= n {
+            break;
+        }
+        let cmd = b[i];
+        i += 1;
+        let mut sc = SedCmd {
+            cmd,
+            ..SedCmd::default()
         };
-        let mut chars = rest.chars();
-        let Some(d) = chars.next() else { continue };
-        if d.is_alphanumeric() || d == ' ' || d == '\\' {
-            continue;
-        }
-        let body: String = chars.collect();
-        let mut parts = Vec::new();
-        let mut cur = String::new();
-        let mut esc = false;
-        for ch in body.chars() {
-            if esc {
-                cur.push(ch);
-                esc = false;
-            } else if ch == '\\' {
-                esc = true;
-                cur.push(ch);
-            } else if ch == d && parts.len() < 2 {
-                parts.push(std::mem::take(&mut cur));
-            } else {
-                cur.push(ch);
+        match cmd {
+            '{' | '}' => continue,
+            'a' | 'i' | 'c' | 'e' | 'r' | 'R' | 'w' | 'W' => {
+                // GNU one-liner forms: `a text`, `a\` newline text
+                if matches!(cmd, 'a' | 'i' | 'c') && i < n && b[i] == '\\' {
+                    i += 1;
+                    if i < n && b[i] == '\n' {
+                        i += 1;
+                    }
+                }
+                let t = to_eol(&mut i);
+                sc.arg = t.trim_start().to_string();
+            }
+            ':' | 'b' | 't' | 'T' | 'v' | 'l' | 'L' | 'q' | 'Q' => {
+                while i < n && b[i] != ';' && b[i] != '\n' && b[i] != '}' {
+                    sc.arg.push(b[i]);
+                    i += 1;
+                }
+                sc.arg = sc.arg.trim().to_string();
+            }
+            's' | 'y' => {
+                if i >= n || b[i] == '\n' || b[i] == '\\' {
+                    out.push(SedCmd {
+                        cmd: '?',
+                        ..SedCmd::default()
+                    });
+                    break;
+                }
+                let d = b[i];
+                i += 1;
+                let (Some(_re), Some(repl)) = (delimited(&mut i, d), delimited(&mut i, d)) else {
+                    out.push(SedCmd {
+                        cmd: '?',
+                        ..SedCmd::default()
+                    });
+                    break;
+                };
+                sc.arg = repl;
+                if cmd == 's' {
+                    while i < n && !matches!(b[i], ';' | '\n' | '}') {
+                        let f = b[i];
+                        i += 1;
+                        if f == 'w' || f == 'W' {
+                            sc.flags.push('w');
+                            sc.file = to_eol(&mut i).trim().to_string();
+                            break;
+                        }
+                        if !f.is_whitespace() {
+                            sc.flags.push(f);
+                        }
+                    }
+                }
+            }
+            '=' | 'd' | 'D' | 'g' | 'G' | 'h' | 'H' | 'x' | 'n' | 'N' | 'p' | 'P' | 'z' | 'F' => {}
+            _ => {
+                sc.cmd = '?';
+                out.push(sc);
+                break;
             }
         }
-        if parts.len() == 2 {
-            let flags: String = cur.chars().take_while(|c| !c.is_whitespace()).collect();
-            let flags = flags.split(['w', 'W']).next().unwrap_or("");
-            if flags.contains('e') {
-                let repl = parts[1].replace(&format!("\\{d}"), &d.to_string());
-                out.push(repl);
-            }
-        }
+        out.push(sc);
     }
     out
 }
 
-/// Files a sed script writes: the `w FILE` command and the `s///w FILE`
-/// flag.
-pub fn sed_write_files(script: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for line in script.lines() {
-        let pieces: Vec<&str> = if line
-            .trim_start()
-            .trim_start_matches(|c: char| c.is_ascii_digit() || c == ',' || c == '$')
-            .starts_with('s')
-        {
-            vec![line]
-        } else {
-            line.split(';').collect()
-        };
-        for cmd in pieces {
-            let t = cmd.trim_start_matches(|c: char| {
-                c.is_ascii_digit() || c == '$' || c == ',' || c == ' ' || c == '!'
-            });
-            if let Some(f) = t.strip_prefix("w ").or_else(|| t.strip_prefix("W ")) {
-                out.push(f.trim().to_string());
-                continue;
+/// The scripts of a sed command line (`-e S`, `--expression=S`, or the
+/// first operand when there is neither) and its script files (`-f FILE`,
+/// `--file=FILE`).
+pub fn sed_scripts(argv: &[String]) -> (Vec<String>, Vec<String>) {
+    let (mut scripts, mut files) = (Vec::new(), Vec::new());
+    let mut explicit = false;
+    let mut i = 1;
+    while i < argv.len() {
+        let a = argv[i].as_str();
+        if a == "--" {
+            if !explicit && let Some(v) = argv.get(i + 1) {
+                scripts.push(v.clone());
             }
-            let Some(rest) = t.strip_prefix('s') else {
-                continue;
-            };
-            let mut chars = rest.chars();
-            let Some(d) = chars.next() else { continue };
-            if d.is_alphanumeric() || d == ' ' || d == '\\' {
-                continue;
-            }
-            let mut n = 0;
-            let mut esc = false;
-            let mut flags = String::new();
-            for ch in chars {
-                if n == 2 {
-                    flags.push(ch);
-                } else if esc {
-                    esc = false;
-                } else if ch == '\\' {
-                    esc = true;
-                } else if ch == d {
-                    n += 1;
-                }
-            }
-            if let Some(i) = flags.find(['w', 'W']) {
-                let f = flags[i + 1..].trim();
-                if !f.is_empty() {
-                    out.push(f.to_string());
-                }
-            }
+            break;
         }
+        if let Some(v) = a.strip_prefix("--expression=") {
+            explicit = true;
+            scripts.push(v.to_string());
+        } else if let Some(v) = a.strip_prefix("--file=") {
+            explicit = true;
+            files.push(v.to_string());
+        } else if matches!(a, "--expression" | "--file" | "--line-length") {
+            if a != "--line-length" {
+                explicit = true;
+                if let Some(v) = argv.get(i + 1) {
+                    if a == "--file" {
+                        files.push(v.clone());
+                    } else {
+                        scripts.push(v.clone());
+                    }
+                }
+            }
+            i += 2;
+            continue;
+        } else if a.starts_with("--") {
+        } else if a.starts_with('-') && a.len() > 1 {
+            // a bundle: `-ne S`, `-nf FILE`, `-eS`, `-l 80`
+            let flags = &a[1..];
+            if let Some(p) = flags.find(['e', 'f', 'l']) {
+                let rest = &flags[p + 1..];
+                let val = if rest.is_empty() {
+                    i += 1;
+                    argv.get(i).cloned()
+                } else {
+                    Some(rest.to_string())
+                };
+                match (&flags[p..p + 1], val) {
+                    ("e", Some(v)) => {
+                        explicit = true;
+                        scripts.push(v);
+                    }
+                    ("f", Some(v)) => {
+                        explicit = true;
+                        files.push(v);
+                    }
+                    _ => {}
+                }
+            }
+        } else if !explicit {
+            scripts.push(a.to_string());
+            explicit = true;
+        }
+        i += 1;
     }
-    out
+    (scripts, files)
+}
+
+/// Commands run by a sed script: the `e COMMAND` command and the `s///e`
+/// flag (which runs the pattern space, i.e. the replacement or the input
+/// line), after any address. Returns the visible command text when there
+/// is one, `""` when the command comes from the input.
+pub fn sed_exec(script: &str) -> Vec<String> {
+    sed_commands(script)
+        .into_iter()
+        .filter_map(|c| match c.cmd {
+            'e' => Some(c.arg),
+            's' if c.flags.contains('e') => Some(c.arg),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Files a sed script writes: the `w FILE` / `W FILE` commands and the
+/// `s///w FILE` flag.
+pub fn sed_write_files(script: &str) -> Vec<String> {
+    sed_commands(script)
+        .into_iter()
+        .filter_map(|c| match c.cmd {
+            'w' | 'W' if !c.arg.is_empty() => Some(c.arg),
+            's' if !c.file.is_empty() => Some(c.file),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Files a sed script reads besides its input: `r FILE` / `R FILE`.
+pub fn sed_read_files(script: &str) -> Vec<String> {
+    sed_commands(script)
+        .into_iter()
+        .filter_map(|c| matches!(c.cmd, 'r' | 'R').then_some(c.arg))
+        .filter(|f| !f.is_empty())
+        .collect()
 }
 
 /// Commands a make fragment runs: `$(shell ..)` calls and recipe lines
@@ -2165,6 +2492,25 @@ mod tests {
         assert_eq!(sed_exec("1e id"), vec!["id".to_string()]);
         assert!(sed_exec("s/execute/run/g").is_empty());
         assert!(sed_exec("s/a/b/w out.txt").is_empty());
+        // any address form, blocks and ranges (red team, issue 37)
+        for sc in [
+            "/x/e rm -rf ~",
+            "\\,x,e rm -rf ~",
+            "0~1e rm -rf ~",
+            "$ e rm -rf ~",
+            "1,/y/ !e rm -rf ~",
+            "/a/,+2{e rm -rf ~\n}",
+            "/x/I,~4 s/.*/rm -rf ~/e",
+            "/x/s/.*/rm -rf ~/e",
+            "p;/x/e rm -rf ~",
+        ] {
+            assert_eq!(sed_exec(sc), vec!["rm -rf ~".to_string()], "{sc}");
+        }
+        assert_eq!(sed_write_files("/./w /root/.bashrc"), vec!["/root/.bashrc"]);
+        assert_eq!(sed_write_files("0~3s/a/b/gw out"), vec!["out"]);
+        assert!(sed_exec("s/e/E/g;/x/d").is_empty());
+        assert!(sed_exec("s/\\/e/x/g").is_empty());
+        assert_eq!(sed_read_files("/x/r ~/.ssh/id_rsa"), vec!["~/.ssh/id_rsa"]);
     }
 
     #[test]

@@ -610,25 +610,166 @@ impl Engine {
             }
             if e.name == "git" {
                 self.judge_git_config(e, &rel, acc, opts);
+                self.judge_git_hooks(e, a, &rel, acc, opts);
                 continue;
             }
             if matches!(e.name.as_str(), "make" | "gmake") {
                 self.judge_makefile(e, &rel, acc, opts);
                 continue;
             }
-            let Some((path, shown)) = script_of(e, &rel) else {
+            if e.name == "xargs" {
+                self.judge_xargs_input(e, a, &rel, acc, opts);
                 continue;
-            };
+            }
+            for s in scripts_of(e, &rel) {
+                match s {
+                    Script::Unseen(why) => {
+                        if let Some(r) = self.rule("script-unseen")
+                            && !self.exempted(r)
+                        {
+                            acc.push(Some(r), &why, &e.argv);
+                        }
+                    }
+                    Script::File(path, shown) => {
+                        self.judge_script_file(e, a, &path, &shown, ran_before, acc, opts);
+                    }
+                }
+            }
+        }
+    }
+
+    /// `xargs [-a FILE] sh -c` (no script after `-c`, or `{}`): the lines
+    /// xargs reads are the scripts. Read from a file (or the text this
+    /// command wrote to it) they are judged; from a pipe they are unseen.
+    fn judge_xargs_input(
+        &self,
+        e: &analyze::Exec,
+        a: &analyze::Analysis,
+        dir: &str,
+        acc: &mut Acc,
+        opts: &CheckOptions,
+    ) {
+        let argv = &e.argv;
+        let mut i = 1;
+        let mut file: Option<String> = None;
+        while i < argv.len() {
+            let w = argv[i].as_str();
+            if matches!(w, "-a" | "--arg-file") {
+                file = argv.get(i + 1).cloned();
+                i += 2;
+                continue;
+            }
+            if let Some(f) = w.strip_prefix("--arg-file=") {
+                file = Some(f.to_string());
+            } else if matches!(w, "-I" | "-L" | "-n" | "-P" | "-s" | "-d" | "-E" | "-i")
+                && w.len() == 2
+            {
+                i += 2;
+                continue;
+            } else if !w.starts_with('-') {
+                break;
+            }
+            i += 1;
+        }
+        let inner = &argv[i.min(argv.len())..];
+        let Some(prog) = inner.first() else { return };
+        let pname = analyze::cmd_name(prog);
+        let code_flag = |f: &str| {
+            if analyze::is_shell(&pname) {
+                f.starts_with('-') && !f.starts_with("--") && f.contains('c')
+            } else if analyze::is_interpreter(&pname) {
+                matches!(f, "-c" | "-e" | "-E" | "--eval")
+            } else {
+                false
+            }
+        };
+        let Some(ci) = inner.iter().position(|f| code_flag(f)) else {
+            return;
+        };
+        let script = inner.get(ci + 1);
+        if script.is_some_and(|s| !s.contains("{}") && !s.contains(analyze::DYN)) {
+            return;
+        }
+        let file = file.or_else(|| {
+            e.redirs
+                .iter()
+                .rev()
+                .find(|r| r.op == parse::RedirOp::In && r.fd.is_none_or(|f| f == 0))
+                .map(|r| r.target.clone())
+        });
+        let text = file.as_ref().and_then(|f| {
+            let n = words::norm_path(f);
+            a.written
+                .iter()
+                .rev()
+                .find(|(w, _)| *w == n)
+                .map(|(_, c)| c.clone())
+                .or_else(|| {
+                    let p = if f.starts_with('/') {
+                        f.clone()
+                    } else {
+                        format!("{dir}/{f}")
+                    };
+                    std::fs::metadata(&p)
+                        .ok()
+                        .filter(|m| m.is_file() && m.len() <= 256 * 1024)
+                        .and_then(|_| std::fs::read_to_string(&p).ok())
+                })
+        });
+        let Some(text) = text else {
+            if let Some(r) = self.rule("script-unseen")
+                && !self.exempted(r)
+            {
+                acc.push(
+                    Some(r),
+                    &format!("the commands xargs reads for {prog}"),
+                    &e.argv,
+                );
+            }
+            return;
+        };
+        acc.script_depth += 1;
+        for line in text.lines().take(256) {
+            let unquoted: String = line.chars().filter(|c| !matches!(c, '\'' | '"')).collect();
+            if analyze::is_shell(&pname) {
+                self.check_text(line, acc, false, opts);
+                self.check_text(&unquoted, acc, false, opts);
+            } else {
+                for sh in analyze::shell_strings_in_code(&pname, &unquoted) {
+                    self.check_text(&sh, acc, false, opts);
+                }
+            }
+        }
+        acc.script_depth -= 1;
+    }
+
+    /// One script file an exec runs, read now and judged by its content.
+    #[allow(clippy::too_many_arguments)]
+    fn judge_script_file(
+        &self,
+        e: &analyze::Exec,
+        a: &analyze::Analysis,
+        path: &str,
+        shown: &str,
+        ran_before: bool,
+        acc: &mut Acc,
+        opts: &CheckOptions,
+    ) {
+        let path = path.to_string();
+        let shown = shown.to_string();
+        {
             // written by this very command: already analysed
             if a.written.iter().any(|(w, _)| {
                 *w == words::norm_path(&shown) || path.ends_with(w.trim_start_matches("./"))
             }) {
-                continue;
+                return;
             }
             // a program run by its path: a missing file runs nothing, a
             // compiled binary is judged like any program
+            let sed = matches!(e.name.as_str(), "sed" | "gsed");
             let by_path = !(analyze::is_shell(&e.name)
                 || analyze::is_interpreter(&e.name)
+                || sed
                 || matches!(e.name.as_str(), "source" | "."));
             if by_path {
                 let head = std::fs::File::open(&path).ok().map(|mut f| {
@@ -644,7 +785,7 @@ impl Engine {
                         || b.starts_with(&[0xca, 0xfe, 0xba, 0xbe])
                 };
                 if head.as_deref().is_none_or(binary) {
-                    continue;
+                    return;
                 }
             }
             let text = std::fs::metadata(&path)
@@ -666,14 +807,14 @@ impl Engine {
                     .is_some_and(|n| n.starts_with("activate"))
                     && path.contains("/bin/");
                 if missing && (!ran_before || activate) {
-                    continue;
+                    return;
                 }
                 if let Some(r) = self.rule("script-unseen")
                     && !self.exempted(r)
                 {
                     acc.push(Some(r), &format!("{shown} ({path})"), &e.argv);
                 }
-                continue;
+                return;
             };
             acc.script_depth += 1;
             let shebang = text.lines().next().unwrap_or("").to_string();
@@ -692,9 +833,24 @@ impl Engine {
             } else {
                 "sh".to_string()
             };
-            if analyze::is_shell(&lang) {
+            if sed {
+                // a sed script file: judged as the same script given inline
+                let quoted = format!("'{}'", text.replace('\'', "'\\''"));
+                self.check_text(&format!("sed -e {quoted} /dev/null"), acc, false, opts);
+            } else if analyze::is_shell(&lang) {
                 self.check_text(&text, acc, false, opts);
             } else {
+                if lang.starts_with("python") && acc.script_depth < 3 {
+                    // the workspace modules it imports run too
+                    let dir = path.rsplit_once('/').map_or(".", |x| x.0);
+                    for m in python_local_imports(&text, dir) {
+                        if let Script::File(p, sh) = m
+                            && p != path
+                        {
+                            self.judge_script_file(e, a, &p, &sh, ran_before, acc, opts);
+                        }
+                    }
+                }
                 for sh in analyze::shell_strings_in_code(&lang, &text) {
                     self.check_text(&sh, acc, false, opts);
                 }
@@ -933,6 +1089,105 @@ impl Engine {
         acc.script_depth -= 1;
     }
 
+    /// Git's hooks and the files this very command line writes into a
+    /// `.git` directory before running git: the hooks a subcommand runs
+    /// (every non-sample file of `.git/hooks`, for subcommands that make
+    /// commits, move refs or check out) are judged as the scripts they
+    /// are; a config or hook written earlier in the same command asks.
+    fn judge_git_hooks(
+        &self,
+        e: &analyze::Exec,
+        a: &analyze::Analysis,
+        dir: &str,
+        acc: &mut Acc,
+        opts: &CheckOptions,
+    ) {
+        let me = a
+            .execs
+            .iter()
+            .position(|x| std::ptr::eq(x, e))
+            .unwrap_or(a.execs.len());
+        let wrote_git = a.execs[..me].iter().find_map(|x| {
+            rules::write_targets(x).into_iter().find_map(|(t, _)| {
+                let n = words::norm_path(&t);
+                (n.contains("/.git/")
+                    || n.starts_with(".git/")
+                    || n.ends_with("/.git")
+                    || n == ".git")
+                    .then_some(t)
+            })
+        });
+        if let Some(t) = wrote_git
+            && let Some(r) = self.rule("code-config")
+            && !self.exempted(r)
+        {
+            acc.push_why(
+                Some(r),
+                Some("this command writes git's config or hooks, then runs git"),
+                &format!("{t} then {}", rules::display_exec(e)),
+                &e.argv,
+                None,
+            );
+        }
+        let Some((_, sub)) = rules::git_sub(&e.argv) else {
+            return;
+        };
+        if !matches!(
+            sub,
+            "commit"
+                | "merge"
+                | "pull"
+                | "push"
+                | "rebase"
+                | "am"
+                | "checkout"
+                | "switch"
+                | "cherry-pick"
+                | "revert"
+                | "reset"
+                | "gc"
+                | "fetch"
+                | "branch"
+                | "tag"
+                | "update-ref"
+                | "stash"
+                | "worktree"
+                | "clone"
+                | "send-email"
+                | "receive-pack"
+                | "maintenance"
+                | "restore"
+        ) {
+            return;
+        }
+        let repo = e
+            .argv
+            .windows(2)
+            .find(|w| w[0] == "-C")
+            .map(|w| {
+                if w[1].starts_with('/') {
+                    w[1].clone()
+                } else {
+                    format!("{dir}/{}", w[1])
+                }
+            })
+            .unwrap_or_else(|| dir.to_string());
+        let hooks = format!("{repo}/.git/hooks");
+        let Ok(rd) = std::fs::read_dir(&hooks) else {
+            return;
+        };
+        let mut names: Vec<String> = rd
+            .filter_map(|x| x.ok())
+            .filter_map(|x| x.file_name().into_string().ok())
+            .filter(|n| !n.ends_with(".sample") && !n.starts_with('.'))
+            .collect();
+        names.sort();
+        for n in names.iter().take(32) {
+            let p = format!("{hooks}/{n}");
+            self.judge_script_file(e, a, &p, &format!(".git/hooks/{n}"), false, acc, opts);
+        }
+    }
+
     /// In the sandboxed posture, why the sandbox contains an `ask` reason
     /// that the per-rule sandbox judgement did not contain.
     fn sandboxed_posture(&self, facts: &SandboxFacts, rule: &str, tier: Verdict) -> Option<String> {
@@ -991,7 +1246,7 @@ impl Engine {
         }
         let ctx = ctx::RuleCtx {
             analysis: &a,
-            targets: a.execs.iter().map(rules::write_targets).collect(),
+            targets: rules::through_links(&a, a.execs.iter().map(rules::write_targets).collect()),
             single: rules::analysis_is_single(&a) && !text.contains(['\n', ';', '&', '|']),
             posture: self.posture,
             workspace: self.workspace.as_deref(),
@@ -1180,54 +1435,509 @@ fn make_recipe_to_shell(line: &str) -> String {
     out
 }
 
-/// The script file an exec runs (absolute path to read, path as written):
-/// `bash FILE`, `source FILE`, `./FILE`, `python3 FILE`, `node FILE`.
-fn script_of(e: &analyze::Exec, ws: &str) -> Option<(String, String)> {
-    let first = e.argv.first()?;
-    let p = if first.contains('/')
-        && !analyze::is_shell(&e.name)
-        && !analyze::is_interpreter(&e.name)
-    {
-        // a program path: only scripts in the workspace or relative ones
-        first.clone()
-    } else if analyze::is_shell(&e.name)
-        || analyze::is_interpreter(&e.name)
-        || matches!(e.name.as_str(), "source" | ".")
-    {
-        if e.argv[1..].iter().any(|a| {
-            a.starts_with('-')
-                && !a.starts_with("--")
-                && (a.contains('c') || a.contains('e') || a == "-m")
-        }) {
-            return None;
-        }
-        rules::script_operand(e)?.to_string()
-    } else {
-        return None;
+/// What an exec runs from files: a script to read (absolute path to read,
+/// path as written), or a script it runs whose content cannot be seen.
+#[derive(Debug, PartialEq, Eq)]
+enum Script {
+    File(String, String),
+    Unseen(String),
+}
+
+/// Where an interpreter's main program comes from.
+enum Src {
+    Operand(String),
+    Stdin,
+    Nothing,
+}
+
+/// The scripts an exec runs, failing closed: every way a shell or an
+/// interpreter can be handed a program (an operand after any options, a
+/// script on stdin from `< FILE`, a glob, `-m MODULE` of the workspace,
+/// preloaded files `node -r ./x`, `ruby -r ./x`, `awk -f`, `sed -f`,
+/// `php -f`) yields the file to read, and a program whose text is not
+/// there to read yields `Unseen`. Inline code (`-c`, `-e`) is the
+/// analyser's.
+fn scripts_of(e: &analyze::Exec, ws: &str) -> Vec<Script> {
+    let Some(first) = e.argv.first() else {
+        return Vec::new();
     };
-    if p.contains(analyze::DYN) || p == "-" || p.starts_with("/dev/") || p.starts_with("/proc/") {
-        return None;
-    }
-    let abs = if let Some(rest) = p.strip_prefix("~/") {
-        format!("{}/{rest}", std::env::var("HOME").ok()?)
-    } else if p.starts_with('/') {
-        // system programs (/usr/bin/env, /bin/ls) are binaries, not scripts
+    let base = e
+        .cwd
+        .as_deref()
+        .filter(|c| c.starts_with('/'))
+        .unwrap_or(ws)
+        .to_string();
+    let abs = |p: &str| -> Option<String> {
+        if let Some(rest) = p.strip_prefix("~/") {
+            Some(format!("{}/{rest}", std::env::var("HOME").ok()?))
+        } else if p.starts_with('/') {
+            Some(p.to_string())
+        } else {
+            Some(format!("{base}/{p}"))
+        }
+    };
+    let name = e.name.as_str();
+    let shell = analyze::is_shell(name) || matches!(name, "source" | ".");
+    let interp = analyze::is_interpreter(name);
+    if first.contains('/') && !shell && !interp {
+        // a program run by its path: only scripts outside the system dirs
         if ["/usr/", "/bin/", "/sbin/", "/opt/", "/snap/"]
             .iter()
-            .any(|d| p.starts_with(d))
+            .any(|d| first.starts_with(d))
+            || first.contains(analyze::DYN)
         {
-            return None;
+            return Vec::new();
         }
-        p.clone()
+        return abs(first)
+            .map(|a| vec![Script::File(a, first.clone())])
+            .unwrap_or_default();
+    }
+    let mut out = Vec::new();
+    let lang = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    let a = &e.argv;
+    // value of a short option: the rest of its word or the next word
+    let src = if matches!(name, "source" | ".") {
+        match a.get(1) {
+            Some(w) => Src::Operand(w.clone()),
+            None => Src::Nothing,
+        }
+    } else if shell {
+        let mut i = 1;
+        let mut stdin = false;
+        let mut src = None;
+        while i < a.len() {
+            let w = a[i].as_str();
+            if w == "--" || w == "-" {
+                i += 1;
+                break;
+            }
+            if w.starts_with("--") {
+                match w {
+                    "--rcfile" | "--init-file" => {
+                        if let Some(f) = a.get(i + 1) {
+                            out.extend(abs(f).map(|p| Script::File(p, f.clone())));
+                        }
+                        i += 2;
+                    }
+                    "--version" | "--help" => {
+                        src = Some(Src::Nothing);
+                        break;
+                    }
+                    _ => i += 1,
+                }
+                continue;
+            }
+            if (w.starts_with('-') || w.starts_with('+')) && w.len() > 1 {
+                let f = &w[1..];
+                if f.contains('c') {
+                    src = Some(Src::Nothing);
+                    break;
+                }
+                stdin |= f.contains('s');
+                i += if f.contains(['o', 'O']) { 2 } else { 1 };
+                continue;
+            }
+            break;
+        }
+        src.unwrap_or_else(|| match a.get(i) {
+            Some(w) if !stdin => Src::Operand(w.clone()),
+            _ => Src::Stdin,
+        })
+    } else if lang.starts_with("python") || lang == "py" || lang == "pypy" {
+        let mut i = 1;
+        let mut src = None;
+        'args: while i < a.len() {
+            let w = a[i].as_str();
+            if w == "-" {
+                src = Some(Src::Stdin);
+                break;
+            }
+            if w == "--" {
+                src = Some(a.get(i + 1).map_or(Src::Stdin, |s| Src::Operand(s.clone())));
+                break;
+            }
+            if let Some(long) = w.strip_prefix("--") {
+                if matches!(long, "version" | "help") {
+                    src = Some(Src::Nothing);
+                    break;
+                }
+                i += if long == "check-hash-based-pycs" {
+                    2
+                } else {
+                    1
+                };
+                continue;
+            }
+            if let Some(f) = w.strip_prefix('-').filter(|f| !f.is_empty()) {
+                for (k, ch) in f.char_indices() {
+                    let rest = &f[k + 1..];
+                    let val = || {
+                        if rest.is_empty() {
+                            a.get(i + 1).cloned()
+                        } else {
+                            Some(rest.to_string())
+                        }
+                    };
+                    match ch {
+                        'c' => {
+                            // inline code: its local imports are read
+                            if let Some(code) = val() {
+                                out.extend(python_local_imports(&code, &base));
+                            }
+                            src = Some(Src::Nothing);
+                            break 'args;
+                        }
+                        'm' => {
+                            // a module of the workspace runs its file
+                            if let Some(m) = val() {
+                                let rel = m.replace('.', "/");
+                                for cand in [format!("{rel}.py"), format!("{rel}/__main__.py")] {
+                                    if std::path::Path::new(&format!("{base}/{cand}")).is_file() {
+                                        out.push(Script::File(format!("{base}/{cand}"), cand));
+                                        break;
+                                    }
+                                }
+                            }
+                            src = Some(Src::Nothing);
+                            break 'args;
+                        }
+                        'W' | 'X' => {
+                            i += if rest.is_empty() { 2 } else { 1 };
+                            continue 'args;
+                        }
+                        'h' | 'V' => {
+                            src = Some(Src::Nothing);
+                            break 'args;
+                        }
+                        _ => {}
+                    }
+                }
+                i += 1;
+                continue;
+            }
+            src = Some(Src::Operand(w.to_string()));
+            break;
+        }
+        src.unwrap_or(Src::Stdin)
+    } else if matches!(lang, "node" | "nodejs" | "bun") {
+        let mut i = 1;
+        let mut src = None;
+        while i < a.len() {
+            let w = a[i].as_str();
+            let (opt, inline_val) = match w.split_once('=') {
+                Some((o, v)) if w.starts_with("--") => (o, Some(v.to_string())),
+                _ => (w, None),
+            };
+            match opt {
+                "-e" | "--eval" | "-p" | "--print" | "-pe" => {
+                    src = Some(Src::Nothing);
+                    i += if inline_val.is_some() { 1 } else { 2 };
+                    continue;
+                }
+                "-r" | "--require" | "--import" | "--loader" | "--experimental-loader" => {
+                    let v = inline_val.or_else(|| a.get(i + 1).cloned());
+                    if let Some(v) = v.filter(|v| v.starts_with(['.', '/', '~'])) {
+                        out.extend(node_module_file(&v, &abs));
+                    }
+                    i += if w.contains('=') { 1 } else { 2 };
+                    continue;
+                }
+                "-v" | "--version" | "-h" | "--help" => {
+                    src.get_or_insert(Src::Nothing);
+                    break;
+                }
+                "-" => {
+                    src.get_or_insert(Src::Stdin);
+                    break;
+                }
+                "--" => {
+                    if src.is_none() {
+                        src = Some(a.get(i + 1).map_or(Src::Stdin, |s| Src::Operand(s.clone())));
+                    }
+                    break;
+                }
+                _ if w.starts_with('-') => i += 1,
+                _ => {
+                    src.get_or_insert(Src::Operand(w.to_string()));
+                    break;
+                }
+            }
+        }
+        src.unwrap_or(Src::Stdin)
+    } else if matches!(lang, "perl" | "ruby") {
+        let mut i = 1;
+        let mut src = None;
+        'args: while i < a.len() {
+            let w = a[i].as_str();
+            if w == "-" {
+                break;
+            }
+            if w == "--" {
+                src = Some(a.get(i + 1).map_or(Src::Stdin, |s| Src::Operand(s.clone())));
+                break;
+            }
+            if w.starts_with("--") {
+                if matches!(w, "--version" | "--help") {
+                    src = Some(Src::Nothing);
+                    break;
+                }
+                i += 1;
+                continue;
+            }
+            if let Some(f) = w.strip_prefix('-').filter(|f| !f.is_empty()) {
+                for (k, ch) in f.char_indices() {
+                    let rest = &f[k + 1..];
+                    match ch {
+                        'e' | 'E' if lang == "perl" || ch == 'e' => {
+                            src = Some(Src::Nothing);
+                            i += if rest.is_empty() { 2 } else { 1 };
+                            continue 'args;
+                        }
+                        'v' | 'h' => {
+                            src = Some(Src::Nothing);
+                            break 'args;
+                        }
+                        'r' if lang == "ruby" => {
+                            let v = if rest.is_empty() {
+                                i += 1;
+                                a.get(i).cloned()
+                            } else {
+                                Some(rest.to_string())
+                            };
+                            if let Some(v) = v.filter(|v| v.starts_with(['.', '/', '~'])) {
+                                let f = if v.ends_with(".rb") {
+                                    v
+                                } else {
+                                    format!("{v}.rb")
+                                };
+                                out.extend(abs(&f).map(|p| Script::File(p, f.clone())));
+                            }
+                            i += 1;
+                            continue 'args;
+                        }
+                        'I' | 'C' if rest.is_empty() => {
+                            i += 2;
+                            continue 'args;
+                        }
+                        'M' | 'm' | 'I' | 'x' | 'i' | 'l' | '0' | 'C' | 'd' | 'D' | 'F' | 'E'
+                        | 'K' | 'T' | 'W' => {
+                            i += 1;
+                            continue 'args;
+                        }
+                        _ => {}
+                    }
+                }
+                i += 1;
+                continue;
+            }
+            src.get_or_insert(Src::Operand(w.to_string()));
+            break;
+        }
+        src.unwrap_or(Src::Stdin)
+    } else if matches!(lang, "awk" | "gawk" | "mawk" | "nawk") {
+        // `-f FILE` / `-E FILE` / `--file=FILE`: the program's files
+        let mut i = 1;
+        while i < a.len() {
+            let w = a[i].as_str();
+            let f = match w {
+                "-f" | "-E" | "--file" | "--exec" => {
+                    i += 1;
+                    a.get(i).cloned()
+                }
+                _ => w
+                    .strip_prefix("--file=")
+                    .or_else(|| w.strip_prefix("--exec="))
+                    .map(str::to_string),
+            };
+            if let Some(f) = f {
+                out.push(file_or_unseen(&f, &abs, &base));
+            }
+            i += 1;
+        }
+        Src::Nothing
+    } else if lang == "php" {
+        let mut src = Src::Stdin;
+        let mut i = 1;
+        while i < a.len() {
+            let w = a[i].as_str();
+            match w {
+                "-r" | "-S" | "-v" | "-h" | "-i" | "-m" | "-l" | "-a" => {
+                    src = Src::Nothing;
+                    break;
+                }
+                "-f" => {
+                    src = a
+                        .get(i + 1)
+                        .map_or(Src::Nothing, |f| Src::Operand(f.clone()));
+                    break;
+                }
+                "-c" | "-d" | "-t" | "-z" => i += 2,
+                _ if w.starts_with('-') => i += 1,
+                _ => {
+                    src = Src::Operand(w.to_string());
+                    break;
+                }
+            }
+        }
+        src
+    } else if interp {
+        if a[1..].iter().any(|w| {
+            w.starts_with('-')
+                && !w.starts_with("--")
+                && (w.contains('c') || w.contains('e') || w == "-m")
+        }) {
+            Src::Nothing
+        } else {
+            rules::script_operand(e).map_or(Src::Nothing, |s| Src::Operand(s.to_string()))
+        }
+    } else if matches!(name, "sed" | "gsed") {
+        for f in knowledge::sed_scripts(a).1 {
+            out.push(file_or_unseen(&f, &abs, &base));
+        }
+        Src::Nothing
     } else {
-        let base = e
-            .cwd
-            .as_deref()
-            .filter(|c| c.starts_with('/'))
-            .unwrap_or(ws);
-        format!("{base}/{p}")
+        Src::Nothing
     };
-    Some((abs, p))
+    let src = match src {
+        Src::Operand(w) if w == "-" || w == "/dev/stdin" => Src::Stdin,
+        s => s,
+    };
+    match src {
+        Src::Operand(w) => {
+            if w.starts_with("/dev/") || w.starts_with("/proc/") {
+                // a process substitution or a device: judged by the rules
+            } else {
+                out.push(file_or_unseen(&w, &abs, &base));
+            }
+        }
+        Src::Stdin => {
+            // the script on stdin: a file redirected there is read; a
+            // heredoc and a pipe are the analyser's
+            if e.stdin_text.is_none()
+                && let Some(r) = e
+                    .redirs
+                    .iter()
+                    .rev()
+                    .find(|r| r.op == parse::RedirOp::In && r.fd.is_none_or(|f| f == 0))
+                && !r.target.starts_with("/dev/fd/")
+                && r.target != "/dev/null"
+            {
+                out.push(file_or_unseen(&r.target, &abs, &base));
+            }
+        }
+        Src::Nothing => {}
+    }
+    out
+}
+
+/// A script word: a literal path to read, a glob expanded in its
+/// directory (the first match runs), or `Unseen` when it is computed at
+/// run time.
+fn file_or_unseen(w: &str, abs: &dyn Fn(&str) -> Option<String>, base: &str) -> Script {
+    if w.contains(analyze::DYN) {
+        return Script::Unseen(format!(
+            "{} (computed at run time)",
+            w.replace(analyze::DYN, "$?")
+        ));
+    }
+    if w.contains(['*', '?', '[']) {
+        let (dir, pat) = match w.rsplit_once('/') {
+            Some((d, p)) => (d.to_string(), p.to_string()),
+            None => (String::new(), w.to_string()),
+        };
+        let dir_abs = if dir.is_empty() {
+            Some(base.to_string())
+        } else {
+            abs(&dir)
+        };
+        let mut names: Vec<String> = dir_abs
+            .as_deref()
+            .filter(|d| !d.contains(['*', '?', '[']))
+            .and_then(|d| std::fs::read_dir(d).ok())
+            .map(|rd| {
+                rd.filter_map(|x| x.ok())
+                    .filter_map(|x| x.file_name().into_string().ok())
+                    .filter(|n| {
+                        (pat.starts_with('.') || !n.starts_with('.'))
+                            && rules::glob_can_match(&pat, n)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        return match (names.first(), dir_abs) {
+            (Some(n), Some(d)) => {
+                let shown = if dir.is_empty() {
+                    n.clone()
+                } else {
+                    format!("{dir}/{n}")
+                };
+                Script::File(format!("{d}/{n}"), shown)
+            }
+            _ => Script::Unseen(format!("{w} (a glob)")),
+        };
+    }
+    match abs(w) {
+        Some(p) => Script::File(p, w.to_string()),
+        None => Script::Unseen(w.to_string()),
+    }
+}
+
+/// `node -r ./x`: the file a relative module name loads.
+fn node_module_file(v: &str, abs: &dyn Fn(&str) -> Option<String>) -> Option<Script> {
+    let p = abs(v)?;
+    for (cand, shown) in [
+        (p.clone(), v.to_string()),
+        (format!("{p}.js"), format!("{v}.js")),
+        (format!("{p}.mjs"), format!("{v}.mjs")),
+        (format!("{p}.cjs"), format!("{v}.cjs")),
+        (format!("{p}/index.js"), format!("{v}/index.js")),
+    ] {
+        if std::path::Path::new(&cand).is_file() {
+            return Some(Script::File(cand, shown));
+        }
+    }
+    Some(Script::File(p, v.to_string()))
+}
+
+/// The workspace modules Python code imports (`import helper`, `from
+/// pkg.mod import x`, `importlib.import_module("helper")`): their files
+/// run too. Only files that exist next to the code are returned.
+fn python_local_imports(code: &str, dir: &str) -> Vec<Script> {
+    use once_cell::sync::Lazy;
+    static IMPORT: Lazy<regex::Regex> = Lazy::new(|| {
+        regex::Regex::new(
+            r#"(?m)(?:^|;)\s*(?:from\s+([A-Za-z_][\w.]*)\s+import\b|import\s+([A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*))|(?:import_module|__import__)\(\s*['"]([\w.]+)['"]"#,
+        )
+        .expect("python import regex")
+    });
+    let mut out = Vec::new();
+    for c in IMPORT.captures_iter(code) {
+        let names: Vec<&str> = [c.get(1), c.get(2), c.get(3)]
+            .into_iter()
+            .flatten()
+            .flat_map(|m| m.as_str().split(','))
+            .map(str::trim)
+            .collect();
+        for n in names {
+            let rel = n.replace('.', "/");
+            for cand in [format!("{rel}.py"), format!("{rel}/__init__.py")] {
+                let p = format!("{dir}/{cand}");
+                if std::path::Path::new(&p).is_file()
+                    && !out
+                        .iter()
+                        .any(|s| matches!(s, Script::File(q, _) if *q == p))
+                {
+                    out.push(Script::File(p, cand));
+                    break;
+                }
+            }
+            if out.len() >= 16 {
+                return out;
+            }
+        }
+    }
+    out
 }
 
 fn truncate(s: &str, n: usize) -> &str {

@@ -86,6 +86,11 @@ pub fn known_safe(e: &Exec) -> bool {
             .iter()
             .any(|a| a == f || a.starts_with(&format!("{f}=")))
     };
+    // options that load code, write files, install or run a program
+    // make any of these programs not known-safe
+    if risky_options(e) {
+        return false;
+    }
     match n {
         "ls" | "cat" | "head" | "tail" | "wc" | "grep" | "egrep" | "fgrep" | "rg" | "ag"
         | "echo" | "printf" | "pwd" | "which" | "file" | "stat" | "du" | "df" | "diff" | "cmp"
@@ -108,6 +113,7 @@ pub fn known_safe(e: &Exec) -> bool {
                     | "-okdir"
                     | "-delete"
                     | "-fprint"
+                    | "-fprint0"
                     | "-fprintf"
                     | "-fls"
             )
@@ -153,10 +159,12 @@ pub fn known_safe(e: &Exec) -> bool {
                 | "bench"
                 | "nextest"
         ),
-        "go" => matches!(
-            sub,
-            "build" | "test" | "vet" | "fmt" | "list" | "version" | "env"
-        ),
+        "go" => {
+            matches!(
+                sub,
+                "build" | "test" | "vet" | "fmt" | "list" | "version" | "env"
+            ) && !(sub == "env" && (has("-w") || has("-u")))
+        }
         "npm" | "pnpm" | "yarn" => {
             matches!(sub, "test" | "ls" | "list" | "outdated" | "view" | "why")
                 || (sub == "run" && ops_ok(e))
@@ -170,6 +178,155 @@ pub fn known_safe(e: &Exec) -> bool {
         _ if is_shell(n) || is_interpreter(n) => false,
         _ => false,
     }
+}
+
+/// Options of the known-safe programs that make a run unsafe: a file
+/// written (outside the usual places), a config, plugin or module loaded
+/// (code), a program run, packages installed, the environment printed.
+fn risky_options(e: &Exec) -> bool {
+    let a = &e.argv;
+    let opt = |w: &str, names: &[&str]| {
+        names.iter().any(|n| {
+            w == *n
+                || w.strip_prefix(n).is_some_and(|r| r.starts_with('='))
+                || (n.len() == 2 && !n.starts_with("--") && w.starts_with(n) && w.len() > 2)
+        })
+    };
+    let any = |names: &[&str]| a[1..].iter().any(|w| opt(w, names));
+    // a value that leaves the workspace
+    let outside = |names: &[&str]| {
+        a.windows(2).any(|w| {
+            let v = if names.contains(&w[0].as_str()) {
+                Some(w[1].as_str())
+            } else {
+                names
+                    .iter()
+                    .find_map(|n| w[0].strip_prefix(&format!("{n}=")))
+            };
+            v.is_some_and(|v| v.starts_with(['/', '~']) || v.contains(".."))
+        })
+    };
+    match e.name.as_str() {
+        "pytest" | "py.test" => {
+            any(&[
+                "--basetemp",
+                "--rootdir",
+                "-c",
+                "--config-file",
+                "--confcutdir",
+                "-o",
+                "--override-ini",
+                "--pdbcls",
+                "--junitxml",
+                "--junit-xml",
+                "--log-file",
+                "--debug",
+            ]) || a
+                .windows(2)
+                .any(|w| w[0] == "-p" && !w[1].starts_with("no:"))
+                || a.iter()
+                    .any(|w| w.starts_with("-p") && w.len() > 2 && !w[2..].starts_with("no:"))
+        }
+        "mypy" => any(&[
+            "--install-types",
+            "--config-file",
+            "--python-executable",
+            "--cache-dir",
+            "--junit-xml",
+            "--html-report",
+            "--txt-report",
+            "--xml-report",
+            "--linecount-report",
+            "--any-exprs-report",
+        ]),
+        "ruff" | "black" | "isort" | "flake8" | "pylint" => any(&[
+            "--config",
+            "--rcfile",
+            "--load-plugins",
+            "--init-hook",
+            "--settings-path",
+            "--sp",
+            "--settings-file",
+            "--append-config",
+            "--require-plugins",
+            "--output-file",
+            "--cache-dir",
+        ]),
+        "eslint" | "prettier" | "jest" | "vitest" | "tsc" => {
+            any(&[
+                "-c",
+                "--config",
+                "--plugin",
+                "--plugins",
+                "--rulesdir",
+                "--resolve-plugins-relative-to",
+                "-f",
+                "--format",
+                "-o",
+                "--output-file",
+                "--outputFile",
+                "--require",
+                "--setupFiles",
+                "--setupFilesAfterEnv",
+                "--testRunner",
+                "--reporters",
+                "--transform",
+                "--globalSetup",
+                "--globalTeardown",
+                "--testEnvironment",
+                "--resolver",
+                "--preset",
+                "--watchPlugins",
+                "--generateTrace",
+            ]) || outside(&[
+                "--outDir",
+                "--outFile",
+                "--declarationDir",
+                "--tsBuildInfoFile",
+            ])
+        }
+        "ctest" => any(&[
+            "-S",
+            "-SP",
+            "--script",
+            "--build-and-test",
+            "--build-options",
+            "--extra-submit",
+            "-O",
+            "--output-log",
+        ]),
+        "cargo" => any(&["--config", "-Z"]),
+        "go" => {
+            any(&[
+                "-exec",
+                "-toolexec",
+                "-vettool",
+                "-overlay",
+                "-modfile",
+                "-ldflags",
+                "-gccgoflags",
+                "-compiler",
+                "-pkgdir",
+            ]) || outside(&["-o"])
+        }
+        "tree" => any(&["-o", "--output"]),
+        "sort" => any(&["-o", "--output", "--compress-program"]),
+        "rg" => any(&["--pre", "--pre-glob"]),
+        // the whole environment (tokens) printed; files read into the output
+        "jq" | "yq" => {
+            a[1..].iter().any(|w| jq_reads_env(w)) || any(&["--rawfile", "--slurpfile", "-L"])
+        }
+        "git" => any(&["--config-env", "--exec-path", "--git-dir"]),
+        _ => false,
+    }
+}
+
+/// A jq filter that reads the environment (`env`, `$ENV`).
+pub fn jq_reads_env(w: &str) -> bool {
+    use once_cell::sync::Lazy;
+    static ENV: Lazy<regex::Regex> =
+        Lazy::new(|| regex::Regex::new(r"(^|[^\w$.])env\b|\$ENV\b").expect("jq env regex"));
+    !w.starts_with('-') && ENV.is_match(w)
 }
 
 fn ops_ok(e: &Exec) -> bool {

@@ -622,13 +622,99 @@ pub fn is_project_config(p: &str) -> bool {
 
 static CRED_RE: Lazy<Regex> = Lazy::new(|| {
     Regex::new(
-        r"(^|/)(id_(rsa|dsa|ecdsa|ed25519)(_sk)?|\.netrc|\.git-credentials|\.pgpass|\.vault-token|\.pypirc|\.npmrc|credentials(\.json|\.db)?|application_default_credentials\.json|access_tokens\.db|accesstokens\.json|shadow|gshadow|master\.passwd|secring\.gpg|\.my\.cnf|hosts\.yml)$|/\.gnupg/private-keys|/\.docker/config\.json$|/\.kube/config$|/\.ssh/.*\.(pem|key)$|/\.password-store/|^/proc/[^/]+/environ$|^/etc/ssl/private/|(^|/)(login data|cookies|key[34]\.db|logins\.json|keychain-db|\.keychain)$",
+        r"(^|/)(id_(rsa|dsa|ecdsa|ed25519|xmss)(_sk)?([._~-][^/]*)?|\.netrc|_netrc|\.git-credentials|\.pgpass|\.vault-token|\.pypirc|\.npmrc|\.gem/credentials|credentials(\.json|\.db|\.toml)?|application_default_credentials\.json|access_tokens\.db|accesstokens\.json|shadow-?|gshadow-?|master\.passwd|secring\.gpg|\.my\.cnf|hosts\.yml|ssh_host_[a-z0-9]+_key|(deploy|private|priv|signing)_key|auth\.json|\.credentials\.json|credentials\.tfrc\.json)$|/\.gnupg/private-keys|/\.docker/config\.json$|/\.kube/config$|/\.ssh/.*\.(pem|key)$|/\.password-store/|^/proc/[^/]+/environ$|^/etc/ssl/private/|^(/var)?/run/secrets/.|huggingface/token$|(^|/)(login data|cookies|key[34]\.db|logins\.json|keychain-db|\.keychain)$",
     )
     .expect("cred regex")
 });
 
+/// Concrete credential files a glob is compared with (`cat ~/.ssh/id*`,
+/// `cat /etc/shadow*`, `cd ~/.aws && cat cred*`): a glob that could expand
+/// to one of them reads it.
+const CRED_SAMPLES: &[&str] = &[
+    "~/.ssh/id_rsa",
+    "~/.ssh/id_ed25519",
+    "~/.ssh/id_ecdsa",
+    "~/.ssh/id_dsa",
+    "~/.ssh/id_rsa.old",
+    "~/.ssh/deploy_key",
+    "~/.aws/credentials",
+    "~/.netrc",
+    "~/.git-credentials",
+    "~/.pgpass",
+    "~/.pypirc",
+    "~/.npmrc",
+    "~/.vault-token",
+    "~/.my.cnf",
+    "~/.docker/config.json",
+    "~/.kube/config",
+    "~/.config/gcloud/credentials.db",
+    "~/.config/gcloud/application_default_credentials.json",
+    "~/.config/gh/hosts.yml",
+    "~/.cargo/credentials.toml",
+    "~/.cargo/credentials",
+    "~/.codex/auth.json",
+    "~/.claude/.credentials.json",
+    "~/.terraform.d/credentials.tfrc.json",
+    "~/.cache/huggingface/token",
+    "~/.gnupg/private-keys-v1.d/k.key",
+    "~/.password-store/p.gpg",
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/ssh/ssh_host_rsa_key",
+    "/etc/ssh/ssh_host_ed25519_key",
+    "/var/run/secrets/kubernetes.io/serviceaccount/token",
+    "/run/secrets/kubernetes.io/serviceaccount/token",
+    "/proc/1/environ",
+];
+
+/// Whether a shell glob (`*`, `?`, `[..]`; `*` does not cross `/`) can
+/// match `name`.
+pub fn glob_can_match(pat: &str, name: &str) -> bool {
+    fn go(p: &[u8], n: &[u8]) -> bool {
+        match p.first() {
+            None => n.is_empty(),
+            Some(b'*') => (0..=n.len())
+                .take_while(|&i| i == 0 || n[i - 1] != b'/')
+                .any(|i| go(&p[1..], &n[i..])),
+            Some(b'?') => n.first().is_some_and(|&c| c != b'/') && go(&p[1..], &n[1..]),
+            Some(b'[') => match p.iter().position(|&c| c == b']') {
+                Some(end) if n.first().is_some_and(|&c| c != b'/') => go(&p[end + 1..], &n[1..]),
+                _ => false,
+            },
+            Some(b'\\') if p.len() > 1 => n.first() == Some(&p[1]) && go(&p[2..], &n[1..]),
+            Some(&c) => n.first() == Some(&c) && go(&p[1..], &n[1..]),
+        }
+    }
+    go(pat.as_bytes(), name.as_bytes())
+}
+
+/// A path operand as the program sees it: relative to the directory an
+/// earlier `cd` of the same command line entered (`cd ~/.aws && cat
+/// credentials`).
+pub fn resolved(e: &Exec, a: &str) -> String {
+    if a.is_empty() || a.starts_with(['/', '~', '-', '$']) || a.contains(DYN) || a.contains("://") {
+        return a.to_string();
+    }
+    match &e.cwd {
+        Some(c) => norm_path(&format!("{c}/{a}")),
+        None => a.to_string(),
+    }
+}
+
 pub fn is_credential_file(p: &str) -> bool {
-    let n = lc(&norm_path(p));
+    let mut n = lc(&norm_path(p));
+    // another user's home: the same files
+    for pre in ["/root/", "/home/"] {
+        if let Some(rest) = n.strip_prefix(pre) {
+            let rest = if pre == "/home/" {
+                rest.split_once('/').map(|x| x.1).unwrap_or("")
+            } else {
+                rest
+            };
+            n = format!("~/{rest}");
+        }
+    }
+    let n = n;
     if matches!(
         n.as_str(),
         "~/.ssh"
@@ -638,24 +724,97 @@ pub fn is_credential_file(p: &str) -> bool {
             | "~/.kube"
             | "~/.config/gcloud"
             | "~/.azure"
+            | "/var/run/secrets"
+            | "/run/secrets"
     ) {
         return true;
+    }
+    if n.contains(['*', '?', '[']) {
+        return CRED_SAMPLES.iter().any(|c| glob_can_match(&n, c));
     }
     if n.ends_with(".pub") {
         return false;
     }
+    let base = n.rsplit('/').next().unwrap_or("");
+    // a private key under any name in ~/.ssh (not the public files)
+    if let Some(rest) = n.strip_prefix("~/.ssh/")
+        && !rest.contains('/')
+        && !matches!(base, "config" | "environment" | "rc")
+        && !base.starts_with("known_hosts")
+        && !base.starts_with("authorized_keys")
+        && !base.ends_with(".sock")
+        && !base.contains(".pub")
+    {
+        return true;
+    }
     if !CRED_RE.is_match(&n) {
         return false;
     }
-    let base = n.rsplit('/').next().unwrap_or("");
     match base {
-        "shadow" | "gshadow" | "master.passwd" => n.starts_with("/etc/"),
-        "credentials" | "credentials.json" | "credentials.db" => {
-            n.contains("/.aws/") || n.contains("gcloud") || n.contains("/.config/")
+        "shadow" | "gshadow" | "master.passwd" | "shadow-" | "gshadow-" => n.starts_with("/etc/"),
+        "credentials" | "credentials.json" | "credentials.db" | "credentials.toml" => {
+            n.contains("/.aws/")
+                || n.contains("gcloud")
+                || n.contains("/.config/")
+                || n.contains("/.cargo/")
+                || n.contains("/.gem/")
         }
+        "auth.json" => n.contains("/.codex/") || n.contains("/.config/") || n.contains("/.docker/"),
         "hosts.yml" => n.contains("/gh/"),
         _ => true,
     }
+}
+
+/// Writes through a symbolic link made earlier in the same command line
+/// (`ln -sf ~/.bashrc b && echo x >> b`): the link's target is written too.
+pub fn through_links(
+    a: &Analysis,
+    mut targets: Vec<Vec<(String, WriteKind)>>,
+) -> Vec<Vec<(String, WriteKind)>> {
+    let mut links: Vec<(String, String)> = Vec::new();
+    for (i, e) in a.execs.iter().enumerate() {
+        if !links.is_empty() {
+            let extra: Vec<(String, WriteKind)> = targets[i]
+                .iter()
+                .filter(|(_, k)| *k != WriteKind::Delete)
+                .filter_map(|(t, k)| {
+                    let n = norm_path(t);
+                    links.iter().rev().find_map(|(l, to)| {
+                        if *l == n {
+                            Some((to.clone(), *k))
+                        } else {
+                            // a file under a linked directory
+                            n.strip_prefix(l.as_str())
+                                .filter(|r| r.starts_with('/'))
+                                .map(|r| (format!("{}{r}", to.trim_end_matches('/')), *k))
+                        }
+                    })
+                })
+                .collect();
+            targets[i].extend(extra);
+        }
+        let symbolic = e.name == "ln"
+            && e.argv[1..].iter().any(|w| {
+                w == "--symbolic" || w.starts_with('-') && !w.starts_with("--") && w.contains('s')
+            });
+        if symbolic {
+            let ops = operands(&e.argv, &["-t", "--target-directory", "-S", "--suffix"]);
+            if ops.len() >= 2 {
+                let to = ops[0].to_string();
+                let name = ops[ops.len() - 1];
+                links.push((norm_path(name), to.clone()));
+                if ops.len() == 2 {
+                    // `ln -s TARGET DIR/` makes DIR/basename(TARGET)
+                    let base = to.rsplit('/').next().unwrap_or(&to);
+                    links.push((norm_path(&format!("{name}/{base}")), to.clone()));
+                }
+            } else if let Some(to) = ops.first() {
+                let base = to.rsplit('/').next().unwrap_or(to);
+                links.push((norm_path(base), to.to_string()));
+            }
+        }
+    }
+    targets
 }
 
 /// Files this program writes, edits or deletes.
@@ -878,7 +1037,7 @@ fn knowledge_writes(e: &Exec, out: &mut Vec<(String, WriteKind)>) {
         let sub = if e.name == "git" {
             crate::names::git_sub(a)
         } else {
-            None
+            operands(a, p.value_opts).first().map(|s| (0, *s))
         };
         for wo in p.writes {
             if !wo.sub.is_empty() && sub.is_none_or(|(_, s)| s != wo.sub) {
@@ -927,12 +1086,17 @@ fn knowledge_writes(e: &Exec, out: &mut Vec<(String, WriteKind)>) {
             }
         }
     }
+    if e.name == "find" {
+        for w in a.windows(2) {
+            if matches!(w[0].as_str(), "-fprint" | "-fprint0" | "-fprintf" | "-fls") {
+                out.push((w[1].clone(), WriteKind::Overwrite));
+            }
+        }
+    }
     if matches!(e.name.as_str(), "sed" | "gsed") {
-        for w in &a[1..] {
-            if !w.starts_with('-') {
-                for f in kb::sed_write_files(w) {
-                    out.push((f, WriteKind::Overwrite));
-                }
+        for w in kb::sed_scripts(a).0 {
+            for f in kb::sed_write_files(&w) {
+                out.push((f, WriteKind::Overwrite));
             }
         }
     }
@@ -1696,7 +1860,7 @@ const METADATA_CMDS: &[&str] = &[
 /// Cheap pre-check before the path normalisation and regex.
 fn may_be_credential(a: &str) -> bool {
     static HINTS: Lazy<Regex> = Lazy::new(|| {
-        Regex::new(r"(?i)id_|netrc|credential|shadow|gnupg|\.docker|\.kube|pgpass|vault-token|pypirc|npmrc|\.ssh|my\.cnf|hosts\.yml|password-store|master\.passwd|tokens|secring|\.aws|gcloud|\.azure|environ|/private/|cookies|login data|key[34]\.db|logins\.json|keychain")
+        Regex::new(r"(?i)id_|netrc|credential|shadow|gnupg|\.docker|\.kube|pgpass|vault-token|pypirc|npmrc|\.ssh|my\.cnf|hosts\.yml|password-store|master\.passwd|tokens|secring|\.aws|gcloud|\.azure|environ|/private/|cookies|login data|key[34]\.db|logins\.json|keychain|secrets/|_key|auth\.json|huggingface|[*?\[]")
             .expect("credential hints")
     });
     // a word with a newline or this long is text, not a path
@@ -1734,8 +1898,25 @@ fn m_credential_read(_: &RuleCtx, _: usize, e: &Exec) -> bool {
     {
         return true;
     }
-    if e.argv.is_empty() || METADATA_CMDS.contains(&e.name.as_str()) {
+    if e.argv.is_empty() {
         return false;
+    }
+    // `git diff --no-index A B` prints both files
+    let git_reads = e.name == "git"
+        && git_sub(&e.argv).is_some_and(|(_, s)| s == "diff")
+        && e.argv.iter().any(|a| a == "--no-index");
+    if !git_reads && METADATA_CMDS.contains(&e.name.as_str()) {
+        return false;
+    }
+    if recursive_reader_roots(e).iter().any(|(root, include)| {
+        matches!(root.as_str(), "/" | "~" | "/home" | "/root")
+            && include.iter().any(|g| {
+                CRED_SAMPLES
+                    .iter()
+                    .any(|c| glob_can_match(g, c.rsplit('/').next().unwrap_or(c)))
+            })
+    }) {
+        return true;
     }
     let mut skip_next = false;
     for a in &e.argv[1..] {
@@ -1756,11 +1937,97 @@ fn m_credential_read(_: &RuleCtx, _: usize, e: &Exec) -> bool {
             .strip_prefix('@')
             .or_else(|| a.split_once('=').map(|(_, v)| v.trim_start_matches('@')))
             .unwrap_or(a);
-        if may_be_credential(a) && (is_credential_file(v) || is_credential_file(a)) {
+        let (rv, ra) = (resolved(e, v), resolved(e, a));
+        if may_be_credential(&ra) && (is_credential_file(&rv) || is_credential_file(&ra)) {
             return true;
         }
     }
     false
+}
+
+/// The trees a recursive reader searches (`grep -r PAT DIR..`, `rg PAT
+/// DIR`, `ag`, `ack`), resolved against an earlier `cd`, each with the
+/// file-name globs it is limited to (`--include=G`, `-g G`, `--glob=G`).
+pub fn recursive_reader_roots(e: &Exec) -> Vec<(String, Vec<String>)> {
+    let n = e.name.as_str();
+    let always = matches!(n, "rg" | "ag" | "ack" | "ack-grep" | "ugrep" | "ug");
+    let grep = matches!(n, "grep" | "egrep" | "fgrep" | "zgrep");
+    if !(always || grep) {
+        return Vec::new();
+    }
+    let a = &e.argv;
+    let recursive = always
+        || a[1..].iter().any(|w| {
+            w == "--recursive"
+                || w == "--dereference-recursive"
+                || w.starts_with('-') && !w.starts_with("--") && w.contains(['r', 'R'])
+        });
+    if !recursive {
+        return Vec::new();
+    }
+    let mut includes = Vec::new();
+    let mut ops = Vec::new();
+    let mut explicit_pattern = false;
+    let mut i = 1;
+    while i < a.len() {
+        let w = a[i].as_str();
+        let val = |i: &mut usize| -> Option<String> {
+            *i += 1;
+            a.get(*i).cloned()
+        };
+        if let Some(v) = w
+            .strip_prefix("--include=")
+            .or_else(|| w.strip_prefix("--glob="))
+            .or_else(|| w.strip_prefix("--iglob="))
+        {
+            includes.push(v.to_string());
+        } else if matches!(w, "-g" | "--glob" | "--iglob" | "--include") {
+            if let Some(v) = val(&mut i) {
+                includes.push(v);
+            }
+        } else if matches!(w, "-e" | "--regexp" | "-f" | "--file") {
+            explicit_pattern = true;
+            i += 1;
+        } else if matches!(
+            w,
+            "-m" | "-A" | "-B" | "-C" | "-t" | "-T" | "--type" | "--exclude" | "-M" | "-j"
+        ) {
+            i += 1;
+        } else if w == "--" {
+            ops.extend(a[i + 1..].iter().cloned());
+            break;
+        } else if !w.starts_with('-') {
+            ops.push(w.to_string());
+        }
+        i += 1;
+    }
+    if !explicit_pattern && !ops.is_empty() {
+        ops.remove(0);
+    }
+    if ops.is_empty() {
+        ops.push(".".into());
+    }
+    let includes: Vec<String> = includes
+        .into_iter()
+        .map(|g| g.trim_start_matches('!').to_string())
+        .collect();
+    ops.iter()
+        .map(|o| {
+            let r = resolved(e, o);
+            let r = if r == "." {
+                e.cwd.clone().unwrap_or(r)
+            } else {
+                r
+            };
+            let r = norm_path(&r);
+            let r = if r.len() > 1 {
+                r.trim_end_matches('/').to_string()
+            } else {
+                r
+            };
+            (r, includes.clone())
+        })
+        .collect()
 }
 
 pub(crate) fn is_network_tool(n: &str) -> bool {
@@ -1961,7 +2228,7 @@ fn m_shell_c(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
 }
 
 static AWK_EXEC: Lazy<Regex> = Lazy::new(|| {
-    Regex::new(r#"system\s*\(|\|\s*getline|print[^;}]*\|\s*"|\|&|printf?[^;}]*>\s*"/"#)
+    Regex::new(r#"system\s*\(|\|\s*getline|printf?\b[^;}]*\||\|&|printf?\b[^;}]*>\s*("/|[^"\s>])"#)
         .expect("awk regex")
 });
 
@@ -1971,7 +2238,8 @@ fn m_inline_script(ctx: &RuleCtx, i: usize, e: &Exec) -> bool {
         // judged by content: plain code (no spawning, deletion, network or
         // dynamic evaluation) runs without asking
         let _ = i;
-        return !inline_code(e).is_some_and(|c| !c.contains(DYN) && inline_code_is_plain(&c));
+        return crate::effects::unknown_cmdline_modules(e)
+            || !inline_code(e).is_some_and(|c| !c.contains(DYN) && inline_code_is_plain(&c));
     }
     hit
 }
@@ -1993,7 +2261,7 @@ fn m_inline_script_shape(e: &Exec) -> bool {
         // only commands computed at run time are opaque
         static AWK_DYNAMIC: Lazy<Regex> = Lazy::new(|| {
             Regex::new(
-                r#"system\s*\(\s*[^"\s)]|(^|[^|])\|\s*[a-zA-Z_$(]|\|&|[^"\s]\s*\|\s*getline"#,
+                r#"system\s*\(\s*[^"\s)]|(^|[^|])\|\s*[a-zA-Z_$(]|\|&|[^"\s]\s*\|\s*getline|printf?\b[^;}]*>>?\s*[a-zA-Z_$(]"#,
             )
             .expect("awk dynamic regex")
         });
@@ -2012,6 +2280,16 @@ fn m_inline_script_shape(e: &Exec) -> bool {
     }
     if e.stdin_text.is_some() {
         return true;
+    }
+    // options with values before the code (`ruby -r open3 -e ..`,
+    // `perl -I lib -e ..`, `python3 -W ignore -c ..`)
+    {
+        let base = n.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+        if (matches!(base, "perl" | "ruby" | "irb") || base.starts_with("python"))
+            && inline_code(e).is_some()
+        {
+            return true;
+        }
     }
     let base = n.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
     for a in &e.argv[1..] {
@@ -2849,7 +3127,68 @@ fn m_exec_option(_: &RuleCtx, _: usize, e: &Exec) -> bool {
             (w.starts_with('+') || w == "-c" || w.starts_with("--cmd"))
                 && a.iter().any(|x| x.contains('!') || x.contains("system("))
         }),
-        "find" => any(&|w| w == "-fprint" || w == "-fprintf" || w == "-fls"),
+        "find" => any(&|w| matches!(w, "-fprint" | "-fprint0" | "-fprintf" | "-fls")),
+        // `pytest --basetemp DIR` empties DIR first: outside the project
+        // (and /tmp) that deletes someone's files
+        "pytest" | "py.test" => a.iter().enumerate().any(|(k, w)| {
+            let v = w
+                .strip_prefix("--basetemp=")
+                .or_else(|| (w == "--basetemp").then(|| a.get(k + 1).map(|s| s.as_str()))?);
+            v.is_some_and(|v| {
+                let n = norm_path(v);
+                (n.starts_with(['/', '~']) || n.contains(".."))
+                    && !n.starts_with("/tmp/")
+                    && !n.starts_with("/var/tmp/")
+            })
+        }),
+        // `go env -w`: persistent toolchain settings (GOFLAGS=-toolexec=..)
+        "go" => {
+            a.get(1).is_some_and(|s| s == "env")
+                && a.iter().any(|w| w == "-w")
+                && any(&|w| {
+                    let k = w.split('=').next().unwrap_or("");
+                    w.contains('=')
+                        && (k.starts_with("CGO_")
+                            || matches!(
+                                k,
+                                "GOFLAGS"
+                                    | "CC"
+                                    | "CXX"
+                                    | "FC"
+                                    | "AR"
+                                    | "PKG_CONFIG"
+                                    | "GOTOOLCHAIN"
+                                    | "GOENV"
+                                    | "GOROOT"
+                                    | "GOCACHEPROG"
+                                    | "GOBIN"
+                            ))
+                })
+        }
+        // `cargo --config KEY=VALUE|FILE`: runners, wrappers, linkers
+        "cargo" => a.iter().enumerate().any(|(k, w)| {
+            let v = w
+                .strip_prefix("--config=")
+                .or_else(|| (w == "--config").then(|| a.get(k + 1).map(|s| s.as_str()))?);
+            v.is_some_and(|v| {
+                let l = lc(v);
+                !l.contains('=')
+                    || [
+                        "runner",
+                        "rustc",
+                        "wrapper",
+                        "linker",
+                        "rustdoc",
+                        "alias",
+                        "env.",
+                        "credential",
+                        "[",
+                        "build.",
+                    ]
+                    .iter()
+                    .any(|k| l.contains(k))
+            })
+        }),
         "env" => false,
         _ => false,
     }
