@@ -149,7 +149,7 @@ pub fn m_process_inspect(_: &RuleCtx, _: usize, e: &Exec) -> bool {
         let fd = parts.len() >= 4 && glob_may_match(parts[parts.len() - 2], "fd");
         last == "environ" || last == "mem" || globbed(last) || fd
     };
-    let resolved = |a: &str| crate::rules::resolved(e, a);
+    let resolved = |a: &str| resolved(e, a);
     if e.argv[1..].iter().any(|a| {
         proc_file(&resolved(a))
             || a.strip_prefix("if=")
@@ -159,20 +159,17 @@ pub fn m_process_inspect(_: &RuleCtx, _: usize, e: &Exec) -> bool {
         return true;
     }
     // a recursive search over /proc (or /) reads every process's environ
-    if crate::rules::recursive_reader_roots(e)
-        .iter()
-        .any(|(root, inc)| {
-            let parts: Vec<&str> = root.split('/').filter(|c| !c.is_empty()).collect();
-            let over_proc = root == "/"
-                || parts.first() == Some(&"proc") && parts.len() <= 2
-                || parts.len() == 3 && parts[0] == "proc" && parts[2] == "task";
-            over_proc
-                && (inc.is_empty()
-                    || inc
-                        .iter()
-                        .any(|g| ["environ", "mem", "3"].iter().any(|f| glob_may_match(g, f))))
-        })
-    {
+    if recursive_reader_roots(e).iter().any(|(root, inc)| {
+        let parts: Vec<&str> = root.split('/').filter(|c| !c.is_empty()).collect();
+        let over_proc = root == "/"
+            || parts.first() == Some(&"proc") && parts.len() <= 2
+            || parts.len() == 3 && parts[0] == "proc" && parts[2] == "task";
+        over_proc
+            && (inc.is_empty()
+                || inc
+                    .iter()
+                    .any(|g| ["environ", "mem", "3"].iter().any(|f| glob_may_match(g, f))))
+    }) {
         return true;
     }
     if e.name == "ps" {
@@ -874,4 +871,102 @@ fn glob_may_match(pat: &str, name: &str) -> bool {
         }
     }
     go(pat.as_bytes(), name.as_bytes())
+}
+
+/// A path operand as the program sees it: relative to the directory an
+/// earlier `cd` of the same command line entered (`cd ~/.aws && cat
+/// credentials`).
+pub fn resolved(e: &Exec, a: &str) -> String {
+    if a.is_empty() || a.starts_with(['/', '~', '-', '$']) || a.contains(DYN) || a.contains("://") {
+        return a.to_string();
+    }
+    match &e.cwd {
+        Some(c) => crate::words::norm_path(&format!("{c}/{a}")),
+        None => a.to_string(),
+    }
+}
+
+/// The trees a recursive reader searches (`grep -r PAT DIR..`, `rg PAT
+/// DIR`, `ag`, `ack`), resolved against an earlier `cd`, each with the
+/// file-name globs it is limited to (`--include=G`, `-g G`, `--glob=G`).
+pub fn recursive_reader_roots(e: &Exec) -> Vec<(String, Vec<String>)> {
+    let n = e.name.as_str();
+    let always = matches!(n, "rg" | "ag" | "ack" | "ack-grep" | "ugrep" | "ug");
+    let grep = matches!(n, "grep" | "egrep" | "fgrep" | "zgrep");
+    if !(always || grep) {
+        return Vec::new();
+    }
+    let a = &e.argv;
+    let recursive = always
+        || a[1..].iter().any(|w| {
+            w == "--recursive"
+                || w == "--dereference-recursive"
+                || w.starts_with('-') && !w.starts_with("--") && w.contains(['r', 'R'])
+        });
+    if !recursive {
+        return Vec::new();
+    }
+    let mut includes = Vec::new();
+    let mut ops = Vec::new();
+    let mut explicit_pattern = false;
+    let mut i = 1;
+    while i < a.len() {
+        let w = a[i].as_str();
+        let val = |i: &mut usize| -> Option<String> {
+            *i += 1;
+            a.get(*i).cloned()
+        };
+        if let Some(v) = w
+            .strip_prefix("--include=")
+            .or_else(|| w.strip_prefix("--glob="))
+            .or_else(|| w.strip_prefix("--iglob="))
+        {
+            includes.push(v.to_string());
+        } else if matches!(w, "-g" | "--glob" | "--iglob" | "--include") {
+            if let Some(v) = val(&mut i) {
+                includes.push(v);
+            }
+        } else if matches!(w, "-e" | "--regexp" | "-f" | "--file") {
+            explicit_pattern = true;
+            i += 1;
+        } else if matches!(
+            w,
+            "-m" | "-A" | "-B" | "-C" | "-t" | "-T" | "--type" | "--exclude" | "-M" | "-j"
+        ) {
+            i += 1;
+        } else if w == "--" {
+            ops.extend(a[i + 1..].iter().cloned());
+            break;
+        } else if !w.starts_with('-') {
+            ops.push(w.to_string());
+        }
+        i += 1;
+    }
+    if !explicit_pattern && !ops.is_empty() {
+        ops.remove(0);
+    }
+    if ops.is_empty() {
+        ops.push(".".into());
+    }
+    let includes: Vec<String> = includes
+        .into_iter()
+        .map(|g| g.trim_start_matches('!').to_string())
+        .collect();
+    ops.iter()
+        .map(|o| {
+            let r = resolved(e, o);
+            let r = if r == "." {
+                e.cwd.clone().unwrap_or(r)
+            } else {
+                r
+            };
+            let r = crate::words::norm_path(&r);
+            let r = if r.len() > 1 {
+                r.trim_end_matches('/').to_string()
+            } else {
+                r
+            };
+            (r, includes.clone())
+        })
+        .collect()
 }

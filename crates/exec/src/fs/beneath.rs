@@ -39,6 +39,30 @@ const SYSTEM_DIRS: &[&str] = &[
 
 /// Host files a sandboxed command never reads (`sandbox.rs` binds
 /// `/dev/null` over them): refused here whatever their mode.
+/// Names, in the workspace root and in every directory from it down to the
+/// command's cwd (and in the extra writable binds), that make a later
+/// action of the host user run code, and so are read-only in the sandbox:
+/// `.git` (`core.fsmonitor`, `core.hooksPath`, hooks, filters run by the
+/// user's next `git status`/`commit`), `.hg` (hgrc hooks), `.envrc` (direnv
+/// on `cd`), `.vscode` and `.idea` (tasks that run on opening the folder,
+/// interpreter and terminal settings), `.devcontainer` (`initializeCommand`
+/// runs on the host), `.pre-commit-config.yaml`, `.husky` and `.githooks`
+/// (hook scripts run by the next commit). Only entries that exist when the
+/// command starts are protected (bubblewrap would have to create a missing
+/// one on the host, and an empty `.git` would break the user's git); the
+/// file tools ask through the approval policy before writing any of them.
+pub const PROTECTED: &[&str] = &[
+    ".git",
+    ".hg",
+    ".envrc",
+    ".vscode",
+    ".idea",
+    ".devcontainer",
+    ".pre-commit-config.yaml",
+    ".husky",
+    ".githooks",
+];
+
 pub const MASKED: &[&str] = &[
     "/etc/shadow",
     "/etc/gshadow",
@@ -729,7 +753,7 @@ impl View {
     /// The folder to write `path`'s last name in, resolved once (every
     /// write goes through the returned handle, so what is checked here is
     /// what is written). Repository metadata and the other entries the
-    /// sandbox keeps read-only ([`crate::sandbox::PROTECTED`]) are refused
+    /// sandbox keeps read-only ([`PROTECTED`]) are refused
     /// wherever the walk meets them (`x/config` where `x` is, or a moment
     /// ago became, a link to `.git`), unless the write was approved as such
     /// (`protected_ok`): a check of the path made earlier cannot be raced.
@@ -749,11 +773,7 @@ impl View {
                 .components()
                 .map(|c| c.as_os_str())
                 .chain(std::iter::once(name.as_os_str()))
-                .find_map(|c| {
-                    crate::sandbox::PROTECTED
-                        .iter()
-                        .find(|p| OsStr::new(p) == c)
-                });
+                .find_map(|c| PROTECTED.iter().find(|p| OsStr::new(p) == c));
             if let Some(p) = hit {
                 return Err(io::Error::new(
                     io::ErrorKind::PermissionDenied,

@@ -81,29 +81,7 @@ const MASKED: &[&str] = &[
     "/etc/sudoers",
 ];
 
-/// Names, in the workspace root and in every directory from it down to the
-/// command's cwd (and in the extra writable binds), that make a later
-/// action of the host user run code, and so are read-only in the sandbox:
-/// `.git` (`core.fsmonitor`, `core.hooksPath`, hooks, filters run by the
-/// user's next `git status`/`commit`), `.hg` (hgrc hooks), `.envrc` (direnv
-/// on `cd`), `.vscode` and `.idea` (tasks that run on opening the folder,
-/// interpreter and terminal settings), `.devcontainer` (`initializeCommand`
-/// runs on the host), `.pre-commit-config.yaml`, `.husky` and `.githooks`
-/// (hook scripts run by the next commit). Only entries that exist when the
-/// command starts are protected (bubblewrap would have to create a missing
-/// one on the host, and an empty `.git` would break the user's git); the
-/// file tools ask through the approval policy before writing any of them.
-pub const PROTECTED: &[&str] = &[
-    ".git",
-    ".hg",
-    ".envrc",
-    ".vscode",
-    ".idea",
-    ".devcontainer",
-    ".pre-commit-config.yaml",
-    ".husky",
-    ".githooks",
-];
+pub use crate::fs::beneath::PROTECTED;
 
 /// Where a background command's process shim is bound inside the sandbox.
 const SHIM_INSIDE: &str = "/run/ht-shim";
