@@ -16,10 +16,42 @@ pub fn runtime(config: Option<&Path>) -> Result<Runtime, String> {
             .map_err(|e| format!("cannot read config {}: {e}", p.display()))?,
         None => "{}".to_string(),
     };
-    Runtime::new(&text).map_err(|e| match config {
+    let rt = Runtime::new(&text).map_err(|e| match config {
         Some(p) => format!("{}: {}", p.display(), e.message),
         None => e.message,
-    })
+    })?;
+    for (name, why) in failed_mcp_servers(&rt) {
+        let why = if why.contains(&format!("'{name}'")) {
+            why
+        } else {
+            format!("MCP server '{name}': {why}")
+        };
+        crate::out::warn(&format!("{why} (its tools are missing)"));
+    }
+    Ok(rt)
+}
+
+/// The configured MCP servers whose first connection failed, with the
+/// cause (`ht_runtime_mcp_status`'s `failed` state): shown on stderr by
+/// every command, an error in `doctor`.
+pub fn failed_mcp_servers(rt: &Runtime) -> Vec<(String, String)> {
+    let status: Value = serde_json::from_str(&rt.mcp_status()).unwrap_or_default();
+    let Some(servers) = status.as_object() else {
+        return Vec::new();
+    };
+    servers
+        .iter()
+        .filter(|(_, s)| s["state"] == "failed")
+        .map(|(n, s)| {
+            (
+                n.clone(),
+                s["last_error"]
+                    .as_str()
+                    .unwrap_or("no cause recorded")
+                    .to_string(),
+            )
+        })
+        .collect()
 }
 
 pub fn definitions(

@@ -253,6 +253,12 @@ pub fn run(config: Option<&Path>) -> u8 {
                 .and_then(|d| serde_json::from_str(&d).ok())
                 .unwrap_or_default();
             r.ok(&format!("config builds a runtime ({} tools)", tools.len()));
+            for (name, why) in crate::call::failed_mcp_servers(&rt) {
+                r.fail(
+                    &format!("mcp_servers.{name}: {why}"),
+                    "check the server's command (installed? on PATH?), url and credentials; its tools are missing until it connects",
+                );
+            }
             rt.close();
         }
         Err(e) => r.fail(

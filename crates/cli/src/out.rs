@@ -23,6 +23,12 @@ pub fn fail(message: impl std::fmt::Display) -> u8 {
     1
 }
 
+/// Print a warning on one line on standard error (the work goes on).
+pub fn warn(message: impl std::fmt::Display) {
+    let one_line = message.to_string().replace(['\n', '\r'], " ");
+    eprintln!("hermes-tools: warning: {one_line}");
+}
+
 /// Print a usage error (a bad argument, not a failure of the work) on one
 /// line and return 2, the exit status of usage errors.
 pub fn usage(message: impl std::fmt::Display) -> u8 {

@@ -209,6 +209,33 @@ fn doctor_names_what_to_fix() {
     assert_eq!(o.status.code(), Some(1));
 }
 
+/// Issue 35: a server that cannot start was invisible (doctor "ok", exit
+/// 0; `definitions` a silent `[]`; nothing on stderr).
+#[test]
+fn a_failed_mcp_server_is_an_error_in_doctor_and_a_warning_elsewhere() {
+    let bad = config(
+        r#"{"builtin_toolsets":["todo"],"mcp_servers":{"bad":{"command":"npx-does-not-exist","connect_timeout":5}}}"#,
+    );
+    let o = run(&["doctor", "--config", bad.arg()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("FAIL")
+            && out.contains("mcp_servers.bad")
+            && out.contains("npx-does-not-exist"),
+        "{out}"
+    );
+    let o = run(&["definitions", "--config", bad.arg()]);
+    assert_eq!(o.status.code(), Some(0));
+    // The other tools are still there.
+    assert!(stdout(&o).contains("\"todo\""), "{}", stdout(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("warning") && err.contains("'bad'") && err.contains("PATH"),
+        "{err}"
+    );
+}
+
 #[test]
 fn doctor_reports_whether_each_plugin_loads() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");

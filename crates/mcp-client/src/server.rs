@@ -288,9 +288,12 @@ impl Server {
             // URL mode sends the user to a web page: not offered.
             return Ok(json!({"action": "decline"}));
         }
-        self.host_request("elicitation", params, Duration::from_secs(600))
+        let schema = params.get("requestedSchema").cloned();
+        let answer = self
+            .host_request("elicitation", params, Duration::from_secs(600))
             .await
-            .map_err(internal)
+            .map_err(internal)?;
+        Ok(complete_elicitation(answer, schema.as_ref()))
     }
 
     /// Put a request to the host on a blocking thread (the host's answer
@@ -1412,7 +1415,108 @@ fn findable(program: &str, path: Option<&str>, cwd: Option<&str>) -> std::io::Re
     };
     if found {
         Ok(())
+    } else if program.contains('/') {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "no such executable file",
+        ))
     } else {
-        Err(std::io::Error::from(std::io::ErrorKind::NotFound))
+        Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "not found on the server's PATH (is it installed?)",
+        ))
+    }
+}
+
+/// An accepted elicitation as the server must get it: the requested
+/// schema's defaults filled in for what the host left out (a host that
+/// accepts with `{}` accepts the defaults), then checked against the
+/// schema; content that does not fit is declined with the reason, never
+/// sent (the server asked for that shape).
+pub(crate) fn complete_elicitation(mut answer: Value, schema: Option<&Value>) -> Value {
+    if answer.get("action").and_then(Value::as_str) != Some("accept") {
+        return answer;
+    }
+    let Some(schema) = schema.filter(|s| s.is_object()) else {
+        return answer;
+    };
+    let mut content = match answer.get("content") {
+        Some(Value::Object(m)) => m.clone(),
+        None | Some(Value::Null) => serde_json::Map::new(),
+        Some(other) => {
+            return json!({"action": "decline", "reason": format!("the host's answer is not an object: {other}")});
+        }
+    };
+    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+        for (k, prop) in props {
+            if !content.contains_key(k)
+                && let Some(d) = prop.get("default")
+            {
+                content.insert(k.clone(), d.clone());
+            }
+        }
+    }
+    let content = Value::Object(content);
+    match hermes_core::schema::Node::compile(schema, "") {
+        Ok(node) => {
+            let mut errs = Vec::new();
+            node.validate(&content, "", &mut errs, 5);
+            if !errs.is_empty() {
+                return json!({"action": "decline", "reason": format!("the answer does not fit the requested schema: {}", errs.join("; "))});
+            }
+        }
+        Err(e) => {
+            return json!({"action": "decline", "reason": format!("the requested schema does not compile: {e}")});
+        }
+    }
+    answer["content"] = content;
+    answer
+}
+
+#[cfg(test)]
+mod elicitation_tests {
+    use super::complete_elicitation;
+    use serde_json::json;
+
+    /// The conformance suite's `elicitation-sep1034-client-defaults`: a
+    /// host that accepts with `{}` sends the schema's defaults.
+    #[test]
+    fn accepted_with_nothing_gets_the_defaults() {
+        let schema = json!({"type": "object", "properties": {
+            "name": {"type": "string", "default": "John Doe"},
+            "age": {"type": "integer", "default": 30},
+            "score": {"type": "number", "default": 95.5},
+            "status": {"type": "string", "enum": ["active", "inactive"], "default": "active"},
+            "verified": {"type": "boolean", "default": true},
+        }});
+        let out = complete_elicitation(json!({"action": "accept", "content": {}}), Some(&schema));
+        assert_eq!(out["action"], "accept");
+        assert_eq!(
+            out["content"],
+            json!({"name": "John Doe", "age": 30, "score": 95.5, "status": "active", "verified": true})
+        );
+        // What the host gave wins over a default.
+        let out = complete_elicitation(
+            json!({"action": "accept", "content": {"age": 41}}),
+            Some(&schema),
+        );
+        assert_eq!(out["content"]["age"], 41);
+        assert_eq!(out["content"]["name"], "John Doe");
+    }
+
+    #[test]
+    fn an_answer_that_does_not_fit_is_declined_with_the_reason() {
+        let schema = json!({"type": "object", "properties": {"age": {"type": "integer"}}, "required": ["age"]});
+        let out = complete_elicitation(
+            json!({"action": "accept", "content": {"age": "old"}}),
+            Some(&schema),
+        );
+        assert_eq!(out["action"], "decline", "{out}");
+        assert!(out["reason"].as_str().unwrap().contains("age"), "{out}");
+        let out = complete_elicitation(json!({"action": "accept", "content": {}}), Some(&schema));
+        assert_eq!(out["action"], "decline", "{out}");
+        // Declines and cancels pass unchanged.
+        let d = json!({"action": "cancel"});
+        assert_eq!(complete_elicitation(d.clone(), Some(&schema)), d);
     }
 }
