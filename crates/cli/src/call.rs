@@ -26,7 +26,7 @@ pub fn runtime(config: Option<&Path>) -> Result<Runtime, String> {
         } else {
             format!("MCP server '{name}': {why}")
         };
-        crate::out::warn(&format!("{why} (its tools are missing)"));
+        crate::out::warn(format!("{why} (its tools are missing)"));
     }
     Ok(rt)
 }
