@@ -10,6 +10,7 @@ import functools
 import inspect
 import itertools
 import json
+import os
 import sys
 import threading
 import time
@@ -418,6 +419,41 @@ def _answer_from(call: ToolCall, fn: Callable[[], Any], runtime: "Runtime") -> N
     call.respond(value)
 
 
+# Plain (``def``) handlers of calls started with dispatch_async run on a
+# pool of at most 32 threads (handlers mostly wait: on I/O, on a person),
+# not on the library's single callbacks thread: eight calls of a handler
+# that waits 300 ms take 0.3 s, not 2.4 s. Calls made with
+# dispatch() run inline on the calling thread, as before.
+_POOL_LOCK = threading.Lock()
+_POOL: Optional[concurrent.futures.ThreadPoolExecutor] = None
+_ON_CALLBACKS = threading.local()
+
+
+def _pool() -> concurrent.futures.ThreadPoolExecutor:
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = concurrent.futures.ThreadPoolExecutor(
+                max_workers=32,
+                thread_name_prefix="hermes-tools-handler",
+            )
+        return _POOL
+
+
+def _on_callbacks_thread() -> bool:
+    """Whether this is the library's callbacks thread (``ht-callbacks``),
+    where async calls' handlers are started (read once per thread)."""
+    v = getattr(_ON_CALLBACKS, "v", None)
+    if v is None:
+        try:
+            with open(f"/proc/self/task/{threading.get_native_id()}/comm") as f:
+                v = f.read().strip() == "ht-callbacks"
+        except OSError:
+            v = False
+        _ON_CALLBACKS.v = v
+    return v
+
+
 @_ffi.HANDLER_FN
 def _handler_tramp(user_data, call_ptr):
     try:
@@ -431,8 +467,16 @@ def _handler_tramp(user_data, call_ptr):
         if entry is None or entry.runtime is None:
             call.respond_error("tool handler is gone")
             return
-        handler = entry.obj[0]
-        _answer_from(call, lambda: handler(call), entry.runtime)
+        handler, _check_fn, concurrent_ok = entry.obj
+        runtime = entry.runtime
+        if concurrent_ok and _on_callbacks_thread():
+            # Answered from the pool thread (the library waits for it).
+            try:
+                _pool().submit(_answer_from, call, lambda: handler(call), runtime)
+                return
+            except RuntimeError:
+                pass  # the pool is shut down (interpreter exit): run here
+        _answer_from(call, lambda: handler(call), runtime)
     except BaseException as e:
         if not call.answered:
             call.respond_error(_exc_text(e))
@@ -931,6 +975,8 @@ class Runtime:
         spec: Union[dict, str],
         handler: Callable[[ToolCall], Any],
         check: Optional[Callable[[], bool]] = None,
+        *,
+        concurrent: bool = True,
     ) -> str:
         """Register a host tool from a spec (``{"name","toolset","schema",...}``).
 
@@ -939,7 +985,10 @@ class Runtime:
         on an asyncio loop), raise (the model gets an error result), or call
         ``call.defer()`` and answer later with ``call.respond`` from any
         thread. ``check()`` -> bool hides the tool when false (must be fast).
-        Returns the tool name."""
+        A plain (``def``) handler of a call started with :meth:`dispatch_async`
+        runs on a bounded thread pool, so such calls overlap (the handler must
+        then be thread-safe); ``concurrent=False`` runs them one at a time on
+        the library's callbacks thread instead. Returns the tool name."""
         if not callable(handler):
             raise TypeError("hermes_tools: handler must be callable")
         if check is not None and not callable(check):
@@ -947,7 +996,8 @@ class Runtime:
         spec_text = _json_arg(spec)
         data, n = _b(spec_text)
         rt = self._rt()
-        hid = _handles.add(_Entry("tool", (handler, check), self))
+        plain = not inspect.iscoroutinefunction(handler)
+        hid = _handles.add(_Entry("tool", (handler, check, bool(concurrent) and plain), self))
         err = c_void_p()
         status = lib.ht_runtime_register_tool(
             rt, data, n, _handler_tramp, _check_tramp if check else _NULL_CHECK, hid, _free_tramp, byref(err)
@@ -968,6 +1018,7 @@ class Runtime:
         name: Optional[str] = None,
         description: Optional[str] = None,
         check: Optional[Callable[[], bool]] = None,
+        concurrent: bool = True,
         **spec_extra: Any,
     ):
         """Decorator: register a function as a tool. The schema comes from the
@@ -975,7 +1026,8 @@ class Runtime:
         keyword arguments (plus ``call`` if it has a parameter named ``call``
         or annotated ``ToolCall``). It may be ``async def``. Extra keywords go
         into the spec (``parallel_safe=True``, ``emoji=...``, ``override=True``,
-        ``max_result_size_chars=...``, ``requires_env=[...]``)."""
+        ``max_result_size_chars=...``, ``requires_env=[...]``). ``concurrent``:
+        see :meth:`register_tool`."""
 
         def deco(f: Callable) -> Callable:
             schema = function_schema(f, name=name, description=description)
@@ -1012,7 +1064,7 @@ class Runtime:
 
             spec = {"name": schema["name"], "toolset": toolset, "schema": schema}
             spec.update(spec_extra)
-            self.register_tool(spec, handler, check)
+            self.register_tool(spec, handler, check, concurrent=concurrent and not inspect.iscoroutinefunction(f))
             f.__hermes_tool_spec__ = spec  # type: ignore[attr-defined]
             return f
 
@@ -1262,7 +1314,7 @@ class Runtime:
             return
         if not callable(handler):
             raise TypeError("hermes_tools: interceptor must be callable or None")
-        hid = _handles.add(_Entry("tool", (handler, None), self))
+        hid = _handles.add(_Entry("tool", (handler, None, False), self))
         status = lib.ht_runtime_set_interceptor(rt, _handler_tramp, hid, _free_tramp, byref(err))
         if status != OK:
             _handles.discard(hid)

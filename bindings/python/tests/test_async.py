@@ -240,3 +240,59 @@ def test_many_threads_dispatch_concurrently():
         for t in ts:
             t.join()
         assert not errors
+
+
+def _overlap_probe():
+    """A plain handler that waits and records how many of it ran at once."""
+    lock = threading.Lock()
+    state = {"now": 0, "max": 0}
+
+    def wait(call: ToolCall):
+        with lock:
+            state["now"] += 1
+            state["max"] = max(state["max"], state["now"])
+        time.sleep(0.3)
+        with lock:
+            state["now"] -= 1
+        return "done"
+
+    return state, wait
+
+
+WAIT_SPEC = {
+    "name": "wait",
+    "toolset": "t",
+    "schema": {"name": "wait", "description": "Wait.", "parameters": {"type": "object", "properties": {}}},
+}
+
+
+@pytest.mark.parametrize("concurrent", [True, False])
+def test_plain_handlers_of_async_calls_overlap_unless_asked_not_to(concurrent):
+    # Issue 29: eight dispatch_async calls of a 300 ms plain handler ran one
+    # at a time on the library's callbacks thread (2.4 s; the batch: 0.3 s).
+    state, wait = _overlap_probe()
+
+    async def main():
+        async with Runtime() as rt:
+            rt.register_tool(WAIT_SPEC, wait, concurrent=concurrent)
+            out = await asyncio.gather(*[rt.dispatch_async("wait", {}) for _ in range(8)])
+            assert out == ["done"] * 8
+
+    asyncio.run(main())
+    if concurrent:
+        assert state["max"] >= 4, state
+    else:
+        assert state["max"] == 1, state
+
+
+def test_sync_dispatch_still_runs_the_handler_on_the_calling_thread():
+    with Runtime() as rt:
+        seen = []
+
+        def where(call: ToolCall):
+            seen.append(threading.get_ident())
+            return "x"
+
+        rt.register_tool(dict(WAIT_SPEC, name="where", schema=dict(WAIT_SPEC["schema"], name="where")), where)
+        assert rt.dispatch("where", {}) == "x"
+        assert seen == [threading.get_ident()]
