@@ -354,6 +354,22 @@ fn writes_never_reach_repository_metadata_by_any_route() {
         ok > 0,
         "no write into the real folder succeeded: the test proves nothing"
     );
+    // A git directory under another name, found by what it holds.
+    let other = t.ws.join("gitdata");
+    for d in ["objects", "refs/heads", "hooks"] {
+        std::fs::create_dir_all(other.join(d)).unwrap();
+    }
+    std::fs::write(other.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(other.join("config"), "[core]\n").unwrap();
+    for p in [
+        "gitdata/config",
+        "gitdata/hooks/pre-commit",
+        "d/../gitdata/config",
+    ] {
+        let e = fs.write_atomic(&t.ws.join(p), evil, None).unwrap_err();
+        assert!(e.to_string().contains("git directory"), "{p}: {e}");
+    }
+    assert_eq!(std::fs::read(other.join("config")).unwrap(), b"[core]\n");
     // Approved by a person, the same write goes through.
     fs.write_atomic_approved(&git.join("config"), b"[core]\n\tbare = false\n", None)
         .unwrap();

@@ -594,6 +594,40 @@ fn repository_metadata_cannot_be_planted() {
         std::fs::read_to_string(dep.join(".git/config")).unwrap(),
         dep_before
     );
+    // Round 2: a `.git` file pointing at a git directory of another name
+    // (`git init --separate-git-dir`): the pointer was read-only, the
+    // repository it names writable. And a bare repository.
+    let lib = ws.0.join("vendor/lib");
+    std::fs::create_dir_all(&lib).unwrap();
+    let data = ws.0.join("vendor-gitdata");
+    git(
+        &lib,
+        &["init", "-q", "--separate-git-dir", data.to_str().unwrap()],
+    );
+    let bare = ws.0.join("mirror.git");
+    std::fs::create_dir_all(&bare).unwrap();
+    git(&bare, &["init", "-q", "--bare"]);
+    let data_before = std::fs::read_to_string(data.join("config")).unwrap();
+    let bare_before = std::fs::read_to_string(bare.join("config")).unwrap();
+    for cwd in [ws.0.clone(), lib.clone()] {
+        let sb = sandbox(&ws.0, limits());
+        let script = "printf '[core]\\n\\tfsmonitor = touch MARKER #\\n' >> $W/vendor-gitdata/config; echo data=$?; \
+                      echo x > $W/vendor-gitdata/hooks/pre-commit; echo datahook=$?; \
+                      printf '[core]\\n\\tfsmonitor = touch MARKER #\\n' >> $W/mirror.git/config; echo bare=$?"
+            .replace("$W", &ws.0.display().to_string());
+        let (_, _, out) = run_in(&sb, &cwd, &script, false);
+        assert!(out.contains("data=") && !out.contains("data=0"), "{out}");
+        assert!(!out.contains("datahook=0"), "{out}");
+        assert!(out.contains("bare=") && !out.contains("bare=0"), "{out}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(data.join("config")).unwrap(),
+        data_before
+    );
+    assert_eq!(
+        std::fs::read_to_string(bare.join("config")).unwrap(),
+        bare_before
+    );
     also_as_nobody("repository_metadata_cannot_be_planted");
 }
 
@@ -733,6 +767,79 @@ fn host_descriptors_never_reach_a_sandboxed_command() {
         ""
     );
     also_as_nobody("host_descriptors_never_reach_a_sandboxed_command");
+}
+
+/// Red team 2026-11-28 (round 2): a variable the command exported (the
+/// task's captured state) reached the environment of the host-side bwrap:
+/// `LD_PRELOAD=$PWD/evil.so` ran the command's library on the host, outside
+/// the sandbox, with the host's rights. Now loader variables reach the
+/// command only through bwrap's `--setenv`.
+#[test]
+fn loader_variables_never_reach_the_host_side_processes() {
+    need_bwrap!();
+    let ws = Workspace::new("preload");
+    let outside = Workspace::new("preload-outside");
+    let mark = outside.0.join("mark");
+    let src = ws.0.join("evil.c");
+    std::fs::write(
+        &src,
+        format!(
+            "#include <stdio.h>\n__attribute__((constructor)) static void pwn(void) {{ FILE *f = fopen(\"{}\", \"a\"); if (f) {{ fputs(\"ran\\n\", f); fclose(f); }} }}\n",
+            mark.display()
+        ),
+    )
+    .unwrap();
+    let so = ws.0.join("evil.so");
+    let built = std::process::Command::new("cc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&so)
+        .arg(&src)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !built {
+        eprintln!("skipped: no C compiler");
+        return;
+    }
+    // Readable by nobody too (the nested run).
+    std::fs::set_permissions(&ws.0, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let sb = sandbox(&ws.0, limits());
+    for pty in [false, true] {
+        for linger in [false, true] {
+            let so_s = so.display().to_string();
+            let env = vec![
+                ("PATH".to_string(), "/usr/bin:/bin".to_string()),
+                ("LD_PRELOAD".to_string(), so_s.clone()),
+                ("GCONV_PATH".to_string(), ws.0.display().to_string()),
+            ];
+            let req = SpawnRequest {
+                script: "echo \"preload=$LD_PRELOAD\"",
+                cwd: &ws.0,
+                env: &env,
+                pty,
+                extra_rw: &[],
+                task: "",
+                linger,
+            };
+            let sp = sb.spawn(&req).unwrap();
+            let mut out = Vec::new();
+            let _ = pump(sp.pid, &sp.output, &sb, &PumpOpts::default(), &mut |d| {
+                out.extend_from_slice(d)
+            });
+            let out = String::from_utf8_lossy(&out);
+            // The command still has its variable...
+            assert!(
+                out.contains(&format!("preload={so_s}")),
+                "pty {pty} linger {linger}: {out}"
+            );
+            // ...and nothing of it ran on the host.
+            assert!(
+                !mark.exists(),
+                "pty {pty} linger {linger}: the library ran outside the sandbox: {}",
+                std::fs::read_to_string(&mark).unwrap_or_default()
+            );
+        }
+    }
+    also_as_nobody("loader_variables_never_reach_the_host_side_processes");
 }
 
 /// Red team 2026-11-28: on a root host the sandbox's uid is root's; a

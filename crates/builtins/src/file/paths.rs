@@ -131,6 +131,18 @@ pub fn write_sensitive(
              (hooks, config, tasks)"
         ));
     }
+    // A git directory under another name (`--separate-git-dir`, a bare
+    // repository): judged by what it holds.
+    if let Some(g) = p
+        .ancestors()
+        .skip(1)
+        .find(|a| hermes_exec::sandbox::is_git_dir(a))
+    {
+        return Some(format!(
+            "writes into the git directory {}, which a later git on the host runs as code (config, hooks)",
+            g.display()
+        ));
+    }
     for dir in [
         ".local/bin",
         ".config/git",
@@ -231,6 +243,24 @@ mod tests {
             absolute("/etc/./hosts", cwd, home),
             PathBuf::from("/etc/hosts")
         );
+    }
+
+    /// Red team 2026-11-28 (round 2): a git directory of another name
+    /// (`git init --separate-git-dir`) was written without asking.
+    #[test]
+    fn a_git_directory_under_any_name_asks() {
+        let d = tempfile::tempdir().unwrap();
+        let g = d.path().join("vendor-gitdata");
+        for sub in ["objects", "refs", "hooks"] {
+            std::fs::create_dir_all(g.join(sub)).unwrap();
+        }
+        std::fs::write(g.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        let (home, data) = (Path::new("/home/u"), Path::new("/home/u/.hermes"));
+        for p in ["config", "hooks/pre-commit"] {
+            let why = write_sensitive(&g.join(p), home, data, &[]).expect(p);
+            assert!(why.contains("git directory"), "{why}");
+        }
+        assert!(write_sensitive(&d.path().join("src.rs"), home, data, &[]).is_none());
     }
 
     #[test]

@@ -165,6 +165,19 @@ impl Walk {
     }
 }
 
+/// Whether the folder open at `fd` is a git directory: a `HEAD` file
+/// beside `objects` and `refs` folders (not following links).
+fn is_git_dir_fd(fd: BorrowedFd<'_>) -> bool {
+    let kind = |name: &str| {
+        rfs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW)
+            .ok()
+            .map(|st| file_type(&st))
+    };
+    kind("HEAD") == Some(FileType::RegularFile)
+        && kind("objects") == Some(FileType::Directory)
+        && kind("refs") == Some(FileType::Directory)
+}
+
 fn err(e: Errno) -> io::Error {
     io::Error::from(e)
 }
@@ -783,6 +796,41 @@ impl View {
                         top.path.join(&name).display()
                     ),
                 ));
+            }
+            // A git directory under another name (`--separate-git-dir`, a
+            // bare repository), judged by what it holds: the folder the
+            // write goes through and each folder above it up to the bind,
+            // reached from its handle by `..` (the path may have come in one
+            // `openat2` call, with no handle for the folders between).
+            if let (Some(b), Some(fd)) = (base, self.fd(top)) {
+                let mut here = top.path.clone();
+                let mut cur: Option<OwnedFd> = None;
+                for _ in 0..64 {
+                    if !here.starts_with(b) || here == b {
+                        break;
+                    }
+                    let dfd = cur.as_ref().map_or(fd, |o| o.as_fd());
+                    if is_git_dir_fd(dfd) {
+                        return Err(io::Error::new(
+                            io::ErrorKind::PermissionDenied,
+                            format!(
+                                "{} is inside the git directory {}, which a later git on the host runs as code (config, hooks); nothing was written",
+                                path.display(),
+                                here.display()
+                            ),
+                        ));
+                    }
+                    match rfs::openat(
+                        dfd,
+                        "..",
+                        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                        Mode::empty(),
+                    ) {
+                        Ok(up) => cur = Some(up),
+                        Err(_) => break,
+                    }
+                    here.pop();
+                }
             }
         }
         Ok((w, name))

@@ -122,12 +122,14 @@ impl PidsCgroup {
             SANDBOXES.fetch_add(1, Ordering::Relaxed)
         );
         let path = mount.join(own.trim_start_matches('/')).join(&name);
+        sweep_stale(path.parent()?);
         std::fs::create_dir(&path).ok()?;
         let memory = (memory_bytes > 0)
             .then(|| {
                 let m = mount_of("memory")?
                     .join(own_cgroup("/proc/self/cgroup", "memory")?.trim_start_matches('/'))
                     .join(&name);
+                sweep_stale(m.parent()?);
                 std::fs::create_dir(&m).ok()?;
                 match std::fs::write(m.join("memory.limit_in_bytes"), memory_bytes.to_string()) {
                     Ok(()) => Some(m),
@@ -251,6 +253,30 @@ impl Drop for PidsCgroup {
         let _ = std::fs::remove_dir(&self.path);
         if let Some(m) = &self.memory {
             let _ = std::fs::remove_dir(m);
+        }
+    }
+}
+
+/// Remove the empty sandbox cgroups under `parent` whose process is gone
+/// (a host killed before its sandboxes were dropped leaves them behind).
+fn sweep_stale(parent: &Path) {
+    let Ok(rd) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let name = e.file_name();
+        let Some(rest) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("hermes-sandbox-"))
+        else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            // rmdir fails while tasks remain: only empty ones go.
+            let _ = std::fs::remove_dir(e.path());
         }
     }
 }

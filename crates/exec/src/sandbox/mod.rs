@@ -117,6 +117,37 @@ pub struct Sandbox {
     /// entry when the sandbox was built (nested repositories: vendored
     /// clones, submodules, worktrees), found by [`nested_protected`].
     nested: Vec<PathBuf>,
+    /// Git directories under other names found then ([`is_git_dir`]).
+    git_dirs: Vec<PathBuf>,
+}
+
+/// Whether `dir` is a git directory (what a `.git` holds), whatever its
+/// name: a `HEAD` file beside `objects` and `refs` folders.
+pub fn is_git_dir(dir: &Path) -> bool {
+    dir.join("HEAD").is_file() && dir.join("objects").is_dir() && dir.join("refs").is_dir()
+}
+
+/// The repository folders a `.git` file points at (`gitdir: PATH`, and
+/// the `commondir` of a worktree's), canonical.
+fn gitdir_targets(dot_git: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(text) = std::fs::read_to_string(dot_git) else {
+        return out;
+    };
+    let Some(target) = text.lines().find_map(|l| l.strip_prefix("gitdir:")) else {
+        return out;
+    };
+    let base = dot_git.parent().unwrap_or(Path::new("/"));
+    let Ok(dir) = std::fs::canonicalize(base.join(target.trim())) else {
+        return out;
+    };
+    if let Ok(common) = std::fs::read_to_string(dir.join("commondir"))
+        && let Ok(c) = std::fs::canonicalize(dir.join(common.trim()))
+    {
+        out.push(c);
+    }
+    out.push(dir);
+    out
 }
 
 /// Directories [`nested_protected`] looks into at most: a bound on the
@@ -127,8 +158,9 @@ const NESTED_WALK_DIRS: usize = 20_000;
 /// The folders under `roots` (not following symlinks, not entering the
 /// protected entries themselves) that hold a [`PROTECTED`] entry, at any
 /// depth below the top (the top's own are found per command).
-fn nested_protected(roots: &[&Path]) -> Vec<PathBuf> {
+fn nested_protected(roots: &[&Path]) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let mut out = Vec::new();
+    let mut git_dirs = Vec::new();
     let mut queue: std::collections::VecDeque<PathBuf> =
         roots.iter().map(|r| r.to_path_buf()).collect();
     let mut seen = 0usize;
@@ -143,6 +175,10 @@ fn nested_protected(roots: &[&Path]) -> Vec<PathBuf> {
         let Ok(rd) = std::fs::read_dir(&dir) else {
             continue;
         };
+        if !roots.contains(&dir.as_path()) && is_git_dir(&dir) {
+            git_dirs.push(dir);
+            continue; // protected whole, never walked into
+        }
         let mut has = false;
         for e in rd.flatten() {
             let name = e.file_name();
@@ -158,7 +194,7 @@ fn nested_protected(roots: &[&Path]) -> Vec<PathBuf> {
             out.push(dir);
         }
     }
-    out
+    (out, git_dirs)
 }
 
 /// What [`Sandbox::prepare`] hands a spawner: the argv, and descriptors that
@@ -216,6 +252,34 @@ pub fn protected_name(root: &Path, path: &Path) -> Option<&'static str> {
             .copied()
             .find(|p| c == std::ffi::OsStr::new(p))
     })
+}
+
+/// Whether the host's dynamic loader or C library acts on variable `name`
+/// in a process it starts (code loaded, files read or written): every
+/// `LD_*`, and glibc's others (`GLIBC_TUNABLES`, `GCONV_PATH`, `LOCPATH`,
+/// `NLSPATH`, `MALLOC_*`, `HOSTALIASES`, `RES_OPTIONS`, `LOCALDOMAIN`,
+/// `TZDIR`), and the start-up variables of a shell.
+pub fn is_loader_var(name: &str) -> bool {
+    name.starts_with("LD_")
+        || name.starts_with("MALLOC_")
+        || matches!(
+            name,
+            "GLIBC_TUNABLES"
+                | "GCONV_PATH"
+                | "LOCPATH"
+                | "NLSPATH"
+                | "HOSTALIASES"
+                | "RES_OPTIONS"
+                | "LOCALDOMAIN"
+                | "TZDIR"
+                | "GETCONF_DIR"
+                // and a shell's (the PTY path starts bwrap through sh)
+                | "BASH_ENV"
+                | "ENV"
+                | "SHELLOPTS"
+                | "BASHOPTS"
+                | "PS4"
+        )
 }
 
 /// What the installed bubblewrap supports beyond the basics (0.8.0 has all;
@@ -353,7 +417,7 @@ impl Sandbox {
                 "sandbox: running as root without a writable cgroup v1 pids hierarchy: the process limit does not hold (RLIMIT_NPROC does not apply to root)"
             );
         }
-        let nested = {
+        let (nested, git_dirs) = {
             let roots: Vec<&Path> = std::iter::once(cfg.root.as_path())
                 .chain(cfg.rw_binds.iter().map(PathBuf::as_path))
                 .collect();
@@ -361,6 +425,7 @@ impl Sandbox {
         };
         Ok(Sandbox {
             nested,
+            git_dirs,
             bwrap,
             root: cfg.root.clone(),
             network: cfg.network,
@@ -601,6 +666,12 @@ impl Sandbox {
         // mounts' policy in the kernel's own terms (read-only everywhere but
         // the writable areas) and, where the kernel scopes them, keeps the
         // command's signals and abstract unix sockets inside its domain.
+        // Variables the host's dynamic loader and libc act on reach the
+        // command only through bubblewrap (`--setenv`), never the
+        // environment of the host-side processes (bwrap, the shim, sh).
+        for (k, v) in req.env.iter().filter(|(k, _)| is_loader_var(k)) {
+            push(&["--setenv", k, v]);
+        }
         match crate::supervisor::shim_path() {
             Some(shim) => {
                 let s = shim.display().to_string();
@@ -691,6 +762,19 @@ impl Sandbox {
                 // change is its target, protected where the sandbox sees it
                 // if it lies in a writable area (elsewhere it is read-only
                 // or invisible already).
+                // A `.git` file (`gitdir: PATH`: a separate git dir, a
+                // worktree's, a submodule's) points at the repository: that
+                // is what a later git runs, so it is protected too.
+                if md.is_file() && *name == ".git" {
+                    for g in gitdir_targets(&p) {
+                        if let Some(seen) = areas.iter().find_map(|(w, canon)| {
+                            g.strip_prefix(canon).ok().map(|rest| w.join(rest))
+                        }) && !out.contains(&seen)
+                        {
+                            out.push(seen);
+                        }
+                    }
+                }
                 let p = if md.file_type().is_symlink() {
                     let Ok(real) = std::fs::canonicalize(&p) else {
                         continue;
@@ -707,6 +791,13 @@ impl Sandbox {
                 if !out.contains(&p) {
                     out.push(p);
                 }
+            }
+        }
+        // Git directories found under any name when the sandbox was built
+        // (`git init --separate-git-dir`, bare repositories).
+        for g in &self.git_dirs {
+            if g.is_dir() && !out.contains(g) {
+                out.push(g.clone());
             }
         }
         out
@@ -824,6 +915,22 @@ impl Environment for Sandbox {
 
     fn spawn(&self, req: &SpawnRequest<'_>) -> io::Result<Spawned> {
         let (argv, keep_open) = self.launch(req)?;
+        // The host-side processes (bwrap, the shim, the PTY path's sh) run
+        // with the host's rights before any sandboxing: a variable the
+        // command exported (captured as the task's state) that the dynamic
+        // loader acts on (`LD_PRELOAD=$PWD/evil.so`) would run the
+        // command's code there. They get the environment without them; the
+        // command gets them through `--setenv` (see `argv`).
+        let host_env: Vec<(String, String)> = req
+            .env
+            .iter()
+            .filter(|(k, _)| !is_loader_var(k))
+            .cloned()
+            .collect();
+        let req = &SpawnRequest {
+            env: &host_env,
+            ..*req
+        };
         let r = match &self.pids {
             Some(cg) => cg.spawn(argv, req),
             // A foreground command is waited for by the thread that
