@@ -6,12 +6,14 @@ conformance suite's client against the same endpoint."""
 
 import json
 import os
+import time
 import threading
 import urllib.error
 import urllib.request
 
 import pytest
 
+import hermes_tools
 from hermes_tools import INVALID_ARGUMENT, UNSUPPORTED, HermesToolsError, McpServer, Runtime, ToolCall
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
@@ -136,3 +138,85 @@ def test_client_request_needs_a_call_made_by_an_mcp_client(rt):
     assert status == UNSUPPORTED and "not made by an MCP client" in message, seen
     status, message = seen["tools/call"]
     assert status == INVALID_ARGUMENT and "not one a tool may send" in message, seen
+
+
+class _FdClient:
+    """A minimal MCP client over a socketpair served by ``rt.serve_mcp``,
+    answering ``elicitation/create`` with ``elicit(params)``."""
+
+    def __init__(self, rt, name, elicit):
+        import queue
+        import socket
+        import threading
+
+        self.a, self.b = socket.socketpair()
+        self.srv = rt.serve_mcp({"read_fd": self.b.fileno(), "write_fd": self.b.fileno()})
+        self.f = self.a.makefile("rwb", buffering=0)
+        self.lock = threading.Lock()
+        self.waiters = {}
+        self.asked = []
+        self.n = 0
+        self.elicit = elicit
+        self._queue = queue.Queue
+        threading.Thread(target=self._read, daemon=True).start()
+        self.req("initialize", {"protocolVersion": "2025-06-18", "capabilities": {"elicitation": {}},
+                                "clientInfo": {"name": name, "version": "1"}})
+        self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def _send(self, obj):
+        with self.lock:
+            self.f.write((json.dumps(obj) + "\n").encode())
+
+    def _read(self):
+        while True:
+            line = self.f.readline()
+            if not line:
+                return
+            m = json.loads(line)
+            if "method" in m and "id" in m:
+                self.asked.append(m)
+                if m["method"] == "elicitation/create":
+                    self._send({"jsonrpc": "2.0", "id": m["id"], "result": self.elicit(m["params"])})
+                elif m["method"] == "ping":
+                    self._send({"jsonrpc": "2.0", "id": m["id"], "result": {}})
+            elif "id" in m and m["id"] in self.waiters:
+                self.waiters[m["id"]].put(m)
+
+    def req(self, method, params, timeout=60):
+        self.n += 1
+        q = self._queue()
+        self.waiters[self.n] = q
+        self._send({"jsonrpc": "2.0", "id": self.n, "method": method, "params": params})
+        return q.get(timeout=timeout)
+
+    def close(self):
+        self.a.close()
+        self.b.close()
+
+
+def test_two_servers_on_one_runtime_never_answer_each_others_approvals(tmp_path):
+    # Red team 2026-11-28 (round 2): every server numbered its calls mcp-1,
+    # mcp-2, ...; the approval of the victim's call went to the attacker's
+    # client, which accepted it, and the victim's command ran.
+    import threading
+
+    victim_dir = tmp_path / "victim"
+    victim_dir.mkdir()
+    (victim_dir / "precious").write_text("x")
+    rt = hermes_tools.Runtime({"builtin_toolsets": ["terminal"],
+                               "terminal": {"cwd": str(tmp_path), "backend": "local"}})
+    try:
+        victim = _FdClient(rt, "victim", lambda p: {"action": "decline"})
+        attacker = _FdClient(rt, "attacker", lambda p: {"action": "accept", "content": {"approve": True}})
+        t = threading.Thread(target=lambda: attacker.req("tools/call", {"name": "terminal", "arguments": {"command": "sleep 3"}}))
+        t.start()
+        time.sleep(0.5)  # the attacker's call is live
+        r = victim.req("tools/call", {"name": "terminal", "arguments": {"command": f"rm -rf {victim_dir}"}})
+        assert victim_dir.exists(), r
+        assert len(victim.asked) == 1, victim.asked
+        assert attacker.asked == [], attacker.asked
+        t.join()
+        victim.close()
+        attacker.close()
+    finally:
+        rt.close()

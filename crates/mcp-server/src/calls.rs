@@ -68,9 +68,14 @@ impl Live {
     }
 }
 
+/// Call ids are unique in the process, not per server: the runtime routes
+/// a call's approval requests, client requests and log lines by its
+/// `tool_call_id`, and two servers on one runtime each numbering from
+/// `mcp-1` made one client answer another's approvals.
+static NEXT_CALL: AtomicU64 = AtomicU64::new(1);
+
 #[derive(Default)]
 pub(crate) struct Calls {
-    next: AtomicU64,
     map: Mutex<HashMap<String, Arc<Live>>>,
 }
 
@@ -113,7 +118,7 @@ impl Calls {
         token: Option<ProgressToken>,
         session: Arc<crate::quotas::Session>,
     ) -> Entry<'_> {
-        let id = format!("mcp-{}", self.next.fetch_add(1, Ordering::Relaxed) + 1);
+        let id = format!("mcp-{}", NEXT_CALL.fetch_add(1, Ordering::Relaxed));
         let wanted = token.is_some() || session.log_level.lock().is_some();
         let (tx, writer) = if wanted {
             let (tx, mut rx) = mpsc::unbounded_channel::<Note>();

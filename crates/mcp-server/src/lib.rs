@@ -126,12 +126,39 @@ impl Shared {
     /// A session closed: its quotas, followers and task state go (its
     /// background processes are killed).
     pub(crate) fn end_session(&self, task: &str) {
-        self.quotas.lock().remove(task);
+        if let Some(s) = self.quotas.lock().remove(task) {
+            s.closed.store(true, Ordering::SeqCst);
+        }
         self.followers.forget(task);
         // Killing the task's processes waits out their grace: off the
         // async workers when there are some.
         let rt = self.rt.clone();
         let task = task.to_string();
+        match tokio::runtime::Handle::try_current() {
+            Ok(h) => {
+                h.spawn_blocking(move || rt.cleanup_task(&task));
+            }
+            Err(_) => rt.cleanup_task(&task),
+        }
+    }
+}
+
+/// Cleans a call's task up when the call ends after its session did (a
+/// DELETE racing a background start: the process registered after the
+/// session's own cleanup ran).
+struct CleanupIfClosed {
+    shared: Arc<Shared>,
+    task: String,
+    session: Arc<quotas::Session>,
+}
+
+impl Drop for CleanupIfClosed {
+    fn drop(&mut self) {
+        if !self.session.closed.load(Ordering::SeqCst) {
+            return;
+        }
+        let rt = self.shared.rt.clone();
+        let task = std::mem::take(&mut self.task);
         match tokio::runtime::Handle::try_current() {
             Ok(h) => {
                 h.spawn_blocking(move || rt.cleanup_task(&task));
@@ -299,6 +326,13 @@ impl ServerHandler for Server {
         self.remember(&context.peer);
         let task = self.task_of(&context.extensions);
         let session = self.shared.session(&task);
+        // Whatever way this call ends: if its session ended meanwhile, what
+        // the call started is cleaned up with the task again.
+        let _after = CleanupIfClosed {
+            shared: self.shared.clone(),
+            task: task.clone(),
+            session: session.clone(),
+        };
         let max_calls = self.shared.limits.session_max_calls;
         let Ok(_permit) = session.calls.clone().try_acquire_owned() else {
             return Err(McpError::new(

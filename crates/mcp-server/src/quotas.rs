@@ -3,6 +3,7 @@
 //! manager all use (a leaf, so none of them imports another in a circle).
 
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use parking_lot::Mutex;
 #[allow(deprecated)] // logging is deprecated by a 2026 draft, still in 2025-11-25
@@ -28,6 +29,10 @@ pub(crate) struct Session {
     /// The level `logging/setLevel` chose (None: no log messages).
     #[allow(deprecated)]
     pub log_level: Mutex<Option<LoggingLevel>>,
+    /// The session ended (DELETE, the client left): a call still running
+    /// cleans the task up again when it ends, so a background process it
+    /// started after the session's cleanup does not outlive it.
+    pub closed: AtomicBool,
 }
 
 impl Session {
@@ -36,6 +41,7 @@ impl Session {
             calls: Arc::new(tokio::sync::Semaphore::new(max_calls)),
             spawning: tokio::sync::Mutex::new(()),
             log_level: Mutex::new(None),
+            closed: AtomicBool::new(false),
         }
     }
 

@@ -89,7 +89,23 @@ impl SessionManager for Tracked {
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
         let (id, t) = self.inner.create_session().await?;
-        self.seen.lock().insert(id.clone(), Instant::now());
+        // The bound, checked and taken under one lock: the front's early
+        // 503 counts before the request is read, so initializes released
+        // together would all pass it.
+        let admitted = {
+            let mut seen = self.seen.lock();
+            let ok = seen.len() < self.shared.limits.max_sessions;
+            if ok {
+                seen.insert(id.clone(), Instant::now());
+            }
+            ok
+        };
+        if !admitted {
+            drop(t);
+            let _ = self.inner.close_session(&id).await;
+            tracing::info!("mcp server: a new session refused (max_sessions)");
+            return Err(LocalSessionManagerError::SessionNotFound(id));
+        }
         Ok((id, t))
     }
 

@@ -720,3 +720,91 @@ fn a_dropped_call_stream_resumes_with_last_event_id() {
         "{result}"
     );
 }
+
+/// Red team 2026-11-28 (round 2): a DELETE racing a background start left
+/// the process running in the dead session's task (10 of 15 survived);
+/// about 250 races filled the runtime's 64 processes for everyone.
+#[test]
+fn a_session_deleted_during_a_background_start_leaves_nothing_running() {
+    let s = serve("delete-race", Options::default());
+    let base = 700 + std::process::id() % 97;
+    let mut marks = Vec::new();
+    for i in 0..12 {
+        let mut a = Session::open(&s).unwrap();
+        let mark = format!("sleep {base}.{i}");
+        marks.push(mark.clone());
+        let (addr, auth, id) = (a.addr, a.auth.clone(), a.id.clone());
+        let starter = std::thread::spawn(move || {
+            a.next += 1;
+            let _ = a.post(
+                &json!({"jsonrpc": "2.0", "id": a.next, "method": "tools/call",
+                        "params": {"name": "terminal", "arguments": {"command": mark, "background": true}}})
+                .to_string(),
+            );
+        });
+        std::thread::sleep(Duration::from_millis(2 * (i % 5)));
+        let r = http(
+            addr,
+            "DELETE",
+            "/mcp",
+            &[("authorization", &auth), ("mcp-session-id", &id)],
+            "",
+        );
+        assert!(matches!(r.status, 200 | 202 | 204 | 404), "{r:?}");
+        starter.join().unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let alive = || marks.iter().map(|m| live_processes(m)).sum::<usize>();
+    while alive() > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(alive(), 0, "processes of deleted sessions still run");
+}
+
+/// Red team 2026-11-28 (round 2): initializes released together all passed
+/// the front's count (200 sessions against max_sessions 6).
+#[test]
+fn simultaneous_initializes_cannot_overshoot_max_sessions() {
+    use std::io::{Read, Write};
+    let mut opts = Options::default();
+    opts.limits.max_sessions = 3;
+    let s = serve("session-race", opts);
+    let auth = format!("Bearer {}", s.token.as_deref().unwrap_or(""));
+    let req = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: {auth}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{INIT}",
+        s.addr,
+        INIT.len()
+    );
+    let mut socks: Vec<std::net::TcpStream> = (0..24)
+        .map(|_| {
+            let mut c = std::net::TcpStream::connect(s.addr).unwrap();
+            c.write_all(&req.as_bytes()[..req.len() - 1]).unwrap();
+            c
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    for c in &mut socks {
+        c.write_all(&req.as_bytes()[req.len() - 1..]).unwrap();
+    }
+    let mut admitted = 0;
+    for c in &mut socks {
+        c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 4096];
+        while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+            match c.read(&mut chunk) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+        }
+        let head = String::from_utf8_lossy(&buf).to_ascii_lowercase();
+        if head.starts_with("http/1.1 200") && head.contains("mcp-session-id") {
+            admitted += 1;
+        }
+    }
+    assert!(
+        admitted <= 3,
+        "{admitted} sessions admitted with max_sessions 3"
+    );
+    assert!(admitted >= 1, "none admitted: the test proves nothing");
+}
