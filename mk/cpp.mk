@@ -47,3 +47,9 @@ BINDING_TESTS += test-cpp
 .PHONY: test-cpp-valgrind
 test-cpp-valgrind: test-cpp-plain
 	valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite -q ./$(BUILD)/test_cpp_binding
+
+# Eight async calls of a 300 ms sync handler against the batch (issue 29).
+.PHONY: bench-cpp-handlers
+bench-cpp-handlers: ht-lib
+	$(CXX) $(CPP_STD) $(CPP_WARN) -O2 $(CPP_INC) benches/cpp/sync_handlers.cpp -o $(BUILD)/bench_cpp_handlers $(CPP_LINK)
+	./$(BUILD)/bench_cpp_handlers
