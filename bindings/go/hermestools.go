@@ -523,9 +523,48 @@ func (r *Runtime) Definitions(queryJSON string) (string, error) {
 	return takeString(out, on), nil
 }
 
+// CallOption configures one Call.
+type CallOption func(*callOptions)
+
+type callOptions struct{ contextJSON string }
+
+// WithCallContext gives the call its context JSON (task_id, session_id,
+// tool_call_id, interactive, user_task; docs/json-shapes.md).
+func WithCallContext(contextJSON string) CallOption {
+	return func(o *callOptions) { o.contextJSON = contextJSON }
+}
+
+// WithTask runs the call as task id (its cwd, environment and background
+// processes are the task's).
+func WithTask(id string) CallOption {
+	return func(o *callOptions) {
+		b, _ := json.Marshal(map[string]string{"task_id": id})
+		o.contextJSON = string(b)
+	}
+}
+
+// Call runs one tool call and waits for its text for the model, Go style:
+// ctx first. A ctx that can be cancelled ties the call to it (cancelled
+// when ctx is done, as DispatchContext); context.Background() takes the
+// synchronous path (the handler runs on this goroutine's thread). Tool
+// failures (unknown tool, bad arguments, handler error, timeout) come back
+// as {"error": ...} text with a nil error.
+func (r *Runtime) Call(ctx context.Context, name, argsJSON string, opts ...CallOption) (string, error) {
+	var o callOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	if ctx.Done() == nil {
+		return r.Dispatch(name, argsJSON, o.contextJSON)
+	}
+	return r.DispatchContext(ctx, name, argsJSON, o.contextJSON)
+}
+
 // Dispatch runs one tool call and waits for its text for the model. Tool
 // failures (unknown tool, bad arguments, handler error, timeout) come back as
 // {"error": ...} text with a nil error. contextJSON may be "".
+//
+// Deprecated: use Call (ctx first, the call context as an option).
 func (r *Runtime) Dispatch(name, argsJSON, contextJSON string) (string, error) {
 	rt, err := r.acquire()
 	if err != nil {

@@ -1,6 +1,7 @@
 package hermestools
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -864,4 +865,34 @@ func TestBuiltinFileTools(t *testing.T) {
 	defer rt.Close()
 	contains(t, mustDispatch(t, rt, "write_file", `{"path":"go.txt","content":"hello\ngo\n"}`, ""), `"bytes_written":9`)
 	contains(t, mustDispatch(t, rt, "read_file", `{"path":"go.txt","offset":2}`, ""), `"content":"2|go"`)
+}
+
+// Issue 29: a ctx-first call (Call), its options, and cancellation through
+// ctx.
+func TestCallIsContextFirst(t *testing.T) {
+	rt, err := New(`{"builtin_toolsets":["terminal"],"terminal":{"backend":"local"}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	out, err := rt.Call(context.Background(), "terminal", `{"command":"cd /tmp && echo hi"}`, WithTask("a"))
+	if err != nil || !strings.Contains(out, "hi") {
+		t.Fatalf("%v %s", err, out)
+	}
+	// The task's state: task a is in /tmp now, task b is not.
+	out, _ = rt.Call(context.Background(), "terminal", `{"command":"pwd"}`, WithTask("a"))
+	if !strings.Contains(out, "/tmp") {
+		t.Fatalf("task a: %s", out)
+	}
+	out, _ = rt.Call(context.Background(), "terminal", `{"command":"pwd"}`, WithCallContext(`{"task_id":"b"}`))
+	if strings.Contains(out, `"/tmp`) {
+		t.Fatalf("task b: %s", out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = rt.Call(ctx, "terminal", `{"command":"sleep 30"}`)
+	if err == nil || time.Since(start) > 10*time.Second {
+		t.Fatalf("not cancelled by ctx: %v after %v", err, time.Since(start))
+	}
 }
