@@ -1,5 +1,5 @@
 /* The minimal library (cargo build -p hermes-tools --no-default-features):
- * no MCP client, no MCP server, no HTTPS, no PTY. It keeps every C function,
+ * no MCP client, no MCP server, no HTTPS, no PTY, no modal backend. It keeps every C function,
  * says what it lacks in ht_features(), and refuses what needs a missing
  * feature with a message naming it; the rest works (make test-features). */
 #include <hermes_tools.h>
@@ -30,12 +30,18 @@ int main(void) {
   CHECK(strstr(f, "\"mcp-server\":false") != NULL);
   CHECK(strstr(f, "\"https\":false") != NULL);
   CHECK(strstr(f, "\"pty\":false") != NULL);
+  CHECK(strstr(f, "\"modal\":false") != NULL);
 
   ht_runtime *rt = NULL;
   ht_error *err = NULL;
   const char *with_mcp = "{\"mcp_servers\":{\"x\":{\"command\":\"true\"}}}";
   ht_status st = ht_runtime_new(with_mcp, strlen(with_mcp), &rt, &err);
   CHECK(fails_naming(st, err, "mcp-client"));
+
+  const char *with_modal = "{\"builtin_toolsets\":[\"terminal\"],\"terminal\":{\"backend\":\"modal\"}}";
+  err = NULL;
+  st = ht_runtime_new(with_modal, strlen(with_modal), &rt, &err);
+  CHECK(fails_naming(st, err, "Cargo feature `modal`"));
 
   const char *cfg = "{\"builtin_toolsets\":[\"terminal\"],\"terminal\":{\"backend\":\"local\"},"
                     "\"approvals\":{\"mode\":\"off\"}}";

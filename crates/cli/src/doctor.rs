@@ -223,6 +223,34 @@ fn daytona_works(r: &mut Report, text: &str) {
     }
 }
 
+/// The modal backend: a token (never printed), an endpoint that answers
+/// over gRPC and takes it (one AppGetOrCreate of the configured app).
+fn modal_works(r: &mut Report, text: &str) {
+    let section = hermes_runtime::config::Config::parse(text)
+        .ok()
+        .and_then(|c| c.terminal.modal.clone())
+        .unwrap_or_default();
+    let cfg = section.to_exec();
+    if cfg.token_id.trim().is_empty() || cfg.token_secret.trim().is_empty() {
+        r.fail(
+            "modal: no token",
+            "set MODAL_TOKEN_ID and MODAL_TOKEN_SECRET (or terminal.modal.token_id/token_secret); `modal token new` makes one",
+        );
+        return;
+    }
+    r.ok(&format!("modal: a token is set; endpoint {}", cfg.api_url));
+    match hermes_exec::modal::Modal::new(cfg)
+        .map_err(std::io::Error::other)
+        .and_then(|m| m.check())
+    {
+        Ok(()) => r.ok("modal: the endpoint answers and accepts the token"),
+        Err(e) => r.fail(
+            &format!("{e}"),
+            "check terminal.modal.api_url (MODAL_SERVER_URL), the network, and that the token is valid",
+        ),
+    }
+}
+
 pub fn run(config: Option<&Path>) -> u8 {
     let mut r = Report { failed: 0 };
     let text = match config {
@@ -277,6 +305,9 @@ pub fn run(config: Option<&Path>) -> u8 {
     }
     if backend == "daytona" {
         daytona_works(&mut r, &text);
+    }
+    if backend == "modal" {
+        modal_works(&mut r, &text);
     }
     if backend == "apptainer" || backend == "singularity" {
         apptainer_works(&mut r, &text, term);

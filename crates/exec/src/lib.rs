@@ -25,6 +25,8 @@ pub mod fs;
 pub mod host;
 pub mod inherit;
 pub mod local;
+#[cfg(feature = "modal")]
+pub mod modal;
 pub mod netproxy;
 pub mod pump;
 pub mod remote_fs;

@@ -51,6 +51,7 @@ pub fn features_json() -> &'static std::ffi::CStr {
                 "mcp-server": cfg!(feature = "mcp-server"),
                 "https": https,
                 "pty": cfg!(feature = "pty"),
+                "modal": cfg!(feature = "modal"),
             },
             "formats": ["openai", "anthropic", "mcp"],
             "hooks": ["pre_tool_call", "post_tool_call", "transform_tool_result"],

@@ -230,10 +230,17 @@ impl Config {
                 .to_exec()
                 .validate()
                 .map_err(|e| Error::invalid(format!("runtime config: {e}")))?,
+            "modal" => cfg
+                .terminal
+                .modal
+                .clone()
+                .unwrap_or_default()
+                .validate()
+                .map_err(|e| Error::invalid(format!("runtime config: {e}")))?,
             other if cfg.terminal.host_env(other).is_some() => {}
             other => {
                 return Err(Error::invalid(format!(
-                    "runtime config: terminal.backend: unknown backend '{other}' (auto, local, sandbox, ssh, docker, podman, apptainer, singularity, daytona, or an environment the host registered)"
+                    "runtime config: terminal.backend: unknown backend '{other}' (auto, local, sandbox, ssh, docker, podman, apptainer, singularity, modal, daytona, or an environment the host registered)"
                 )));
             }
         }

@@ -249,6 +249,13 @@ fn runs_on(config: &Config) -> Option<String> {
             .as_ref()
             .map(|a| format!("in an apptainer instance (image {})", a.image)),
         "daytona" => Some("in a Daytona sandbox".into()),
+        "modal" => Some(format!(
+            "in a Modal sandbox (image {})",
+            t.modal
+                .as_ref()
+                .and_then(|m| m.image.clone())
+                .unwrap_or_else(|| "python:3.12-slim".into())
+        )),
         name => t
             .host_env(name)
             .map(|e| hermes_exec::Environment::location(&**e)),
@@ -562,6 +569,25 @@ impl Runtime {
                     )
                     .map_err(|e| Error::invalid(format!("runtime config: {e}")))?;
                     per_task(Arc::new(hermes_exec::host::HostBackend(env)))
+                }
+            },
+            "modal" => match &self.terminal {
+                Some(term) => per_task(term.backend.clone()),
+                #[cfg(feature = "modal")]
+                None => {
+                    // The file toolset without the terminal: sandboxes of its own.
+                    let (env, _) = hermes_exec::modal::backend(
+                        tcfg.modal.clone().unwrap_or_default().to_exec(),
+                    )
+                    .map_err(|e| Error::invalid(format!("runtime config: {e}")))?;
+                    per_task(Arc::new(hermes_exec::host::HostBackend(env)))
+                }
+                #[cfg(not(feature = "modal"))]
+                None => {
+                    return Err(Error::invalid(format!(
+                        "runtime config: {}",
+                        hermes_builtins::terminal::config::MODAL_MISSING
+                    )));
                 }
             },
             name if tcfg.host_env(name).is_some() => match &self.terminal {

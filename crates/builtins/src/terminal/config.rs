@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 pub struct TerminalConfig {
     /// "auto" (the default: "sandbox" where bubblewrap works, else
     /// "local"), "local", "sandbox", "ssh", "docker", "podman", "apptainer"
-    /// (alias "singularity"), "daytona", or an environment the host registered.
+    /// (alias "singularity"), "modal", "daytona", or an environment the host registered.
     pub backend: String,
     pub cwd: Option<String>,
     /// Default foreground timeout in seconds.
@@ -66,6 +66,8 @@ pub struct TerminalConfig {
     pub apptainer: Option<ApptainerSection>,
     /// daytona backend: the API, the image and the sandbox's resources.
     pub daytona: Option<DaytonaSection>,
+    /// modal backend: the API, the token, the image and the sandbox's resources.
+    pub modal: Option<ModalSection>,
     /// Environments the host brought (`ht_runtime_new_with_environments`):
     /// `backend` may name one of them. Not part of the JSON.
     #[serde(skip)]
@@ -339,6 +341,111 @@ impl DaytonaSection {
     }
 }
 
+/// `"terminal": {"modal": {...}}`: the token defaults to `MODAL_TOKEN_ID` /
+/// `MODAL_TOKEN_SECRET`, the URL to `MODAL_SERVER_URL`, else
+/// `https://api.modal.com`.
+#[derive(Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModalSection {
+    pub api_url: Option<String>,
+    pub token_id: Option<String>,
+    pub token_secret: Option<String>,
+    /// The app sandboxes belong to (default `hermes-tools`, made when missing).
+    pub app: Option<String>,
+    /// The Modal environment (default: the account's, or `MODAL_ENVIRONMENT`).
+    pub environment: Option<String>,
+    /// A registry image (default `python:3.12-slim`).
+    pub image: Option<String>,
+    /// Cores (fractions allowed).
+    pub cpu: Option<f64>,
+    /// MiB.
+    pub memory_mb: Option<u32>,
+    /// The sandbox's lifetime in seconds (default 3600).
+    pub timeout: Option<u32>,
+    /// Network access from the sandbox (default false: blocked).
+    #[serde(default)]
+    pub network: bool,
+    /// The image builder version (default: the environment's).
+    pub builder_version: Option<String>,
+}
+
+impl std::fmt::Debug for ModalSection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModalSection")
+            .field("api_url", &self.api_url)
+            .field("token_id", &self.token_id.as_ref().map(|_| "<redacted>"))
+            .field(
+                "token_secret",
+                &self.token_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("app", &self.app)
+            .field("image", &self.image)
+            .field("network", &self.network)
+            .finish()
+    }
+}
+
+#[cfg(feature = "modal")]
+impl ModalSection {
+    /// The exec layer's config (token, URL and environment from the
+    /// process environment when not given).
+    pub fn to_exec(&self) -> hermes_exec::modal::ModalConfig {
+        let d = hermes_exec::modal::ModalConfig::default();
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        hermes_exec::modal::ModalConfig {
+            api_url: self
+                .api_url
+                .clone()
+                .or_else(|| var("MODAL_SERVER_URL"))
+                .unwrap_or(d.api_url),
+            token_id: self
+                .token_id
+                .clone()
+                .or_else(|| var("MODAL_TOKEN_ID"))
+                .unwrap_or_default(),
+            token_secret: self
+                .token_secret
+                .clone()
+                .or_else(|| var("MODAL_TOKEN_SECRET"))
+                .unwrap_or_default(),
+            app: self.app.clone().unwrap_or(d.app),
+            environment: self
+                .environment
+                .clone()
+                .or_else(|| var("MODAL_ENVIRONMENT"))
+                .unwrap_or_default(),
+            image: self.image.clone().unwrap_or(d.image),
+            cpu: self.cpu,
+            memory_mb: self.memory_mb,
+            timeout_secs: self.timeout.unwrap_or(d.timeout_secs),
+            network: self.network,
+            builder_version: self
+                .builder_version
+                .clone()
+                .or_else(|| var("MODAL_IMAGE_BUILDER_VERSION")),
+        }
+    }
+}
+
+impl ModalSection {
+    /// One-line errors for a section that cannot work (a build without the
+    /// backend says which Cargo feature it lacks).
+    pub fn validate(&self) -> Result<(), String> {
+        #[cfg(feature = "modal")]
+        {
+            self.to_exec().validate()
+        }
+        #[cfg(not(feature = "modal"))]
+        {
+            Err(MODAL_MISSING.into())
+        }
+    }
+}
+
+/// What a build without the modal backend says.
+pub const MODAL_MISSING: &str =
+    "terminal.backend 'modal': this build has no modal backend (Cargo feature `modal`)";
+
 /// `"terminal": {"ssh": {...}}`.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -414,6 +521,7 @@ impl Default for TerminalConfig {
             docker: None,
             apptainer: None,
             daytona: None,
+            modal: None,
             host_envs: HostEnvs::default(),
             code_runs: None,
         }

@@ -366,10 +366,24 @@ fn environment(
                 })
                 .map_err(|e| Error::invalid(format!("runtime config: {e}")))
         }
+        #[cfg(feature = "modal")]
+        "modal" => {
+            let section = cfg.modal.clone().unwrap_or_default();
+            hermes_exec::modal::backend(section.to_exec())
+                .map(|(env, _)| {
+                    Arc::new(hermes_exec::host::HostBackend(env)) as Arc<dyn Environment>
+                })
+                .map_err(|e| Error::invalid(format!("runtime config: {e}")))
+        }
+        #[cfg(not(feature = "modal"))]
+        "modal" => Err(Error::invalid(format!(
+            "runtime config: {}",
+            config::MODAL_MISSING
+        ))),
         other => match cfg.host_env(other) {
             Some(env) => Ok(Arc::new(hermes_exec::host::HostBackend(env.clone()))),
             None => Err(Error::invalid(format!(
-                "runtime config: terminal.backend: unknown backend '{other}' (auto, local, sandbox, ssh, docker, podman, apptainer, singularity, daytona, or an environment the host registered)"
+                "runtime config: terminal.backend: unknown backend '{other}' (auto, local, sandbox, ssh, docker, podman, apptainer, singularity, modal, daytona, or an environment the host registered)"
             ))),
         },
     }

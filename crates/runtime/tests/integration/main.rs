@@ -12,11 +12,16 @@ mod common;
 mod container_common;
 #[path = "../mcp_common/mod.rs"]
 mod mcp_common;
+#[cfg(feature = "modal")]
+#[path = "../../../exec/tests/modal_server/mod.rs"]
+mod modal_server;
 #[path = "../ssh_common/mod.rs"]
 #[macro_use]
 mod ssh_common;
 
 mod backend_container;
+#[cfg(feature = "modal")]
+mod backend_modal;
 mod backend_ssh;
 mod builtin_fidelity;
 mod builtin_file;
