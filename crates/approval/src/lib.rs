@@ -907,7 +907,16 @@ impl Engine {
             {
                 return;
             }
-            if single && shellish && literal.as_deref().is_some_and(|t| !t.starts_with("#!")) {
+            // a single literal write run directly as shell was analysed
+            // when written; sourced or imported by another script, or a
+            // shebang, it is judged here
+            if single
+                && shellish
+                && a.written
+                    .iter()
+                    .any(|(w, _)| path.ends_with(w.trim_start_matches("./")))
+                && literal.as_deref().is_some_and(|t| !t.starts_with("#!"))
+            {
                 return;
             }
             // a program run by its path: a missing file runs nothing, a
@@ -1476,8 +1485,11 @@ impl Engine {
                     acc.presumed = false;
                 }
             }
+            // a runner of project code is known-safe only when the files
+            // it runs are read (`read_scripts` with a workspace)
             if self.posture == Some(Posture::KnownSafe)
-                && !posture::known_safe(e)
+                && (!posture::known_safe(e)
+                    || (runners::is_runner(e) && !(self.read_scripts && self.workspace.is_some())))
                 && let Some(r) = self.rule("not-known-safe")
                 && !self.exempted(r)
             {

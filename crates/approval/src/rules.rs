@@ -1186,7 +1186,7 @@ fn git_writes(a: &[String], out: &mut Vec<(String, WriteKind)>) {
         "--name",
         "--reason",
     ];
-    let ops = operands(rest, vals);
+    let ops = operands(&a[k..], vals);
     match sub {
         "bundle" if ops.first() == Some(&"create") => {
             if let Some(f) = ops.get(1) {
