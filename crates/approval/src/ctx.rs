@@ -36,6 +36,10 @@ pub enum WriteKind {
     InPlace,
     Delete,
     Create,
+    /// Files are written under this directory (`tar -C DIR`, `cp -r x DIR`,
+    /// `git clone . DIR`, `wget -P DIR`): it writes persistence files when
+    /// the directory is, or holds, a persistence path.
+    IntoDir,
 }
 
 pub(crate) use crate::argv::{operands, tail};

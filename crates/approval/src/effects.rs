@@ -213,6 +213,20 @@ pub fn m_secret_file_read(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
     if ctx.posture.is_none() {
         return false;
     }
+    // committed (and then pushed anywhere): `git add -f .env`
+    if e.name == "git"
+        && crate::names::git_sub(&e.argv).is_some_and(|(_, s)| s == "add")
+        && e.argv.iter().any(|a| {
+            is_env_file(a)
+                || a.contains(".ssh/id_")
+                || a.ends_with(".aws/credentials")
+                || a.ends_with(".netrc")
+                || a.ends_with(".npmrc")
+                || a.ends_with(".pypirc")
+        })
+    {
+        return true;
+    }
     // every program that prints a file it is given (or a line, a
     // column, a sorted or reversed copy of it)
     let readers = [

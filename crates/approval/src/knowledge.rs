@@ -2525,3 +2525,335 @@ mod tests {
         assert_eq!(git_code_key("core.hooksPath", "/tmp"), Some(Opaque));
     }
 }
+
+/// What an environment variable does to the programs that read it (red
+/// team 2, classes 5-7): the same effects as the options they stand for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EnvEffect {
+    /// The value is a program the tool runs (`GIT_SSH`, `CC`,
+    /// `CARGO_TARGET_<triple>_RUNNER`): a path that is not a system one, a
+    /// shell or a command line asks.
+    Program,
+    /// The value is options of a tool (`GOFLAGS`, `RUSTFLAGS`,
+    /// `TAR_OPTIONS`, `PYTEST_ADDOPTS`, `NODE_OPTIONS`): the listed option
+    /// names run or load code and ask.
+    Options(&'static [&'static str]),
+    /// Directories libraries or modules are loaded from (`LD_LIBRARY_PATH`,
+    /// `NODE_PATH`, `PERL5LIB`): a directory outside the system ones asks.
+    LoadPath,
+    /// Where the tool reads its configuration (`HOME`, `XDG_CONFIG_HOME`,
+    /// `CURL_HOME`, `*RC`, `*_CONFIG*`, `*_HOME`): a workspace path (the
+    /// config there may be written by anyone) asks.
+    ConfigHome,
+}
+
+/// Environment variables by name (exact, or `PREFIX*SUFFIX`).
+pub const ENV_EFFECTS: &[(&str, EnvEffect)] = {
+    use EnvEffect::*;
+    &[
+        ("GIT_SSH", Program),
+        ("GIT_EXTERNAL_DIFF", Program),
+        ("GIT_PROXY_COMMAND", Program),
+        ("CC", Program),
+        ("CXX", Program),
+        ("CPP", Program),
+        ("LD", Program),
+        ("AR", Program),
+        ("AS", Program),
+        ("FC", Program),
+        ("NM", Program),
+        ("RANLIB", Program),
+        ("STRIP", Program),
+        ("OBJCOPY", Program),
+        ("HOSTCC", Program),
+        ("CROSS_COMPILE", Program),
+        ("PKG_CONFIG", Program),
+        ("RUSTC", Program),
+        ("RUSTDOC", Program),
+        ("RUSTC_WRAPPER", Program),
+        ("RUSTC_WORKSPACE_WRAPPER", Program),
+        ("CARGO_BUILD_RUSTC", Program),
+        ("CARGO_BUILD_RUSTC_WRAPPER", Program),
+        ("CARGO_BUILD_RUSTDOC", Program),
+        ("CARGO_TARGET_*_RUNNER", Program),
+        ("CARGO_TARGET_*_LINKER", Program),
+        ("CARGO_HOST_LINKER", Program),
+        ("CONFIG_SHELL", Program),
+        ("MAKESHELL", Program),
+        ("BROWSER", Program),
+        ("TERMINAL", Program),
+        (
+            "GOFLAGS",
+            Options(&[
+                "-toolexec",
+                "-exec",
+                "-vettool",
+                "-overlay",
+                "-modfile",
+                "-extld",
+                "-compiler",
+                "-gccgoflags",
+                "-ldflags",
+            ]),
+        ),
+        (
+            "RUSTFLAGS",
+            Options(&["linker", "link-arg", "-Z", "plugin", "-L", "link-args"]),
+        ),
+        (
+            "CARGO_ENCODED_RUSTFLAGS",
+            Options(&["linker", "link-arg", "-Z", "plugin", "-L"]),
+        ),
+        (
+            "CARGO_BUILD_RUSTFLAGS",
+            Options(&["linker", "link-arg", "-Z", "plugin", "-L"]),
+        ),
+        (
+            "RUSTDOCFLAGS",
+            Options(&[
+                "linker",
+                "link-arg",
+                "-Z",
+                "plugin",
+                "--runtool",
+                "--test-builder",
+            ]),
+        ),
+        (
+            "TAR_OPTIONS",
+            Options(&[
+                "--checkpoint-action",
+                "--to-command",
+                "--use-compress-program",
+                "-I",
+                "--rsh-command",
+                "--info-script",
+                "--new-volume-script",
+                "-F",
+                "--rmt-command",
+                "-C",
+                "--directory",
+            ]),
+        ),
+        (
+            "PYTEST_ADDOPTS",
+            Options(&[
+                "-p",
+                "--pdbcls",
+                "-c",
+                "--config-file",
+                "--rootdir",
+                "--confcutdir",
+                "-o",
+                "--override-ini",
+                "--basetemp",
+            ]),
+        ),
+        (
+            "NODE_OPTIONS",
+            Options(&[
+                "--require",
+                "-r",
+                "--import",
+                "--loader",
+                "--experimental-loader",
+                "--inspect",
+                "--env-file",
+            ]),
+        ),
+        ("PERL5OPT", Options(&["-M", "-m", "-d", "-I"])),
+        ("RUBYOPT", Options(&["-r", "-I", "--require"])),
+        (
+            "JAVA_TOOL_OPTIONS",
+            Options(&[
+                "-javaagent",
+                "-agentpath",
+                "-agentlib",
+                "-XX:OnError",
+                "-XX:OnOutOfMemoryError",
+                "-Djava.library.path",
+            ]),
+        ),
+        (
+            "_JAVA_OPTIONS",
+            Options(&[
+                "-javaagent",
+                "-agentpath",
+                "-agentlib",
+                "-XX:OnError",
+                "-XX:OnOutOfMemoryError",
+            ]),
+        ),
+        (
+            "JDK_JAVA_OPTIONS",
+            Options(&[
+                "-javaagent",
+                "-agentpath",
+                "-agentlib",
+                "-XX:OnError",
+                "-XX:OnOutOfMemoryError",
+            ]),
+        ),
+        (
+            "MAKEFLAGS",
+            Options(&[
+                "SHELL=", "--eval", "-f", "--file", "CC=", "CXX=", "-C", "-I",
+            ]),
+        ),
+        (
+            "CFLAGS",
+            Options(&["-fplugin", "-wrapper", "-B", "-specs", "--specs"]),
+        ),
+        (
+            "CXXFLAGS",
+            Options(&["-fplugin", "-wrapper", "-B", "-specs", "--specs"]),
+        ),
+        (
+            "CPPFLAGS",
+            Options(&["-fplugin", "-wrapper", "-B", "-specs", "--specs"]),
+        ),
+        (
+            "LDFLAGS",
+            Options(&[
+                "-fplugin",
+                "-wrapper",
+                "-B",
+                "-specs",
+                "--specs",
+                "-fuse-ld=/",
+                "--ld-path",
+            ]),
+        ),
+        ("LESS", Options(&["+!", "--lesskey-file"])),
+        ("LD_LIBRARY_PATH", LoadPath),
+        ("DYLD_LIBRARY_PATH", LoadPath),
+        ("DYLD_FRAMEWORK_PATH", LoadPath),
+        ("GCONV_PATH", LoadPath),
+        ("NODE_PATH", LoadPath),
+        ("PERL5LIB", LoadPath),
+        ("PERLLIB", LoadPath),
+        ("RUBYLIB", LoadPath),
+        ("LUA_PATH", LoadPath),
+        ("LUA_CPATH", LoadPath),
+        ("PYTHONSTARTUP", LoadPath),
+        ("PYTHONUSERBASE", LoadPath),
+        ("PYTHONHOME", LoadPath),
+        ("PYTEST_PLUGINS", LoadPath),
+        ("GOROOT", LoadPath),
+        ("GOTOOLDIR", LoadPath),
+        ("HOME", ConfigHome),
+        ("XDG_CONFIG_HOME", ConfigHome),
+        ("XDG_CONFIG_DIRS", ConfigHome),
+        ("XDG_DATA_HOME", ConfigHome),
+        ("CURL_HOME", ConfigHome),
+        ("ZDOTDIR", ConfigHome),
+        ("INPUTRC", ConfigHome),
+        ("WGETRC", ConfigHome),
+        ("CARGO_HOME", ConfigHome),
+        ("RUSTUP_HOME", ConfigHome),
+        ("GRADLE_USER_HOME", ConfigHome),
+        ("JAVA_HOME", ConfigHome),
+        ("IPYTHONDIR", ConfigHome),
+        ("JUPYTER_CONFIG_DIR", ConfigHome),
+        ("MPLCONFIGDIR", ConfigHome),
+        ("GNUPGHOME", ConfigHome),
+        ("DOCKER_CONFIG", ConfigHome),
+        ("KUBECONFIG", ConfigHome),
+        ("PIP_CONFIG_FILE", ConfigHome),
+        ("NPM_CONFIG_USERCONFIG", ConfigHome),
+        ("NPM_CONFIG_GLOBALCONFIG", ConfigHome),
+        ("YARN_RC_FILENAME", ConfigHome),
+        ("*RC", ConfigHome),
+        ("*_CONFIG", ConfigHome),
+        ("*_CONFIG_FILE", ConfigHome),
+        ("*_CONFIG_DIR", ConfigHome),
+        ("*_CONFIG_HOME", ConfigHome),
+        ("*_CONFIG_PATH", ConfigHome),
+    ]
+};
+
+/// The effect of setting `name` (see [`ENV_EFFECTS`]).
+pub fn env_effect(name: &str) -> Option<EnvEffect> {
+    ENV_EFFECTS.iter().find_map(|(pat, eff)| {
+        let hit = match pat.split_once('*') {
+            None => *pat == name,
+            Some((pre, suf)) => {
+                name.len() > pre.len() + suf.len() && name.starts_with(pre) && name.ends_with(suf)
+            }
+        };
+        hit.then_some(*eff)
+    })
+}
+
+/// Whether setting `name=value` makes a program run or load code it
+/// would not otherwise (`dir`: the workspace, when known; a config home
+/// inside it asks): the reason, or `None`.
+pub fn env_hijack(name: &str, value: &str, dir: Option<&str>) -> Option<String> {
+    use crate::analyze::DYN;
+    let system = |p: &str| {
+        [
+            "/usr/",
+            "/bin/",
+            "/sbin/",
+            "/lib",
+            "/opt/",
+            "/etc/",
+            "/nix/store/",
+        ]
+        .iter()
+        .any(|d| p.starts_with(d))
+    };
+    let eff = env_effect(name)?;
+    let v = value.trim();
+    match eff {
+        EnvEffect::Program => {
+            let prog = v.split_whitespace().next().unwrap_or("");
+            let risky = v.contains(DYN)
+                || (prog.contains('/') && !system(prog))
+                || crate::analyze::is_shell(&crate::analyze::cmd_name(prog))
+                || v.contains(['|', ';', '&', '`', '$']);
+            risky.then(|| format!("{name}={value} runs that program"))
+        }
+        EnvEffect::Options(opts) => {
+            let words: Vec<&str> = v
+                .split(|c: char| c.is_whitespace() || c == '\x1f')
+                .collect();
+            let hit = words.iter().any(|w| {
+                opts.iter().any(|o| {
+                    let w = w.trim_matches(['"', '\'']);
+                    if o.ends_with('=') || !o.starts_with('-') {
+                        w.contains(o)
+                    } else {
+                        w == *o
+                            || w.strip_prefix(o).is_some_and(|r| {
+                                r.starts_with('=')
+                                    || (o.len() == 2 && !o.starts_with("--") && !r.is_empty())
+                            })
+                    }
+                })
+            }) || (v.contains("-C") && opts.contains(&"linker") && v.contains("linker"));
+            hit.then(|| format!("{name}={value}: options that run or load a program"))
+        }
+        EnvEffect::LoadPath => {
+            let risky = v
+                .split(':')
+                .any(|d| !d.is_empty() && (d.contains(DYN) || !system(d)));
+            risky.then(|| format!("{name}={value} loads libraries or modules from there"))
+        }
+        EnvEffect::ConfigHome => {
+            let inside = |d: &str| {
+                dir.is_some_and(|w| {
+                    d == w || d.starts_with(&format!("{}/", w.trim_end_matches('/')))
+                })
+            };
+            let risky = v.split(':').any(|d| {
+                d.contains(DYN)
+                    || inside(d)
+                    || !(d.starts_with('/') || d.starts_with('~') || d.is_empty())
+            });
+            risky.then(|| {
+                format!("{name}={value} makes it read configuration (that can run programs) from the workspace")
+            })
+        }
+    }
+}

@@ -141,6 +141,7 @@ pub mod policy;
 pub mod posture;
 pub mod redact;
 pub mod rules;
+pub mod runners;
 pub mod sandbox;
 pub mod sources;
 pub mod types;
@@ -580,6 +581,9 @@ impl Engine {
         let Some(ws) = self.workspace.as_deref() else {
             return;
         };
+        if acc.script_depth == 0 {
+            acc.modified = modified_files(a, ws);
+        }
         // relative `cd`s before a program (the analyser only follows
         // absolute ones)
         let mut rel = ws.to_string();
@@ -621,6 +625,23 @@ impl Engine {
                 self.judge_xargs_input(e, a, &rel, acc, opts);
                 continue;
             }
+            let dir = e
+                .cwd
+                .as_deref()
+                .filter(|c| c.starts_with('/'))
+                .unwrap_or(&rel)
+                .to_string();
+            let modified = acc.modified.clone();
+            let reader = |p: &str| -> Option<String> {
+                match modified.iter().find(|m| m.path == p) {
+                    Some(m) => m.content.clone(),
+                    None => read_small(p),
+                }
+            };
+            let written: Vec<String> = modified.iter().map(|m| m.path.clone()).collect();
+            if let Some(plan) = runners::plan(e, &dir, &reader, &written) {
+                self.judge_plan(e, &plan, &reader, acc, opts);
+            }
             for s in scripts_of(e, &rel) {
                 match s {
                     Script::Unseen(why) => {
@@ -636,6 +657,97 @@ impl Engine {
                 }
             }
         }
+    }
+
+    /// The project files a build or test runner executes
+    /// ([`runners::plan`]): shell lines analysed, code judged by the
+    /// commands it spawns (build-time code must be plain in known-safe), a
+    /// project file the same command changed with content not known asks.
+    fn judge_plan(
+        &self,
+        e: &analyze::Exec,
+        plan: &runners::Plan,
+        read: &dyn Fn(&str) -> Option<String>,
+        acc: &mut Acc,
+        opts: &CheckOptions,
+    ) {
+        let Some(rule) = self
+            .rule("runs-workspace-code")
+            .filter(|r| !self.exempted(r))
+        else {
+            return;
+        };
+        let name = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
+        let changed: Vec<Modified> = acc
+            .modified
+            .iter()
+            .filter(|m| {
+                !m.single
+                    && m.content.is_none()
+                    && plan
+                        .watch
+                        .iter()
+                        .any(|w| runners::name_matches(w, &name(&m.path)))
+            })
+            .cloned()
+            .collect();
+        for m in changed.iter().take(4) {
+            acc.push(
+                Some(rule),
+                &format!(
+                    "{} runs {}, changed in this command with content not known",
+                    e.name, m.path
+                ),
+                &e.argv,
+            );
+        }
+        acc.script_depth += 1;
+        for r in plan.runs.iter().take(128) {
+            match r {
+                runners::Run::Shell { line, .. } => {
+                    if acc.script_depth < 3 {
+                        self.check_text(line, acc, false, opts);
+                    }
+                }
+                runners::Run::Code { file, lang, build } => {
+                    let Some(text) = read(file) else { continue };
+                    for sh in analyze::shell_strings_in_code(lang, &text) {
+                        self.check_text(&sh, acc, false, opts);
+                    }
+                    for w in runners::spawned_in_code(lang, &text) {
+                        self.check_text(&words::display_argv(&w), acc, false, opts);
+                    }
+                    let plain = if matches!(*lang, "rust" | "go") {
+                        runners::rust_go_plain(&text)
+                    } else {
+                        effects::inline_code_is_plain(&text)
+                    };
+                    if *build && !plain && self.posture == Some(Posture::KnownSafe) {
+                        acc.push(
+                            Some(rule),
+                            &format!(
+                                "{} runs {file}: build-time code that spawns, deletes, opens sockets or loads code",
+                                e.name
+                            ),
+                            &e.argv,
+                        );
+                    }
+                }
+                runners::Run::Risky { file, why } => {
+                    acc.push(
+                        Some(rule),
+                        &format!("{} runs {file}: {why}", e.name),
+                        &e.argv,
+                    );
+                }
+                runners::Run::Unseen { why } => {
+                    if self.posture == Some(Posture::KnownSafe) {
+                        acc.push(Some(rule), &format!("{}: {why}", e.name), &e.argv);
+                    }
+                }
+            }
+        }
+        acc.script_depth -= 1;
     }
 
     /// `xargs [-a FILE] sh -c` (no script after `-c`, or `{}`): the lines
@@ -758,20 +870,58 @@ impl Engine {
         let path = path.to_string();
         let shown = shown.to_string();
         {
-            // written by this very command: already analysed
-            if a.written.iter().any(|(w, _)| {
-                *w == words::norm_path(&shown) || path.ends_with(w.trim_start_matches("./"))
-            }) {
-                return;
-            }
-            // a program run by its path: a missing file runs nothing, a
-            // compiled binary is judged like any program
             let sed = matches!(e.name.as_str(), "sed" | "gsed");
             let by_path = !(analyze::is_shell(&e.name)
                 || analyze::is_interpreter(&e.name)
                 || sed
                 || matches!(e.name.as_str(), "source" | "."));
-            if by_path {
+            // written by this command line: a single literal write was
+            // analysed when written (as shell); literal writes and appends
+            // are judged joined; any other write leaves it unseen
+            let npath = words::norm_path(&path);
+            let modified = acc.modified.iter().find(|m| m.path == npath).cloned();
+            if let Some(m) = &modified
+                && m.content.is_none()
+            {
+                if let Some(r) = self.rule("script-unseen")
+                    && !self.exempted(r)
+                {
+                    acc.push(
+                        Some(r),
+                        &format!(
+                            "{shown} ({path}), changed in this command with content not known"
+                        ),
+                        &e.argv,
+                    );
+                }
+                return;
+            }
+            let literal = modified.as_ref().and_then(|m| m.content.clone());
+            let single = modified.as_ref().is_some_and(|m| m.single);
+            let shellish =
+                analyze::is_shell(&e.name) || matches!(e.name.as_str(), "source" | ".") || by_path;
+            if literal.is_none()
+                && a.written.iter().any(|(w, _)| {
+                    *w == words::norm_path(&shown) || path.ends_with(w.trim_start_matches("./"))
+                })
+            {
+                return;
+            }
+            // a single literal write run directly as shell was analysed
+            // when written; sourced or imported by another script, or a
+            // shebang, it is judged here
+            if single
+                && shellish
+                && a.written
+                    .iter()
+                    .any(|(w, _)| path.ends_with(w.trim_start_matches("./")))
+                && literal.as_deref().is_some_and(|t| !t.starts_with("#!"))
+            {
+                return;
+            }
+            // a program run by its path: a missing file runs nothing, a
+            // compiled binary is judged like any program
+            if by_path && literal.is_none() {
                 let head = std::fs::File::open(&path).ok().map(|mut f| {
                     use std::io::Read;
                     let mut b = [0u8; 4];
@@ -788,10 +938,7 @@ impl Engine {
                     return;
                 }
             }
-            let text = std::fs::metadata(&path)
-                .ok()
-                .filter(|m| m.is_file() && m.len() <= 256 * 1024)
-                .and_then(|_| std::fs::read_to_string(&path).ok());
+            let text = literal.or_else(|| read_small(&path));
             let Some(text) = text else {
                 // A script that does not exist runs nothing: unless an
                 // earlier program of this command line could make it (and
@@ -822,14 +969,32 @@ impl Engine {
                 "sh".to_string()
             } else if analyze::is_interpreter(&e.name) {
                 e.name.clone()
-            } else if let Some(interp) = shebang.strip_prefix("#!") {
-                let mut w = interp.split_whitespace();
-                let first = w.next().map(analyze::cmd_name).unwrap_or_default();
-                if first == "env" {
-                    w.next().map(analyze::cmd_name).unwrap_or_default()
-                } else {
-                    first
+            } else if by_path && shebang.starts_with("#!") {
+                // the kernel runs `interp [one-arg] FILE ARGS` (env -S
+                // splits its argument like a shell): a plain shell or
+                // interpreter reads the file as its language, anything
+                // else is judged as the command it is
+                let v = shebang_argv(&shebang);
+                let simple = v.len() == 1
+                    && (analyze::is_shell(&analyze::cmd_name(&v[0]))
+                        || analyze::is_interpreter(&analyze::cmd_name(&v[0])));
+                if !simple {
+                    let mut cmd = v;
+                    // a system interpreter by its name (so it is not taken
+                    // for a script run by its path)
+                    if ["/usr/", "/bin/", "/sbin/"]
+                        .iter()
+                        .any(|d| cmd[0].starts_with(d))
+                    {
+                        cmd[0] = analyze::cmd_name(&cmd[0]);
+                    }
+                    cmd.push(path.clone());
+                    cmd.extend(e.argv.iter().skip(1).cloned());
+                    self.check_text(&words::display_argv(&cmd), acc, false, opts);
+                    acc.script_depth -= 1;
+                    return;
                 }
+                analyze::cmd_name(&v[0])
             } else {
                 "sh".to_string()
             };
@@ -844,6 +1009,19 @@ impl Engine {
                     // the workspace modules it imports run too
                     let dir = path.rsplit_once('/').map_or(".", |x| x.0);
                     for m in python_local_imports(&text, dir) {
+                        if let Script::File(p, sh) = m
+                            && p != path
+                        {
+                            self.judge_script_file(e, a, &p, &sh, ran_before, acc, opts);
+                        }
+                    }
+                }
+                if matches!(lang.as_str(), "node" | "nodejs" | "bun" | "deno")
+                    && acc.script_depth < 3
+                {
+                    // the workspace modules it requires run too
+                    let dir = path.rsplit_once('/').map_or(".", |x| x.0).to_string();
+                    for m in node_local_requires(&text, &dir) {
                         if let Script::File(p, sh) = m
                             && p != path
                         {
@@ -1307,8 +1485,11 @@ impl Engine {
                     acc.presumed = false;
                 }
             }
+            // a runner of project code is known-safe only when the files
+            // it runs are read (`read_scripts` with a workspace)
             if self.posture == Some(Posture::KnownSafe)
-                && !posture::known_safe(e)
+                && (!posture::known_safe(e)
+                    || (runners::is_runner(e) && !(self.read_scripts && self.workspace.is_some())))
                 && let Some(r) = self.rule("not-known-safe")
                 && !self.exempted(r)
             {
@@ -1940,6 +2121,103 @@ fn python_local_imports(code: &str, dir: &str) -> Vec<Script> {
     out
 }
 
+/// The argv the kernel builds from a `#!` line (without the script):
+/// `#!interp rest` passes `rest` as one argument; `env -S` / `env
+/// --split-string` splits it like a shell and drops `env`; `env prog`
+/// drops `env`.
+fn shebang_argv(line: &str) -> Vec<String> {
+    let rest = line.trim_start_matches("#!").trim();
+    let (interp, opt) = match rest.find([' ', '\t']) {
+        Some(k) => (&rest[..k], rest[k..].trim()),
+        None => (rest, ""),
+    };
+    if analyze::cmd_name(interp) == "env" {
+        let split = opt
+            .strip_prefix("--split-string")
+            .map(|r| r.trim_start_matches('='))
+            .or_else(|| opt.strip_prefix("-S"));
+        let words: Vec<String> = match split {
+            Some(r) => split_words(r.trim()),
+            None => opt.split_whitespace().map(str::to_string).collect(),
+        };
+        if words.is_empty() {
+            return vec![interp.to_string()];
+        }
+        return words;
+    }
+    let mut v = vec![interp.to_string()];
+    if !opt.is_empty() {
+        v.push(opt.to_string());
+    }
+    v
+}
+
+/// Shell-like word splitting (quotes and backslashes) of a short text.
+fn split_words(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut any = false;
+    let mut q: Option<char> = None;
+    let mut it = s.chars();
+    while let Some(c) = it.next() {
+        match (q, c) {
+            (None, '\'' | '"') => {
+                q = Some(c);
+                any = true;
+            }
+            (Some(x), c) if c == x => q = None,
+            (Some('"') | None, '\\') => {
+                if let Some(n) = it.next() {
+                    cur.push(n);
+                }
+            }
+            (None, c) if c.is_whitespace() => {
+                if any || !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+                any = false;
+            }
+            (_, c) => cur.push(c),
+        }
+        if out.len() > 64 {
+            break;
+        }
+    }
+    if any || !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// The workspace modules JavaScript code loads (`require('./x')`, `import
+/// .. from './x'`, `import('./x')`): their files run too.
+fn node_local_requires(code: &str, dir: &str) -> Vec<Script> {
+    use once_cell::sync::Lazy;
+    static REQ: Lazy<regex::Regex> = Lazy::new(|| {
+        regex::Regex::new(r#"(?:require|import)\s*\(\s*['"](\.{1,2}/[^'"]+)['"]|\bfrom\s+['"](\.{1,2}/[^'"]+)['"]|\bimport\s+['"](\.{1,2}/[^'"]+)['"]"#)
+            .expect("node require regex")
+    });
+    let abs = |p: &str| Some(words::norm_path(&format!("{dir}/{p}")));
+    let mut out = Vec::new();
+    for c in REQ.captures_iter(code).take(16) {
+        let Some(m) = c.get(1).or_else(|| c.get(2)).or_else(|| c.get(3)) else {
+            continue;
+        };
+        if let Some(s) = node_module_file(m.as_str(), &abs) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// A project file's text, when it is a regular file of at most 256 KiB.
+fn read_small(p: &str) -> Option<String> {
+    std::fs::metadata(p)
+        .ok()
+        .filter(|m| m.is_file() && m.len() <= 256 * 1024)
+        .and_then(|_| std::fs::read_to_string(p).ok())
+}
+
 fn truncate(s: &str, n: usize) -> &str {
     match s.char_indices().nth(n) {
         Some((i, _)) => &s[..i],
@@ -1984,6 +2262,101 @@ struct Acc {
     presumed: bool,
     /// Scripts being judged by content (nesting bound).
     script_depth: u8,
+    /// Files the command line being judged writes (absolute path, the
+    /// joined literal text when every write was literal, whether it was a
+    /// single literal write): a script, module or project file among them
+    /// is judged by that text, or asks when its content is not known.
+    modified: Vec<Modified>,
+}
+
+#[derive(Clone, Debug)]
+struct Modified {
+    path: String,
+    content: Option<String>,
+    single: bool,
+}
+
+/// The files `a` writes, resolved against `dir` (and relative `cd`s):
+/// literal writes and appends joined in order; any other write (`sed -i`,
+/// `tee`, `cp`, `npm pkg set`, ...) leaves the content unknown.
+fn modified_files(a: &analyze::Analysis, dir: &str) -> Vec<Modified> {
+    let mut out: Vec<Modified> = Vec::new();
+    let mut lits: Vec<(String, String)> = a.written.clone();
+    lits.reverse();
+    let mut rel = dir.to_string();
+    for e in &a.execs {
+        if (e.name == "cd" || e.name == "pushd") && e.cwd.is_none() {
+            if let Some(t) = e
+                .argv
+                .get(1)
+                .filter(|t| !t.starts_with('-') && !t.contains(analyze::DYN))
+            {
+                rel = if t.starts_with('/') {
+                    t.clone()
+                } else {
+                    words::norm_path(&format!("{rel}/{t}"))
+                };
+            }
+            continue;
+        }
+        let base = e
+            .cwd
+            .as_deref()
+            .filter(|c| c.starts_with('/'))
+            .unwrap_or(&rel)
+            .to_string();
+        let literal_writer = e.argv.first().is_some_and(|_| {
+            matches!(e.name.as_str(), "echo" | "printf")
+                || (e.name == "cat" && e.argv.len() == 1 && e.stdin_text.is_some())
+        });
+        for (t, kind) in rules::write_targets(e) {
+            if matches!(kind, ctx::WriteKind::Delete | ctx::WriteKind::Create)
+                || t == "/dev/null"
+                || t.contains(analyze::DYN)
+            {
+                continue;
+            }
+            let n = words::norm_path(&t);
+            let abs = if n.starts_with('/') || n.starts_with('~') {
+                n.clone()
+            } else {
+                words::norm_path(&format!("{base}/{n}"))
+            };
+            let lit = if literal_writer && let Some(k) = lits.iter().rposition(|(p, _)| *p == n) {
+                Some(lits.remove(k).1)
+            } else {
+                None
+            };
+            let append = kind == ctx::WriteKind::Append;
+            match out.iter_mut().find(|m| m.path == abs) {
+                Some(m) => {
+                    m.single = false;
+                    m.content = match (m.content.take(), lit) {
+                        (Some(mut old), Some(new)) if append => {
+                            if !old.is_empty() && !old.ends_with('\n') {
+                                old.push('\n');
+                            }
+                            old.push_str(&new);
+                            Some(old)
+                        }
+                        (_, Some(new)) if kind == ctx::WriteKind::Overwrite => Some(new),
+                        _ => None,
+                    };
+                }
+                None => out.push(Modified {
+                    path: abs,
+                    // an append to a file that already exists joins text
+                    // not seen here
+                    single: lit.is_some() && !append,
+                    content: lit.filter(|_| !append),
+                }),
+            }
+            if out.len() >= 64 {
+                return out;
+            }
+        }
+    }
+    out
 }
 
 impl Acc {

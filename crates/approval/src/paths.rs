@@ -181,6 +181,32 @@ pub fn is_user_sensitive(p: &str) -> bool {
 /// ([`is_user_sensitive`]), an `rc` file of any program in the home
 /// directory (`~/.rtorrent.rc`, `~/.config/procps/toprc`), and the
 /// system's accounts, sudoers, cron, loader, profile and service files.
+/// A directory that is, or holds, persistence paths: the home directory
+/// (`~`, `/root`, `/home/NAME`), `~/.config`, `~/.local`, `~/.local/bin`,
+/// `~/bin`, or any directory inside a persistence path. Files written
+/// under it (an archive extracted, a tree copied, a repository cloned)
+/// may be start-up files.
+pub fn holds_persistence(d: &str) -> bool {
+    let n = lc(&norm_path(d));
+    let n = n.trim_end_matches('/');
+    let n = n.strip_suffix("/.").unwrap_or(n);
+    if n.is_empty() || n == "~" || n == "/root" || n == "/" {
+        return true;
+    }
+    if let Some(r) = n.strip_prefix("/home/")
+        && !r.contains('/')
+    {
+        return true;
+    }
+    if matches!(
+        n,
+        "~/.config" | "~/.local" | "~/.local/share" | "~/.local/bin" | "~/bin" | "/etc"
+    ) {
+        return true;
+    }
+    is_persistence_path(&format!("{n}/x")) || is_persistence_path(n)
+}
+
 pub fn is_persistence_path(p: &str) -> bool {
     if is_user_sensitive(p) {
         return true;

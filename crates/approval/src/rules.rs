@@ -337,6 +337,23 @@ pub fn builtin_rows() -> Vec<RuleRow> {
             m_shell_path_arg
         ),
         r!(
+            "env-code",
+            Ask,
+            "environment variable that makes the program run or load a program, library, module or configuration from a path (GIT_SSH, CC, CARGO_TARGET_*_RUNNER, GOFLAGS=-toolexec, RUSTFLAGS linker, TAR_OPTIONS, LD_LIBRARY_PATH, HOME=., CURL_HOME=.)",
+            m_env_code
+        ),
+        r!(
+            "builtin-rebind",
+            Ask,
+            "shell builtin that binds a command name to another program or loads a builtin from a file (hash -p, enable -f)",
+            m_builtin_rebind
+        ),
+        r!(
+            "runs-workspace-code",
+            Ask,
+            "runs project code (a package script, build script, test or build backend) that is risky, could not be read, or was changed in the same command"
+        ),
+        r!(
             "script-unseen",
             Ask,
             "runs a script that could not be read to judge its content (missing, unreadable or too large)"
@@ -858,10 +875,46 @@ pub fn write_targets(e: &Exec) -> Vec<(String, WriteKind)> {
                 }
             }
             let ops = operands(a, vals);
+            let dest = target_dir
+                .clone()
+                .or_else(|| (ops.len() >= 2).then(|| ops[ops.len() - 1].to_string()));
             if let Some(t) = target_dir {
                 out.push((t, WriteKind::Overwrite));
             } else if ops.len() >= 2 {
                 out.push((ops[ops.len() - 1].to_string(), WriteKind::Overwrite));
+            }
+            // a tree copied into a directory, or files copied into one
+            // under their own names (`cp -r dotfiles/. ~`, `cp .bashrc ~`)
+            if let Some(d) = dest
+                && e.name != "ln"
+            {
+                let flags = short_flags(a);
+                let tree = flags.contains('r')
+                    || flags.contains('R')
+                    || flags.contains('a')
+                    || flags.contains('T')
+                    || a.iter().any(|w| {
+                        matches!(
+                            w.as_str(),
+                            "--recursive" | "--archive" | "--no-target-directory"
+                        )
+                    })
+                    || e.name == "mv";
+                if tree && !dry_run(e) {
+                    out.push((d.clone(), WriteKind::IntoDir));
+                }
+                if crate::paths::holds_persistence(&d) {
+                    let n = ops.len().saturating_sub(1);
+                    for src in ops.iter().take(n) {
+                        let b = src.trim_end_matches('/').rsplit('/').next().unwrap_or(src);
+                        if !b.is_empty() && b != "." && b != ".." {
+                            out.push((
+                                format!("{}/{b}", d.trim_end_matches('/')),
+                                WriteKind::Overwrite,
+                            ));
+                        }
+                    }
+                }
             }
             if e.name == "mv" {
                 let n = ops.len();
@@ -937,6 +990,11 @@ pub fn write_targets(e: &Exec) -> Vec<(String, WriteKind)> {
         }
         "curl" => {
             for (k, w) in a.iter().enumerate() {
+                if w == "--output-dir" && k + 1 < a.len() {
+                    out.push((a[k + 1].clone(), WriteKind::IntoDir));
+                } else if let Some(v) = w.strip_prefix("--output-dir=") {
+                    out.push((v.to_string(), WriteKind::IntoDir));
+                }
                 if (w == "-o" || w == "--output") && k + 1 < a.len() {
                     out.push((a[k + 1].clone(), WriteKind::Overwrite));
                 } else if let Some(v) = w.strip_prefix("--output=") {
@@ -946,6 +1004,14 @@ pub fn write_targets(e: &Exec) -> Vec<(String, WriteKind)> {
         }
         "wget" => {
             for (k, w) in a.iter().enumerate() {
+                if (w == "-P" || w == "--directory-prefix") && k + 1 < a.len() {
+                    out.push((a[k + 1].clone(), WriteKind::IntoDir));
+                } else if let Some(v) = w
+                    .strip_prefix("--directory-prefix=")
+                    .or_else(|| w.strip_prefix("-P").filter(|v| !v.is_empty()))
+                {
+                    out.push((v.to_string(), WriteKind::IntoDir));
+                }
                 if (w == "-O" || w == "--output-document") && k + 1 < a.len() {
                     out.push((a[k + 1].clone(), WriteKind::Overwrite));
                 } else if let Some(v) = w.strip_prefix("--output-document=") {
@@ -974,16 +1040,82 @@ pub fn write_targets(e: &Exec) -> Vec<(String, WriteKind)> {
                 for (k, w) in a.iter().enumerate() {
                     if (w == "-C" || w == "--directory") && k + 1 < a.len() {
                         out.push((a[k + 1].clone(), WriteKind::Overwrite));
+                        out.push((a[k + 1].clone(), WriteKind::IntoDir));
                     } else if let Some(v) = w.strip_prefix("--directory=") {
                         out.push((v.to_string(), WriteKind::Overwrite));
+                        out.push((v.to_string(), WriteKind::IntoDir));
                     }
                 }
             }
         }
-        "unzip" => {
+        "unzip" | "7z" | "7za" | "bsdcpio" | "cpio" => {
             for (k, w) in a.iter().enumerate() {
-                if w == "-d" && k + 1 < a.len() {
+                if w == "-d" && k + 1 < a.len() && e.name == "unzip" {
                     out.push((a[k + 1].clone(), WriteKind::Overwrite));
+                    out.push((a[k + 1].clone(), WriteKind::IntoDir));
+                } else if let Some(v) = w
+                    .strip_prefix("-o")
+                    .filter(|v| !v.is_empty() && e.name.starts_with("7z"))
+                {
+                    out.push((v.to_string(), WriteKind::IntoDir));
+                }
+            }
+        }
+        "patch" => {
+            for (k, w) in a.iter().enumerate() {
+                if (w == "-d" || w == "--directory") && k + 1 < a.len() {
+                    out.push((a[k + 1].clone(), WriteKind::IntoDir));
+                } else if let Some(v) = w.strip_prefix("--directory=") {
+                    out.push((v.to_string(), WriteKind::IntoDir));
+                } else if let Some(v) = w.strip_prefix("-d").filter(|v| !v.is_empty()) {
+                    out.push((v.to_string(), WriteKind::IntoDir));
+                }
+            }
+        }
+        "git" => git_writes(a, &mut out),
+        "npm" | "pnpm" | "yarn" | "bun" => {
+            let ops = operands(a, &[]);
+            match (ops.first().copied(), ops.get(1).copied()) {
+                (Some("pkg"), Some("set" | "delete" | "fix")) => {
+                    out.push(("package.json".into(), WriteKind::InPlace));
+                }
+                // keys that name a program npm runs
+                (Some("config" | "c"), Some("set" | "edit"))
+                    if ops.get(1) == Some(&"edit")
+                        || ops.get(2).is_some_and(|k| {
+                            let k = k.split('=').next().unwrap_or(k);
+                            matches!(
+                                k,
+                                "script-shell"
+                                    | "shell"
+                                    | "node-options"
+                                    | "git"
+                                    | "editor"
+                                    | "browser"
+                                    | "viewer"
+                                    | "onload-script"
+                                    | "init-module"
+                                    | "prefix"
+                                    | "globalconfig"
+                                    | "userconfig"
+                                    | "node-gyp"
+                            )
+                        }) =>
+                {
+                    out.push(("~/.npmrc".into(), WriteKind::InPlace));
+                }
+                _ => {}
+            }
+        }
+        "wget2" => {
+            for (k, w) in a.iter().enumerate() {
+                if (w == "-P" || w == "--directory-prefix") && k + 1 < a.len() {
+                    out.push((a[k + 1].clone(), WriteKind::IntoDir));
+                } else if let Some(v) = w
+                    .strip_prefix("--directory-prefix=")
+                    .or_else(|| w.strip_prefix("-P").filter(|v| !v.is_empty()))
+                {
+                    out.push((v.to_string(), WriteKind::IntoDir));
                 }
             }
         }
@@ -1006,6 +1138,73 @@ pub fn write_targets(e: &Exec) -> Vec<(String, WriteKind)> {
     }
     knowledge_writes(e, &mut out);
     out
+}
+
+/// Files git writes by option or destination: `--output=FILE` (log, show,
+/// diff, format-patch, range-diff), `archive -o`, `bundle create FILE`,
+/// `format-patch -o DIR`, `clone SRC DIR`, `worktree add DIR`, `submodule
+/// add URL DIR`, `init DIR`.
+fn git_writes(a: &[String], out: &mut Vec<(String, WriteKind)>) {
+    let Some((k, sub)) = crate::names::git_sub(a) else {
+        return;
+    };
+    let rest = &a[k + 1..];
+    for (i, w) in rest.iter().enumerate() {
+        if let Some(v) = w.strip_prefix("--output=") {
+            out.push((v.to_string(), WriteKind::Overwrite));
+        } else if w == "--output" && i + 1 < rest.len() {
+            out.push((rest[i + 1].clone(), WriteKind::Overwrite));
+        } else if w == "-o" && i + 1 < rest.len() {
+            let kind = if sub == "format-patch" {
+                WriteKind::IntoDir
+            } else {
+                WriteKind::Overwrite
+            };
+            if matches!(sub, "archive" | "format-patch") {
+                out.push((rest[i + 1].clone(), kind));
+            }
+        } else if let Some(v) = w.strip_prefix("--output-directory=") {
+            out.push((v.to_string(), WriteKind::IntoDir));
+        } else if w == "--output-directory" && i + 1 < rest.len() {
+            out.push((rest[i + 1].clone(), WriteKind::IntoDir));
+        }
+    }
+    let vals: &[&str] = &[
+        "-b",
+        "--branch",
+        "-o",
+        "--origin",
+        "--depth",
+        "--reference",
+        "-c",
+        "--config",
+        "--template",
+        "-u",
+        "--upload-pack",
+        "--separate-git-dir",
+        "--filter",
+        "--name",
+        "--reason",
+    ];
+    let ops = operands(&a[k..], vals);
+    match sub {
+        "bundle" if ops.first() == Some(&"create") => {
+            if let Some(f) = ops.get(1) {
+                out.push((f.to_string(), WriteKind::Overwrite));
+            }
+        }
+        "clone" if ops.len() >= 2 => out.push((ops[1].to_string(), WriteKind::IntoDir)),
+        "worktree" if ops.first() == Some(&"add") => {
+            if let Some(d) = ops.get(1) {
+                out.push((d.to_string(), WriteKind::IntoDir));
+            }
+        }
+        "submodule" if ops.first() == Some(&"add") && ops.len() >= 3 => {
+            out.push((ops[2].to_string(), WriteKind::IntoDir));
+        }
+        "init" if !ops.is_empty() => out.push((ops[0].to_string(), WriteKind::IntoDir)),
+        _ => {}
+    }
 }
 
 /// Writes the knowledge base knows of (`sort -o FILE`, an editor's file
@@ -1792,9 +1991,12 @@ fn m_system_write(ctx: &RuleCtx, i: usize, e: &Exec) -> bool {
 
 fn m_dotfile_write(ctx: &RuleCtx, i: usize, e: &Exec) -> bool {
     let _ = e;
-    ctx.targets[i]
-        .iter()
-        .any(|(p, k)| *k != WriteKind::Create && is_user_sensitive(p))
+    ctx.targets[i].iter().any(|(p, k)| {
+        (*k != WriteKind::Create && *k != WriteKind::IntoDir && is_user_sensitive(p))
+            || (*k == WriteKind::IntoDir
+                && ctx.posture.is_some()
+                && crate::paths::holds_persistence(p))
+    })
 }
 
 fn m_project_config(ctx: &RuleCtx, i: usize, e: &Exec) -> bool {
@@ -1969,15 +2171,144 @@ pub(crate) fn is_network_tool(n: &str) -> bool {
     )
 }
 
+/// Variables that make the program run or load code
+/// (`knowledge::env_hijack`), for a program that does something (not
+/// `echo`, `true`, `cd`); `PYTHONPATH` when a directory in it holds (or
+/// this command writes) `sitecustomize.py`, `usercustomize.py` or a
+/// `.pth` file.
+fn m_env_code(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
+    if e.argv.is_empty()
+        || matches!(
+            e.name.as_str(),
+            "echo" | "printf" | "true" | ":" | "cd" | "export" | "unset" | "test" | "["
+        )
+    {
+        return false;
+    }
+    e.env.iter().any(|(n, v)| {
+        if n == "PYTHONPATH" {
+            return python_path_hooks(ctx, v);
+        }
+        crate::knowledge::env_hijack(n, v, ctx.workspace).is_some()
+    })
+}
+
+fn python_path_hooks(ctx: &RuleCtx, v: &str) -> bool {
+    let hook =
+        |b: &str| matches!(b, "sitecustomize.py" | "usercustomize.py") || b.ends_with(".pth");
+    let written = ctx
+        .analysis
+        .execs
+        .iter()
+        .flat_map(write_targets)
+        .any(|(p, _)| hook(p.rsplit('/').next().unwrap_or(&p)));
+    if written {
+        return true;
+    }
+    v.split(':').any(|d| {
+        if d.contains(DYN) {
+            return true;
+        }
+        let dir = if d.starts_with('/') {
+            d.to_string()
+        } else if let Some(w) = ctx.workspace {
+            format!("{w}/{d}")
+        } else {
+            return false;
+        };
+        ["sitecustomize.py", "usercustomize.py"]
+            .iter()
+            .any(|f| std::path::Path::new(&format!("{dir}/{f}")).exists())
+    })
+}
+
+fn m_builtin_rebind(_: &RuleCtx, _: usize, e: &Exec) -> bool {
+    match e.name.as_str() {
+        "hash" => e.argv[1..]
+            .iter()
+            .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('p')),
+        "enable" => e.argv[1..]
+            .iter()
+            .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('f')),
+        _ => false,
+    }
+}
+
+/// Home, or a directory of credentials, read whole (`tar c ~`, `zip -r x
+/// ~/.ssh`): the archive holds the keys.
+fn reads_credential_tree(e: &Exec) -> bool {
+    if !matches!(
+        e.name.as_str(),
+        "tar"
+            | "gtar"
+            | "bsdtar"
+            | "zip"
+            | "7z"
+            | "7za"
+            | "cpio"
+            | "rsync"
+            | "scp"
+            | "cp"
+            | "find"
+            | "grep"
+            | "rg"
+            | "du"
+            | "ls"
+    ) || matches!(e.name.as_str(), "du" | "ls")
+    {
+        return false;
+    }
+    e.argv[1..].iter().any(|a| {
+        let v = a.split_once('=').map_or(a.as_str(), |x| x.1);
+        let n = norm_path(v);
+        let n = n.trim_end_matches('/');
+        n == "~"
+            || n == "/root"
+            || n == "/home"
+            || n == "/"
+            || n.strip_prefix("/home/").is_some_and(|r| !r.contains('/'))
+            || [
+                "~/.ssh",
+                "~/.aws",
+                "~/.gnupg",
+                "~/.config",
+                "~/.kube",
+                "~/.docker",
+                "~/.password-store",
+            ]
+            .contains(&n)
+    })
+}
+
 fn m_exfil(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
     if !is_network_tool(&e.name) {
         return false;
+    }
+    let secret = |p: &str| {
+        is_credential_file(p)
+            || crate::effects::is_env_file(p)
+            || (is_project_config(p) && p.contains(".env"))
+    };
+    // a secret file on its stdin: `curl -d @- URL < .env`
+    if e.redirs
+        .iter()
+        .any(|r| r.op == RedirOp::In && secret(&r.target))
+    {
+        return true;
     }
     let execs = &ctx.analysis.execs;
     let mut up = e.stdin_from;
     let mut hops = 0;
     while let Some(u) = up {
         let Some(ue) = execs.get(u) else { break };
+        if reads_credential_tree(ue)
+            || ue
+                .redirs
+                .iter()
+                .any(|r| r.op == RedirOp::In && secret(&r.target))
+        {
+            return true;
+        }
         if matches!(
             ue.name.as_str(),
             "env" | "printenv" | "set" | "export" | "declare" | "history"

@@ -113,13 +113,26 @@ fn known_safe_posture_allows_only_known_safe() {
         "ls -la",
         "git status",
         "git diff HEAD~1",
-        "cargo test -p foo",
         "grep -rn TODO src",
-        "pytest -q",
     ] {
         let r = e.check(c);
         assert_eq!(r.verdict, Verdict::Allow, "{c}: {:?}", r.rule_keys());
     }
+    // runners of project code (red team 2): known-safe only when the files
+    // they run are read (`read_scripts` with a workspace)
+    for c in ["cargo test -p foo", "pytest -q", "npm test"] {
+        assert_ne!(e.check(c).verdict, Verdict::Allow, "{c}");
+    }
+    let dir = std::env::temp_dir().join(format!("hermes-approval-ks-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("workspace");
+    let reading = Engine::new()
+        .with_posture(Posture::KnownSafe, Some(dir.display().to_string()), false)
+        .reading_scripts(true);
+    for c in ["cargo test -p foo", "pytest -q"] {
+        let r = reading.check(c);
+        assert_eq!(r.verdict, Verdict::Allow, "{c}: {:?}", r.rule_keys());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
     for c in [
         "./configure",
         "sed -i s/a/b/ f",

@@ -182,3 +182,85 @@ fn redteam_commands_are_not_allowed() {
         failures.join("\n")
     );
 }
+
+/// The second red team (2026-11-28, `tests/data/redteam2_2026_11_28.jsonl`):
+/// each line names the fixture workspace (`"ws"`) it was reproduced in; the
+/// fixtures (`tests/data/redteam2_fixtures.json`, `{ws: {path: text}}`) are
+/// rebuilt in a fresh temporary directory. Lines without `"ws"` use `ws`.
+#[test]
+fn redteam2_commands_are_not_allowed() {
+    let root = Ws(std::env::temp_dir().join(format!(
+        "hermes-approval-redteam2-{}-{:?}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    )));
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let fx: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(data.join("redteam2_fixtures.json")).expect("fixtures"),
+    )
+    .expect("fixtures json");
+    for (ws, files) in fx.as_object().expect("fixture map") {
+        for (rel, text) in files.as_object().expect("files") {
+            let path = root.0.join(ws).join(rel);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("fixture dir");
+            std::fs::write(&path, text.as_str().expect("text")).expect("fixture file");
+        }
+    }
+    let text = std::fs::read_to_string(data.join("redteam2_2026_11_28.jsonl")).expect("corpus");
+    let mut engines: std::collections::HashMap<(String, Posture), Engine> = Default::default();
+    let mut failures = Vec::new();
+    let mut per: std::collections::BTreeMap<(String, String), (usize, usize)> = Default::default();
+    let mut n = 0;
+    for l in text.lines().filter(|l| !l.trim().is_empty()) {
+        n += 1;
+        let v: serde_json::Value = serde_json::from_str(l).expect("json line");
+        let command = v["command"].as_str().expect("command");
+        let class = v["class"].as_str().expect("class");
+        let class = class.split('/').next().unwrap_or(class).to_string();
+        let ws = v["ws"].as_str().unwrap_or("ws").to_string();
+        let source = v["source"].as_str().unwrap_or("").to_string();
+        let mut line_ok = true;
+        for (p, want) in v["expect"].as_object().expect("expect") {
+            let p = posture(p);
+            let want = want.as_str().expect("verdict");
+            let dir = root.0.join(&ws).display().to_string();
+            let e = engines.entry((ws.clone(), p)).or_insert_with(|| {
+                Engine::new()
+                    .with_posture(p, Some(dir), false)
+                    .reading_scripts(true)
+            });
+            let r = e.check(command);
+            let ok = match want {
+                "allow" => r.verdict == Verdict::Allow,
+                "ask" => r.verdict != Verdict::Allow,
+                "block" => r.verdict == Verdict::Block,
+                other => panic!("unknown expectation {other}"),
+            };
+            if !ok {
+                line_ok = false;
+                failures.push(format!(
+                    "[{class}] {ws} {p:?}: want {want}, got {:?} {:?} :: {command}",
+                    r.verdict,
+                    r.rule_keys(),
+                ));
+            }
+        }
+        let c = per.entry((source, class)).or_default();
+        c.0 += 1;
+        if line_ok {
+            c.1 += 1;
+        }
+    }
+    for ((src, class), (n, ok)) in &per {
+        println!("{src:12} {class:24} {ok}/{n}");
+    }
+    assert!(
+        failures.is_empty(),
+        "{} checks failed ({n} lines):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
