@@ -220,3 +220,34 @@ def test_two_servers_on_one_runtime_never_answer_each_others_approvals(tmp_path)
         attacker.close()
     finally:
         rt.close()
+
+
+def test_a_server_stopping_first_does_not_take_the_next_ones_approvals(tmp_path):
+    # Red team 2026-11-28 (round 3): servers A then B; A stopped; B's next
+    # dangerous command went to the host's handler (which approved it)
+    # instead of B's client (which declines): A put back the handler that
+    # was there before it, removing B's.
+    victim_dir = tmp_path / "sink2"
+    victim_dir.mkdir()
+    rt = hermes_tools.Runtime({"builtin_toolsets": ["terminal"],
+                               "terminal": {"cwd": str(tmp_path), "backend": "local"}})
+    host_asked = []
+
+    def host(req):
+        host_asked.append(req)
+        return "once"
+
+    rt.set_approval_handler(host)
+    try:
+        a = _FdClient(rt, "a", lambda p: {"action": "decline"})
+        b = _FdClient(rt, "b", lambda p: {"action": "decline"})
+        a.close()
+        a.srv.close()
+        time.sleep(0.5)
+        r = b.req("tools/call", {"name": "terminal", "arguments": {"command": f"rm -rf {victim_dir}"}})
+        assert victim_dir.exists(), r
+        assert len(b.asked) == 1, b.asked
+        assert host_asked == [], host_asked
+        b.close()
+    finally:
+        rt.close()

@@ -133,8 +133,18 @@ fn dispatch_until_signal(
             Ok(result) => Ok(result),
             Err(0) => Ok(Err(hermes_core::error::Error::closed())),
             Err(signal) => {
-                // Closing kills the command; the worker's dispatch then returns.
+                // Closing kills the command; the worker's dispatch then
+                // returns. One stuck before its command started (a host-side
+                // step that never ends) does not keep the CLI: after 2 s it
+                // exits anyway, everything it started being already gone.
                 rt.close();
+                let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
+                while !worker.is_finished() && std::time::Instant::now() < until {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                if !worker.is_finished() {
+                    std::process::exit(128 + signal);
+                }
                 let _ = worker.join();
                 Err(signal)
             }

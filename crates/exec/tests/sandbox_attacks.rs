@@ -769,6 +769,72 @@ fn host_descriptors_never_reach_a_sandboxed_command() {
     also_as_nobody("host_descriptors_never_reach_a_sandboxed_command");
 }
 
+/// Red team 2026-11-28 (round 3): the task's cwd comes from state the
+/// command wrote; `PWD=$PWD/../../../root/proj` passed for a path inside
+/// the workspace (Path::starts_with keeps `..`), and the protected-entry
+/// walk bound that folder's `.envrc` and `.git` into the sandbox, which
+/// otherwise cannot see it (a masked `/etc/.git` too).
+#[test]
+fn a_forged_cwd_exposes_nothing_outside_the_workspace() {
+    need_bwrap!();
+    let ws = Workspace::new("dotdot");
+    let outside = Workspace::new("dotdot-outside");
+    let proj = outside.0.join("proj");
+    std::fs::create_dir_all(proj.join(".git")).unwrap();
+    std::fs::write(proj.join(".envrc"), "export TOKEN=DOTDOT-CANARY\n").unwrap();
+    std::fs::write(
+        proj.join(".git/config"),
+        "[remote] url = https://x:DOTDOT-CANARY@h\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&outside.0, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let sb = sandbox(&ws.0, limits());
+    let ups = "../".repeat(ws.0.components().count());
+    let forged = ws.0.join(format!(
+        "{ups}{}",
+        proj.display().to_string().trim_start_matches('/')
+    ));
+    let (_, _, out) = run_in(
+        &sb,
+        &forged,
+        "cat .envrc .git/config 2>&1; pwd; echo END",
+        false,
+    );
+    assert!(out.contains("END"), "{out}");
+    assert!(!out.contains("DOTDOT-CANARY"), "{out}");
+}
+
+/// Red team 2026-11-28 (round 3): a `.git` file whose gitdir's `commondir`
+/// is a FIFO hung the host (the runtime read it before every command); one
+/// pointing at /dev/zero flooded its memory.
+#[test]
+fn planted_git_pointer_files_cannot_hang_or_flood_the_host() {
+    need_bwrap!();
+    let ws = Workspace::new("gitfifo");
+    std::fs::create_dir_all(ws.0.join("gd")).unwrap();
+    std::fs::write(ws.0.join(".git"), "gitdir: gd\n").unwrap();
+    let fifo = std::ffi::CString::new(ws.0.join("gd/commondir").display().to_string()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path; no memory is shared.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    std::fs::create_dir_all(ws.0.join("z")).unwrap();
+    std::fs::write(ws.0.join("z/.git"), "gitdir: ../zd\n").unwrap();
+    std::fs::create_dir_all(ws.0.join("zd")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", ws.0.join("zd/commondir")).unwrap();
+    let root = ws.0.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let sb = sandbox(&root, limits());
+        let r1 = run_in(&sb, &root, "echo one", false);
+        let r2 = run_in(&sb, &root.join("z"), "echo two", false);
+        let _ = tx.send((r1.2, r2.2));
+    });
+    let (one, two) = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the runtime hung on a planted FIFO");
+    assert!(one.contains("one"), "{one}");
+    assert!(two.contains("two"), "{two}");
+}
+
 /// Red team 2026-11-28 (round 2): a variable the command exported (the
 /// task's captured state) reached the environment of the host-side bwrap:
 /// `LD_PRELOAD=$PWD/evil.so` ran the command's library on the host, outside

@@ -24,8 +24,12 @@ pub(crate) struct Elicit {
     pub calls: Arc<Calls>,
     pub handle: tokio::runtime::Handle,
     pub timeout: Duration,
-    /// The host's handler, for requests that are not from MCP calls.
+    /// The handler installed before this one (the host's, or another
+    /// server's), for requests that are not from this server's calls.
     pub fallback: Option<Arc<dyn ApprovalSink>>,
+    /// The server stopped: this link of the chain only passes requests on
+    /// (another server installed after it may still hold it as fallback).
+    pub removed: std::sync::atomic::AtomicBool,
 }
 
 fn deny(id: u64, why: &str) {
@@ -67,10 +71,21 @@ fn elicitation(req: &Value) -> Option<ElicitRequestParams> {
 
 /// Whether an accepted form approves: `approve` defaults to true, so only
 /// an explicit false (or a value that is not a boolean) refuses.
+/// An accepted answer approves only in the form's own shape: no content,
+/// or an object with nothing but `approve`, which is `true` or left out
+/// (the form's default). Anything else (`false`, `0`, `"no"`, `[...]`,
+/// `{"approve": null}`, unknown or look-alike keys) denies: fail closed.
 fn approved(content: Option<&Value>) -> bool {
-    match content.and_then(|c| c.get("approve")) {
-        None | Some(Value::Null) => true,
-        Some(v) => v.as_bool() == Some(true),
+    match content {
+        None => true,
+        Some(Value::Object(m)) => {
+            m.keys().all(|k| k == "approve")
+                && match m.get("approve") {
+                    None => true,
+                    Some(v) => v == &Value::Bool(true),
+                }
+        }
+        Some(_) => false,
     }
 }
 
@@ -78,7 +93,12 @@ impl ApprovalSink for Elicit {
     fn ask(&self, request: &Arc<str>, id: u64) {
         let req: Value = serde_json::from_str(request).unwrap_or(Value::Null);
         let call = req["tool_call_id"].as_str().unwrap_or_default();
-        let Some(live) = self.calls.get(call) else {
+        let mine = if self.removed.load(std::sync::atomic::Ordering::Acquire) {
+            None
+        } else {
+            self.calls.get(call)
+        };
+        let Some(live) = mine else {
             return match &self.fallback {
                 Some(host) => host.ask(request, id),
                 None => deny(id, "no MCP client made this call"),
@@ -122,6 +142,20 @@ mod tests {
         assert!(approved(Some(&json!({"approve": true}))));
         assert!(!approved(Some(&json!({"approve": false}))));
         assert!(!approved(Some(&json!({"approve": "no"}))));
+        // Red team 2026-11-28 (round 3): anything but the form's own shape
+        // approved (the lookup found nothing and the default applied).
+        for v in [
+            json!(false),
+            json!(0),
+            json!("no"),
+            json!([false]),
+            json!({"approve": null}),
+            json!({"Approve": false}),
+            json!({"approve ": false}),
+            json!({"approve": true, "extra": 1}),
+        ] {
+            assert!(!approved(Some(&v)), "{v}");
+        }
     }
 
     #[test]

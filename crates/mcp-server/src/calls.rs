@@ -68,11 +68,23 @@ impl Live {
     }
 }
 
-/// Call ids are unique in the process, not per server: the runtime routes
-/// a call's approval requests, client requests and log lines by its
-/// `tool_call_id`, and two servers on one runtime each numbering from
-/// `mcp-1` made one client answer another's approvals.
-static NEXT_CALL: AtomicU64 = AtomicU64::new(1);
+/// A call id: `mcp-` and 128 random bits. The runtime routes a call's
+/// approval requests, client requests and log lines by its `tool_call_id`,
+/// which a host's own dispatch (or a model's batch) may also set: ids
+/// numbered per server (`mcp-1`, ...) were guessed, and two servers on one
+/// runtime shared them. A random id is a capability nobody else can name.
+fn new_call_id() -> String {
+    let mut b = [0u8; 16];
+    if getrandom::fill(&mut b).is_err() {
+        // No randomness (should not happen on Linux): unique, not secret.
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        b[..8].copy_from_slice(&n.to_le_bytes());
+        b[8..].copy_from_slice(&std::process::id().to_le_bytes().repeat(2));
+    }
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!("mcp-{hex}")
+}
 
 #[derive(Default)]
 pub(crate) struct Calls {
@@ -118,7 +130,7 @@ impl Calls {
         token: Option<ProgressToken>,
         session: Arc<crate::quotas::Session>,
     ) -> Entry<'_> {
-        let id = format!("mcp-{}", NEXT_CALL.fetch_add(1, Ordering::Relaxed));
+        let id = new_call_id();
         let wanted = token.is_some() || session.log_level.lock().is_some();
         let (tx, writer) = if wanted {
             let (tx, mut rx) = mpsc::unbounded_channel::<Note>();
@@ -157,5 +169,21 @@ impl Calls {
 
     pub fn get(&self, id: &str) -> Option<Arc<Live>> {
         self.map.lock().get(id).cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Red team 2026-11-28 (round 3): call ids numbered per server were
+    /// named by a host's own dispatch (`tool_call_id: "mcp-1"`), which then
+    /// got another client's approval and roots.
+    #[test]
+    fn call_ids_are_random_and_unguessable() {
+        let ids: std::collections::HashSet<String> =
+            (0..1000).map(|_| super::new_call_id()).collect();
+        assert_eq!(ids.len(), 1000);
+        for id in &ids {
+            assert!(id.starts_with("mcp-") && id.len() == 36, "{id}");
+        }
     }
 }

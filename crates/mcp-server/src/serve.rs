@@ -72,6 +72,8 @@ pub(crate) struct Installed {
     /// The registration of [`crate::client::Bridge`] on the runtime.
     bridge: Option<u64>,
     previous: Option<Option<Arc<dyn ApprovalSink>>>,
+    /// This server's approval sink, when it installed one.
+    sink: Option<Arc<Elicit>>,
     watcher: tokio::task::JoinHandle<()>,
 }
 
@@ -79,21 +81,20 @@ impl Installed {
     /// Install on `rt`; must run inside a tokio runtime.
     pub fn new(rt: Arc<Runtime>, opts: &Options) -> Result<Installed, String> {
         let shared = Shared::new(rt.clone(), opts.limits.clone());
-        let previous = match opts.approvals {
-            Approvals::Host => None,
+        let (previous, sink) = match opts.approvals {
+            Approvals::Host => (None, None),
             Approvals::Client => {
                 let host = rt.approval_sink(false);
-                rt.set_approval_sink(
-                    false,
-                    Some(Arc::new(Elicit {
-                        calls: shared.calls.clone(),
-                        handle: tokio::runtime::Handle::current(),
-                        timeout: opts.approval_timeout,
-                        fallback: host.clone(),
-                    })),
-                )
-                .map_err(|e| e.message)?;
-                Some(host)
+                let sink = Arc::new(Elicit {
+                    calls: shared.calls.clone(),
+                    handle: tokio::runtime::Handle::current(),
+                    timeout: opts.approval_timeout,
+                    fallback: host.clone(),
+                    removed: std::sync::atomic::AtomicBool::new(false),
+                });
+                rt.set_approval_sink(false, Some(sink.clone()))
+                    .map_err(|e| e.message)?;
+                (Some(host), Some(sink))
             }
         };
         let tap = rt
@@ -111,6 +112,7 @@ impl Installed {
             tap: Some(tap),
             bridge: Some(bridge),
             previous,
+            sink,
             watcher,
         })
     }
@@ -124,8 +126,20 @@ impl Installed {
         if let Some(b) = self.bridge.take() {
             rt.remove_client_requests(b);
         }
-        if let Some(host) = self.previous.take() {
-            let _ = rt.set_approval_sink(false, host);
+        // Servers may stop in any order: this one's sink goes out of the
+        // chain (it passes everything on from now), and is replaced by
+        // what was before it only while it is still the one installed;
+        // otherwise a server started later holds it as its fallback, and
+        // putting the old handler back would remove that server's.
+        if let Some(mine) = self.sink.take() {
+            mine.removed
+                .store(true, std::sync::atomic::Ordering::Release);
+            let current = rt.approval_sink(false);
+            let still_mine =
+                current.is_some_and(|c| std::ptr::addr_eq(Arc::as_ptr(&c), Arc::as_ptr(&mine)));
+            if still_mine && let Some(host) = self.previous.take() {
+                let _ = rt.set_approval_sink(false, host);
+            }
         }
     }
 }

@@ -127,11 +127,48 @@ pub fn is_git_dir(dir: &Path) -> bool {
     dir.join("HEAD").is_file() && dir.join("objects").is_dir() && dir.join("refs").is_dir()
 }
 
+/// `path` lexically normalised: `.` and `..` taken out (`..` above `/`
+/// stays at `/`), no file system access.
+fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::from("/");
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(n) => out.push(n),
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    out
+}
+
+/// A small regular file's text (at most 4 KiB), never following a final
+/// symlink and never blocking: the workspace's files are the command's to
+/// plant (a FIFO named `commondir` would hang the host, `/dev/zero` flood
+/// it).
+fn read_small_regular(path: &Path) -> Option<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut buf = String::new();
+    f.take(4096).read_to_string(&mut buf).ok()?;
+    Some(buf)
+}
+
 /// The repository folders a `.git` file points at (`gitdir: PATH`, and
 /// the `commondir` of a worktree's), canonical.
 fn gitdir_targets(dot_git: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    let Ok(text) = std::fs::read_to_string(dot_git) else {
+    let Some(text) = read_small_regular(dot_git) else {
         return out;
     };
     let Some(target) = text.lines().find_map(|l| l.strip_prefix("gitdir:")) else {
@@ -141,7 +178,7 @@ fn gitdir_targets(dot_git: &Path) -> Vec<PathBuf> {
     let Ok(dir) = std::fs::canonicalize(base.join(target.trim())) else {
         return out;
     };
-    if let Ok(common) = std::fs::read_to_string(dir.join("commondir"))
+    if let Some(common) = read_small_regular(&dir.join("commondir"))
         && let Ok(c) = std::fs::canonicalize(dir.join(common.trim()))
     {
         out.push(c);
@@ -471,16 +508,30 @@ impl Sandbox {
             }
             None => None,
         };
-        Ok(Prepared {
-            argv: self.argv(req, fd),
-            inherit,
-        })
+        let argv = self.argv_inner(req, fd, Some(&mut inherit));
+        Ok(Prepared { argv, inherit })
     }
 
     /// The bwrap argv that runs `script`, reading the seccomp program from
     /// descriptor `seccomp_fd` (`None`: no filter). Pure: exposed for tests
     /// and diagnostics.
     pub fn argv(&self, req: &SpawnRequest<'_>, seccomp_fd: Option<i32>) -> Vec<String> {
+        self.argv_inner(req, seccomp_fd, None)
+    }
+
+    /// [`Sandbox::argv`]; with `fds`, each protected entry is opened here
+    /// (`O_PATH | O_NOFOLLOW`), checked through its descriptor to lie in a
+    /// writable area, and bound by descriptor (`--ro-bind-fd`), so a
+    /// command swapping the entry for a symlink between the check and
+    /// bwrap's mount cannot make bwrap bind what the link names; the
+    /// descriptors go into `fds` for the spawn. Without (the PTY path,
+    /// whose spawner closes every descriptor), by path.
+    fn argv_inner(
+        &self,
+        req: &SpawnRequest<'_>,
+        seccomp_fd: Option<i32>,
+        mut fds: Option<&mut Vec<OwnedFd>>,
+    ) -> Vec<String> {
         let mut a: Vec<String> = vec![self.bwrap.display().to_string()];
         let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
         for d in SYSTEM_DIRS {
@@ -586,16 +637,50 @@ impl Sandbox {
                 push(&["--bind", &s, &s]);
             }
         }
-        let cwd = if req.cwd.starts_with(&self.root) {
-            req.cwd.to_path_buf()
+        // The cwd comes from the task's captured state, which the command
+        // wrote (`PWD=$PWD/../../../root/x`): `..` taken out lexically first
+        // (Path::starts_with does not), so a forged path cannot pass for one
+        // inside the workspace.
+        let normal = lexical(req.cwd);
+        let cwd = if normal.starts_with(&self.root) {
+            normal
         } else {
             self.root.clone()
         };
         // Repository metadata and the like, read-only over the writable
         // binds.
+        let areas: Vec<PathBuf> = std::iter::once(&self.root)
+            .chain(self.rw_binds.iter())
+            .chain(req.extra_rw.iter())
+            .map(|w| std::fs::canonicalize(w).unwrap_or_else(|_| w.clone()))
+            .collect();
         for p in self.protected_entries(&cwd, req.extra_rw) {
             let s = p.display().to_string();
-            push(&["--ro-bind", &s, &s]);
+            match fds.as_deref_mut() {
+                Some(fds) => {
+                    let Ok(fd) = rustix::fs::open(
+                        &p,
+                        rustix::fs::OFlags::PATH
+                            | rustix::fs::OFlags::NOFOLLOW
+                            | rustix::fs::OFlags::CLOEXEC,
+                        rustix::fs::Mode::empty(),
+                    ) else {
+                        continue;
+                    };
+                    // What the descriptor is, not what the name says now.
+                    let real = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd()));
+                    let inside = real.is_ok_and(|r| areas.iter().any(|w| r.starts_with(w)));
+                    let is_link = rustix::fs::fstat(&fd)
+                        .is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFLNK);
+                    if !inside || is_link {
+                        continue;
+                    }
+                    let n = fd.as_raw_fd().to_string();
+                    fds.push(fd);
+                    push(&["--ro-bind-fd", &n, &s]);
+                }
+                None => push(&["--ro-bind", &s, &s]),
+            }
         }
         let cwd = cwd.display().to_string();
         push(&[
@@ -719,6 +804,8 @@ impl Sandbox {
     /// list before and after a command: an entry that appeared (a `.git`
     /// made by `git init` where there was none) was not protected.
     pub fn protected_entries(&self, cwd: &Path, extra_rw: &[PathBuf]) -> Vec<PathBuf> {
+        let cwd_normal = lexical(cwd);
+        let cwd = cwd_normal.as_path();
         let mut dirs: Vec<&Path> = vec![&self.root];
         dirs.extend(
             self.rw_binds
@@ -775,18 +862,18 @@ impl Sandbox {
                         }
                     }
                 }
-                let p = if md.file_type().is_symlink() {
-                    let Ok(real) = std::fs::canonicalize(&p) else {
-                        continue;
-                    };
-                    let Some(seen) = areas.iter().find_map(|(w, canon)| {
-                        real.strip_prefix(canon).ok().map(|rest| w.join(rest))
-                    }) else {
-                        continue;
-                    };
-                    seen
-                } else {
-                    p
+                // Only what lies, on the host, inside a writable area is
+                // bound (where the sandbox sees it): a bind of anything else
+                // would show the sandbox a host entry it cannot see (or one
+                // it masks) rather than protect one it can write.
+                let Ok(real) = std::fs::canonicalize(&p) else {
+                    continue;
+                };
+                let Some(p) = areas
+                    .iter()
+                    .find_map(|(w, canon)| real.strip_prefix(canon).ok().map(|rest| w.join(rest)))
+                else {
+                    continue;
                 };
                 if !out.contains(&p) {
                     out.push(p);
