@@ -45,6 +45,15 @@
  *    no supervision): for a foreground sandboxed command, whose bubblewrap
  *    PID namespace already holds its whole tree.
  *
+ * -T [-A DIR]... (trampoline, the sandbox's PTY path, whose spawner closes
+ *    every descriptor): each argument `@O:PATH` is opened here (O_PATH,
+ *    O_NOFOLLOW), checked through its descriptor to lie in one of the -A
+ *    folders and not to be a symlink, and replaced by the descriptor's
+ *    number; `@R:PATH` is opened for reading (a regular file); then the
+ *    shim becomes PROGRAM (bubblewrap, `--ro-bind-fd N DEST`, `--seccomp
+ *    N`). What bwrap binds is what was checked: a swap of the path for a
+ *    symlink after the check changes nothing. Any failure stops (126).
+ *
  * -K (keep descriptors): the program is bubblewrap, handed descriptors it
  *    needs (the seccomp program) and passing the rest to the shim inside,
  *    which closes them. Without -K the shim closes every descriptor above
@@ -83,6 +92,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -395,8 +405,59 @@ static void close_inherited(void) {
     for (long fd = 3; fd < max; fd++) close((int)fd);
 }
 
+#define MAX_AREAS 64
+static const char *areas[MAX_AREAS];
+static int nareas = 0;
+
+/* Whether `real` is one of the -A folders or lies below one. */
+static int in_area(const char *real) {
+    for (int i = 0; i < nareas; i++) {
+        size_t n = strlen(areas[i]);
+        if (strncmp(real, areas[i], n) == 0 && (real[n] == '\0' || real[n] == '/')) return 1;
+    }
+    return 0;
+}
+
+/* -T: open the `@O:`/`@R:` arguments (see the top), then become argv[0]. */
+static int trampoline(char **args) {
+    for (int i = 1; args[i]; i++) {
+        int path_only = strncmp(args[i], "@O:", 3) == 0;
+        int readable = strncmp(args[i], "@R:", 3) == 0;
+        if (!path_only && !readable) continue;
+        const char *p = args[i] + 3;
+        int fd = open(p, (path_only ? O_PATH : O_RDONLY) | O_NOFOLLOW);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0) {
+            fprintf(stderr, "ht-shim: cannot open %s: %s\n", p, strerror(errno));
+            return 126;
+        }
+        if (S_ISLNK(st.st_mode) || (readable && !S_ISREG(st.st_mode))) {
+            fprintf(stderr, "ht-shim: %s changed under the sandbox's start (a symlink now): refused\n", p);
+            return 126;
+        }
+        if (path_only) {
+            char link[64], real[4096];
+            snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+            ssize_t n = readlink(link, real, sizeof real - 1);
+            if (n <= 0) return 126;
+            real[n] = '\0';
+            if (!in_area(real)) {
+                fprintf(stderr, "ht-shim: %s is %s now, outside the sandbox's writable folders: refused\n", p, real);
+                return 126;
+            }
+        }
+        char *num = malloc(16);
+        if (!num) return 126;
+        snprintf(num, 16, "%d", fd);
+        args[i] = num;
+    }
+    execvp(args[0], args);
+    fprintf(stderr, "ht-shim: cannot run %s: %s\n", args[0], strerror(errno));
+    return 127;
+}
+
 int main(int argc, char **argv) {
-    int linger = 0, landlock = 0, exec_only = 0, keep_fds = 0;
+    int linger = 0, landlock = 0, exec_only = 0, keep_fds = 0, tramp = 0;
     const char *forward = NULL;
     int first = 1;
     if (argc > 2 && strcmp(argv[1], "-w") == 0) return watch(argv + 2);
@@ -413,6 +474,15 @@ int main(int argc, char **argv) {
             exec_only = 1;
         } else if (strcmp(o, "-K") == 0) {
             keep_fds = 1;
+        } else if (strcmp(o, "-T") == 0) {
+            tramp = 1;
+        } else if (strcmp(o, "-A") == 0 && first + 1 < argc) {
+            if (nareas >= MAX_AREAS) {
+                fprintf(stderr, "ht-shim: more than %d folders for -A\n", MAX_AREAS);
+                return 127;
+            }
+            areas[nareas++] = argv[first + 1];
+            first++;
         } else if (strcmp(o, "-P") == 0 && first + 1 < argc) {
             forward = argv[first + 1];
             first++;
@@ -434,6 +504,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "ht-shim: usage: ht-shim [-l] [-e] [-P PORT:SOCKET] [-L [-W DIR]... [-D DIR]...] [--] PROGRAM ARGS...\n");
         return 127;
     }
+    if (tramp) return trampoline(&argv[first]);
     if (forward && start_forwarder(forward) < 0) return 126;
     if (exec_only) {
         if (landlock && apply_landlock() < 0) return 126;

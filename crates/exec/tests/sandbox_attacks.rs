@@ -769,6 +769,86 @@ fn host_descriptors_never_reach_a_sandboxed_command() {
     also_as_nobody("host_descriptors_never_reach_a_sandboxed_command");
 }
 
+/// Red team 2026-11-28 (round 4): a workspace of `/tmp` let a command
+/// replace the process shim (its folder is the user's, under /tmp), which
+/// the next background command ran outside the sandbox, as root on a root
+/// host; and rewrite the PTY path's seccomp program file.
+#[test]
+fn a_writable_area_holding_the_runtimes_helpers_is_refused() {
+    need_bwrap!();
+    for root in ["/tmp", "/"] {
+        let e = Sandbox::new(&SandboxConfig {
+            root: PathBuf::from(root),
+            ..SandboxConfig::default()
+        })
+        .err()
+        .unwrap_or_else(|| panic!("a sandbox with {root} writable was built"));
+        assert!(e.contains("helpers"), "{e}");
+    }
+    let ws = Workspace::new("helpers");
+    let e = Sandbox::new(&SandboxConfig {
+        root: ws.0.clone(),
+        rw_binds: vec![PathBuf::from("/tmp")],
+        ..SandboxConfig::default()
+    })
+    .err()
+    .expect("/tmp as a writable bind was accepted");
+    assert!(e.contains("helpers"), "{e}");
+}
+
+/// Red team 2026-11-28 (round 4): on the PTY path protected entries were
+/// bound by path after a check, and a background process swapping
+/// `.vscode` with a symlink to a host folder won the race in 15 of 60
+/// commands (the host folder appeared in the sandbox).
+#[test]
+fn the_pty_path_binds_what_it_checked() {
+    need_bwrap!();
+    let ws = Workspace::new("ptyrace");
+    let outside = Workspace::new("ptyrace-outside");
+    std::fs::write(outside.0.join("key"), "PTY-RACE-CANARY").unwrap();
+    std::fs::create_dir_all(ws.0.join(".vscode")).unwrap();
+    std::fs::write(ws.0.join(".vscode/key"), "inside").unwrap();
+    std::os::unix::fs::symlink(&outside.0, ws.0.join("alt")).unwrap();
+    let sb = sandbox(&ws.0, limits());
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (a, b) = (ws.0.join(".vscode"), ws.0.join("alt"));
+    let st = stop.clone();
+    let swapper = std::thread::spawn(move || {
+        while !st.load(std::sync::atomic::Ordering::Relaxed) {
+            let _ = rustix::fs::renameat_with(
+                rustix::fs::CWD,
+                &a,
+                rustix::fs::CWD,
+                &b,
+                rustix::fs::RenameFlags::EXCHANGE,
+            );
+            std::thread::sleep(Duration::from_micros(300));
+        }
+    });
+    let mut leaked = 0;
+    for _ in 0..40 {
+        let (_, _, out) = run_in(
+            &sb,
+            &ws.0,
+            "cat .vscode/key alt/key 2>/dev/null; echo",
+            true,
+        );
+        if out.contains("PTY-RACE-CANARY") {
+            // `alt` may be the real folder's name at that moment; only a
+            // bind of the outside folder shows the canary under .vscode.
+            if out.lines().next().unwrap_or("").contains("PTY-RACE-CANARY") {
+                leaked += 1;
+            }
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swapper.join().unwrap();
+    assert_eq!(
+        leaked, 0,
+        "the host folder was bound into the sandbox {leaked} times"
+    );
+}
+
 /// Red team 2026-11-28 (round 3): the task's cwd comes from state the
 /// command wrote; `PWD=$PWD/../../../root/proj` passed for a path inside
 /// the workspace (Path::starts_with keeps `..`), and the protected-entry

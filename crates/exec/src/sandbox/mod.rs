@@ -319,6 +319,48 @@ pub fn is_loader_var(name: &str) -> bool {
         )
 }
 
+/// Refuse writable areas that hold the runtime's own host-side helpers:
+/// the temporary folder (the state, seccomp and execute_code folders of
+/// every runtime of this user), the process shim's folder and
+/// `$XDG_RUNTIME_DIR`. The sandbox runs as the host's uid, so a workspace of
+/// `/tmp` (or `/`, or the home holding the runtime folder) would let a
+/// command replace the shim that the next command runs outside the
+/// sandbox. A workspace below them is fine.
+fn check_helpers_out_of_reach(cfg: &SandboxConfig) -> Result<(), String> {
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let mut helpers: Vec<PathBuf> = vec![canon(&std::env::temp_dir()), PathBuf::from("/tmp")];
+    if let Some(shim) = crate::supervisor::shim_path()
+        && let Some(dir) = shim.parent()
+    {
+        helpers.push(canon(dir));
+    }
+    if let Some(run) = std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
+        helpers.push(canon(Path::new(&run)));
+    }
+    for w in std::iter::once(&cfg.root).chain(cfg.rw_binds.iter()) {
+        let cw = canon(w);
+        if let Some(h) = helpers.iter().find(|h| h.starts_with(&cw)) {
+            return Err(format!(
+                "sandbox: the writable folder {} holds {}, where the runtime keeps its own helpers (the process shim, state captures): a command could replace what runs outside the sandbox. Use a folder below it (e.g. {}/work) as terminal.cwd or in sandbox_rw_binds",
+                w.display(),
+                h.display(),
+                w.display().to_string().trim_end_matches('/')
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// How [`Sandbox::argv_inner`] binds the protected entries.
+enum Binds<'a> {
+    /// By path (diagnostics, tests; and where no descriptor can be kept).
+    Paths,
+    /// Opened here and bound by descriptor, the descriptors kept for the spawn.
+    Fds(&'a mut Vec<OwnedFd>),
+    /// `@O:PATH` for the shim's trampoline mode to open and check.
+    Placeholders,
+}
+
 /// What the installed bubblewrap supports beyond the basics (0.8.0 has all;
 /// an older one runs without them rather than not at all).
 #[derive(Clone, Copy, Debug)]
@@ -442,6 +484,7 @@ impl Sandbox {
                     .to_string(),
             );
         }
+        check_helpers_out_of_reach(cfg)?;
         let masked = masks_for(cfg);
         let features = BwrapFeatures::probe(&bwrap);
         let pids = if crate::sys::geteuid() == 0 && cfg.limits.max_processes > 0 {
@@ -508,7 +551,7 @@ impl Sandbox {
             }
             None => None,
         };
-        let argv = self.argv_inner(req, fd, Some(&mut inherit));
+        let argv = self.argv_inner(req, fd.map(|n| n.to_string()), Binds::Fds(&mut inherit));
         Ok(Prepared { argv, inherit })
     }
 
@@ -516,7 +559,7 @@ impl Sandbox {
     /// descriptor `seccomp_fd` (`None`: no filter). Pure: exposed for tests
     /// and diagnostics.
     pub fn argv(&self, req: &SpawnRequest<'_>, seccomp_fd: Option<i32>) -> Vec<String> {
-        self.argv_inner(req, seccomp_fd, None)
+        self.argv_inner(req, seccomp_fd.map(|n| n.to_string()), Binds::Paths)
     }
 
     /// [`Sandbox::argv`]; with `fds`, each protected entry is opened here
@@ -529,8 +572,8 @@ impl Sandbox {
     fn argv_inner(
         &self,
         req: &SpawnRequest<'_>,
-        seccomp_fd: Option<i32>,
-        mut fds: Option<&mut Vec<OwnedFd>>,
+        seccomp_fd: Option<String>,
+        mut binds: Binds<'_>,
     ) -> Vec<String> {
         let mut a: Vec<String> = vec![self.bwrap.display().to_string()];
         let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
@@ -656,8 +699,12 @@ impl Sandbox {
             .collect();
         for p in self.protected_entries(&cwd, req.extra_rw) {
             let s = p.display().to_string();
-            match fds.as_deref_mut() {
-                Some(fds) => {
+            match &mut binds {
+                // The PTY path: its spawner closes every descriptor, so the
+                // shim (trampoline mode, `-T`) opens and checks each entry
+                // right before it becomes bwrap, as below.
+                Binds::Placeholders => push(&["--ro-bind-fd", &format!("@O:{s}"), &s]),
+                Binds::Fds(fds) => {
                     let Ok(fd) = rustix::fs::open(
                         &p,
                         rustix::fs::OFlags::PATH
@@ -679,7 +726,7 @@ impl Sandbox {
                     fds.push(fd);
                     push(&["--ro-bind-fd", &n, &s]);
                 }
-                None => push(&["--ro-bind", &s, &s]),
+                Binds::Paths => push(&["--ro-bind", &s, &s]),
             }
         }
         let cwd = cwd.display().to_string();
@@ -734,8 +781,8 @@ impl Sandbox {
             // A PTY command needs its controlling terminal; a pipe one must not get any.
             push(&["--new-session"]);
         }
-        if let Some(fd) = seccomp_fd {
-            push(&["--seccomp", &fd.to_string()]);
+        if let Some(fd) = &seccomp_fd {
+            push(&["--seccomp", fd]);
         }
         let script = match &self.ulimits {
             Some(prefix) => format!("{prefix}{}", req.script),
@@ -882,9 +929,18 @@ impl Sandbox {
         }
         // Git directories found under any name when the sandbox was built
         // (`git init --separate-git-dir`, bare repositories).
+        // The same check as above: a git directory's parent swapped for a
+        // symlink must not bind what the link names.
         for g in &self.git_dirs {
-            if g.is_dir() && !out.contains(g) {
-                out.push(g.clone());
+            let Ok(real) = std::fs::canonicalize(g) else {
+                continue;
+            };
+            if let Some(p) = areas
+                .iter()
+                .find_map(|(w, canon)| real.strip_prefix(canon).ok().map(|rest| w.join(rest)))
+                && !out.contains(&p)
+            {
+                out.push(p);
             }
         }
         out
@@ -908,16 +964,32 @@ impl Sandbox {
         match (&self.seccomp, req.pty) {
             (None, _) => Ok((self.argv(req, None), Vec::new())),
             (Some(bpf), true) => {
-                // The PTY spawner closes every descriptor above 2: a shell
-                // opens the program as fd 3 and execs bwrap.
+                // The PTY spawner closes every descriptor above 2: the
+                // process shim in trampoline mode (`-T`) opens the program
+                // and each protected entry (checked, through its
+                // descriptor, to lie in a writable area `-A`) and becomes
+                // bwrap with their numbers in place of the `@` arguments.
+                let Some(shim) = crate::supervisor::shim_path() else {
+                    return Err(io::Error::other(
+                        "sandbox: the process shim could not be installed (see the log); a PTY command cannot start without it",
+                    ));
+                };
                 let file = self.seccomp_file(bpf)?;
-                let mut argv = vec![
-                    "/bin/sh".to_string(),
-                    "-c".to_string(),
-                    format!("exec {SECCOMP_FD}<\"$0\" || exit 126; exec \"$@\""),
-                    file.display().to_string(),
-                ];
-                argv.extend(self.argv(req, Some(SECCOMP_FD)));
+                let mut argv = vec![shim.display().to_string(), "-T".to_string()];
+                for w in std::iter::once(&self.root)
+                    .chain(self.rw_binds.iter())
+                    .chain(req.extra_rw.iter())
+                {
+                    let canon = std::fs::canonicalize(w).unwrap_or_else(|_| w.clone());
+                    argv.push("-A".into());
+                    argv.push(canon.display().to_string());
+                }
+                argv.push("--".into());
+                argv.extend(self.argv_inner(
+                    req,
+                    Some(format!("@R:{}", file.display())),
+                    Binds::Placeholders,
+                ));
                 Ok((argv, Vec::new()))
             }
             (Some(_), false) => {
