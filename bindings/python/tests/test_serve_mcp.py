@@ -251,3 +251,31 @@ def test_a_server_stopping_first_does_not_take_the_next_ones_approvals(tmp_path)
         b.close()
     finally:
         rt.close()
+
+
+def test_an_execute_code_scripts_commands_are_asked_of_the_calling_client(tmp_path):
+    # Red team 2026-11-28 (round 4): a script's inner terminal call
+    # (tool_call_id "<outer>#1") was not found among the server's calls and
+    # went to the host's handler, which approved what the client's user had
+    # declined. And a host handler set after serving took every served
+    # call over.
+    victim_dir = tmp_path / "sinkB"
+    victim_dir.mkdir()
+    rt = hermes_tools.Runtime({"builtin_toolsets": ["terminal", "code_execution"],
+                               "terminal": {"cwd": str(tmp_path), "backend": "local"}})
+    host_asked = []
+    try:
+        c = _FdClient(rt, "c", lambda p: {"action": "decline"})
+        # Set after serving: must not take the client's calls over.
+        rt.set_approval_handler(lambda req: host_asked.append(req) or "once")
+        code = f"from hermes_tools import terminal\nprint(terminal('rm -rf {victim_dir}'))"
+        r = c.req("tools/call", {"name": "execute_code", "arguments": {"code": code}})
+        assert victim_dir.exists(), r
+        assert len(c.asked) == 1, c.asked
+        assert host_asked == [], host_asked
+        r = c.req("tools/call", {"name": "terminal", "arguments": {"command": f"rm -rf {victim_dir}"}})
+        assert victim_dir.exists(), r
+        assert host_asked == [], host_asked
+        c.close()
+    finally:
+        rt.close()

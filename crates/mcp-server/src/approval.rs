@@ -24,12 +24,19 @@ pub(crate) struct Elicit {
     pub calls: Arc<Calls>,
     pub handle: tokio::runtime::Handle,
     pub timeout: Duration,
-    /// The handler installed before this one (the host's, or another
-    /// server's), for requests that are not from this server's calls.
-    pub fallback: Option<Arc<dyn ApprovalSink>>,
-    /// The server stopped: this link of the chain only passes requests on
-    /// (another server installed after it may still hold it as fallback).
-    pub removed: std::sync::atomic::AtomicBool,
+}
+
+/// The runtime's way to this server's [`Elicit`]: only for the server's
+/// own calls (and the inner calls of its calls' execute_code scripts).
+pub(crate) struct Router(pub Arc<Elicit>);
+
+impl hermes_runtime::approvals::ApprovalRouter for Router {
+    fn sink_for(&self, tool_call_id: &str) -> Option<Arc<dyn ApprovalSink>> {
+        self.0
+            .calls
+            .get(tool_call_id)
+            .map(|_| self.0.clone() as Arc<dyn ApprovalSink>)
+    }
 }
 
 fn deny(id: u64, why: &str) {
@@ -93,16 +100,8 @@ impl ApprovalSink for Elicit {
     fn ask(&self, request: &Arc<str>, id: u64) {
         let req: Value = serde_json::from_str(request).unwrap_or(Value::Null);
         let call = req["tool_call_id"].as_str().unwrap_or_default();
-        let mine = if self.removed.load(std::sync::atomic::Ordering::Acquire) {
-            None
-        } else {
-            self.calls.get(call)
-        };
-        let Some(live) = mine else {
-            return match &self.fallback {
-                Some(host) => host.ask(request, id),
-                None => deny(id, "no MCP client made this call"),
-            };
+        let Some(live) = self.calls.get(call) else {
+            return deny(id, "the MCP call has ended");
         };
         let peer = live.peer.clone();
         let can_elicit = peer

@@ -167,8 +167,20 @@ impl Calls {
         }
     }
 
+    /// The live call `id`, or the call whose execute_code script made the
+    /// inner call `id` (`<outer>#<n>`, named so by the runtime): its
+    /// approvals, client requests and log lines are the outer call's
+    /// client's too.
     pub fn get(&self, id: &str) -> Option<Arc<Live>> {
-        self.map.lock().get(id).cloned()
+        let map = self.map.lock();
+        if let Some(l) = map.get(id) {
+            return Some(l.clone());
+        }
+        let (outer, n) = id.rsplit_once('#')?;
+        if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        map.get(outer).cloned()
     }
 }
 

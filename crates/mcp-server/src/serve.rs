@@ -10,7 +10,7 @@ use rmcp::ServiceExt;
 use rmcp::service::RoleServer;
 use tokio_util::sync::CancellationToken;
 
-use hermes_runtime::{ApprovalSink, Runtime};
+use hermes_runtime::Runtime;
 
 use crate::approval::Elicit;
 use crate::limits::{HttpOptions, Limits};
@@ -71,9 +71,8 @@ pub(crate) struct Installed {
     tap: Option<u64>,
     /// The registration of [`crate::client::Bridge`] on the runtime.
     bridge: Option<u64>,
-    previous: Option<Option<Arc<dyn ApprovalSink>>>,
-    /// This server's approval sink, when it installed one.
-    sink: Option<Arc<Elicit>>,
+    /// This server's approval router on the runtime, when it added one.
+    router: Option<u64>,
     watcher: tokio::task::JoinHandle<()>,
 }
 
@@ -81,21 +80,18 @@ impl Installed {
     /// Install on `rt`; must run inside a tokio runtime.
     pub fn new(rt: Arc<Runtime>, opts: &Options) -> Result<Installed, String> {
         let shared = Shared::new(rt.clone(), opts.limits.clone());
-        let (previous, sink) = match opts.approvals {
-            Approvals::Host => (None, None),
-            Approvals::Client => {
-                let host = rt.approval_sink(false);
-                let sink = Arc::new(Elicit {
+        // Client mode: this server's calls are asked of their client,
+        // through a router the runtime consults before the host's handler
+        // (which stays the host's: setting it later takes nothing over).
+        let router = match opts.approvals {
+            Approvals::Host => None,
+            Approvals::Client => Some(rt.add_approval_router(Arc::new(crate::approval::Router(
+                Arc::new(Elicit {
                     calls: shared.calls.clone(),
                     handle: tokio::runtime::Handle::current(),
                     timeout: opts.approval_timeout,
-                    fallback: host.clone(),
-                    removed: std::sync::atomic::AtomicBool::new(false),
-                });
-                rt.set_approval_sink(false, Some(sink.clone()))
-                    .map_err(|e| e.message)?;
-                (Some(host), Some(sink))
-            }
+                }),
+            )))),
         };
         let tap = rt
             .add_event_tap(Arc::new(Tap {
@@ -111,8 +107,7 @@ impl Installed {
             shared,
             tap: Some(tap),
             bridge: Some(bridge),
-            previous,
-            sink,
+            router,
             watcher,
         })
     }
@@ -126,20 +121,8 @@ impl Installed {
         if let Some(b) = self.bridge.take() {
             rt.remove_client_requests(b);
         }
-        // Servers may stop in any order: this one's sink goes out of the
-        // chain (it passes everything on from now), and is replaced by
-        // what was before it only while it is still the one installed;
-        // otherwise a server started later holds it as its fallback, and
-        // putting the old handler back would remove that server's.
-        if let Some(mine) = self.sink.take() {
-            mine.removed
-                .store(true, std::sync::atomic::Ordering::Release);
-            let current = rt.approval_sink(false);
-            let still_mine =
-                current.is_some_and(|c| std::ptr::addr_eq(Arc::as_ptr(&c), Arc::as_ptr(&mine)));
-            if still_mine && let Some(host) = self.previous.take() {
-                let _ = rt.set_approval_sink(false, host);
-            }
+        if let Some(r) = self.router.take() {
+            rt.remove_approval_router(r);
         }
     }
 }

@@ -31,6 +31,15 @@ pub trait ApprovalSink: Send + Sync {
     fn ask(&self, request: &Arc<str>, id: u64);
 }
 
+/// Who answers the approvals of some calls rather than the host's handler
+/// (an MCP server answers its own clients' calls through elicitation):
+/// consulted before the host's handler, which stays the host's to set or
+/// replace at any time without taking a server's calls over.
+pub trait ApprovalRouter: Send + Sync {
+    /// The sink for call `tool_call_id` when the call is this router's.
+    fn sink_for(&self, tool_call_id: &str) -> Option<Arc<dyn ApprovalSink>>;
+}
+
 /// Answer approval request `id` (JSON answer text). False when it was
 /// already answered, timed out or unknown.
 pub fn respond(id: u64, answer: String) -> pending::RespondOutcome {
@@ -76,6 +85,8 @@ pub struct Approvals {
     pub policy: Arc<hermes_approval::Policy>,
     pub handler: parking_lot::RwLock<Option<Arc<dyn ApprovalSink>>>,
     pub reviewer: parking_lot::RwLock<Option<Arc<dyn ApprovalSink>>>,
+    /// Routers asked first, by call id ([`ApprovalRouter`]), with their ids.
+    pub routers: parking_lot::RwLock<Vec<(u64, Arc<dyn ApprovalRouter>)>>,
     /// The host's answerer of MCP servers' sampling requests.
     pub sampler: parking_lot::RwLock<Option<Arc<dyn ApprovalSink>>>,
     inflight: Mutex<HashMap<String, Arc<Merged>>>,
@@ -110,6 +121,7 @@ impl Approvals {
             policy,
             handler: Default::default(),
             reviewer: Default::default(),
+            routers: Default::default(),
             sampler: Default::default(),
             inflight: Default::default(),
             callbacks,
@@ -152,10 +164,17 @@ pub fn decide_check(
     ctx: &CallContext,
     cancel: &CancelToken,
 ) -> CommandDecision {
+    // The call's own answerer first (an MCP server's client), then the host's.
+    let routed = shared
+        .routers
+        .read()
+        .iter()
+        .find_map(|(_, r)| r.sink_for(&ctx.tool_call_id));
+    let handler = routed.or_else(|| shared.handler.read().clone());
     let actx = ApprovalContext {
         session_id: ctx.session_id.clone(),
         interactive: ctx.interactive.unwrap_or(true),
-        has_handler: shared.handler.read().is_some(),
+        has_handler: handler.is_some(),
         has_reviewer: shared.reviewer.read().is_some(),
     };
     let mut decision = shared.policy.decide(&check, command, &actx);
@@ -187,7 +206,7 @@ pub fn decide_check(
                     };
                     decision = shared.policy.review(&req, answer, &actx);
                 } else {
-                    let Some(sink) = shared.handler.read().clone() else {
+                    let Some(sink) = handler.clone() else {
                         return deny(
                             check,
                             "BLOCKED: this command needs approval and no approval handler is set."

@@ -900,6 +900,25 @@ impl Runtime {
         Ok(())
     }
 
+    /// Add a router of approvals ([`approvals::ApprovalRouter`]), asked
+    /// before the host's handler; returns its id for
+    /// [`Runtime::remove_approval_router`].
+    pub fn add_approval_router(&self, r: Arc<dyn approvals::ApprovalRouter>) -> u64 {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.services.approvals.routers.write().push((id, r));
+        id
+    }
+
+    /// Remove what [`Runtime::add_approval_router`] added (unknown ids are ignored).
+    pub fn remove_approval_router(&self, id: u64) {
+        self.services
+            .approvals
+            .routers
+            .write()
+            .retain(|(i, _)| *i != id);
+    }
+
     /// Set (or remove) the host's answerer of MCP servers' sampling
     /// requests (`sampling/createMessage`); see [`approvals::server_request`].
     pub fn set_sampling_sink(&self, sink: Option<Arc<dyn ApprovalSink>>) -> Result<()> {
@@ -1032,6 +1051,7 @@ impl Runtime {
         *self.services.events.write() = None;
         self.services.taps.write().clear();
         *self.services.approvals.handler.write() = None;
+        self.services.approvals.routers.write().clear();
         *self.services.approvals.reviewer.write() = None;
         let left = until
             .saturating_duration_since(Instant::now())
