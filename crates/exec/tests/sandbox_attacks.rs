@@ -102,6 +102,37 @@ fn run_in(sb: &Sandbox, cwd: &Path, script: &str, pty: bool) -> (i32, Ended, Str
     (code, ended, String::from_utf8_lossy(&out).into_owned())
 }
 
+/// Run `script` on `env` (a sandbox or the local backend) with only a PATH,
+/// as given (`pty`, `linger`), and collect what it prints.
+fn spawn_collect(
+    env: &dyn Environment,
+    script: &str,
+    cwd: &Path,
+    vars: &[(String, String)],
+    pty: bool,
+    linger: bool,
+) -> String {
+    let req = SpawnRequest {
+        script,
+        cwd,
+        env: vars,
+        pty,
+        extra_rw: &[],
+        task: "",
+        linger,
+    };
+    let sp = env.spawn(&req).expect("spawn");
+    let mut out = Vec::new();
+    let _ = pump(sp.pid, &sp.output, env, &PumpOpts::default(), &mut |d| {
+        out.extend_from_slice(d)
+    });
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn path_only() -> Vec<(String, String)> {
+    vec![("PATH".to_string(), "/usr/bin:/bin".to_string())]
+}
+
 fn run(sb: &Sandbox, script: &str) -> (i32, Ended, String) {
     run_in(sb, sb.root(), script, false)
 }
@@ -725,42 +756,18 @@ fn host_descriptors_never_reach_a_sandboxed_command() {
     assert_eq!(out.lines().last().unwrap_or("").trim(), "0 1 2 3", "{out}");
     // A background command (the shim outside keeps bwrap's seccomp
     // descriptor, the shim inside closes everything).
-    let env = vec![("PATH".to_string(), "/usr/bin:/bin".to_string())];
-    let bg = SpawnRequest {
-        script: &script,
-        cwd: &ws.0,
-        env: &env,
-        pty: false,
-        extra_rw: &[],
-        task: "",
-        linger: true,
-    };
-    let sp = sb.spawn(&bg).unwrap();
-    let mut got = Vec::new();
-    let _ = pump(sp.pid, &sp.output, &sb, &PumpOpts::default(), &mut |d| {
-        got.extend_from_slice(d)
-    });
-    let got = String::from_utf8_lossy(&got);
+    let got = spawn_collect(&sb, &script, &ws.0, &path_only(), false, true);
     assert!(!got.contains("FD-CANARY"), "{got}");
     assert_eq!(got.lines().last().unwrap_or("").trim(), "0 1 2 3", "{got}");
     // The local backend too: the same shim starts every command.
-    let local = hermes_exec::local::Local;
-    let env = vec![("PATH".to_string(), "/usr/bin:/bin".to_string())];
-    let req = SpawnRequest {
-        script: &script,
-        cwd: &ws.0,
-        env: &env,
-        pty: false,
-        extra_rw: &[],
-        task: "",
-        linger: false,
-    };
-    let sp = local.spawn(&req).unwrap();
-    let mut out = Vec::new();
-    let _ = pump(sp.pid, &sp.output, &local, &PumpOpts::default(), &mut |d| {
-        out.extend_from_slice(d)
-    });
-    let out = String::from_utf8_lossy(&out);
+    let out = spawn_collect(
+        &hermes_exec::local::Local,
+        &script,
+        &ws.0,
+        &path_only(),
+        false,
+        false,
+    );
     assert!(!out.contains("FD-CANARY"), "{out}");
     assert_eq!(
         std::fs::read_to_string(outside.0.join("written")).unwrap(),
@@ -957,21 +964,14 @@ fn loader_variables_never_reach_the_host_side_processes() {
                 ("LD_PRELOAD".to_string(), so_s.clone()),
                 ("GCONV_PATH".to_string(), ws.0.display().to_string()),
             ];
-            let req = SpawnRequest {
-                script: "echo \"preload=$LD_PRELOAD\"",
-                cwd: &ws.0,
-                env: &env,
+            let out = spawn_collect(
+                &sb,
+                "echo \"preload=$LD_PRELOAD\"",
+                &ws.0,
+                &env,
                 pty,
-                extra_rw: &[],
-                task: "",
                 linger,
-            };
-            let sp = sb.spawn(&req).unwrap();
-            let mut out = Vec::new();
-            let _ = pump(sp.pid, &sp.output, &sb, &PumpOpts::default(), &mut |d| {
-                out.extend_from_slice(d)
-            });
-            let out = String::from_utf8_lossy(&out);
+            );
             // The command still has its variable...
             assert!(
                 out.contains(&format!("preload={so_s}")),
