@@ -2172,7 +2172,7 @@ pub(crate) fn is_network_tool(n: &str) -> bool {
 }
 
 /// Variables that make the program run or load code
-/// (`knowledge::env_hijack`), for a program that does something (not
+/// ([`env_hijack`]), for a program that does something (not
 /// `echo`, `true`, `cd`); `PYTHONPATH` when a directory in it holds (or
 /// this command writes) `sitecustomize.py`, `usercustomize.py` or a
 /// `.pth` file.
@@ -2189,7 +2189,7 @@ fn m_env_code(ctx: &RuleCtx, _: usize, e: &Exec) -> bool {
         if n == "PYTHONPATH" {
             return python_path_hooks(ctx, v);
         }
-        crate::knowledge::env_hijack(n, v, ctx.workspace).is_some()
+        env_hijack(n, v, ctx.workspace).is_some()
     })
 }
 
@@ -3544,6 +3544,79 @@ pub fn prefix_matches(prefix: &[String], e: &Exec) -> bool {
 
 pub fn analysis_is_single(a: &Analysis) -> bool {
     a.execs.len() == 1 && a.payloads.is_empty()
+}
+
+/// Whether setting `name=value` makes a program run or load code it
+/// would not otherwise (`dir`: the workspace, when known; a config home
+/// inside it asks): the reason, or `None`.
+pub fn env_hijack(name: &str, value: &str, dir: Option<&str>) -> Option<String> {
+    use crate::analyze::DYN;
+    let system = |p: &str| {
+        [
+            "/usr/",
+            "/bin/",
+            "/sbin/",
+            "/lib",
+            "/opt/",
+            "/etc/",
+            "/nix/store/",
+        ]
+        .iter()
+        .any(|d| p.starts_with(d))
+    };
+    let eff = crate::knowledge::env_effect(name)?;
+    let v = value.trim();
+    match eff {
+        crate::knowledge::EnvEffect::Program => {
+            let prog = v.split_whitespace().next().unwrap_or("");
+            let risky = v.contains(DYN)
+                || (prog.contains('/') && !system(prog))
+                || crate::analyze::is_shell(&crate::analyze::cmd_name(prog))
+                || v.contains(['|', ';', '&', '`', '$']);
+            risky.then(|| format!("{name}={value} runs that program"))
+        }
+        crate::knowledge::EnvEffect::Options(opts) => {
+            let words: Vec<&str> = v
+                .split(|c: char| c.is_whitespace() || c == '\x1f')
+                .collect();
+            let hit = words.iter().any(|w| {
+                opts.iter().any(|o| {
+                    let w = w.trim_matches(['"', '\'']);
+                    if o.ends_with('=') || !o.starts_with('-') {
+                        w.contains(o)
+                    } else {
+                        w == *o
+                            || w.strip_prefix(o).is_some_and(|r| {
+                                r.starts_with('=')
+                                    || (o.len() == 2 && !o.starts_with("--") && !r.is_empty())
+                            })
+                    }
+                })
+            }) || (v.contains("-C") && opts.contains(&"linker") && v.contains("linker"));
+            hit.then(|| format!("{name}={value}: options that run or load a program"))
+        }
+        crate::knowledge::EnvEffect::LoadPath => {
+            let risky = v
+                .split(':')
+                .any(|d| !d.is_empty() && (d.contains(DYN) || !system(d)));
+            risky.then(|| format!("{name}={value} loads libraries or modules from there"))
+        }
+        crate::knowledge::EnvEffect::ConfigHome => {
+            let inside = |d: &str| {
+                dir.is_some_and(|w| {
+                    d == w || d.starts_with(&format!("{}/", w.trim_end_matches('/')))
+                })
+            };
+            let risky = v.split(':').any(|d| {
+                d.contains(DYN)
+                    || inside(d)
+                    || !(d.starts_with('/') || d.starts_with('~') || d.is_empty())
+            });
+            risky.then(|| {
+                format!("{name}={value} makes it read configuration (that can run programs) from the workspace")
+            })
+        }
+    }
 }
 
 #[cfg(test)]
