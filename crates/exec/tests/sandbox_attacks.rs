@@ -776,6 +776,44 @@ fn host_descriptors_never_reach_a_sandboxed_command() {
     also_as_nobody("host_descriptors_never_reach_a_sandboxed_command");
 }
 
+/// Red team 2026-11-28 (round 5): renaming a nested repository's parent
+/// (`mv sub sub2`) left the next command free to write `sub2/.git/hooks`
+/// (the repositories were known by their paths at the sandbox's start);
+/// the host's next `git commit` there ran the hook. A bare repository the
+/// same. Moved ones are found again.
+#[test]
+fn a_renamed_nested_repository_stays_read_only() {
+    need_bwrap!();
+    if std::process::Command::new("git")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: no git");
+        return;
+    }
+    let ws = Workspace::new("nested-mv");
+    git(&ws.0, &["init", "-q"]);
+    std::fs::create_dir_all(ws.0.join("sub")).unwrap();
+    git(&ws.0.join("sub"), &["init", "-q"]);
+    std::fs::create_dir_all(ws.0.join("vendor/lib.git")).unwrap();
+    git(&ws.0.join("vendor/lib.git"), &["init", "-q", "--bare"]);
+    let sb = sandbox(&ws.0, limits());
+    let (_, _, out) = run(
+        &sb,
+        "mv sub sub2; echo mv=$?; mv vendor vendor2; echo mv2=$?",
+    );
+    assert!(out.contains("mv=0") && out.contains("mv2=0"), "{out}");
+    let (_, _, out) = run(
+        &sb,
+        "echo x > sub2/.git/hooks/pre-commit; echo hook=$?; echo x >> vendor2/lib.git/config; echo bare=$?",
+    );
+    assert!(out.contains("hook=") && !out.contains("hook=0"), "{out}");
+    assert!(out.contains("bare=") && !out.contains("bare=0"), "{out}");
+    assert!(!ws.0.join("sub2/.git/hooks/pre-commit").exists());
+    also_as_nobody("a_renamed_nested_repository_stays_read_only");
+}
+
 /// Red team 2026-11-28 (round 4): a workspace of `/tmp` let a command
 /// replace the process shim (its folder is the user's, under /tmp), which
 /// the next background command ran outside the sandbox, as root on a root

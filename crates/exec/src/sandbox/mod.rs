@@ -113,12 +113,21 @@ pub struct Sandbox {
     seccomp_file: Mutex<Option<PathBuf>>,
     pids: Option<limits::PidsCgroup>,
     ulimits: Option<String>,
-    /// The folders below the writable areas that held a [`PROTECTED`]
-    /// entry when the sandbox was built (nested repositories: vendored
-    /// clones, submodules, worktrees), found by [`nested_protected`].
-    nested: Vec<PathBuf>,
-    /// Git directories under other names found then ([`is_git_dir`]).
-    git_dirs: Vec<PathBuf>,
+    /// The folders below the writable areas that hold a [`PROTECTED`]
+    /// entry (nested repositories: vendored clones, submodules, worktrees)
+    /// and the git directories under other names ([`is_git_dir`]), found by
+    /// [`nested_protected`] when the sandbox was built and found again
+    /// whenever one of them has moved (a command renamed its parent: the
+    /// read-only mount moves with it in that command, but the next one
+    /// must find the repository where it is now).
+    nested: Mutex<(Vec<PathBuf>, Vec<PathBuf>)>,
+}
+
+/// Whether `dir` still holds a [`PROTECTED`] entry (not following links).
+fn holds_protected(dir: &Path) -> bool {
+    PROTECTED
+        .iter()
+        .any(|n| std::fs::symlink_metadata(dir.join(n)).is_ok())
 }
 
 /// Whether `dir` is a git directory (what a `.git` holds), whatever its
@@ -504,8 +513,7 @@ impl Sandbox {
             nested_protected(&roots)
         };
         Ok(Sandbox {
-            nested,
-            git_dirs,
+            nested: Mutex::new((nested, git_dirs)),
             bwrap,
             root: cfg.root.clone(),
             network: cfg.network,
@@ -868,8 +876,21 @@ impl Sandbox {
                 None => break,
             }
         }
-        // Nested repositories that existed when the sandbox was built.
-        for n in &self.nested {
+        // Nested repositories and git directories: found again when one
+        // of those known has moved or gone.
+        let (nested, git_dirs) = {
+            let mut known = self.nested.lock().unwrap_or_else(|e| e.into_inner());
+            let moved = known.0.iter().any(|d| !holds_protected(d))
+                || known.1.iter().any(|g| !is_git_dir(g));
+            if moved {
+                let roots: Vec<&Path> = std::iter::once(self.root.as_path())
+                    .chain(self.rw_binds.iter().map(PathBuf::as_path))
+                    .collect();
+                *known = nested_protected(&roots);
+            }
+            known.clone()
+        };
+        for n in &nested {
             if !dirs.contains(&n.as_path()) {
                 dirs.push(n);
             }
@@ -931,7 +952,7 @@ impl Sandbox {
         // (`git init --separate-git-dir`, bare repositories).
         // The same check as above: a git directory's parent swapped for a
         // symlink must not bind what the link names.
-        for g in &self.git_dirs {
+        for g in &git_dirs {
             let Ok(real) = std::fs::canonicalize(g) else {
                 continue;
             };
