@@ -9,10 +9,12 @@
 //! apptainer's own isolation (the runtime test in src/apptainer.rs runs
 //! against the real client where it is installed).
 
+mod common;
+
+use hermes_exec::Environment;
 use hermes_exec::apptainer::{ApptainerBackend, ApptainerConfig};
-use hermes_exec::pump::{Ended, PumpOpts, pump};
+use hermes_exec::pump::Ended;
 use hermes_exec::remote_fs::RemoteShell;
-use hermes_exec::{Environment, SpawnRequest};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -78,29 +80,7 @@ impl Drop for Fixture {
 }
 
 fn run(b: &ApptainerBackend, task: &str, script: &str, timeout: Duration) -> (i32, Ended, String) {
-    let env = vec![("PATH".to_string(), "/usr/bin:/bin".to_string())];
-    let req = SpawnRequest {
-        script,
-        cwd: Path::new("/"),
-        env: &env,
-        pty: false,
-        extra_rw: &[],
-        task,
-        linger: false,
-    };
-    let sp = b.spawn(&req).unwrap();
-    let mut out = Vec::new();
-    let opts = PumpOpts {
-        timeout: Some(timeout),
-        ..Default::default()
-    };
-    let (code, ended) = pump(sp.pid, &sp.output, b, &opts, &mut |d| {
-        out.extend_from_slice(d)
-    });
-    if let Some(why) = b.remote().unwrap().explain_exit(sp.pid, code) {
-        out.extend_from_slice(why.as_bytes());
-    }
-    (code, ended, String::from_utf8_lossy(&out).into_owned())
+    common::run_remote(b, task, script, Path::new("/"), timeout)
 }
 
 #[test]

@@ -9,11 +9,13 @@
 //! a wrong key. No credentials here: the live test runs only when
 //! DAYTONA_API_KEY is set.
 
+mod common;
+
+use hermes_exec::Environment;
 use hermes_exec::daytona::{DaytonaConfig, backend};
 use hermes_exec::host::HostBackend;
-use hermes_exec::pump::{Ended, PumpOpts, pump};
+use hermes_exec::pump::Ended;
 use hermes_exec::remote_fs::RemoteShell;
-use hermes_exec::{Environment, SpawnRequest};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -373,29 +375,7 @@ fn handle(mut s: TcpStream, st: Arc<Mutex<State>>, port: u16) {
 }
 
 fn run(b: &HostBackend, task: &str, script: &str, timeout: Duration) -> (i32, Ended, String) {
-    let env = vec![("PATH".to_string(), "/usr/bin:/bin".to_string())];
-    let req = SpawnRequest {
-        script,
-        cwd: Path::new("/tmp"),
-        env: &env,
-        pty: false,
-        extra_rw: &[],
-        task,
-        linger: false,
-    };
-    let sp = b.spawn(&req).unwrap();
-    let mut out = Vec::new();
-    let opts = PumpOpts {
-        timeout: Some(timeout),
-        ..Default::default()
-    };
-    let (code, ended) = pump(sp.pid, &sp.output, b, &opts, &mut |d| {
-        out.extend_from_slice(d)
-    });
-    if let Some(m) = b.remote().unwrap().explain_exit(sp.pid, code) {
-        out.extend_from_slice(m.as_bytes());
-    }
-    (code, ended, String::from_utf8_lossy(&out).into_owned())
+    common::run_remote(b, task, script, Path::new("/tmp"), timeout)
 }
 
 fn cfg(api: String) -> DaytonaConfig {

@@ -12,43 +12,23 @@
 
 #![cfg(feature = "modal")]
 
+mod common;
+
 #[path = "modal_server/mod.rs"]
 mod modal_server;
 
+use hermes_exec::Environment;
 use hermes_exec::host::HostBackend;
 use hermes_exec::modal::{Modal, ModalConfig, backend};
-use hermes_exec::pump::{Ended, PumpOpts, pump};
+use hermes_exec::pump::Ended;
 use hermes_exec::remote_fs::RemoteShell;
-use hermes_exec::{Environment, SpawnRequest};
 use modal_server::{BUILDER_VERSION, Server, TOKEN_ID, TOKEN_SECRET};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 fn run(b: &HostBackend, task: &str, script: &str, timeout: Duration) -> (i32, Ended, String) {
-    let env = vec![("PATH".to_string(), "/usr/bin:/bin".to_string())];
-    let req = SpawnRequest {
-        script,
-        cwd: Path::new("/tmp"),
-        env: &env,
-        pty: false,
-        extra_rw: &[],
-        task,
-        linger: false,
-    };
-    let sp = b.spawn(&req).unwrap();
-    let mut out = Vec::new();
-    let opts = PumpOpts {
-        timeout: Some(timeout),
-        ..Default::default()
-    };
-    let (code, ended) = pump(sp.pid, &sp.output, b, &opts, &mut |d| {
-        out.extend_from_slice(d)
-    });
-    if let Some(m) = b.remote().unwrap().explain_exit(sp.pid, code) {
-        out.extend_from_slice(m.as_bytes());
-    }
-    (code, ended, String::from_utf8_lossy(&out).into_owned())
+    common::run_remote(b, task, script, Path::new("/tmp"), timeout)
 }
 
 fn cfg(url: String) -> ModalConfig {
