@@ -1685,6 +1685,34 @@ ht_status ht_runtime_set_task_cwd(struct ht_runtime *rt,
                                   struct ht_error **out_err);
 
 /**
+ * Give a task its own network setting in place of `terminal.network`:
+ * `network_json` is `"off"`, `"on"`, an allow-list object as
+ * `terminal.network` takes (`{"allow":["pypi.org"]}`: the task gets its
+ * own proxy, with the configured secrets), or `null` (back to
+ * `terminal.network`). On the sandbox backend it applies from the task's
+ * next command; on docker and podman to the task's container, which must
+ * not be running yet (`HT_STATUS_INVALID_ARGUMENT` naming it otherwise:
+ * call `ht_runtime_cleanup_task` first). Other backends:
+ * `HT_STATUS_UNSUPPORTED`. The approval engine judges the task's commands
+ * with that network from then on (a task given the network loses the
+ * sandbox's "no network" containment). The setting goes with the task's
+ * state (`ht_runtime_cleanup_task`). Strings are borrowed for the call;
+ * any thread. Without the terminal toolset `HT_STATUS_UNSUPPORTED`.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - Each of `task_id`, `network_json` is NULL with its length 0, or points at that many bytes
+ *   that stay readable and unchanged until this returns.
+ * - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
+ */
+ht_status ht_runtime_set_task_network(struct ht_runtime *rt,
+                                      const char *task_id,
+                                      size_t task_id_len,
+                                      const char *network_json,
+                                      size_t network_len,
+                                      struct ht_error **out_err);
+
+/**
  * Set environment variables for every later command of a task: `env_json`
  * is a JSON object whose values are strings (set) or `null` (unset), e.g.
  * `{"API_BASE":"http://localhost:8080","DEBUG":null}`. Overrides accumulate

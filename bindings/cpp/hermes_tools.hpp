@@ -1199,6 +1199,17 @@ class Runtime {
         err);
   }
 
+  /// Gives a task its own network setting in place of terminal.network: "\"off\"", "\"on\"",
+  /// an allow-list object ({"allow":["pypi.org"]}) or "null" (back to terminal.network). Sandbox:
+  /// from the task's next command; docker/podman: before the task's container starts
+  /// (InvalidArgument otherwise). Unsupported on other backends.
+  void set_task_network(std::string_view task_id, std::string_view network_json) {
+    ht_error *err = nullptr;
+    detail::check(ht_runtime_set_task_network(raw(), task_id.data(), task_id.size(), network_json.data(),
+                                              network_json.size(), &err),
+                  err);
+  }
+
   /// Drops a task's state (shell state, background processes).
   void cleanup_task(std::string_view task_id) {
     ht_error *err = nullptr;

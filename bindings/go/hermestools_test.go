@@ -770,6 +770,10 @@ func TestTerminalProcessWriteCwdEnv(t *testing.T) {
 	if err := rt.SetTaskEnv("go-t", "{"); !errors.Is(err, ErrInvalidJSON) {
 		t.Fatalf("want invalid json, got %v", err)
 	}
+	// The local backend has no network of its own to set.
+	if err := rt.SetTaskNetwork("go-t", `"on"`); !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("want unsupported, got %v", err)
+	}
 
 	events := make(chan string, 64)
 	_ = rt.SetEventHandler(func(ev string) {

@@ -51,3 +51,15 @@ func (r *Runtime) SetTaskEnv(taskID, envJSON string) error {
 		return C.ht_runtime_set_task_env(rt, tp, tn, ep, en, ce)
 	})
 }
+
+// SetTaskNetwork gives a task its own network setting in place of
+// terminal.network: networkJSON is "\"off\"", "\"on\"", an allow-list object
+// ({"allow":["pypi.org"]}: the task's own proxy) or "null" (back to
+// terminal.network). On the sandbox it applies from the task's next command;
+// on docker and podman before the task's container starts. Other backends
+// return an error with StatusUnsupported.
+func (r *Runtime) SetTaskNetwork(taskID, networkJSON string) error {
+	return r.withTwoStrings(taskID, networkJSON, func(rt *C.ht_runtime, tp *C.char, tn C.size_t, np *C.char, nn C.size_t, ce **C.ht_error) C.ht_status {
+		return C.ht_runtime_set_task_network(rt, tp, tn, np, nn, ce)
+	})
+}

@@ -132,6 +132,22 @@ fn host_api_events_and_input() {
         unsafe { ht_runtime_set_task_env(null_mut(), tp, tl, jp, jl, null_mut()) },
         Status::InvalidArgument
     );
+    // A per-task network: the local backend has none to set; bad JSON and
+    // a NULL runtime are told apart.
+    let (np, nl) = s("\"on\"");
+    assert_eq!(
+        unsafe { ht_runtime_set_task_network(rt.0, tp, tl, np, nl, null_mut()) },
+        Status::Unsupported
+    );
+    let (xp, xl) = s("{");
+    assert_eq!(
+        unsafe { ht_runtime_set_task_network(rt.0, tp, tl, xp, xl, null_mut()) },
+        Status::InvalidJson
+    );
+    assert_eq!(
+        unsafe { ht_runtime_set_task_network(null_mut(), tp, tl, np, nl, null_mut()) },
+        Status::InvalidArgument
+    );
     let (ip, il) = s("proc_nonexistent");
     assert_eq!(
         unsafe { ht_runtime_process_write(rt.0, ip, il, null(), 0, null_mut(), null_mut()) },

@@ -679,6 +679,7 @@ TEST(terminal_process_write_cwd_env) {
   rt->set_task_env("cpp-t", R"({"HT_CPP_VAR":"forty-two"})");
   CONTAINS(rt->dispatch("terminal", R"({"command":"echo v=$HT_CPP_VAR"})", R"({"task_id":"cpp-t"})"), "v=forty-two");
   expect_error(ht::Status::InvalidJson, [&] { rt->set_task_env("cpp-t", "{"); });
+  expect_error(ht::Status::InvalidJson, [&] { rt->set_task_network("cpp-t", "{"); });
 
   auto state = std::make_shared<std::pair<std::mutex, std::vector<std::string>>>();
   rt->set_event_handler([state](std::string_view ev) {

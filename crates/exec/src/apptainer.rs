@@ -88,6 +88,13 @@ pub struct ApptainerConfig {
     pub memory: Option<String>,
     /// `--cpus`.
     pub cpus: Option<f64>,
+    /// Give each task's instance a folder of this machine at
+    /// [`crate::container::SHARED_INSIDE`] (execute_code's runs: their
+    /// stubs and the channel's socket are made there directly).
+    pub share_runs: bool,
+    /// Folders of this machine bound read-only at the same path (with
+    /// `share_runs`: the `hermes-tools` program bash scripts call).
+    pub ro_binds: Vec<PathBuf>,
 }
 
 impl ApptainerConfig {
@@ -262,6 +269,10 @@ pub struct Apptainer {
     next: AtomicU64,
     boot: OnceLock<Boot>,
     closed: AtomicBool,
+    /// With `share_runs`: this runtime's folder of the tasks' shared
+    /// folders (0700; one folder per task inside, open to the instance's
+    /// user), removed at close.
+    shared: PathBuf,
 }
 
 static RUNTIMES: AtomicU64 = AtomicU64::new(1);
@@ -282,12 +293,14 @@ impl Apptainer {
                     || k.starts_with("SINGULARITY_")
             })
             .collect();
+        let id = format!(
+            "ht-{}-{}",
+            std::process::id(),
+            RUNTIMES.fetch_add(1, Ordering::Relaxed)
+        );
         Ok(Apptainer {
-            id: format!(
-                "ht-{}-{}",
-                std::process::id(),
-                RUNTIMES.fetch_add(1, Ordering::Relaxed)
-            ),
+            shared: std::env::temp_dir().join(format!("hermes-tools-{id}")),
+            id,
             bin: bin.display().to_string(),
             cfg,
             client_env,
@@ -393,13 +406,51 @@ impl Apptainer {
         if let Some(o) = &overlay {
             std::fs::create_dir_all(o)?;
         }
-        self.run(
-            &start_argv(&self.cfg, &self.bin, &image, &name, overlay.as_deref()),
-            "instance start",
-        )?;
+        let mut argv = start_argv(&self.cfg, &self.bin, &image, &name, overlay.as_deref());
+        if self.cfg.share_runs {
+            // Before the image and the name, which end the command line.
+            let here = self.shared_here(task)?;
+            let mut binds = vec![
+                "--bind".to_string(),
+                format!("{}:{}", here.display(), crate::container::SHARED_INSIDE),
+            ];
+            for p in &self.cfg.ro_binds {
+                binds.push("--bind".into());
+                binds.push(format!("{0}:{0}:ro", p.display()));
+            }
+            let at = argv.len() - 2;
+            argv.splice(at..at, binds);
+        }
+        self.run(&argv, "instance start")?;
         tracing::debug!(instance = %name, task = %task_key(task), "apptainer: instance started");
         *g = Some(name.clone());
         Ok(name)
+    }
+
+    /// Task `task`'s shared folder on this machine, made if missing:
+    /// inside this runtime's folder (0700: no other user of this machine
+    /// reaches it), itself open (0755) to the instance's user.
+    fn shared_here(&self, task: &str) -> io::Result<PathBuf> {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        match std::fs::DirBuilder::new().mode(0o700).create(&self.shared) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+        let meta = std::fs::symlink_metadata(&self.shared)?;
+        if !meta.is_dir() || meta.permissions().mode() & 0o077 != 0 {
+            return Err(io::Error::other(format!(
+                "{} is not a private folder of this user",
+                self.shared.display()
+            )));
+        }
+        let here = self.shared.join(slug(task_key(task), 40));
+        match std::fs::create_dir(&here) {
+            Ok(()) => std::fs::set_permissions(&here, std::fs::Permissions::from_mode(0o755))?,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+        Ok(here)
     }
 
     fn stop(&self, name: &str) {
@@ -511,6 +562,9 @@ impl Environment for Apptainer {
         {
             let _ = std::fs::remove_dir_all(o);
         }
+        if self.cfg.share_runs {
+            let _ = std::fs::remove_dir_all(self.shared.join(slug(task_key(task), 40)));
+        }
     }
 
     fn cleanup(&self) {
@@ -520,6 +574,9 @@ impl Environment for Apptainer {
         let tasks: Vec<String> = lock(&self.instances).keys().cloned().collect();
         for t in tasks {
             self.cleanup_task(&t);
+        }
+        if self.cfg.share_runs {
+            let _ = std::fs::remove_dir_all(&self.shared);
         }
     }
 
@@ -547,6 +604,16 @@ impl Remote for Apptainer {
     }
     fn take_file(&self, task: &str, path: &Path, max: u64) -> Option<Vec<u8>> {
         crate::remote_fs::take_file(self, task, path, max)
+    }
+    fn shared_dir(&self, task: &str) -> io::Result<Option<(PathBuf, PathBuf)>> {
+        if !self.cfg.share_runs {
+            return Ok(None);
+        }
+        self.ensure(task)?;
+        Ok(Some((
+            self.shared.join(slug(task_key(task), 40)),
+            PathBuf::from(crate::container::SHARED_INSIDE),
+        )))
     }
     fn is_dir(&self, task: &str, path: &Path) -> bool {
         crate::remote_fs::is_dir(self, task, path)

@@ -342,6 +342,9 @@ pub struct Container {
     watcher: Mutex<Option<std::process::Child>>,
     /// The proxy's listener in each container (by id), while it runs.
     adopted: Mutex<HashMap<String, crate::netproxy::Adopted>>,
+    /// Tasks given a network setting of their own by the host (in place of
+    /// `cfg.network` and `cfg.proxy`), applied when their container starts.
+    task_net: Mutex<HashMap<String, crate::env::TaskNetwork>>,
     /// With `share_runs`: this runtime's folder of the tasks' shared
     /// folders (0700, one `<slot>` folder per task inside).
     shared: PathBuf,
@@ -387,6 +390,7 @@ impl Container {
             client_env: std::env::vars().collect(),
             watcher: Mutex::new(None),
             adopted: Mutex::new(HashMap::new()),
+            task_net: Mutex::new(HashMap::new()),
         })
     }
 
@@ -534,8 +538,47 @@ impl Container {
             .count()
     }
 
+    /// Task `task`'s network: its own setting if the host gave it one,
+    /// else the backend's.
+    fn net_for(&self, task: &str) -> (bool, Option<Arc<crate::netproxy::NetProxy>>) {
+        match lock(&self.task_net).get(task_key(task)) {
+            Some(n) => n.parts(),
+            None => (self.cfg.network, self.cfg.proxy.clone()),
+        }
+    }
+
+    /// The command's environment with the proxy's variables of its task's
+    /// own network (`None`: as it is). The terminal's base environment was
+    /// learnt from one container, with that container's proxy variables
+    /// (or none): a task with another setting must not point at a proxy it
+    /// does not have, nor carry another proxy's secret placeholders.
+    fn proxy_env(&self, req: &SpawnRequest<'_>) -> Option<Vec<(String, String)>> {
+        let (_, proxy) = self.net_for(req.task);
+        if self.cfg.proxy.is_none() && proxy.is_none() {
+            return None;
+        }
+        let own = proxy.map(|p| p.sandbox_env()).unwrap_or_default();
+        let names: std::collections::HashSet<String> = self
+            .cfg
+            .proxy
+            .iter()
+            .flat_map(|p| p.sandbox_env())
+            .chain(own.iter().cloned())
+            .map(|(k, _)| k)
+            .collect();
+        let mut env: Vec<(String, String)> = req
+            .env
+            .iter()
+            .filter(|(k, _)| !names.contains(k))
+            .cloned()
+            .collect();
+        env.extend(own);
+        Some(env)
+    }
+
     fn start(&self, task: &str, n: u64, generation: u64) -> io::Result<String> {
         let c = &self.cfg;
+        let (network, proxy) = self.net_for(task);
         let mut cmd = self.client();
         cmd.args(["run", "-d"]);
         // An init reaps the orphans of killed commands; podman's (catatonit)
@@ -570,10 +613,10 @@ impl Container {
         if let Some(n) = c.cpus {
             cmd.arg(format!("--cpus={n}"));
         }
-        if !c.network {
+        if !network {
             cmd.arg("--network=none");
         }
-        if let Some(p) = &c.proxy {
+        if let Some(p) = &proxy {
             for (k, v) in p.sandbox_env() {
                 cmd.arg("-e").arg(format!("{k}={v}"));
             }
@@ -638,7 +681,7 @@ impl Container {
                 c.engine.name()
             )));
         }
-        if let Some(p) = &c.proxy
+        if let Some(p) = &proxy
             && let Err(e) = self.adopt(p, &id)
         {
             // Fail closed: no container runs without its proxy.
@@ -1071,6 +1114,11 @@ impl Environment for Container {
 
     fn spawn(&self, req: &SpawnRequest<'_>) -> io::Result<Spawned> {
         let (id, generation, n) = self.ensure(req.task)?;
+        let env = self.proxy_env(req);
+        let req = &SpawnRequest {
+            env: env.as_deref().unwrap_or(req.env),
+            ..*req
+        };
         let script = command_script(req);
         let warm = if req.pty {
             None
@@ -1129,7 +1177,30 @@ impl Environment for Container {
         }
     }
 
+    fn set_task_network(&self, task: &str, net: Option<crate::env::TaskNetwork>) -> io::Result<()> {
+        // Held across the check: a start of the task waits for it.
+        let slot = self.slot(task);
+        let cur = lock(&slot);
+        if let Some(id) = &cur.id {
+            return Err(io::Error::new(
+                io::ErrorKind::ResourceBusy,
+                format!(
+                    "task '{}' already has a running container ({}): a container's network is set when it starts; set the task's network before its first command, or clean the task up first",
+                    task_key(task),
+                    &id[..id.len().min(12)]
+                ),
+            ));
+        }
+        let mut nets = lock(&self.task_net);
+        match net {
+            Some(n) => nets.insert(task_key(task).to_string(), n),
+            None => nets.remove(task_key(task)),
+        };
+        Ok(())
+    }
+
     fn cleanup_task(&self, task: &str) {
+        lock(&self.task_net).remove(task_key(task));
         let Some(slot) = lock(&self.slots).remove(task_key(task)) else {
             return;
         };
@@ -1261,6 +1332,9 @@ impl Environment for ContainerBackend {
     }
     fn cleanup_task(&self, task: &str) {
         Environment::cleanup_task(&*self.0, task)
+    }
+    fn set_task_network(&self, task: &str, net: Option<crate::env::TaskNetwork>) -> io::Result<()> {
+        Environment::set_task_network(&*self.0, task, net)
     }
     fn cleanup(&self) {
         Environment::cleanup(&*self.0)

@@ -24,6 +24,19 @@ pub trait Environment: Send + Sync {
     fn cleanup_task(&self, _task: &str) {}
     /// The runtime closes.
     fn cleanup(&self) {}
+    /// Give task `task` its own network setting in place of the backend's
+    /// (`None`: back to the backend's). Backends that cut the network off
+    /// (sandbox, containers) apply it from the task's next command (a
+    /// container: from its next start); the others cannot and say so.
+    fn set_task_network(&self, _task: &str, _net: Option<TaskNetwork>) -> io::Result<()> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!(
+                "the {} backend has no network setting of its own (it is the sandbox's, docker's and podman's)",
+                self.name()
+            ),
+        ))
+    }
 
     /// Where commands run, for approval prompts and messages
     /// (`"on this machine"`, `"on ssh root@host:22"`).
@@ -41,6 +54,29 @@ pub trait Environment: Send + Sync {
     /// the host's files).
     fn files(&self, _task: &str) -> Option<std::sync::Arc<dyn crate::fs::FileSystem>> {
         None
+    }
+}
+
+/// A task's own network setting, which the host may give a task in place
+/// of `terminal.network` (a per-task override).
+#[derive(Clone)]
+pub enum TaskNetwork {
+    /// No network: the command's own namespace, loopback only.
+    Off,
+    /// The host's network.
+    On,
+    /// No route out but this allow-list proxy (its own rules and secrets).
+    Proxy(std::sync::Arc<crate::netproxy::NetProxy>),
+}
+
+impl TaskNetwork {
+    /// `(network on, proxy)`, the two switches a backend applies.
+    pub fn parts(&self) -> (bool, Option<std::sync::Arc<crate::netproxy::NetProxy>>) {
+        match self {
+            TaskNetwork::Off => (false, None),
+            TaskNetwork::On => (true, None),
+            TaskNetwork::Proxy(p) => (false, Some(p.clone())),
+        }
     }
 }
 

@@ -38,7 +38,7 @@ pub mod supervisor;
 pub mod sys;
 pub mod tree;
 
-pub use env::{Environment, Files, Remote, task_key, terminate_tree};
+pub use env::{Environment, Files, Remote, TaskNetwork, task_key, terminate_tree};
 pub use pump::{Ended, PumpOpts, pump, pump_async};
 pub use spawn::{Input, PtyKeepAlive, SpawnRequest, Spawned};
 pub use sys::{ExitWatch, pipe, poll_one, set_nonblocking};

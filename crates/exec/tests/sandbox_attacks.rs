@@ -1235,3 +1235,16 @@ fn measure_echo_hi() {
         );
     }
 }
+
+/// The probe `auto` and `doctor` decide on must say "usable" wherever
+/// bubblewrap runs: a probe over the temporary folder itself (which a
+/// sandbox refuses, since it holds the runtime's helpers) made `auto`
+/// fall back to running commands unsandboxed and turned every test that
+/// asks the probe into a silent skip.
+#[test]
+fn the_probe_says_usable_where_bubblewrap_runs() {
+    need_bwrap!();
+    if let Err(why) = hermes_exec::sandbox::usable() {
+        panic!("bubblewrap runs here, yet the probe says: {why}");
+    }
+}

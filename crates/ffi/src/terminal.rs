@@ -117,6 +117,55 @@ pub unsafe extern "C" fn ht_runtime_set_task_cwd(
     })
 }
 
+/// Give a task its own network setting in place of `terminal.network`:
+/// `network_json` is `"off"`, `"on"`, an allow-list object as
+/// `terminal.network` takes (`{"allow":["pypi.org"]}`: the task gets its
+/// own proxy, with the configured secrets), or `null` (back to
+/// `terminal.network`). On the sandbox backend it applies from the task's
+/// next command; on docker and podman to the task's container, which must
+/// not be running yet (`HT_STATUS_INVALID_ARGUMENT` naming it otherwise:
+/// call `ht_runtime_cleanup_task` first). Other backends:
+/// `HT_STATUS_UNSUPPORTED`. The approval engine judges the task's commands
+/// with that network from then on (a task given the network loses the
+/// sandbox's "no network" containment). The setting goes with the task's
+/// state (`ht_runtime_cleanup_task`). Strings are borrowed for the call;
+/// any thread. Without the terminal toolset `HT_STATUS_UNSUPPORTED`.
+///
+/// # Safety
+/// - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+/// - Each of `task_id`, `network_json` is NULL with its length 0, or points at that many bytes
+///   that stay readable and unchanged until this returns.
+/// - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ht_runtime_set_task_network(
+    rt: *mut ht_runtime,
+    task_id: *const c_char,
+    task_id_len: usize,
+    network_json: *const c_char,
+    network_len: usize,
+    out_err: *mut *mut ht_error,
+) -> Status {
+    status_boundary(out_err, || {
+        // SAFETY: `rt` is NULL (rt_ref rejects it) or, by this export's # Safety, a live runtime
+        // that no thread frees before we return.
+        let rt = unsafe { rt_ref(rt) }?;
+        // SAFETY: by this export's # Safety, `(task_id, task_id_len)` is NULL/0 or task_id_len
+        // bytes readable and unchanged until we return; the &str is not kept past the call (what is
+        // kept is copied).
+        let task = unsafe { str_arg(task_id, task_id_len, "task_id") }?;
+        // SAFETY: by this export's # Safety, `(network_json, network_len)` is NULL/0 or
+        // network_len bytes readable and unchanged until we return; the &str is not kept past the
+        // call (what is kept is copied).
+        let text = unsafe { str_arg(network_json, network_len, "network_json") }?;
+        let v: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| Error::json(format!("network_json: {e}")))?;
+        if rt.is_closed() {
+            return Err(Error::closed());
+        }
+        rt.set_task_network(task, &v)
+    })
+}
+
 /// Set environment variables for every later command of a task: `env_json`
 /// is a JSON object whose values are strings (set) or `null` (unset), e.g.
 /// `{"API_BASE":"http://localhost:8080","DEBUG":null}`. Overrides accumulate

@@ -97,6 +97,10 @@ pub struct Approvals {
     /// Where commands run: the sandbox's guarantees (effects it contains do
     /// not need approval), or on the host.
     check_options: hermes_approval::CheckOptions,
+    /// Tasks the host gave a network setting of their own (task key to
+    /// "some network reaches out"): their commands are judged with that
+    /// network, not the sandbox's.
+    task_network: parking_lot::RwLock<HashMap<String, bool>>,
     /// Where the terminal's commands run (`"on ssh root@host:22"`), told
     /// to the host in every approval prompt as `runs_on`.
     runs_on: parking_lot::RwLock<Option<String>>,
@@ -129,7 +133,46 @@ impl Approvals {
             core_id,
             closed: AtomicBool::new(false),
             check_options,
+            task_network: Default::default(),
             runs_on: Default::default(),
+        }
+    }
+
+    /// Judge task `task`'s commands with its own network (`Some(true)`:
+    /// some network reaches out) instead of the sandbox's; `None`: the
+    /// sandbox's again.
+    pub fn set_task_network(&self, task: &str, network: Option<bool>) {
+        let key = hermes_exec::task_key(task).to_string();
+        let mut m = self.task_network.write();
+        match network {
+            Some(n) => m.insert(key, n),
+            None => m.remove(&key),
+        };
+    }
+
+    /// Task `task`'s own network, if the host gave it one.
+    pub fn task_network(&self, task: &str) -> Option<bool> {
+        self.task_network
+            .read()
+            .get(hermes_exec::task_key(task))
+            .copied()
+    }
+
+    /// The options a command of `ctx`'s task is judged with.
+    fn options_for(
+        &self,
+        ctx: &CallContext,
+    ) -> std::borrow::Cow<'_, hermes_approval::CheckOptions> {
+        let own = self.task_network(&ctx.task_id);
+        match (own, &self.check_options.sandbox) {
+            (Some(n), Some(facts)) if n != facts.network => {
+                let mut o = self.check_options.clone();
+                if let Some(f) = o.sandbox.as_mut() {
+                    f.network = n;
+                }
+                std::borrow::Cow::Owned(o)
+            }
+            _ => std::borrow::Cow::Borrowed(&self.check_options),
         }
     }
 
@@ -151,7 +194,7 @@ pub fn decide(
 ) -> CommandDecision {
     let check = shared
         .approval_engine
-        .check_with(command, &shared.check_options);
+        .check_with(command, &shared.options_for(ctx));
     decide_check(shared, check, command, ctx, cancel)
 }
 

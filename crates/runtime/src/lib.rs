@@ -306,7 +306,9 @@ impl Runtime {
         {
             let cli = hermes_builtins::code::cli_program(&config.code_execution);
             match config.terminal.backend.as_str() {
-                "sandbox" => {
+                // "auto" is the sandbox where it works: bound there too
+                // (harmless when it turns out local).
+                "sandbox" | "auto" => {
                     if let Some(cli) = cli {
                         let cli = cli.display().to_string();
                         if !config.terminal.sandbox_ro_binds.contains(&cli) {
@@ -314,7 +316,7 @@ impl Runtime {
                         }
                     }
                 }
-                "docker" | "podman" => {
+                "docker" | "podman" | "apptainer" | "singularity" => {
                     config.terminal.code_runs = Some(cli.into_iter().collect());
                 }
                 _ => {}
@@ -1009,7 +1011,38 @@ impl Runtime {
         for l in lifecycles {
             l.cleanup_task(task_id);
         }
+        self.services.approvals.set_task_network(task_id, None);
         self.activity.forget(task_id);
+    }
+
+    /// Give task `task_id` its own network setting in place of
+    /// `terminal.network` (`"off"`, `"on"`, an allow-list object; `null`:
+    /// back to `terminal.network`), on the sandbox, docker and podman
+    /// backends. The task's commands are then judged by the approval
+    /// engine with that network (a task given the network loses the
+    /// sandbox's "no network" containment). The setting goes with the
+    /// task's state ([`Runtime::cleanup_task`]).
+    pub fn set_task_network(&self, task_id: &str, network: &Value) -> Result<()> {
+        let _g = self.core.enter()?;
+        let term = self.terminal.as_ref().ok_or_else(|| {
+            Error::new(
+                hermes_core::error::ErrorKind::Unsupported,
+                "the terminal toolset is not enabled (add \"terminal\" to builtin_toolsets)",
+            )
+        })?;
+        // Fail closed while it changes: judged as networked until the
+        // backend has its new setting; on failure, as before.
+        let approvals = &self.services.approvals;
+        let before = approvals.task_network(task_id);
+        approvals.set_task_network(task_id, Some(true));
+        match term.set_task_network(task_id, network) {
+            Ok(any) => approvals.set_task_network(task_id, any),
+            Err(e) => {
+                approvals.set_task_network(task_id, before);
+                return Err(e);
+            }
+        }
+        Ok(())
     }
 
     /// Close: reject new work, cancel pending calls (their completions run

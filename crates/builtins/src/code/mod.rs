@@ -439,11 +439,11 @@ fn run(c: &CodeCtx, code: &str, lang: Lang, ctx: &RunCtx, started: Instant) -> T
     let backend = term.backend.clone();
     if !matches!(
         backend.name(),
-        "local" | "sandbox" | "ssh" | "docker" | "podman"
+        "local" | "sandbox" | "ssh" | "docker" | "podman" | "apptainer"
     ) {
         return error_result(
             format!(
-                "execute_code does not run on the {} backend yet (it runs on the local, sandbox, ssh, docker and podman backends); use the tools directly",
+                "execute_code does not run on the {} backend yet (it runs on the local, sandbox, ssh, docker, podman and apptainer backends); use the tools directly",
                 backend.name()
             ),
             0,

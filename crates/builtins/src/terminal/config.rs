@@ -271,6 +271,8 @@ impl ApptainerSection {
                 .or_else(|| cwd.filter(|c| c.starts_with('/')).map(Into::into)),
             memory: self.memory.clone(),
             cpus: self.cpus,
+            share_runs: false,
+            ro_binds: Vec::new(),
         }
     }
 

@@ -113,8 +113,10 @@ fn expand_home(p: &str) -> PathBuf {
 }
 
 /// Resolve `terminal.backend: "auto"` in `cfg`: the sandbox where it works
-/// (bubblewrap runs and the working root is not `/`), else local. Returns
-/// why the sandbox was not chosen, when it was not (the runtime warns once).
+/// (bubblewrap runs, and the working root is neither `/` nor a folder that
+/// holds the runtime's own helpers, such as `/tmp`), else local. Returns
+/// why the sandbox was not chosen, when it was not (the runtime warns once,
+/// `doctor` shows it).
 pub fn resolve_auto_backend(cfg: &mut TerminalConfig) -> Option<String> {
     if cfg.backend != "auto" {
         return None;
@@ -123,7 +125,13 @@ pub fn resolve_auto_backend(cfg: &mut TerminalConfig) -> Option<String> {
     let why = if root == Path::new("/") {
         Some("the working directory is / (set terminal.cwd to the workspace)".to_string())
     } else {
-        hermes_exec::sandbox::usable().err()
+        hermes_exec::sandbox::check_helpers_out_of_reach(&hermes_exec::sandbox::SandboxConfig {
+            root,
+            rw_binds: cfg.sandbox_rw_binds.iter().map(PathBuf::from).collect(),
+            ..Default::default()
+        })
+        .err()
+        .or_else(|| hermes_exec::sandbox::usable().err())
     };
     cfg.backend = if why.is_none() { "sandbox" } else { "local" }.into();
     why
@@ -252,6 +260,16 @@ pub fn net_proxy(
         }
         return Ok(None);
     };
+    start_proxy(policy, cfg, services).map(Some)
+}
+
+/// Start an allow-list proxy with `policy`'s rules and the configured
+/// secrets.
+fn start_proxy(
+    policy: &config::NetworkPolicySection,
+    cfg: &TerminalConfig,
+    services: Option<Arc<dyn ToolServices>>,
+) -> Result<Arc<hermes_exec::netproxy::NetProxy>> {
     let rules = policy
         .rules()
         .map_err(|e| Error::invalid(format!("runtime config: {e}")))?;
@@ -265,7 +283,6 @@ pub fn net_proxy(
     let events =
         services.map(|s| Arc::new(NetServices(s)) as Arc<dyn hermes_exec::netproxy::NetEvents>);
     hermes_exec::netproxy::NetProxy::start(rules, secrets, events)
-        .map(Some)
         .map_err(|e| internal_err(format!("terminal.network: cannot start the proxy: {e}")))
 }
 
@@ -354,7 +371,12 @@ fn environment(
                     "runtime config: terminal.backend 'apptainer'/'singularity' needs a terminal.apptainer section with at least \"image\"",
                 )
             })?;
-            hermes_exec::apptainer::ApptainerBackend::new(section.to_exec(cfg.cwd.as_deref()))
+            let mut c = section.to_exec(cfg.cwd.as_deref());
+            if let Some(binds) = &cfg.code_runs {
+                c.share_runs = true;
+                c.ro_binds = binds.clone();
+            }
+            hermes_exec::apptainer::ApptainerBackend::new(c)
                 .map(|s| Arc::new(s) as Arc<dyn Environment>)
                 .map_err(|e| Error::invalid(format!("runtime config: {e}")))
         }
@@ -536,6 +558,45 @@ impl Terminal {
             t.cwd = p;
         }
         Ok(())
+    }
+
+    /// Give a task its own network setting in place of `terminal.network`:
+    /// `"off"`, `"on"` or an allow-list object (its own proxy, with the
+    /// configured secrets), as `terminal.network` takes; `null`: back to
+    /// `terminal.network`. Applies from the task's next command (on docker
+    /// and podman, to the task's container, which must not run yet).
+    /// Returns whether some network now reaches out (for the approval
+    /// engine), `None` for `null`.
+    pub fn set_task_network(&self, task_id: &str, net: &Value) -> Result<Option<bool>> {
+        use serde::Deserialize as _;
+        let setting = match net {
+            Value::Null => None,
+            v => Some(config::NetworkSetting::deserialize(v).map_err(|e| {
+                Error::invalid(format!(
+                    "network must be \"off\", \"on\", an allow-list object ({{\"allow\": [...]}}) or null: {e}"
+                ))
+            })?),
+        };
+        let any = setting.as_ref().map(config::NetworkSetting::any);
+        let exec = match &setting {
+            None => None,
+            Some(config::NetworkSetting::Off) => Some(hermes_exec::TaskNetwork::Off),
+            Some(config::NetworkSetting::On) => Some(hermes_exec::TaskNetwork::On),
+            Some(config::NetworkSetting::AllowList(p)) => Some(hermes_exec::TaskNetwork::Proxy(
+                start_proxy(p, &self.cfg, Some(self.services.clone()))?,
+            )),
+        };
+        self.backend
+            .set_task_network(task_key(task_id), exec)
+            .map_err(|e| {
+                let kind = match e.kind() {
+                    std::io::ErrorKind::Unsupported => ErrorKind::Unsupported,
+                    std::io::ErrorKind::ResourceBusy => ErrorKind::InvalidArgument,
+                    _ => ErrorKind::Internal,
+                };
+                Error::new(kind, format!("terminal: {e}"))
+            })?;
+        Ok(any)
     }
 
     /// Set (string) or unset (null) environment variables for a task.

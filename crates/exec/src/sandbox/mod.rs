@@ -121,6 +121,9 @@ pub struct Sandbox {
     /// read-only mount moves with it in that command, but the next one
     /// must find the repository where it is now).
     nested: Mutex<(Vec<PathBuf>, Vec<PathBuf>)>,
+    /// Tasks given a network setting of their own by the host (in place of
+    /// `network` and `proxy`), by task key.
+    task_net: Mutex<std::collections::HashMap<String, crate::env::TaskNetwork>>,
 }
 
 /// Whether `dir` still holds a [`PROTECTED`] entry (not following links).
@@ -335,7 +338,7 @@ pub fn is_loader_var(name: &str) -> bool {
 /// `/tmp` (or `/`, or the home holding the runtime folder) would let a
 /// command replace the shim that the next command runs outside the
 /// sandbox. A workspace below them is fine.
-fn check_helpers_out_of_reach(cfg: &SandboxConfig) -> Result<(), String> {
+pub fn check_helpers_out_of_reach(cfg: &SandboxConfig) -> Result<(), String> {
     let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let mut helpers: Vec<PathBuf> = vec![canon(&std::env::temp_dir()), PathBuf::from("/tmp")];
     if let Some(shim) = crate::supervisor::shim_path()
@@ -415,7 +418,14 @@ pub fn usable() -> Result<(), String> {
     static PROBE: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
     PROBE
         .get_or_init(|| {
-            let root = std::env::temp_dir();
+            // A scratch folder of its own below the temporary folder (the
+            // temporary folder itself holds the runtime's helpers, and a
+            // sandbox over it is refused).
+            let scratch = tempfile::Builder::new()
+                .prefix("hermes-tools-probe-")
+                .tempdir()
+                .map_err(|e| format!("cannot make a scratch folder for the probe: {e}"))?;
+            let root = scratch.path().to_path_buf();
             let sb = Sandbox::new(&SandboxConfig {
                 root: root.clone(),
                 ..Default::default()
@@ -449,6 +459,21 @@ pub fn usable() -> Result<(), String> {
             }
         })
         .clone()
+}
+
+/// For tests: [`usable`], except that with `HT_REQUIRE_SANDBOX` set (CI
+/// sets it) a sandbox that does not work here fails the test instead of
+/// skipping it, so a regression in the probe cannot turn every sandbox
+/// test into a silent skip.
+#[doc(hidden)]
+pub fn usable_or_required() -> Result<(), String> {
+    let r = usable();
+    if let Err(why) = &r
+        && std::env::var_os("HT_REQUIRE_SANDBOX").is_some()
+    {
+        panic!("HT_REQUIRE_SANDBOX is set, and the sandbox does not work here: {why}");
+    }
+    r
 }
 
 /// The Landlock ABI version the kernel offers (`None`: not built in, or
@@ -514,6 +539,7 @@ impl Sandbox {
         };
         Ok(Sandbox {
             nested: Mutex::new((nested, git_dirs)),
+            task_net: Mutex::new(std::collections::HashMap::new()),
             bwrap,
             root: cfg.root.clone(),
             network: cfg.network,
@@ -545,6 +571,16 @@ impl Sandbox {
     /// The limits every command gets.
     pub fn limits(&self) -> &SandboxLimits {
         &self.limits
+    }
+
+    /// Task `task`'s network: its own setting if the host gave it one,
+    /// else the sandbox's.
+    fn net_for(&self, task: &str) -> (bool, Option<std::sync::Arc<crate::netproxy::NetProxy>>) {
+        let nets = self.task_net.lock().unwrap_or_else(|e| e.into_inner());
+        match nets.get(crate::env::task_key(task)) {
+            Some(n) => n.parts(),
+            None => (self.network, self.proxy.clone()),
+        }
     }
 
     /// The argv and the descriptors a spawner must pass (see [`Prepared`]).
@@ -583,6 +619,7 @@ impl Sandbox {
         seccomp_fd: Option<String>,
         mut binds: Binds<'_>,
     ) -> Vec<String> {
+        let (network, proxy) = self.net_for(req.task);
         let mut a: Vec<String> = vec![self.bwrap.display().to_string()];
         let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
         for d in SYSTEM_DIRS {
@@ -753,12 +790,12 @@ impl Sandbox {
         if self.features.disable_userns {
             push(&["--disable-userns"]);
         }
-        if !self.network {
+        if !network {
             push(&["--unshare-net"]);
         }
         // The allow-list proxy: its socket, its variables (after the
         // command's own, which they override), no secret's source.
-        if let Some(p) = &self.proxy {
+        if let Some(p) = &proxy {
             push(&[
                 "--ro-bind",
                 &p.socket().display().to_string(),
@@ -816,7 +853,7 @@ impl Sandbox {
             Some(shim) => {
                 let s = shim.display().to_string();
                 push(&["--ro-bind", &s, SHIM_INSIDE, "--", SHIM_INSIDE]);
-                if self.proxy.is_some() {
+                if proxy.is_some() {
                     let fwd = format!(
                         "{}:{}",
                         crate::netproxy::PORT_INSIDE,
@@ -1091,6 +1128,29 @@ impl Drop for Sandbox {
 impl Environment for Sandbox {
     fn name(&self) -> &'static str {
         "sandbox"
+    }
+
+    fn set_task_network(&self, task: &str, net: Option<crate::env::TaskNetwork>) -> io::Result<()> {
+        if matches!(net, Some(crate::env::TaskNetwork::Proxy(_)))
+            && crate::supervisor::shim_path().is_none()
+        {
+            return Err(io::Error::other(
+                "sandbox: a network allow-list needs the process shim (which hands the proxy its listener), and it is missing",
+            ));
+        }
+        let mut nets = self.task_net.lock().unwrap_or_else(|e| e.into_inner());
+        let key = crate::env::task_key(task).to_string();
+        match net {
+            Some(n) => nets.insert(key, n),
+            None => nets.remove(&key),
+        };
+        Ok(())
+    }
+
+    fn cleanup_task(&self, task: &str) {
+        // The task's own setting (and its proxy) goes with the task.
+        let mut nets = self.task_net.lock().unwrap_or_else(|e| e.into_inner());
+        nets.remove(crate::env::task_key(task));
     }
 
     fn spawn(&self, req: &SpawnRequest<'_>) -> io::Result<Spawned> {

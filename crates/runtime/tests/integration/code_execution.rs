@@ -74,7 +74,7 @@ fn run(rt: &Runtime, lang: &str, code: &str) -> Value {
 /// into the config. `None` when the backend does not work here.
 fn env(backend: &str, code: Value, extra: Value) -> Option<Env> {
     if backend == "sandbox"
-        && let Err(why) = hermes_exec::sandbox::usable()
+        && let Err(why) = hermes_exec::sandbox::usable_or_required()
     {
         eprintln!("skipped: the sandbox does not work here: {why}");
         return None;
@@ -106,6 +106,11 @@ fn env(backend: &str, code: Value, extra: Value) -> Option<Env> {
         }
         _ => None,
     };
+    if backend == "apptainer" && !is_root() {
+        // The stand-in makes the instance's bind in a mount namespace.
+        eprintln!("SKIPPED: the apptainer stand-in needs root");
+        return None;
+    }
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("work");
     std::fs::create_dir_all(&root).unwrap();
@@ -133,6 +138,19 @@ fn env(backend: &str, code: Value, extra: Value) -> Option<Env> {
             .unwrap()
             .extend([json!("-v"), json!("/usr:/usr:ro")]);
         cfg["terminal"]["docker"] = section;
+    }
+    if backend == "apptainer" {
+        // Apptainer is not packaged here: the stand-in for its CLI
+        // (crates/exec/tests/fixtures), instances' commands run on this
+        // machine with the instance's shared folder bound in their own
+        // mount namespace, as apptainer's `--bind` does.
+        cfg["terminal"]["apptainer"] = json!({
+            "binary": PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../exec/tests/fixtures/apptainer-standin.sh"),
+            "image": "docker://debian:12-slim",
+            "cache_dir": dir.path().join("sif"),
+            "workspace": root,
+        });
     }
     if let (Value::Object(a), Value::Object(b)) = (&mut cfg, extra) {
         a.extend(b);
@@ -169,8 +187,17 @@ macro_rules! on_every_backend {
             fn podman() {
                 super::$scenario("podman");
             }
+            #[test]
+            fn apptainer() {
+                super::$scenario("apptainer");
+            }
         }
     };
+}
+
+fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
 }
 
 fn python_reads_twenty_files_greps_and_patches(backend: &str) {

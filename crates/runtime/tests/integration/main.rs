@@ -28,6 +28,7 @@ mod builtin_file;
 mod builtin_skills;
 mod builtin_todo_memory;
 mod code_execution;
+mod config_docs;
 mod mcp_everything;
 mod mcp_resilience;
 mod mcp_sampling;
