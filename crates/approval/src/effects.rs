@@ -777,6 +777,16 @@ pub fn m_everyday_effect(ctx: &RuleCtx, _: usize, e: &Exec) -> Option<&'static s
     }
 }
 
+/// Whether an everyday effect (a description from the function above)
+/// acts only over the network: uploads, a file sent over a raw
+/// connection, a cloud resource created. The sandbox contains these only
+/// when it has no network.
+pub fn acts_over_network(why: &str) -> bool {
+    why.starts_with("uploads ")
+        || why.starts_with("sends a local file over")
+        || why.starts_with("creates or changes a cloud resource")
+}
+
 /// A shell handed to a program as an argument (`apt-get -o
 /// APT::Update::Pre-Invoke::=/bin/sh`, `gcc -wrapper /bin/sh,-s`, `fzf --bind
 /// 'enter:execute(/bin/sh)'`, `mail --exec='!/bin/sh'`): the GTFOBins shell

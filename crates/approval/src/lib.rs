@@ -1474,11 +1474,18 @@ impl Engine {
                 };
                 if hit && !self.exempted(r) {
                     let d = display.get_or_insert_with(|| rules::display_exec(e));
+                    let why = described.as_deref().or(why);
+                    // An everyday effect that acts only over the network
+                    // (an upload, a cloud change) is contained by a sandbox
+                    // without a network, and by nothing else.
+                    let over_network = why.is_some_and(effects::acts_over_network);
                     let contained = sandbox.and_then(|s| {
+                        if over_network {
+                            return sandbox::without_network(s);
+                        }
                         sandbox::contained(s, &r.key, r.tier, e, &ctx.targets[i], &a.execs)
                             .or_else(|| self.sandboxed_posture(s, &r.key, r.tier))
                     });
-                    let why = described.as_deref().or(why);
                     let red = red.get_or_insert_with(|| acc.scrub_argv(redact_argv(&e.argv)));
                     acc.presumed = e.presumed;
                     acc.push_reason(Some(r), why, d, red, contained);

@@ -87,6 +87,15 @@ fn downloads_only(e: &Exec, execs: &[Exec]) -> bool {
 
 /// Why the sandbox contains `rule`'s effect on `e`, or `None` when the
 /// effect escapes it (judged as on the host).
+/// Why an effect that acts only over the network is contained: the
+/// sandbox has none (`None` when it has one).
+pub fn without_network(facts: &SandboxFacts) -> Option<String> {
+    (!facts.network).then(|| {
+        "contained by the sandbox: it acts only over the network, and the sandbox has none"
+            .to_string()
+    })
+}
+
 pub fn contained(
     facts: &SandboxFacts,
     rule: &str,
@@ -98,12 +107,7 @@ pub fn contained(
     if tier != Verdict::Ask {
         return None;
     }
-    let no_net = || {
-        (!facts.network).then(|| {
-            "contained by the sandbox: it acts only over the network, and the sandbox has none"
-                .to_string()
-        })
-    };
+    let no_net = || without_network(facts);
     let ws_write = || {
         let ok = !targets.is_empty()
             && !e.bulk
