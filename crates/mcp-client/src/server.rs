@@ -15,7 +15,7 @@ use hermes_core::registry::{build_entry, parse_spec};
 use hermes_core::{CancelToken, Mode, Tool, ToolCall, ToolOutput};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation,
-    InitializeRequestParams,
+    InitializeRequestParams, ProtocolVersion,
 };
 use rmcp::service::{NotificationContext, RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
@@ -116,6 +116,8 @@ struct State {
     retry_at: Option<Instant>,
     connects: u64,
     server_info: Option<Value>,
+    /// The protocol version the server answered `initialize` with.
+    protocol_version: Option<String>,
     skipped: Vec<String>,
     /// Consecutive failed calls (connection lost or refused, timeouts).
     call_failures: u32,
@@ -438,8 +440,13 @@ impl Server {
                         .as_ref()
                         .and_then(|s| serde_json::to_value(s).ok())
                 });
+                let version = c
+                    .service
+                    .peer_info()
+                    .map(|i| i.protocol_version.to_string());
                 *conn = Some(c);
                 let mut st = self.state.lock();
+                st.protocol_version = version;
                 st.peer = Some(peer.clone());
                 st.failures = 0;
                 st.retry_at = None;
@@ -472,18 +479,28 @@ impl Server {
         }
     }
 
-    /// Spawn the child and run the MCP handshake.
+    /// Connect (a stdio child or streamable HTTP), run the MCP handshake
+    /// and check the version the server answered.
     async fn connect(&self) -> Result<Conn, String> {
         let handler = Handler {
             server: self.me.clone(),
             info: InitializeRequestParams::new(
                 self.capabilities(),
                 Implementation::new("hermes-tools", env!("CARGO_PKG_VERSION")),
-            ),
+            )
+            .with_protocol_version(OFFERED_VERSION),
         };
-        if let Some(url) = &self.cfg.url {
-            return self.connect_http(url, handler).await;
-        }
+        let conn = match &self.cfg.url {
+            Some(url) => self.connect_http(url, handler).await?,
+            None => self.connect_stdio(handler).await?,
+        };
+        let answered = conn.service.peer_info().map(|i| i.protocol_version.clone());
+        check_version(answered.as_ref())?;
+        Ok(conn)
+    }
+
+    /// Spawn the child and run the MCP handshake over its stdio.
+    async fn connect_stdio(&self, handler: Handler) -> Result<Conn, String> {
         let cfg = &self.cfg;
         let program = cfg.command.as_deref().unwrap_or_default();
         let env = cfg.child_env();
@@ -1194,6 +1211,7 @@ impl Server {
             "call_failures": st.call_failures,
             "parked_retry_in_ms": parked_ms,
             "server_info": st.server_info,
+            "protocol_version": st.protocol_version,
         })
     }
 
@@ -1334,6 +1352,42 @@ impl Tool for McpTool {
 
     fn own_timeout(&self) -> bool {
         true
+    }
+}
+
+/// The version offered in `initialize`: the newest revision that still has
+/// the `initialize` handshake. rmcp's `ProtocolVersion::LATEST` (2026-07-28)
+/// moved the lifecycle to `server/discover`; offering it in `initialize`
+/// made servers of the current stable revisions refuse the handshake (the
+/// stable conformance suite accepts only 2025-06-18 and 2025-11-25).
+pub const OFFERED_VERSION: ProtocolVersion = ProtocolVersion::LATEST_WITH_INITIALIZE;
+
+/// The revisions a server may answer `initialize` with: every one the
+/// specification still lists that has the handshake (a server that does not
+/// support the offered one answers with another it supports, and the
+/// client then speaks that one).
+pub const ACCEPTED_VERSIONS: &[ProtocolVersion] = &[
+    ProtocolVersion::V_2024_11_05,
+    ProtocolVersion::V_2025_03_26,
+    ProtocolVersion::V_2025_06_18,
+    ProtocolVersion::V_2025_11_25,
+];
+
+/// Whether the server's answered version is one this client speaks; the
+/// specification says a client that does not support it should disconnect,
+/// and a clear reason beats a session that fails later in odd ways.
+fn check_version(answered: Option<&ProtocolVersion>) -> Result<(), String> {
+    match answered {
+        Some(v) if ACCEPTED_VERSIONS.contains(v) => Ok(()),
+        Some(v) => Err(format!(
+            "the server answered protocol version '{v}', which this client does not speak (it offered {OFFERED_VERSION} and accepts {})",
+            ACCEPTED_VERSIONS
+                .iter()
+                .map(|v| v.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        None => Err("the server did not answer initialize with a protocol version".into()),
     }
 }
 

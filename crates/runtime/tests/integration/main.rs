@@ -33,5 +33,6 @@ mod mcp_resilience;
 mod mcp_sampling;
 mod mcp_servers;
 mod mcp_trust;
+mod mcp_versions;
 mod network_policy;
 mod redteam_fixes;
