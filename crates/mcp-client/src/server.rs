@@ -32,6 +32,7 @@ const UTILITY: char = '\u{1}';
 pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
 
 /// rmcp's side of the connection: answers the server's notifications.
+#[derive(Clone)]
 struct Handler {
     server: Weak<Server>,
     info: ClientConfig,
@@ -191,6 +192,9 @@ pub struct Server {
     tool: Arc<McpTool>,
     /// Where state changes go as events (`mcp.state`, `mcp.tools_changed`).
     events: Option<Arc<dyn hermes_core::ToolServices>>,
+    /// An HTTP server's OAuth (built on the first connection that needs it).
+    #[cfg(feature = "https")]
+    auth: Mutex<Option<Arc<crate::oauth::Auth>>>,
     me: Weak<Server>,
 }
 
@@ -221,6 +225,8 @@ impl Server {
             sampling_times: Mutex::new(Default::default()),
             tool: Arc::new(McpTool { server: me.clone() }),
             events,
+            #[cfg(feature = "https")]
+            auth: Mutex::new(None),
             me: me.clone(),
         })
     }
@@ -432,7 +438,15 @@ impl Server {
                 ));
             }
         }
-        match tokio::time::timeout(self.cfg.connect_timeout(), self.connect()).await {
+        // The host's browser step (a user signing in) is not the server's
+        // slowness: it gets its own time on top.
+        let limit = self.cfg.connect_timeout()
+            + self
+                .cfg
+                .oauth()
+                .map(|o| o.browser_timeout())
+                .unwrap_or_default();
+        match tokio::time::timeout(limit, self.connect()).await {
             Ok(Ok(c)) => {
                 let peer = c.service.peer().clone();
                 let info = c.service.peer_info().and_then(|i| {
@@ -569,7 +583,10 @@ impl Server {
     }
 
     /// Connect to a streamable HTTP server. `Authorization: Bearer <token>`
-    /// goes through rmcp's auth header, every other header as given.
+    /// goes through rmcp's auth header, every other header as given. With
+    /// OAuth on (the default without a static token), a 401 or a 403
+    /// `insufficient_scope` during the handshake runs the authorization and
+    /// the handshake again, a bounded number of times.
     #[cfg(feature = "https")]
     async fn connect_http(&self, url: &str, handler: Handler) -> Result<Conn, String> {
         use rmcp::transport::StreamableHttpClientTransport;
@@ -590,24 +607,100 @@ impl Server {
         }
         let config = config.custom_headers(headers);
         let client = http_client(self.cfg.ca_file.as_deref())?;
-        let transport = StreamableHttpClientTransport::with_client(client.clone(), config);
-        let service = match handler.serve(transport).await {
-            Ok(s) => s,
-            Err(e) => {
-                let mut why = format!("initialize failed: {}", error_chain(&e));
-                // rmcp keeps only the top of the HTTP error ("error sending
-                // request"): ask once more ourselves to learn the cause (a
-                // certificate not trusted, a refused connection).
-                if let Ok(Err(probe)) =
-                    tokio::time::timeout(std::time::Duration::from_secs(5), client.get(url).send())
-                        .await
-                {
-                    why.push_str(&format!(" ({})", error_chain(&probe)));
-                }
-                return Err(why);
-            }
+        let Some(auth) = self.auth(url, &client) else {
+            let transport = StreamableHttpClientTransport::with_client(client.clone(), config);
+            return match handler.serve(transport).await {
+                Ok(service) => Ok(Conn { service }),
+                Err(e) => Err(http_failure(&e, &client, url).await),
+            };
         };
-        Ok(Conn { service })
+        let mut authorizations = 0;
+        loop {
+            let transport =
+                StreamableHttpClientTransport::with_client(auth.client().await?, config.clone());
+            let e = match handler.clone().serve(transport).await {
+                Ok(service) => return Ok(Conn { service }),
+                Err(e) => e,
+            };
+            match crate::oauth::init_challenge(&e) {
+                Some(ch) if authorizations < crate::oauth::MAX_AUTHORIZATIONS => {
+                    authorizations += 1;
+                    self.authorize(&auth, &ch).await?;
+                }
+                Some(_) => {
+                    return Err(format!(
+                        "the server still refuses after {authorizations} authorizations ({})",
+                        auth.redact(&error_chain(&e))
+                    ));
+                }
+                None => return Err(auth.redact(&http_failure(&e, &client, url).await)),
+            }
+        }
+    }
+
+    /// This HTTP server's OAuth, when it is on.
+    #[cfg(feature = "https")]
+    fn auth(&self, url: &str, client: &reqwest::Client) -> Option<Arc<crate::oauth::Auth>> {
+        let cfg = self.cfg.oauth()?;
+        let mut slot = self.auth.lock();
+        Some(
+            slot.get_or_insert_with(|| {
+                Arc::new(crate::oauth::Auth::new(
+                    &self.name,
+                    url,
+                    cfg,
+                    self.events.clone(),
+                    self.closed.clone(),
+                    client.clone(),
+                ))
+            })
+            .clone(),
+        )
+    }
+
+    /// Authorize after `challenge`, telling the host (events, log).
+    #[cfg(feature = "https")]
+    async fn authorize(
+        &self,
+        auth: &crate::oauth::Auth,
+        challenge: &crate::oauth::Challenge,
+    ) -> Result<(), String> {
+        let step_up = challenge.insufficient_scope;
+        tracing::info!(server = %self.name, step_up, "MCP server asks for authorization");
+        self.emit(
+            "mcp.oauth",
+            json!({"state": "authorizing", "step_up": step_up}),
+        );
+        match auth.authorize(challenge).await {
+            Ok(()) => {
+                self.emit(
+                    "mcp.oauth",
+                    json!({"state": "authorized", "step_up": step_up}),
+                );
+                Ok(())
+            }
+            Err(e) => {
+                let e = format!("authorization failed: {e}");
+                tracing::warn!(server = %self.name, "{e}");
+                self.emit("mcp.oauth", json!({"state": "failed", "error": e}));
+                Err(e)
+            }
+        }
+    }
+
+    /// After a call failed: when the server refused it for authorization (a
+    /// revoked token whose refresh failed, or a scope the token lacks),
+    /// authorize; true when the call may be tried again.
+    async fn reauthorize_after(&self, e: &rmcp::ServiceError) -> bool {
+        #[cfg(feature = "https")]
+        {
+            let auth = self.auth.lock().clone();
+            if let (Some(auth), Some(ch)) = (auth, crate::oauth::call_challenge(e)) {
+                return self.authorize(&auth, &ch).await.is_ok();
+            }
+        }
+        let _ = e;
+        false
     }
 
     /// Kill the child's whole tree (TERM, then KILL after a short grace).
@@ -979,7 +1072,17 @@ impl Server {
             if let Some(a) = args {
                 params = params.with_arguments(a);
             }
-            match peer.call_tool(params).await {
+            let mut result = peer.call_tool(params.clone()).await;
+            let mut peer = peer;
+            // Refused for authorization (a step-up, a revoked token): once
+            // authorized, the same call once more.
+            if let Err(e) = &result
+                && self.reauthorize_after(e).await
+            {
+                peer = self.peer().await.map_err(fail)?.0;
+                result = peer.call_tool(params).await;
+            }
+            match result {
                 Ok(r) => {
                     let (out, attachments) =
                         result::map_parts(&serde_json::to_value(&r).unwrap_or_default());
@@ -1428,6 +1531,24 @@ fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
         }
     }
     out.replace('\n', " ")
+}
+
+/// Why an HTTP handshake failed. rmcp keeps only the top of the HTTP error
+/// ("error sending request"): ask once more ourselves to learn the cause (a
+/// certificate not trusted, a refused connection).
+#[cfg(feature = "https")]
+async fn http_failure(
+    e: &rmcp::service::ClientInitializeError,
+    client: &reqwest::Client,
+    url: &str,
+) -> String {
+    let mut why = format!("initialize failed: {}", error_chain(e));
+    if let Ok(Err(probe)) =
+        tokio::time::timeout(std::time::Duration::from_secs(5), client.get(url).send()).await
+    {
+        why.push_str(&format!(" ({})", error_chain(&probe)));
+    }
+    why
 }
 
 #[cfg(feature = "https")]

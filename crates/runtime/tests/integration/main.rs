@@ -29,6 +29,7 @@ mod builtin_skills;
 mod builtin_todo_memory;
 mod code_execution;
 mod mcp_everything;
+mod mcp_oauth;
 mod mcp_resilience;
 mod mcp_sampling;
 mod mcp_servers;
