@@ -1177,6 +1177,51 @@ ht_status ht_runtime_set_sampling_handler(struct ht_runtime *rt,
                                           struct ht_error **out_err);
 
 /**
+ * Set (or with NULL `oauth_fn`, remove) the host's OAuth handler: the
+ * browser step of an MCP HTTP server's OAuth 2.1 authorization (the runtime
+ * does discovery, client registration, PKCE, token requests and refresh).
+ * Each request is an `ht_approval` object; read its JSON with
+ * `ht_approval_request_json` and answer it once with `ht_approval_respond`:
+ *
+ * - `{"kind":"oauth_authorize","server":NAME,"authorization_url":URL,
+ *   "redirect_uri":URI,"scopes":[...],"step_up":bool,"timeout_s":N}`: show
+ *   the user `authorization_url` (open a browser); when the authorization
+ *   server sends the browser to `redirect_uri`, answer
+ *   `{"redirect_url":"<the full URL it was sent to>"}` (or
+ *   `{"code":"..."}`), or `{"error":"reason"}` to give up. A redirect to
+ *   another address, with an `error`, or with a `state` other than the one
+ *   issued is refused. No answer within `timeout_s` (the server's
+ *   `oauth.timeout`, default 300) fails the authorization.
+ * - Only for servers with `"oauth": {"token_store": "host"}`:
+ *   `{"kind":"oauth_tokens_load","server":NAME}` (answer
+ *   `{"tokens":<what was saved>}` or `{"tokens":null}`),
+ *   `{"kind":"oauth_tokens_save","server":NAME,"tokens":{...}}` (keep the
+ *   object as it is, secret; answer `{}`) and
+ *   `{"kind":"oauth_tokens_clear","server":NAME}` (answer `{}`); answer
+ *   `{"error":"reason"}` when the store fails. Other servers keep their
+ *   tokens in a file only the user can read (`oauth.token_dir`).
+ *
+ * The request JSON of `oauth_tokens_save` holds secrets: never log it.
+ * Without a handler, a server that requires authorization fails with the
+ * reason (`ht_runtime_mcp_status`). Same threading and lifetime rules as
+ * the approval handler: called on the callback thread, answered from any
+ * thread; `free_user_data` runs exactly once when the handler is replaced
+ * or the runtime is freed.
+ *
+ * # Safety
+ * - `rt` is NULL or a runtime from `ht_runtime_new` that no thread frees before this returns.
+ * - `out_err` is NULL or points at a writable, aligned variable of the pointee type.
+ * - `oauth_fn`, `free_user_data` are each NULL or a function of the declared type that does not
+ *   unwind. They are called with `user_data` on library threads (see Thread safety at the top of
+ *   the header), so `user_data` must stay usable from any thread until `free_user_data` has run.
+ */
+ht_status ht_runtime_set_oauth_handler(struct ht_runtime *rt,
+                                       ht_approval_fn oauth_fn,
+                                       void *user_data,
+                                       ht_free_fn free_user_data,
+                                       struct ht_error **out_err);
+
+/**
  * The request (JSON object: `kind` "approval" or "review", `verdict`,
  * `rules`, `reasons`, `commands`, `untrusted_command_text` (secrets
  * redacted), `suggested_scope`, `choices`, `session_id`, `task_id`,

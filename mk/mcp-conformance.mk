@@ -18,3 +18,20 @@ test-mcp-conformance: python-deps ht-lib
 	  $(CONFORMANCE_DIR)/@modelcontextprotocol/conformance/dist/index.js $(CONFORMANCE_OUT)
 
 BINDING_TESTS += test-mcp-conformance
+
+# The suite's client scenarios against the runtime as an MCP client:
+# tests/mcp_conformance/client_driver.py (Python binding) is the client the
+# suite launches; tests/mcp_conformance/client_not_applicable.yml lists the
+# scenarios it does not pass and why. The scenarios run in parallel (about
+# 11 s). Stable suite (scripts/setup.sh's version).
+#   make test-mcp-conformance-client
+.PHONY: test-mcp-conformance-client
+
+test-mcp-conformance-client: python-deps ht-lib
+	HERMES_TOOLS_LIB=$(CURDIR)/$(LIBDIR)/libhermes_tools.so PYTHONPATH=$(CURDIR)/bindings/python \
+	  $(CONFORMANCE_DIR)/.bin/node $(CONFORMANCE_DIR)/@modelcontextprotocol/conformance/dist/index.js \
+	  client --command "$(CURDIR)/$(PY_TEST) $(CURDIR)/tests/mcp_conformance/client_driver.py" \
+	  --suite all --timeout 20000 \
+	  --expected-failures $(CURDIR)/tests/mcp_conformance/client_not_applicable.yml
+
+BINDING_TESTS += test-mcp-conformance-client

@@ -589,11 +589,16 @@ def _log_tramp(user_data, level, msg, n):
 
 
 def _approval_answer(kind: str, value: Any) -> dict:
-    """Normalise a host answer: dicts pass through; for the approval handler
+    """Normalise a host answer: dicts pass through; for the OAuth handler a
+    string is the redirect URL and None gives up; for the approval handler
     True/"once"/"session"/"always" and False/"deny"; for the reviewer
     True/"approve", False/"deny", None/"escalate"."""
     if isinstance(value, dict):
         return value
+    if kind == "oauth":
+        if isinstance(value, str):
+            return {"redirect_url": value}
+        return {"error": "the host's OAuth handler gave no redirect"}
     if kind == "review":
         if value is True:
             return {"decision": "approve"}
@@ -621,8 +626,11 @@ def _approval_tramp(user_data, approval_ptr):
             return
         answered = True
         if exc is not None:
-            # Fail closed: a broken approval handler denies; a broken reviewer escalates.
-            value = {"decision": "escalate"} if kind == "review" else {"choice": "deny"}
+            # Fail closed: a broken approval handler denies; a broken reviewer
+            # escalates; a broken OAuth handler gives up the sign-in.
+            value = ({"decision": "escalate"} if kind == "review" else
+                     {"error": f"the OAuth handler raised {type(exc).__name__}"} if kind == "oauth" else
+                     {"choice": "deny"})
         try:
             data = json.dumps(_approval_answer(kind, value)).encode()
         except BaseException:
@@ -634,7 +642,8 @@ def _approval_tramp(user_data, approval_ptr):
         p = lib.ht_approval_request_json(approval_ptr, byref(n))
         request = json.loads(ctypes.string_at(p, n.value)) if p else {}
         entry = _handles.get(user_data)
-        kind = "review" if (entry is not None and entry.kind == "reviewer") or request.get("kind") == "review" else "approval"
+        kind = ("review" if (entry is not None and entry.kind == "reviewer") or request.get("kind") == "review"
+                else "oauth" if entry is not None and entry.kind == "oauth" else "approval")
         if entry is None or entry.runtime is None or entry.obj is None:
             answer(None)
             return
@@ -1334,6 +1343,45 @@ class Runtime:
         strings, ``True``/``False``, or ``None`` (escalate), or an awaitable.
         An exception escalates. ``None`` removes it."""
         self._set_approval_fn("ht_runtime_set_approval_reviewer", "reviewer", fn)
+
+    def set_oauth_handler(self, fn: Optional[Callable[[dict], Any]]) -> None:
+        """The browser step of MCP servers' OAuth sign-in: ``fn(request)`` gets
+        ``{"kind": "oauth_authorize", "server", "authorization_url",
+        "redirect_uri", "scopes", "step_up", "timeout_s"}`` (on the callback
+        thread), shows the user the URL and returns the URL the browser was
+        sent back to (a string), ``{"code": ...}``, ``{"error": reason}``, or
+        an awaitable of one of these. For servers with ``oauth.token_store =
+        "host"`` it also gets ``oauth_tokens_load`` (return ``{"tokens": ...}``),
+        ``oauth_tokens_save`` (keep ``request["tokens"]`` secret; return ``{}``)
+        and ``oauth_tokens_clear``. An exception gives the sign-in up.
+        ``None`` removes it. Set it before ``add_mcp_server``."""
+        self._set_approval_fn("ht_runtime_set_oauth_handler", "oauth", fn)
+
+    # -- MCP servers -----------------------------------------------------------
+
+    def mcp_status(self) -> dict:
+        """Each MCP server's state: ``{name: {"state", "tools", "last_error",
+        "protocol_version", ...}}``."""
+        _need("ht_runtime_mcp_status")
+        out, n, err = c_void_p(), c_size_t(), c_void_p()
+        _check(lib.ht_runtime_mcp_status(self._rt(), byref(out), byref(n), byref(err)), err)
+        return json.loads(_take_string(out, n))
+
+    def add_mcp_server(self, name: str, config: Union[dict, str]) -> None:
+        """Start an MCP server (an ``mcp_servers`` entry) at run time; returns
+        after its first connection attempt (see ``mcp_status``)."""
+        _need("ht_runtime_add_mcp_server")
+        np, nn = _b(name)
+        cp, cn = _b(_json_arg(config))
+        err = c_void_p()
+        _check(lib.ht_runtime_add_mcp_server(self._rt(), np, nn, cp, cn, byref(err)), err)
+
+    def remove_mcp_server(self, name: str) -> None:
+        """Stop an MCP server and drop its tools."""
+        _need("ht_runtime_remove_mcp_server")
+        np, nn = _b(name)
+        err = c_void_p()
+        _check(lib.ht_runtime_remove_mcp_server(self._rt(), np, nn, byref(err)), err)
 
     def allowlist(self) -> list:
         """The persistent allowlist (``always`` answers)."""

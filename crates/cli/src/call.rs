@@ -16,10 +16,24 @@ pub fn runtime(config: Option<&Path>) -> Result<Runtime, String> {
             .map_err(|e| format!("cannot read config {}: {e}", p.display()))?,
         None => "{}".to_string(),
     };
-    let rt = Runtime::new(&text).map_err(|e| match config {
-        Some(p) => format!("{}: {}", p.display(), e.message),
-        None => e.message,
-    })?;
+    let where_ = |m: String| match config {
+        Some(p) => format!("{}: {m}", p.display()),
+        None => m,
+    };
+    // The MCP servers are added once the OAuth handler is in place, so a
+    // server that needs a sign-in gets it on its first connection.
+    let mut cfg: Value = serde_json::from_str(&text).map_err(|e| where_(e.to_string()))?;
+    let servers = match cfg.as_object_mut().and_then(|o| o.remove("mcp_servers")) {
+        Some(Value::Object(s)) => s,
+        Some(_) => return Err(where_("mcp_servers: expected an object".into())),
+        None => Default::default(),
+    };
+    let rt = Runtime::new(&cfg.to_string()).map_err(|e| where_(e.message))?;
+    let _ = rt.set_oauth_sink(Some(Arc::new(crate::oauth::LoopbackBrowser)));
+    for (name, server) in servers {
+        rt.add_mcp_server(&name, &server.to_string())
+            .map_err(|e| where_(format!("mcp_servers.{name}: {}", e.message)))?;
+    }
     for (name, why) in failed_mcp_servers(&rt) {
         let why = if why.contains(&format!("'{name}'")) {
             why

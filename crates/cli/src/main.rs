@@ -10,6 +10,7 @@
 mod call;
 mod check;
 mod doctor;
+mod oauth;
 mod out;
 mod serve;
 

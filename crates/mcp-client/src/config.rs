@@ -31,6 +31,12 @@ pub struct ServerConfig {
     pub ca_file: Option<String>,
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    /// OAuth 2.1 (the MCP authorization specification) for an HTTP server
+    /// that answers 401: `false` turns it off, an object configures it;
+    /// absent means on with the defaults (dynamic client registration, the
+    /// host's browser step, tokens in a file only the user can read).
+    #[serde(default)]
+    pub oauth: OAuthSetting,
     /// Per tool call, in seconds (default 300).
     #[serde(default = "default_timeout")]
     pub timeout: f64,
@@ -69,6 +75,166 @@ pub struct ServerConfig {
     /// approval handler.
     #[serde(default)]
     pub elicitation: ElicitationConfig,
+}
+
+/// `oauth`: `false`, or the settings ([`OAuthConfig`]).
+#[derive(Clone, Debug)]
+pub enum OAuthSetting {
+    Enabled(bool),
+    Config(Box<OAuthConfig>),
+}
+
+// By hand rather than `untagged`: a typo inside the object must be an error
+// naming the key, not "did not match any variant".
+impl<'de> Deserialize<'de> for OAuthSetting {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        use serde::de::Error as _;
+        match serde_json::Value::deserialize(d)? {
+            serde_json::Value::Bool(b) => Ok(OAuthSetting::Enabled(b)),
+            v @ serde_json::Value::Object(_) => serde_json::from_value(v)
+                .map(|c| OAuthSetting::Config(Box::new(c)))
+                .map_err(D::Error::custom),
+            _ => Err(D::Error::custom("oauth: expected false, true or an object")),
+        }
+    }
+}
+
+impl Default for OAuthSetting {
+    fn default() -> Self {
+        OAuthSetting::Enabled(true)
+    }
+}
+
+impl OAuthSetting {
+    /// The settings when OAuth is on (`true` or absent: the defaults).
+    pub fn config(&self) -> Option<OAuthConfig> {
+        match self {
+            OAuthSetting::Enabled(false) => None,
+            OAuthSetting::Enabled(true) => Some(OAuthConfig::default()),
+            OAuthSetting::Config(c) => Some((**c).clone()),
+        }
+    }
+}
+
+/// `mcp_servers.<name>.oauth`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OAuthConfig {
+    /// `"authorization_code"` (default: a user signs in through the host's
+    /// browser step) or `"client_credentials"` (machine to machine: needs
+    /// `client_id` and `client_secret`, no user).
+    #[serde(default)]
+    pub grant: Option<String>,
+    /// A client registered with the authorization server beforehand; without
+    /// it the client registers itself (RFC 7591) or, when `client_metadata_url`
+    /// is set and the server supports it, uses that URL as its id.
+    #[serde(default)]
+    pub client_id: Option<String>,
+    /// The pre-registered client's secret (confidential clients only).
+    #[serde(default)]
+    pub client_secret: Option<String>,
+    /// An https URL of this client's metadata document (Client ID Metadata
+    /// Documents, SEP-991).
+    #[serde(default)]
+    pub client_metadata_url: Option<String>,
+    /// Scopes to ask for; default: the server's `WWW-Authenticate` scope,
+    /// then its protected-resource metadata `scopes_supported`, else none.
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    /// Where the authorization server sends the browser back (default
+    /// `http://127.0.0.1:8976/callback`; the CLI listens there).
+    #[serde(default)]
+    pub redirect_uri: Option<String>,
+    /// The name registered for this client (default "hermes-tools").
+    #[serde(default)]
+    pub client_name: Option<String>,
+    /// Where tokens are kept: `"file"` (default: one file per server, mode
+    /// 0600, under `token_dir`), `"host"` (the host's OAuth handler loads and
+    /// saves them) or `"memory"` (this runtime only).
+    #[serde(default)]
+    pub token_store: Option<String>,
+    /// The token files' folder (default `$XDG_STATE_HOME/hermes-tools/mcp-oauth`,
+    /// else `~/.local/state/hermes-tools/mcp-oauth`).
+    #[serde(default)]
+    pub token_dir: Option<String>,
+    /// Seconds the host's browser step may take (default 300).
+    #[serde(default)]
+    pub timeout: Option<f64>,
+}
+
+/// The redirect URI used when the config names none.
+pub const DEFAULT_REDIRECT_URI: &str = "http://127.0.0.1:8976/callback";
+
+impl OAuthConfig {
+    pub fn client_credentials(&self) -> bool {
+        self.grant.as_deref() == Some("client_credentials")
+    }
+    pub fn redirect_uri(&self) -> &str {
+        self.redirect_uri.as_deref().unwrap_or(DEFAULT_REDIRECT_URI)
+    }
+    pub fn token_store(&self) -> &str {
+        self.token_store.as_deref().unwrap_or("file")
+    }
+    pub fn browser_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.timeout.unwrap_or(300.0))
+    }
+
+    fn validate(&mut self, what: &str) -> Result<()> {
+        let what = format!("{what}.oauth");
+        if !matches!(
+            self.grant.as_deref(),
+            None | Some("authorization_code" | "client_credentials")
+        ) {
+            return Err(Error::invalid(format!(
+                "{what}.grant: '{}' is not one of authorization_code, client_credentials",
+                self.grant.as_deref().unwrap_or_default()
+            )));
+        }
+        if self.client_credentials() && (self.client_id.is_none() || self.client_secret.is_none()) {
+            return Err(Error::invalid(format!(
+                "{what}: grant client_credentials needs client_id and client_secret"
+            )));
+        }
+        if self.client_secret.is_some() && self.client_id.is_none() {
+            return Err(Error::invalid(format!(
+                "{what}.client_secret: needs the client_id it belongs to"
+            )));
+        }
+        if !matches!(self.token_store(), "file" | "host" | "memory") {
+            return Err(Error::invalid(format!(
+                "{what}.token_store: '{}' is not one of file, host, memory",
+                self.token_store()
+            )));
+        }
+        let r = self.redirect_uri();
+        if !(r.starts_with("http://") || r.starts_with("https://")) || r.contains(['#', ' ']) {
+            return Err(Error::invalid(format!(
+                "{what}.redirect_uri: '{r}' is not an http(s) URL without a fragment"
+            )));
+        }
+        if let Some(u) = &self.client_metadata_url
+            && !u.starts_with("https://")
+        {
+            return Err(Error::invalid(format!(
+                "{what}.client_metadata_url: '{u}' is not an https:// URL"
+            )));
+        }
+        if let Some(t) = self.timeout {
+            hermes_core::error::seconds(&format!("{what}.timeout"), t, false)?;
+        }
+        let lookup = |v: &str| std::env::var(v).ok();
+        for v in [
+            &mut self.client_id,
+            &mut self.client_secret,
+            &mut self.token_dir,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            *v = interpolate(v, &lookup);
+        }
+        Ok(())
+    }
 }
 
 /// `sampling`: whether the server may ask the host's model, and how much.
@@ -230,6 +396,9 @@ impl ServerConfig {
                 #[cfg(not(feature = "https"))]
                 let _ = pem;
             }
+            if let OAuthSetting::Config(c) = &mut self.oauth {
+                c.validate(&what)?;
+            }
             for (k, v) in &self.headers {
                 if http::HeaderName::from_bytes(k.as_bytes()).is_err() {
                     return Err(Error::invalid(format!(
@@ -243,6 +412,11 @@ impl ServerConfig {
                 }
             }
         } else {
+            if matches!(self.oauth, OAuthSetting::Config(_)) {
+                return Err(Error::invalid(format!(
+                    "{what}.oauth: only an http(s) server (url) uses OAuth"
+                )));
+            }
             if self.ca_file.is_some() {
                 return Err(Error::invalid(format!(
                     "{what}.ca_file: only an https:// url uses a CA file"
@@ -307,6 +481,20 @@ impl ServerConfig {
             *v = interpolate(v, &lookup);
         }
         Ok(self)
+    }
+
+    /// The OAuth settings when this HTTP server may use OAuth: on unless
+    /// turned off, or a static `Authorization` header is configured.
+    pub fn oauth(&self) -> Option<OAuthConfig> {
+        self.url.as_ref()?;
+        if self
+            .headers
+            .keys()
+            .any(|k| k.eq_ignore_ascii_case("authorization"))
+        {
+            return None;
+        }
+        self.oauth.config()
     }
 
     /// `"http"` or `"stdio"`.

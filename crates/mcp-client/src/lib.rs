@@ -9,6 +9,8 @@
 pub mod config;
 pub mod manager;
 pub mod names;
+#[cfg(feature = "https")]
+pub mod oauth;
 pub mod result;
 pub mod schema;
 pub mod server;

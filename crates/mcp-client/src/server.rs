@@ -15,7 +15,7 @@ use hermes_core::registry::{build_entry, parse_spec};
 use hermes_core::{CancelToken, Mode, Tool, ToolCall, ToolOutput};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation,
-    InitializeRequestParams,
+    InitializeRequestParams, ProtocolVersion,
 };
 use rmcp::service::{NotificationContext, RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
@@ -32,6 +32,7 @@ const UTILITY: char = '\u{1}';
 pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
 
 /// rmcp's side of the connection: answers the server's notifications.
+#[derive(Clone)]
 struct Handler {
     server: Weak<Server>,
     info: ClientConfig,
@@ -116,6 +117,8 @@ struct State {
     retry_at: Option<Instant>,
     connects: u64,
     server_info: Option<Value>,
+    /// The protocol version the server answered `initialize` with.
+    protocol_version: Option<String>,
     skipped: Vec<String>,
     /// Consecutive failed calls (connection lost or refused, timeouts).
     call_failures: u32,
@@ -189,6 +192,9 @@ pub struct Server {
     tool: Arc<McpTool>,
     /// Where state changes go as events (`mcp.state`, `mcp.tools_changed`).
     events: Option<Arc<dyn hermes_core::ToolServices>>,
+    /// An HTTP server's OAuth (built on the first connection that needs it).
+    #[cfg(feature = "https")]
+    auth: Mutex<Option<Arc<crate::oauth::Auth>>>,
     me: Weak<Server>,
 }
 
@@ -219,6 +225,8 @@ impl Server {
             sampling_times: Mutex::new(Default::default()),
             tool: Arc::new(McpTool { server: me.clone() }),
             events,
+            #[cfg(feature = "https")]
+            auth: Mutex::new(None),
             me: me.clone(),
         })
     }
@@ -430,7 +438,15 @@ impl Server {
                 ));
             }
         }
-        match tokio::time::timeout(self.cfg.connect_timeout(), self.connect()).await {
+        // The host's browser step (a user signing in) is not the server's
+        // slowness: it gets its own time on top.
+        let limit = self.cfg.connect_timeout()
+            + self
+                .cfg
+                .oauth()
+                .map(|o| o.browser_timeout())
+                .unwrap_or_default();
+        match tokio::time::timeout(limit, self.connect()).await {
             Ok(Ok(c)) => {
                 let peer = c.service.peer().clone();
                 let info = c.service.peer_info().and_then(|i| {
@@ -438,8 +454,13 @@ impl Server {
                         .as_ref()
                         .and_then(|s| serde_json::to_value(s).ok())
                 });
+                let version = c
+                    .service
+                    .peer_info()
+                    .map(|i| i.protocol_version.to_string());
                 *conn = Some(c);
                 let mut st = self.state.lock();
+                st.protocol_version = version;
                 st.peer = Some(peer.clone());
                 st.failures = 0;
                 st.retry_at = None;
@@ -472,18 +493,28 @@ impl Server {
         }
     }
 
-    /// Spawn the child and run the MCP handshake.
+    /// Connect (a stdio child or streamable HTTP), run the MCP handshake
+    /// and check the version the server answered.
     async fn connect(&self) -> Result<Conn, String> {
         let handler = Handler {
             server: self.me.clone(),
             info: InitializeRequestParams::new(
                 self.capabilities(),
                 Implementation::new("hermes-tools", env!("CARGO_PKG_VERSION")),
-            ),
+            )
+            .with_protocol_version(OFFERED_VERSION),
         };
-        if let Some(url) = &self.cfg.url {
-            return self.connect_http(url, handler).await;
-        }
+        let conn = match &self.cfg.url {
+            Some(url) => self.connect_http(url, handler).await?,
+            None => self.connect_stdio(handler).await?,
+        };
+        let answered = conn.service.peer_info().map(|i| i.protocol_version.clone());
+        check_version(answered.as_ref())?;
+        Ok(conn)
+    }
+
+    /// Spawn the child and run the MCP handshake over its stdio.
+    async fn connect_stdio(&self, handler: Handler) -> Result<Conn, String> {
         let cfg = &self.cfg;
         let program = cfg.command.as_deref().unwrap_or_default();
         let env = cfg.child_env();
@@ -552,7 +583,10 @@ impl Server {
     }
 
     /// Connect to a streamable HTTP server. `Authorization: Bearer <token>`
-    /// goes through rmcp's auth header, every other header as given.
+    /// goes through rmcp's auth header, every other header as given. With
+    /// OAuth on (the default without a static token), a 401 or a 403
+    /// `insufficient_scope` during the handshake runs the authorization and
+    /// the handshake again, a bounded number of times.
     #[cfg(feature = "https")]
     async fn connect_http(&self, url: &str, handler: Handler) -> Result<Conn, String> {
         use rmcp::transport::StreamableHttpClientTransport;
@@ -573,24 +607,100 @@ impl Server {
         }
         let config = config.custom_headers(headers);
         let client = http_client(self.cfg.ca_file.as_deref())?;
-        let transport = StreamableHttpClientTransport::with_client(client.clone(), config);
-        let service = match handler.serve(transport).await {
-            Ok(s) => s,
-            Err(e) => {
-                let mut why = format!("initialize failed: {}", error_chain(&e));
-                // rmcp keeps only the top of the HTTP error ("error sending
-                // request"): ask once more ourselves to learn the cause (a
-                // certificate not trusted, a refused connection).
-                if let Ok(Err(probe)) =
-                    tokio::time::timeout(std::time::Duration::from_secs(5), client.get(url).send())
-                        .await
-                {
-                    why.push_str(&format!(" ({})", error_chain(&probe)));
-                }
-                return Err(why);
-            }
+        let Some(auth) = self.auth(url, &client) else {
+            let transport = StreamableHttpClientTransport::with_client(client.clone(), config);
+            return match handler.serve(transport).await {
+                Ok(service) => Ok(Conn { service }),
+                Err(e) => Err(http_failure(&e, &client, url).await),
+            };
         };
-        Ok(Conn { service })
+        let mut authorizations = 0;
+        loop {
+            let transport =
+                StreamableHttpClientTransport::with_client(auth.client().await?, config.clone());
+            let e = match handler.clone().serve(transport).await {
+                Ok(service) => return Ok(Conn { service }),
+                Err(e) => e,
+            };
+            match crate::oauth::init_challenge(&e) {
+                Some(ch) if authorizations < crate::oauth::MAX_AUTHORIZATIONS => {
+                    authorizations += 1;
+                    self.authorize(&auth, &ch).await?;
+                }
+                Some(_) => {
+                    return Err(format!(
+                        "the server still refuses after {authorizations} authorizations ({})",
+                        auth.redact(&error_chain(&e))
+                    ));
+                }
+                None => return Err(auth.redact(&http_failure(&e, &client, url).await)),
+            }
+        }
+    }
+
+    /// This HTTP server's OAuth, when it is on.
+    #[cfg(feature = "https")]
+    fn auth(&self, url: &str, client: &reqwest::Client) -> Option<Arc<crate::oauth::Auth>> {
+        let cfg = self.cfg.oauth()?;
+        let mut slot = self.auth.lock();
+        Some(
+            slot.get_or_insert_with(|| {
+                Arc::new(crate::oauth::Auth::new(
+                    &self.name,
+                    url,
+                    cfg,
+                    self.events.clone(),
+                    self.closed.clone(),
+                    client.clone(),
+                ))
+            })
+            .clone(),
+        )
+    }
+
+    /// Authorize after `challenge`, telling the host (events, log).
+    #[cfg(feature = "https")]
+    async fn authorize(
+        &self,
+        auth: &crate::oauth::Auth,
+        challenge: &crate::oauth::Challenge,
+    ) -> Result<(), String> {
+        let step_up = challenge.insufficient_scope;
+        tracing::info!(server = %self.name, step_up, "MCP server asks for authorization");
+        self.emit(
+            "mcp.oauth",
+            json!({"state": "authorizing", "step_up": step_up}),
+        );
+        match auth.authorize(challenge).await {
+            Ok(()) => {
+                self.emit(
+                    "mcp.oauth",
+                    json!({"state": "authorized", "step_up": step_up}),
+                );
+                Ok(())
+            }
+            Err(e) => {
+                let e = format!("authorization failed: {e}");
+                tracing::warn!(server = %self.name, "{e}");
+                self.emit("mcp.oauth", json!({"state": "failed", "error": e}));
+                Err(e)
+            }
+        }
+    }
+
+    /// After a call failed: when the server refused it for authorization (a
+    /// revoked token whose refresh failed, or a scope the token lacks),
+    /// authorize; true when the call may be tried again.
+    async fn reauthorize_after(&self, e: &rmcp::ServiceError) -> bool {
+        #[cfg(feature = "https")]
+        {
+            let auth = self.auth.lock().clone();
+            if let (Some(auth), Some(ch)) = (auth, crate::oauth::call_challenge(e)) {
+                return self.authorize(&auth, &ch).await.is_ok();
+            }
+        }
+        let _ = e;
+        false
     }
 
     /// Kill the child's whole tree (TERM, then KILL after a short grace).
@@ -962,7 +1072,17 @@ impl Server {
             if let Some(a) = args {
                 params = params.with_arguments(a);
             }
-            match peer.call_tool(params).await {
+            let mut result = peer.call_tool(params.clone()).await;
+            let mut peer = peer;
+            // Refused for authorization (a step-up, a revoked token): once
+            // authorized, the same call once more.
+            if let Err(e) = &result
+                && self.reauthorize_after(e).await
+            {
+                peer = self.peer().await.map_err(fail)?.0;
+                result = peer.call_tool(params).await;
+            }
+            match result {
                 Ok(r) => {
                     let (out, attachments) =
                         result::map_parts(&serde_json::to_value(&r).unwrap_or_default());
@@ -1194,6 +1314,7 @@ impl Server {
             "call_failures": st.call_failures,
             "parked_retry_in_ms": parked_ms,
             "server_info": st.server_info,
+            "protocol_version": st.protocol_version,
         })
     }
 
@@ -1337,6 +1458,42 @@ impl Tool for McpTool {
     }
 }
 
+/// The version offered in `initialize`: the newest revision that still has
+/// the `initialize` handshake. rmcp's `ProtocolVersion::LATEST` (2026-07-28)
+/// moved the lifecycle to `server/discover`; offering it in `initialize`
+/// made servers of the current stable revisions refuse the handshake (the
+/// stable conformance suite accepts only 2025-06-18 and 2025-11-25).
+pub const OFFERED_VERSION: ProtocolVersion = ProtocolVersion::LATEST_WITH_INITIALIZE;
+
+/// The revisions a server may answer `initialize` with: every one the
+/// specification still lists that has the handshake (a server that does not
+/// support the offered one answers with another it supports, and the
+/// client then speaks that one).
+pub const ACCEPTED_VERSIONS: &[ProtocolVersion] = &[
+    ProtocolVersion::V_2024_11_05,
+    ProtocolVersion::V_2025_03_26,
+    ProtocolVersion::V_2025_06_18,
+    ProtocolVersion::V_2025_11_25,
+];
+
+/// Whether the server's answered version is one this client speaks; the
+/// specification says a client that does not support it should disconnect,
+/// and a clear reason beats a session that fails later in odd ways.
+fn check_version(answered: Option<&ProtocolVersion>) -> Result<(), String> {
+    match answered {
+        Some(v) if ACCEPTED_VERSIONS.contains(v) => Ok(()),
+        Some(v) => Err(format!(
+            "the server answered protocol version '{v}', which this client does not speak (it offered {OFFERED_VERSION} and accepts {})",
+            ACCEPTED_VERSIONS
+                .iter()
+                .map(|v| v.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        None => Err("the server did not answer initialize with a protocol version".into()),
+    }
+}
+
 /// An error with its causes (`error sending request: ... certificate verify
 /// failed`): the top message alone hides why a connection failed. rmcp's
 /// transport type names are left out.
@@ -1374,6 +1531,24 @@ fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
         }
     }
     out.replace('\n', " ")
+}
+
+/// Why an HTTP handshake failed. rmcp keeps only the top of the HTTP error
+/// ("error sending request"): ask once more ourselves to learn the cause (a
+/// certificate not trusted, a refused connection).
+#[cfg(feature = "https")]
+async fn http_failure(
+    e: &rmcp::service::ClientInitializeError,
+    client: &reqwest::Client,
+    url: &str,
+) -> String {
+    let mut why = format!("initialize failed: {}", error_chain(e));
+    if let Ok(Err(probe)) =
+        tokio::time::timeout(std::time::Duration::from_secs(5), client.get(url).send()).await
+    {
+        why.push_str(&format!(" ({})", error_chain(&probe)));
+    }
+    why
 }
 
 #[cfg(feature = "https")]

@@ -89,6 +89,9 @@ pub struct Approvals {
     pub routers: parking_lot::RwLock<Vec<(u64, Arc<dyn ApprovalRouter>)>>,
     /// The host's answerer of MCP servers' sampling requests.
     pub sampler: parking_lot::RwLock<Option<Arc<dyn ApprovalSink>>>,
+    /// The host's OAuth handler: the browser step of MCP servers'
+    /// authorization, and their tokens when the host keeps them.
+    pub oauth: parking_lot::RwLock<Option<Arc<dyn ApprovalSink>>>,
     inflight: Mutex<HashMap<String, Arc<Merged>>>,
     callbacks: Arc<CallbackThread>,
     engine: Engine,
@@ -127,6 +130,7 @@ impl Approvals {
             reviewer: Default::default(),
             routers: Default::default(),
             sampler: Default::default(),
+            oauth: Default::default(),
             inflight: Default::default(),
             callbacks,
             engine,
@@ -376,6 +380,44 @@ pub fn server_request(
                     _ => json!({"action": "cancel"}),
                 },
             )
+        }
+        "oauth" | "oauth_tokens" => {
+            let Some(sink) = shared.oauth.read().clone() else {
+                return Err(
+                    "the host has no OAuth handler (ht_runtime_set_oauth_handler) to sign in to this server"
+                        .into(),
+                );
+            };
+            let mut body = json!({"server": server, "timeout_s": timeout.as_secs()});
+            let op = params.get("op").and_then(Value::as_str).unwrap_or("");
+            body["kind"] = match kind {
+                "oauth" => json!("oauth_authorize"),
+                _ => json!(format!("oauth_tokens_{op}")),
+            };
+            if let (Value::Object(b), Value::Object(p)) = (&mut body, params) {
+                b.extend(p.into_iter().filter(|(k, _)| k != "op"));
+            }
+            match prompt_body(shared, &sink, kind, body, timeout, cancel) {
+                HostReply::Text(t) => match serde_json::from_str::<Value>(&t) {
+                    Ok(Value::Object(m)) => match m.get("error") {
+                        Some(e) if kind == "oauth_tokens" => Err(format!(
+                            "the host's token store failed: {}",
+                            e.as_str()
+                                .map(str::to_string)
+                                .unwrap_or_else(|| e.to_string())
+                        )),
+                        _ => Ok(Value::Object(m)),
+                    },
+                    _ => Err(format!("the host's {kind} answer is not a JSON object")),
+                },
+                HostReply::TimedOut => Err(format!(
+                    "the host did not answer the {kind} request within {} s",
+                    timeout.as_secs()
+                )),
+                HostReply::Cancelled | HostReply::Retry => {
+                    Err(format!("the {kind} request was cancelled"))
+                }
+            }
         }
         other => Err(format!("unknown server request kind '{other}'")),
     }

@@ -930,6 +930,17 @@ impl Runtime {
         Ok(())
     }
 
+    /// Set (or remove) the host's OAuth handler: the browser step of an MCP
+    /// server's authorization (`oauth_authorize`: open the URL, answer with
+    /// the redirect) and, for servers with `oauth.token_store = "host"`,
+    /// loading and saving their tokens; see [`approvals::server_request`].
+    pub fn set_oauth_sink(&self, sink: Option<Arc<dyn ApprovalSink>>) -> Result<()> {
+        let _g = self.core.enter()?;
+        let old = std::mem::replace(&mut *self.services.approvals.oauth.write(), sink);
+        drop(old);
+        Ok(())
+    }
+
     /// Dispatch one call synchronously: tools run on this thread.
     pub fn dispatch(&self, name: &str, args: &str, ctx: CallContext) -> Result<String> {
         dispatch::dispatch_sync(&self.core, name, args, ctx)
