@@ -14,6 +14,7 @@
 //! context, with `origin` naming the script for hooks and approval.
 
 pub mod channel;
+mod relay;
 pub mod stubs;
 
 use serde::Deserialize;
@@ -434,22 +435,20 @@ impl Drop for FarDir {
     }
 }
 
+/// Write the relay and make the answers' folder in the run's folder there
+/// (a remote folder only: a relay needs the backend's file operations).
+fn relay_ready(
+    far: &Option<FarDir>,
+    d: &Path,
+    put: &dyn Fn(&str, &str) -> std::io::Result<PathBuf>,
+) -> bool {
+    let Some(f) = far else { return false };
+    f.fs.create_dir_all(&d.join("resp")).is_ok() && put("relay.py", relay::RELAY_PY).is_ok()
+}
+
 fn run(c: &CodeCtx, code: &str, lang: Lang, ctx: &RunCtx, started: Instant) -> ToolOutput {
     let term = &c.terminal;
     let backend = term.backend.clone();
-    if !matches!(
-        backend.name(),
-        "local" | "sandbox" | "ssh" | "docker" | "podman" | "apptainer"
-    ) {
-        return error_result(
-            format!(
-                "execute_code does not run on the {} backend yet (it runs on the local, sandbox, ssh, docker, podman and apptainer backends); use the tools directly",
-                backend.name()
-            ),
-            0,
-            started,
-        );
-    }
     let task_id = ctx.context.task_id.as_str();
     let task = hermes_exec::task_key(task_id);
     let Some(core) = c.core.upgrade() else {
@@ -616,11 +615,29 @@ fn run(c: &CodeCtx, code: &str, lang: Lang, ctx: &RunCtx, started: Instant) -> T
             return error_result(format!("cannot open the run's channel: {e}"), 0, started);
         }
     }
-    // On a remote backend the socket is forwarded into the run's folder there.
+    // On a remote backend the socket is forwarded into the run's folder
+    // there; where it cannot be, the run's channel is relayed over the
+    // command's output and answer files ([`relay`]).
+    let mut relay: Option<relay::Relay> = None;
     let forward = match backend.remote() {
         Some(_) if shared.is_some() => None,
         Some(r) => match r.forward_socket(task, channel.socket(), &d.join("mcp.sock")) {
             Ok(g) => Some(g),
+            Err(e) if e.kind() == std::io::ErrorKind::Unsupported => {
+                let (Some(f), true) = (&far, relay_ready(&far, &d, &put)) else {
+                    return error_result(
+                        format!("cannot open the run's channel {}: {e}", backend.location()),
+                        0,
+                        started,
+                    );
+                };
+                relay = Some(relay::Relay::new(
+                    channel.socket(),
+                    f.fs.clone(),
+                    d.join("resp"),
+                ));
+                None
+            }
             Err(e) => {
                 return error_result(
                     format!("cannot open the run's channel {}: {e}", backend.location()),
@@ -683,8 +700,18 @@ fn run(c: &CodeCtx, code: &str, lang: Lang, ctx: &RunCtx, started: Instant) -> T
         ),
         _ => String::new(),
     };
+    let under = if relay.is_some() {
+        format!(
+            "command -v python3 >/dev/null 2>&1 || {{ echo 'execute_code: python3 is needed where scripts run (it relays the channel of the run on this backend)' >&2; exit 127; }}\nexec python3 {} {} {} ",
+            crate::terminal::sq(&d.join("relay.py").display().to_string()),
+            crate::terminal::sq(&d.join("mcp.sock").display().to_string()),
+            crate::terminal::sq(&d.join("resp").display().to_string()),
+        )
+    } else {
+        "exec ".to_string()
+    };
     let script = format!(
-        "{link}command -v {prog} >/dev/null 2>&1 || {{ echo 'execute_code: {prog} is not installed where scripts run' >&2; exit 127; }}\nexec {prog} {}",
+        "{link}command -v {prog} >/dev/null 2>&1 || {{ echo 'execute_code: {prog} is not installed where scripts run' >&2; exit 127; }}\n{under}{prog} {}",
         crate::terminal::sq(&script_path.display().to_string())
     );
     let extra = [d.clone()];
@@ -718,9 +745,19 @@ fn run(c: &CodeCtx, code: &str, lang: Lang, ctx: &RunCtx, started: Instant) -> T
         grace: term.grace(),
         ..PumpOpts::default()
     };
-    let (code, ended) = pump(sp.pid, &sp.output, &*backend, &opts, &mut |chunk| {
-        cap.push(chunk)
-    });
+    let (code, ended) = pump(
+        sp.pid,
+        &sp.output,
+        &*backend,
+        &opts,
+        &mut |chunk| match &mut relay {
+            Some(r) => r.feed(chunk, &mut |b| cap.push(b)),
+            None => cap.push(chunk),
+        },
+    );
+    if let Some(r) = &mut relay {
+        r.finish(&mut |b| cap.push(b));
+    }
     drop(forward);
     channel.close();
     let calls = channel.calls_made();

@@ -36,6 +36,9 @@ fn cli() -> PathBuf {
 }
 
 struct Env {
+    /// A server the backend talks to (the modal contract server), kept
+    /// running for the test.
+    _server: Option<Box<dyn std::any::Any>>,
     _sshd: Option<crate::ssh_common::Sshd>,
     _dir: tempfile::TempDir,
     root: PathBuf,
@@ -152,11 +155,33 @@ fn env(backend: &str, code: Value, extra: Value) -> Option<Env> {
             "workspace": root,
         });
     }
+    let mut server: Option<Box<dyn std::any::Any>> = None;
+    if backend == "modal" {
+        #[cfg(feature = "modal")]
+        {
+            // Modal's API by its proto, sandboxes as folders here, commands
+            // as processes here: no folder or socket is shared, so the run's
+            // channel goes through the relay.
+            use crate::modal_server::{Server, TOKEN_ID, TOKEN_SECRET};
+            let srv = Server::start();
+            cfg["terminal"]["modal"] = json!({
+                "api_url": srv.url(), "token_id": TOKEN_ID, "token_secret": TOKEN_SECRET,
+                "image": "python:3.12-slim",
+            });
+            server = Some(Box::new(srv));
+        }
+        #[cfg(not(feature = "modal"))]
+        {
+            eprintln!("SKIPPED: built without the modal feature");
+            return None;
+        }
+    }
     if let (Value::Object(a), Value::Object(b)) = (&mut cfg, extra) {
         a.extend(b);
     }
     let rt = Arc::new(Runtime::new(&cfg.to_string()).expect("runtime"));
     Some(Env {
+        _server: server,
         _sshd: sshd,
         _dir: dir,
         root,
@@ -190,6 +215,10 @@ macro_rules! on_every_backend {
             #[test]
             fn apptainer() {
                 super::$scenario("apptainer");
+            }
+            #[test]
+            fn modal() {
+                super::$scenario("modal");
             }
         }
     };
