@@ -63,6 +63,133 @@ pub const AVOID_FOR: Duration = Duration::from_secs(60);
 /// the start fails with it.
 const PENDING_GRACE: Duration = Duration::from_secs(10);
 
+/// How often the tasks being started are looked at.
+const POLL_EVERY: Duration = Duration::from_millis(100);
+
+/// What one poll saw of a starting service's task.
+#[derive(Clone, Default)]
+struct Seen {
+    /// `Running 2 seconds ago`, `Pending`, ... or `Gone`.
+    state: String,
+    err: String,
+    node: String,
+    container: String,
+}
+
+/// The starts waiting for their tasks, and the latest poll's findings.
+#[derive(Default)]
+struct PollState {
+    waiting: std::collections::HashSet<String>,
+    seen: HashMap<String, Seen>,
+    /// A waiter is polling for everyone now.
+    polling: bool,
+}
+
+#[derive(Default)]
+struct Poll {
+    state: Mutex<PollState>,
+    cv: Condvar,
+}
+
+/// One look at services `names`: each one's newest task's state, and for
+/// those running their node and container (two client calls in all).
+fn poll_tasks(c: &Container, names: &[String]) -> Vec<(String, Seen)> {
+    let mut found = Vec::new();
+    if names.is_empty() {
+        return found;
+    }
+    let Ok(out) = c
+        .client()
+        .args([
+            "service",
+            "ps",
+            "--no-trunc",
+            "--format",
+            "{{.ID}}|{{.Name}}|{{.CurrentState}}|{{.Error}}",
+        ])
+        .args(names)
+        .stdin(Stdio::null())
+        .output()
+    else {
+        return found;
+    };
+    if !out.status.success() {
+        // One service gone fails the whole listing: tell its waiter.
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        for n in names {
+            if err.contains(n.as_str()) {
+                found.push((
+                    n.clone(),
+                    Seen {
+                        state: "Gone".into(),
+                        err: last_line(err.as_bytes()),
+                        ..Seen::default()
+                    },
+                ));
+            }
+        }
+        return found;
+    }
+    let mut running: Vec<(String, String)> = Vec::new();
+    let mut seen_names = std::collections::HashSet::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let mut f = line.splitn(4, '|');
+        let (id, task, state, err) = (
+            f.next().unwrap_or(""),
+            f.next().unwrap_or(""),
+            f.next().unwrap_or(""),
+            f.next().unwrap_or("").trim(),
+        );
+        // `<service>.<slot>`; the newest task of a service comes first.
+        let service = task.rsplit_once('.').map(|(s, _)| s).unwrap_or(task);
+        if !seen_names.insert(service.to_string()) {
+            continue;
+        }
+        if state.starts_with("Running") {
+            running.push((id.to_string(), service.to_string()));
+        }
+        found.push((
+            service.to_string(),
+            Seen {
+                state: state.to_string(),
+                err: err.to_string(),
+                ..Seen::default()
+            },
+        ));
+    }
+    if !running.is_empty() {
+        let ids: Vec<&str> = running.iter().map(|(id, _)| id.as_str()).collect();
+        let out = c
+            .client()
+            .args([
+                "inspect",
+                "--type",
+                "task",
+                "--format",
+                "{{.ID}} {{.NodeID}} {{.Status.ContainerStatus.ContainerID}}",
+            ])
+            .args(&ids)
+            .stdin(Stdio::null())
+            .output();
+        if let Ok(out) = out {
+            for line in String::from_utf8_lossy(&out.stdout).lines() {
+                let mut f = line.split_whitespace();
+                let (Some(id), Some(node), Some(cid)) = (f.next(), f.next(), f.next()) else {
+                    continue;
+                };
+                let Some((_, service)) = running.iter().find(|(t, _)| t == id) else {
+                    continue;
+                };
+                if let Some((_, s)) = found.iter_mut().find(|(n, _)| n == service) {
+                    s.node = node.to_string();
+                    s.container = cid.to_string();
+                }
+            }
+        }
+    }
+    found
+}
+
 /// What the swarm backend adds to a container config.
 #[derive(Clone)]
 pub struct SwarmConfig {
@@ -215,6 +342,7 @@ pub fn backend(cfg: SwarmConfig) -> Result<ContainerBackend, String> {
     let base = cfg.base.clone();
     let placement = SwarmPlacement {
         gate: Gate::new(cfg.start_concurrency),
+        poll: Poll::default(),
         cfg,
         nodes: Mutex::new(HashMap::new()),
         avoid: Mutex::new(HashMap::new()),
@@ -273,6 +401,8 @@ struct Node {
 struct SwarmPlacement {
     cfg: SwarmConfig,
     gate: Gate,
+    /// The shared look at starting services.
+    poll: Poll,
     /// Nodes seen, by id.
     nodes: Mutex<HashMap<String, Node>>,
     /// Nodes found unreachable, until when they are avoided.
@@ -501,111 +631,106 @@ impl SwarmPlacement {
         Ok(())
     }
 
-    /// Wait until service `name`'s task runs; its node id and container id.
+    /// Wait until service `name`'s task runs; its node id and container
+    /// id. Every start waiting at once shares one poll of the manager (two
+    /// client calls a round, however many tasks start): a client call
+    /// costs tens of milliseconds of CPU, and a poll per task would have
+    /// twenty starts spend the machine on asking.
     fn wait_running(&self, c: &Container, name: &str) -> io::Result<(String, String)> {
         let image = &self.cfg.base.image;
         let started = Instant::now();
         let mut complaint: Option<(String, Instant)> = None;
-        let mut pause = Duration::from_millis(50);
-        loop {
-            let out = c
-                .client()
-                .args([
-                    "service",
-                    "ps",
-                    "--no-trunc",
-                    "--format",
-                    "{{.ID}}|{{.CurrentState}}|{{.Error}}",
-                    name,
-                ])
-                .stdin(Stdio::null())
-                .output()?;
-            if !out.status.success() {
-                return Err(io::Error::other(format!(
-                    "swarm: service {name} went away while starting: {}",
-                    last_line(&out.stderr)
-                )));
-            }
-            let text = String::from_utf8_lossy(&out.stdout).to_string();
-            // The newest task is listed first.
-            let line = text.lines().next().unwrap_or("");
-            let mut f = line.splitn(3, '|');
-            let (id, state, err) = (
-                f.next().unwrap_or(""),
-                f.next().unwrap_or(""),
-                f.next().unwrap_or("").trim(),
-            );
-            let state_word = state.split_whitespace().next().unwrap_or("");
-            match state_word {
-                "Running" => {
-                    let out = c
-                        .client()
-                        .args([
-                            "inspect",
-                            "--type",
-                            "task",
-                            "--format",
-                            "{{.NodeID}} {{.Status.ContainerStatus.ContainerID}}",
-                            id,
-                        ])
-                        .stdin(Stdio::null())
-                        .output()?;
-                    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
-                    if let Some((node, cid)) = text.split_once(' ')
-                        && !node.is_empty()
-                        && !cid.is_empty()
-                    {
-                        return Ok((node.to_string(), cid.to_string()));
+        let mut st = lock(&self.poll.state);
+        st.waiting.insert(name.to_string());
+        let result = loop {
+            if let Some(seen) = st.seen.get(name).cloned() {
+                let word = seen.state.split_whitespace().next().unwrap_or("");
+                match word {
+                    "Running" if !seen.node.is_empty() && !seen.container.is_empty() => {
+                        break Ok((seen.node, seen.container));
                     }
-                }
-                "Failed" | "Rejected" | "Shutdown" | "Complete" | "Orphaned" | "Remove" => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::ConnectionRefused,
-                        format!(
-                            "swarm: the task container from image '{image}' did not start ({}): {}",
-                            state_word.to_ascii_lowercase(),
-                            if err.is_empty() {
-                                "no reason given"
-                            } else {
-                                err
-                            }
-                        ),
-                    ));
-                }
-                _ => {}
-            }
-            if !err.is_empty() {
-                let since = match &complaint {
-                    Some((e, at)) if e == err => *at,
-                    _ => {
-                        complaint = Some((err.to_string(), Instant::now()));
-                        Instant::now()
+                    "Gone" => {
+                        break Err(io::Error::other(format!(
+                            "swarm: service {name} went away while starting: {}",
+                            seen.err
+                        )));
                     }
-                };
-                if since.elapsed() > PENDING_GRACE {
-                    return Err(io::Error::new(
-                        io::ErrorKind::QuotaExceeded,
-                        format!("swarm: the scheduler cannot place the task container: {err}"),
-                    ));
+                    "Failed" | "Rejected" | "Shutdown" | "Complete" | "Orphaned" | "Remove" => {
+                        break Err(io::Error::new(
+                            io::ErrorKind::ConnectionRefused,
+                            format!(
+                                "swarm: the task container from image '{image}' did not start ({}): {}",
+                                word.to_ascii_lowercase(),
+                                if seen.err.is_empty() {
+                                    "no reason given"
+                                } else {
+                                    &seen.err
+                                }
+                            ),
+                        ));
+                    }
+                    _ => {}
+                }
+                if !seen.err.is_empty() {
+                    let since = match &complaint {
+                        Some((e, at)) if *e == seen.err => *at,
+                        _ => {
+                            complaint = Some((seen.err.clone(), Instant::now()));
+                            Instant::now()
+                        }
+                    };
+                    if since.elapsed() > PENDING_GRACE {
+                        break Err(io::Error::new(
+                            io::ErrorKind::QuotaExceeded,
+                            format!(
+                                "swarm: the scheduler cannot place the task container: {}",
+                                seen.err
+                            ),
+                        ));
+                    }
                 }
             }
             if started.elapsed() > self.cfg.start_timeout {
-                return Err(io::Error::new(
+                let state = st
+                    .seen
+                    .get(name)
+                    .map(|s| s.state.clone())
+                    .unwrap_or_else(|| "no task yet".into());
+                break Err(io::Error::new(
                     io::ErrorKind::TimedOut,
                     format!(
-                        "swarm: the task container did not start within {} s (state: {}); raise terminal.swarm.start_timeout if images are large",
-                        self.cfg.start_timeout.as_secs(),
-                        if state.is_empty() {
-                            "no task yet"
-                        } else {
-                            state
-                        }
+                        "swarm: the task container did not start within {} s (state: {state}); raise terminal.swarm.start_timeout if images are large",
+                        self.cfg.start_timeout.as_secs()
                     ),
                 ));
             }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(250));
-        }
+            if st.polling {
+                st = self
+                    .poll
+                    .cv
+                    .wait_timeout(st, Duration::from_secs(1))
+                    .map(|(g, _)| g)
+                    .unwrap_or_else(|e| e.into_inner().0);
+                continue;
+            }
+            // This thread polls for everyone waiting.
+            st.polling = true;
+            let names: Vec<String> = st.waiting.iter().cloned().collect();
+            drop(st);
+            std::thread::sleep(POLL_EVERY);
+            let found = poll_tasks(c, &names);
+            st = lock(&self.poll.state);
+            st.polling = false;
+            for (n, seen) in found {
+                if st.waiting.contains(&n) {
+                    st.seen.insert(n, seen);
+                }
+            }
+            self.poll.cv.notify_all();
+        };
+        st.waiting.remove(name);
+        st.seen.remove(name);
+        result
     }
 
     /// `service rm` and `network rm` by name (errors ignored: each may be

@@ -315,22 +315,20 @@ fn one_node_tasks_are_locked_down_services() {
 }
 
 /// The host of the crash scenarios: this test binary run again with
-/// `HT_SWARM_HOST` set to a runtime config; it runs a command in its task's
-/// service and waits to be killed.
+/// `HT_SWARM_HOST` set to a runtime config; its runtime starts (the
+/// default task's service) and it waits to be killed.
 #[test]
 fn swarm_host_child() {
     let Ok(cfg) = std::env::var("HT_SWARM_HOST") else {
         return;
     };
-    let rt = Runtime::new(&cfg).expect("runtime");
-    let v = sh(&rt, "k", "echo up");
-    println!("started {v}");
+    let _rt = Runtime::new(&cfg).expect("runtime");
     std::thread::sleep(Duration::from_secs(120));
 }
 
-/// Start a host process with a runtime of `cfg`; returns it once its
-/// services run, with their name prefix.
-fn crash_host(s: &Swarm, cfg: &Value) -> (std::process::Child, String) {
+/// Start a host process with a runtime of `cfg`, with the name prefix of
+/// its services.
+fn crash_host(cfg: &Value) -> (std::process::Child, String) {
     let child = std::process::Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "backend_swarm::swarm_host_child", "--nocapture"])
         .env("HT_SWARM_HOST", cfg.to_string())
@@ -339,11 +337,6 @@ fn crash_host(s: &Swarm, cfg: &Value) -> (std::process::Child, String) {
         .spawn()
         .unwrap();
     let prefix = format!("hermes-tools-ht{}x", child.id());
-    assert!(
-        wait_for(Duration::from_secs(60), || s.services(&prefix).len() == 2),
-        "the host started no services: {:?}",
-        s.services(&prefix)
-    );
     (child, prefix)
 }
 
@@ -378,8 +371,17 @@ fn a_killed_hosts_services_are_removed() {
         json!({}),
         json!({"constraints": ["node.role==manager"]}),
     );
+    // Two hosts at once, each with its service running.
+    let (mut child, prefix) = crash_host(&cfg);
+    let (mut child2, prefix2) = crash_host(&cfg);
+    assert!(
+        wait_for(Duration::from_secs(60), || s.services(&prefix).len() == 1
+            && s.services(&prefix2).len() == 1),
+        "the hosts started no services: {:?} {:?}",
+        s.services(&prefix),
+        s.services(&prefix2)
+    );
     // SIGKILL of the host alone: the watcher removes everything.
-    let (mut child, prefix) = crash_host(s, &cfg);
     child.kill().unwrap();
     let _ = child.wait();
     assert!(
@@ -391,7 +393,7 @@ fn a_killed_hosts_services_are_removed() {
     );
 
     // The host and its watcher killed together: the next runtime cleans up.
-    let (mut child, prefix) = crash_host(s, &cfg);
+    let (mut child, prefix) = (child2, prefix2);
     let watchers: Vec<u32> = children(child.id())
         .into_iter()
         .filter(|p| {
@@ -429,8 +431,8 @@ fn a_killed_hosts_services_are_removed() {
         "-c",
         "sleep 1000",
     ]);
-    std::thread::sleep(Duration::from_secs(2));
-    assert_eq!(s.services(&prefix).len(), 2, "the watcher was killed too");
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(s.services(&prefix).len(), 1, "the watcher was killed too");
     let (rt, _) = runtime(
         s,
         &["terminal"],
@@ -596,7 +598,8 @@ fn measure() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(50);
     let gap = Duration::from_millis(300);
-    let on_manager = json!({"constraints": ["node.role==manager"], "start_concurrency": 8});
+    // 21 tasks on a 2-core node: a smaller CPU reservation than the default.
+    let on_manager = json!({"constraints": ["node.role==manager"], "start_concurrency": 8, "reserve_cpus": 0.05});
     let (rt, ev) = runtime(
         s,
         &["terminal"],
@@ -633,6 +636,29 @@ fn measure() {
     rt.close();
     drop(rt);
 
+    // One task's first command, alone.
+    let first = |rt: &Runtime| -> f64 {
+        let t = Instant::now();
+        assert_eq!(out(&sh(rt, "first", "echo hi")), "hi");
+        t.elapsed().as_secs_f64()
+    };
+    let (rt, _) = runtime(s, &["terminal"], json!({}), on_manager.clone());
+    let swarm1 = first(&rt);
+    rt.close();
+    drop(rt);
+    let dcfg = json!({
+        "builtin_toolsets": ["terminal"],
+        "terminal": {"backend": "docker", "docker": s.docker_section().as_object().unwrap().clone().into_iter()
+            .chain([("max_containers".to_string(), json!(64))]).collect::<serde_json::Map<_, _>>()},
+        "data_dir": tempfile::tempdir().unwrap().keep(),
+        "approvals": {"mode": "off"},
+    });
+    let drt = Runtime::new(&dcfg.to_string()).expect("docker runtime");
+    let docker1 = first(&drt);
+    drt.close();
+    drop(drt);
+    println!("one task's first command: swarm {swarm1:.2} s, container backend {docker1:.2} s");
+
     // 20 tasks' first commands at once.
     let fan = |rt: Arc<Runtime>| -> Duration {
         let t = Instant::now();
@@ -650,7 +676,13 @@ fn measure() {
         }
         t.elapsed()
     };
-    let (rt, _) = runtime(s, &["terminal"], json!({"max_containers": 64}), on_manager);
+    let net = std::env::var("HT_NET").is_ok();
+    let (rt, _) = runtime(
+        s,
+        &["terminal"],
+        json!({"max_containers": 64, "network": net}),
+        on_manager,
+    );
     let rt = Arc::new(rt);
     let swarm20 = fan(rt.clone());
     let t = Instant::now();
@@ -663,13 +695,6 @@ fn measure() {
     });
     let swarm_gone = t.elapsed();
     drop(rt);
-    let dcfg = json!({
-        "builtin_toolsets": ["terminal"],
-        "terminal": {"backend": "docker", "docker": s.docker_section().as_object().unwrap().clone().into_iter()
-            .chain([("max_containers".to_string(), json!(64))]).collect::<serde_json::Map<_, _>>()},
-        "data_dir": tempfile::tempdir().unwrap().keep(),
-        "approvals": {"mode": "off"},
-    });
     let drt = Arc::new(Runtime::new(&dcfg.to_string()).expect("docker runtime"));
     let docker20 = fan(drt.clone());
     drt.close();
