@@ -373,7 +373,7 @@ fn a_killed_hosts_services_are_removed() {
     );
     // Two hosts at once, each with its service running.
     let (mut child, prefix) = crash_host(&cfg);
-    let (mut child2, prefix2) = crash_host(&cfg);
+    let (child2, prefix2) = crash_host(&cfg);
     assert!(
         wait_for(Duration::from_secs(60), || s.services(&prefix).len() == 1
             && s.services(&prefix2).len() == 1),
