@@ -256,10 +256,252 @@ const NOT_STATE: &[&str] = &["_", "SHLVL", "PWD", "OLDPWD", "HOSTNAME", MARK_VAR
 /// The label naming the task a container belongs to.
 pub const TASK_LABEL: &str = "hermes-tools.task";
 
+/// Where a task's container runs and how its engine is reached.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Placed {
+    /// The container's id on its engine.
+    pub id: String,
+    /// The address of the engine that runs it (`-H`); `None`: the
+    /// configured one ([`ContainerConfig::host`]).
+    pub host: Option<String>,
+    /// The scheduler's service that owns the container (swarm).
+    pub service: Option<String>,
+    /// The node that runs it (swarm: the node's id).
+    pub node: Option<String>,
+}
+
+/// A host folder bound into a task container.
+#[derive(Clone, Debug)]
+pub struct Bind {
+    pub src: PathBuf,
+    pub dst: PathBuf,
+    pub ro: bool,
+}
+
+/// What every task container gets, whoever starts it: the lockdown (no
+/// capabilities, pids, memory and CPU limits, no network unless
+/// configured) and the container's own setup. [`EngineRun`] renders it as
+/// `run` flags, `crate::swarm` as `service create` flags, so both backends
+/// lock their containers down from the same description.
+#[derive(Clone, Debug)]
+pub struct Lockdown {
+    /// The container's (or service's) name: `<runtime prefix>-<slot>-<generation>`.
+    pub name: String,
+    /// [`OWNER_LABEL`] and [`TASK_LABEL`].
+    pub labels: Vec<(String, String)>,
+    pub env: Vec<(String, String)>,
+    pub binds: Vec<Bind>,
+    pub workdir: Option<String>,
+    pub pids_limit: u32,
+    pub memory: Option<String>,
+    pub cpus: Option<f64>,
+    /// Network access (off: none, or an internal network with no route out).
+    pub network: bool,
+    pub image: String,
+    /// What `bash -c` runs as the container's main process.
+    pub entry_script: String,
+}
+
+/// How a backend's task containers are started, removed and found again:
+/// `run` on one engine ([`EngineRun`], the docker and podman backends) or
+/// a scheduler's service per task (`crate::swarm`). Everything else (execs,
+/// prestarted execs, kills, state, files) is [`Container`]'s and the same
+/// for both.
+pub trait Placement: Send + Sync {
+    /// "docker", "podman", "swarm": the backend's name, in messages.
+    fn kind(&self) -> &'static str;
+    /// Start a container as `spec` says.
+    fn start(&self, c: &Container, task: &str, spec: &Lockdown) -> io::Result<Placed>;
+    /// Remove containers (and what owns them); errors are ignored.
+    fn remove(&self, c: &Container, gone: &[Placed]);
+    /// Remove containers whose starting runtime is gone (a crash).
+    fn reap_stale(&self, c: &Container);
+    /// A `sh` script removing every container of this runtime, which the
+    /// crash watcher runs with the engine client as `"$@"`.
+    fn crash_script(&self, c: &Container) -> String;
+    /// Where commands run, for approval prompts and messages.
+    fn location(&self, c: &Container) -> String;
+    /// Containers of other runtimes that count against `max_containers`
+    /// (a fleet's limit). Default: none.
+    fn others(&self, _c: &Container) -> usize {
+        0
+    }
+    /// Words after `max_containers = N` in the limit's error.
+    fn quota_scope(&self) -> &'static str {
+        ""
+    }
+    /// Why the container at `p` cannot be reached any more (its node is
+    /// gone), checked before each command and after a failed one, so it
+    /// must be cheap (no engine call). Default: never.
+    fn lost(&self, _c: &Container, _p: &Placed) -> Option<String> {
+        None
+    }
+}
+
+/// The docker and podman backends' placement: `run -d` on the one
+/// configured engine, `rm -f`, and the engine's `ps` for a crashed
+/// runtime's leftovers on this machine.
+pub struct EngineRun;
+
+impl Placement for EngineRun {
+    fn kind(&self) -> &'static str {
+        // Set per backend by the engine; see `Container::kind`.
+        "container"
+    }
+
+    fn start(&self, ct: &Container, _task: &str, spec: &Lockdown) -> io::Result<Placed> {
+        let c = &ct.cfg;
+        let mut cmd = ct.client();
+        cmd.args(["run", "-d"]);
+        // An init reaps the orphans of killed commands; podman's (catatonit)
+        // is a separate package, and without it bash as PID 1 reaps them.
+        if c.engine == Engine::Docker
+            || ["/usr/libexec/podman/catatonit", "/usr/bin/catatonit"]
+                .iter()
+                .any(|p| Path::new(p).exists())
+        {
+            cmd.arg("--init");
+        }
+        cmd.arg("--name").arg(&spec.name);
+        for (k, v) in &spec.labels {
+            cmd.arg("--label").arg(format!("{k}={v}"));
+        }
+        cmd.args(["--cap-drop", "ALL", "--security-opt", "no-new-privileges"]);
+        cmd.arg(format!("--pids-limit={}", spec.pids_limit));
+        if let Some(m) = &spec.memory {
+            cmd.arg(format!("--memory={m}"));
+        }
+        if let Some(n) = spec.cpus {
+            cmd.arg(format!("--cpus={n}"));
+        }
+        if !spec.network {
+            cmd.arg("--network=none");
+        }
+        for (k, v) in &spec.env {
+            cmd.arg("-e").arg(format!("{k}={v}"));
+        }
+        for b in &spec.binds {
+            cmd.arg("-v").arg(format!(
+                "{}:{}:{}",
+                b.src.display(),
+                b.dst.display(),
+                if b.ro { "ro" } else { "rw" }
+            ));
+        }
+        if let Some(w) = &spec.workdir {
+            cmd.arg("-w").arg(w);
+        }
+        cmd.args(&c.run_args);
+        cmd.args([
+            "--entrypoint",
+            "bash",
+            &spec.image,
+            "-c",
+            &spec.entry_script,
+        ]);
+        let out = cmd.stderr(Stdio::piped()).stdout(Stdio::piped()).output()?;
+        if !out.status.success() {
+            let why = String::from_utf8_lossy(&out.stderr);
+            let why = why.trim().lines().last().unwrap_or("").to_string();
+            return Err(io::Error::new(
+                io::ErrorKind::ConnectionRefused,
+                format!(
+                    "{}: cannot start a container from image '{}': {}",
+                    c.engine.name(),
+                    c.image,
+                    if why.is_empty() {
+                        format!("exited with {}", out.status)
+                    } else {
+                        why
+                    }
+                ),
+            ));
+        }
+        let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        if id.is_empty() {
+            return Err(io::Error::other(format!(
+                "{}: run printed no container id",
+                c.engine.name()
+            )));
+        }
+        Ok(Placed {
+            id,
+            host: None,
+            service: None,
+            node: None,
+        })
+    }
+
+    fn remove(&self, c: &Container, gone: &[Placed]) {
+        let _ = c
+            .client()
+            .args(["rm", "-f"])
+            .args(gone.iter().map(|p| &p.id))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+
+    fn reap_stale(&self, c: &Container) {
+        let Ok(out) = c
+            .client()
+            .args([
+                "ps",
+                "-a",
+                "--filter",
+                &format!("label={OWNER_LABEL}"),
+                "--format",
+                "{{.ID}} {{.Labels}}",
+            ])
+            .stderr(Stdio::null())
+            .output()
+        else {
+            return;
+        };
+        let mut stale = Vec::new();
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let Some((id, labels)) = line.split_once(' ') else {
+                continue;
+            };
+            if label_value(labels, OWNER_LABEL).is_some_and(owner_gone) {
+                stale.push(Placed {
+                    id: id.to_string(),
+                    host: None,
+                    service: None,
+                    node: None,
+                });
+            }
+        }
+        if !stale.is_empty() {
+            tracing::info!(
+                count = stale.len(),
+                "container backend: removing containers left by a process that is gone"
+            );
+            self.remove(c, &stale);
+        }
+    }
+
+    fn crash_script(&self, c: &Container) -> String {
+        format!(
+            "ids=$(\"$@\" ps -aq --filter name={}-); [ -z \"$ids\" ] || \"$@\" rm -f $ids",
+            c.name()
+        )
+    }
+
+    fn location(&self, c: &Container) -> String {
+        format!(
+            "in {} container {} (image {})",
+            c.cfg.engine.name(),
+            c.name(),
+            c.cfg.image
+        )
+    }
+}
+
 /// One task's container.
 struct Slot {
-    /// The running container's id, when one runs.
-    id: Option<String>,
+    /// The running container and where it runs, when one runs.
+    at: Option<Placed>,
     /// Bumped on every start.
     generation: u64,
     /// The slot's number: in the container's name and its commands' marks.
@@ -272,8 +514,8 @@ impl Slot {
     /// Empty the slot: its container id and its waiting execs, taken
     /// together under the slot's lock so that a racing prestart starts
     /// nothing. Stop the execs ([`discard_all`]) once the lock is released.
-    fn vacate(&mut self) -> (Option<String>, VecDeque<Warm>) {
-        (self.id.take(), std::mem::take(&mut self.warm))
+    fn vacate(&mut self) -> (Option<Placed>, VecDeque<Warm>) {
+        (self.at.take(), std::mem::take(&mut self.warm))
     }
 }
 
@@ -324,6 +566,8 @@ struct Started {
 
 pub struct Container {
     client: PathBuf,
+    /// How its containers are started, checked and removed.
+    placement: Box<dyn Placement>,
     cfg: ContainerConfig,
     /// Prefix of this runtime's marks and its containers' names.
     id: String,
@@ -359,6 +603,16 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Container {
     pub fn new(cfg: ContainerConfig) -> Result<Container, String> {
         cfg.validate()?;
+        Container::with_placement(cfg, Box::new(EngineRun))
+    }
+
+    /// A backend whose containers `placement` starts and removes (the
+    /// container backend's own is `run` on one engine; crate::swarm's is a
+    /// service per task). `cfg` is taken as validated.
+    pub fn with_placement(
+        cfg: ContainerConfig,
+        placement: Box<dyn Placement>,
+    ) -> Result<Container, String> {
         let client = match &cfg.client {
             Some(c) => c.clone(),
             None => find_on_path(cfg.engine.name()).ok_or_else(|| {
@@ -376,6 +630,7 @@ impl Container {
         let id = format!("ht{}x{n}x{nanos:x}", std::process::id());
         Ok(Container {
             client,
+            placement,
             shared: std::env::temp_dir().join(format!("hermes-tools-{id}")),
             id,
             cfg,
@@ -402,8 +657,26 @@ impl Container {
 
     /// Task `task`'s running container, when one runs (for tests).
     pub fn container_id(&self, task: &str) -> Option<String> {
+        self.placed(task).map(|p| p.id)
+    }
+
+    /// Where task `task`'s container runs, when one runs.
+    pub fn placed(&self, task: &str) -> Option<Placed> {
         let slot = lock(&self.slots).get(task_key(task)).cloned()?;
-        lock(&slot).id.clone()
+        lock(&slot).at.clone()
+    }
+
+    /// The config this backend runs with.
+    pub fn config(&self) -> &ContainerConfig {
+        &self.cfg
+    }
+
+    /// "docker", "podman" or "swarm", for messages.
+    pub fn kind(&self) -> &'static str {
+        match self.placement.kind() {
+            "container" => self.cfg.engine.name(),
+            k => k,
+        }
     }
 
     /// The private folder every container of this runtime has (made by
@@ -412,10 +685,15 @@ impl Container {
         format!("/tmp/.hermes-tools-{}", self.id)
     }
 
-    /// The engine client with its address.
-    fn client(&self) -> Command {
+    /// The engine client with the configured address.
+    pub fn client(&self) -> Command {
+        self.client_at(self.cfg.host.as_deref())
+    }
+
+    /// The engine client with address `host` (`None`: the client's own).
+    pub fn client_at(&self, host: Option<&str>) -> Command {
         let mut c = Command::new(&self.client);
-        if let Some(h) = &self.cfg.host {
+        if let Some(h) = host {
             c.arg(match self.cfg.engine {
                 Engine::Docker => "-H",
                 Engine::Podman => "--url",
@@ -431,14 +709,14 @@ impl Container {
     /// attaches the client's stdin.
     fn exec_argv(
         &self,
-        container: &str,
+        at: &Placed,
         pty: bool,
         stdin: bool,
         mark: Option<&str>,
         script: &str,
     ) -> Vec<String> {
         let mut a = vec![self.client.display().to_string()];
-        if let Some(h) = &self.cfg.host {
+        if let Some(h) = at.host.as_ref().or(self.cfg.host.as_ref()) {
             a.push(
                 match self.cfg.engine {
                     Engine::Docker => "-H",
@@ -463,7 +741,7 @@ impl Container {
             a.push("-e".into());
             a.push(format!("{MARK_VAR}={m}"));
         }
-        a.push(container.into());
+        a.push(at.id.clone());
         a.extend(["bash", "--norc", "-c"].map(String::from));
         a.push(script.into());
         a
@@ -475,7 +753,7 @@ impl Container {
         map.entry(task_key(task).to_string())
             .or_insert_with(|| {
                 Arc::new(Mutex::new(Slot {
-                    id: None,
+                    at: None,
                     generation: 0,
                     n: self.next_slot.fetch_add(1, Ordering::Relaxed),
                     warm: VecDeque::new(),
@@ -487,16 +765,16 @@ impl Container {
     /// How many containers of this runtime run now (one per task in use).
     pub fn running_containers(&self) -> usize {
         let slots: Vec<_> = lock(&self.slots).values().cloned().collect();
-        slots.iter().filter(|s| lock(s).id.is_some()).count()
+        slots.iter().filter(|s| lock(s).at.is_some()).count()
     }
 
     /// Start task `task`'s container unless it runs; returns its id,
     /// generation and slot number.
-    fn ensure(&self, task: &str) -> io::Result<(String, u64, u64)> {
+    fn ensure(&self, task: &str) -> io::Result<(Placed, u64, u64)> {
         if self.closed.load(Ordering::Acquire) {
             return Err(io::Error::other(format!(
                 "the {} backend is closed",
-                self.cfg.engine.name()
+                self.kind()
             )));
         }
         if !self.reaped.swap(true, Ordering::AcqRel) {
@@ -505,27 +783,42 @@ impl Container {
         }
         let slot = self.slot(task);
         let mut cur = lock(&slot);
-        if let Some(id) = &cur.id {
-            return Ok((id.clone(), cur.generation, cur.n));
+        if let Some(at) = &cur.at {
+            let Some(why) = self.placement.lost(self, at) else {
+                return Ok((at.clone(), cur.generation, cur.n));
+            };
+            // Its node is gone, and what ran there with it: this call
+            // fails and says so, the next one starts a new container.
+            let (gone, warm) = cur.vacate();
+            drop(cur);
+            discard_all(warm);
+            self.remove(&Vec::from_iter(gone));
+            return Err(io::Error::new(
+                io::ErrorKind::ConnectionAborted,
+                format!(
+                    "{why}; the task's files and processes there are lost. The next command starts a new container."
+                ),
+            ));
         }
         let max = self.cfg.max_containers.max(1);
-        let running = self.running_containers_except(&slot);
+        let running = self.running_containers_except(&slot) + self.placement.others(self);
         if running >= max {
             return Err(io::Error::new(
                 io::ErrorKind::QuotaExceeded,
                 format!(
-                    "{}: {running} task containers already run (terminal.docker.max_containers = {max}); clean up finished tasks (ht_runtime_cleanup_task) or raise the limit",
-                    self.cfg.engine.name()
+                    "{}: {running} task containers already run (terminal.docker.max_containers = {max}{}); clean up finished tasks (ht_runtime_cleanup_task) or raise the limit",
+                    self.kind(),
+                    self.placement.quota_scope()
                 ),
             ));
         }
-        let id = self.start(task, cur.n, cur.generation + 1)?;
-        cur.id = Some(id.clone());
+        let at = self.start(task, cur.n, cur.generation + 1)?;
+        cur.at = Some(at.clone());
         cur.generation += 1;
         if cur.generation > 1 {
             tracing::info!(container = %self.name(), task = %task_key(task), "container backend: started a new container for the task");
         }
-        Ok((id, cur.generation, cur.n))
+        Ok((at, cur.generation, cur.n))
     }
 
     fn running_containers_except(&self, me: &Arc<Mutex<Slot>>) -> usize {
@@ -534,7 +827,7 @@ impl Container {
             .iter()
             .filter(|s| !Arc::ptr_eq(s, me))
             // A slot being started holds its lock: count it.
-            .filter(|s| s.try_lock().map(|g| g.id.is_some()).unwrap_or(true))
+            .filter(|s| s.try_lock().map(|g| g.at.is_some()).unwrap_or(true))
             .count()
     }
 
@@ -576,125 +869,91 @@ impl Container {
         Some(env)
     }
 
-    fn start(&self, task: &str, n: u64, generation: u64) -> io::Result<String> {
+    fn start(&self, task: &str, n: u64, generation: u64) -> io::Result<Placed> {
+        let spec = self.lockdown(task, n, generation)?;
+        let at = self.placement.start(self, task, &spec)?;
+        let (_, proxy) = self.net_for(task);
+        if let Some(p) = &proxy
+            && let Err(e) = self.adopt(p, &at.id)
+        {
+            // Fail closed: no container runs without its proxy.
+            self.remove(std::slice::from_ref(&at));
+            return Err(io::Error::other(format!(
+                "{}: cannot give the container its network proxy (terminal.network allow-list; this needs root and a rootful engine): {e}",
+                self.kind()
+            )));
+        }
+        tracing::debug!(container = %at.id, image = %self.cfg.image, task = %task_key(task), "container backend: started");
+        Ok(at)
+    }
+
+    /// What task `task`'s container (slot `n`, start `generation`) gets:
+    /// the lockdown and its setup, whoever starts it.
+    fn lockdown(&self, task: &str, n: u64, generation: u64) -> io::Result<Lockdown> {
         let c = &self.cfg;
         let (network, proxy) = self.net_for(task);
-        let mut cmd = self.client();
-        cmd.args(["run", "-d"]);
-        // An init reaps the orphans of killed commands; podman's (catatonit)
-        // is a separate package, and without it bash as PID 1 reaps them.
-        if c.engine == Engine::Docker
-            || ["/usr/libexec/podman/catatonit", "/usr/bin/catatonit"]
-                .iter()
-                .any(|p| Path::new(p).exists())
-        {
-            cmd.arg("--init");
-        }
-        cmd.arg("--name");
-        cmd.arg(format!("{}-{n}-{generation}", self.name()));
-        cmd.args([
-            "--label",
-            &format!(
-                "{OWNER_LABEL}={}",
-                owner_of(std::process::id() as i32).unwrap_or_default()
-            ),
-        ]);
         let task_label: String = task_key(task)
             .chars()
             .filter(|c| !c.is_control())
             .take(128)
             .collect();
-        cmd.args(["--label", &format!("{TASK_LABEL}={task_label}")]);
-        cmd.args(["--cap-drop", "ALL", "--security-opt", "no-new-privileges"]);
-        cmd.arg(format!("--pids-limit={}", c.pids_limit));
-        if let Some(m) = &c.memory {
-            cmd.arg(format!("--memory={m}"));
-        }
-        if let Some(n) = c.cpus {
-            cmd.arg(format!("--cpus={n}"));
-        }
-        if !network {
-            cmd.arg("--network=none");
-        }
-        if let Some(p) = &proxy {
-            for (k, v) in p.sandbox_env() {
-                cmd.arg("-e").arg(format!("{k}={v}"));
-            }
-            if let Some(ca) = p.ca_bundle() {
-                cmd.arg("-v").arg(format!(
-                    "{}:{}:ro",
-                    ca.display(),
-                    crate::netproxy::CA_INSIDE
-                ));
-            }
-        }
-        if c.share_runs {
-            let here = self.shared_here(n)?;
-            cmd.arg("-v")
-                .arg(format!("{}:{SHARED_INSIDE}:rw", here.display()));
-        }
-        for p in &c.ro_binds {
-            cmd.arg("-v").arg(format!("{0}:{0}:ro", p.display()));
-        }
-        if let Some(w) = &c.workspace {
-            let w = w.display();
-            cmd.arg("-v")
-                .arg(format!("{w}:{w}:rw"))
-                .arg("-w")
-                .arg(format!("{w}"));
-        }
-        cmd.args(&c.run_args);
-        // The private folder for state captures, then sleep forever without
-        // depending on `sleep infinity` (busybox).
-        cmd.args([
-            "--entrypoint",
-            "bash",
-            &c.image,
-            "-c",
-            &format!(
+        let mut spec = Lockdown {
+            name: format!("{}-{n}-{generation}", self.name()),
+            labels: vec![
+                (
+                    OWNER_LABEL.to_string(),
+                    owner_of(std::process::id() as i32).unwrap_or_default(),
+                ),
+                (TASK_LABEL.to_string(), task_label),
+            ],
+            env: Vec::new(),
+            binds: Vec::new(),
+            workdir: c.workspace.as_ref().map(|w| w.display().to_string()),
+            pids_limit: c.pids_limit,
+            memory: c.memory.clone(),
+            cpus: c.cpus,
+            network,
+            image: c.image.clone(),
+            // The private folder for state captures, then sleep forever
+            // without depending on `sleep infinity` (busybox).
+            entry_script: format!(
                 "(umask 077; mkdir -p -- {}); while :; do sleep 86400; done",
                 shq(&self.state_dir_path())
             ),
-        ]);
-        let out = cmd.stderr(Stdio::piped()).stdout(Stdio::piped()).output()?;
-        if !out.status.success() {
-            let why = String::from_utf8_lossy(&out.stderr);
-            let why = why.trim().lines().last().unwrap_or("").to_string();
-            return Err(io::Error::new(
-                io::ErrorKind::ConnectionRefused,
-                format!(
-                    "{}: cannot start a container from image '{}': {}",
-                    c.engine.name(),
-                    c.image,
-                    if why.is_empty() {
-                        format!("exited with {}", out.status)
-                    } else {
-                        why
-                    }
-                ),
-            ));
+        };
+        if let Some(p) = &proxy {
+            spec.env.extend(p.sandbox_env());
+            if let Some(ca) = p.ca_bundle() {
+                spec.binds.push(Bind {
+                    src: ca.to_path_buf(),
+                    dst: PathBuf::from(crate::netproxy::CA_INSIDE),
+                    ro: true,
+                });
+            }
         }
-        let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        if id.is_empty() {
-            return Err(io::Error::other(format!(
-                "{}: run printed no container id",
-                c.engine.name()
-            )));
+        if c.share_runs {
+            spec.binds.push(Bind {
+                src: self.shared_here(n)?,
+                dst: PathBuf::from(SHARED_INSIDE),
+                ro: false,
+            });
         }
-        if let Some(p) = &proxy
-            && let Err(e) = self.adopt(p, &id)
-        {
-            // Fail closed: no container runs without its proxy.
-            self.remove(std::slice::from_ref(&id));
-            return Err(io::Error::other(format!(
-                "{}: cannot give the container its network proxy (terminal.network allow-list; this needs root and a rootful engine): {e}",
-                c.engine.name()
-            )));
+        for p in &c.ro_binds {
+            spec.binds.push(Bind {
+                src: p.clone(),
+                dst: p.clone(),
+                ro: true,
+            });
         }
-        tracing::debug!(container = %id, image = %c.image, task = %task_key(task), "container backend: started");
-        Ok(id)
+        if let Some(w) = &c.workspace {
+            spec.binds.push(Bind {
+                src: w.clone(),
+                dst: w.clone(),
+                ro: false,
+            });
+        }
+        Ok(spec)
     }
-
     /// Slot `n`'s shared folder on this machine, made if missing: inside
     /// this runtime's folder (0700: no other user of this machine reaches
     /// it), itself open (0755) since the container's user may be any.
@@ -740,54 +999,9 @@ impl Container {
         Ok(())
     }
 
-    /// Remove containers of ours whose starting process on this machine is gone.
+    /// Remove containers of ours whose starting process is gone.
     fn reap_stale(&self) {
-        let Ok(out) = self
-            .client()
-            .args([
-                "ps",
-                "-a",
-                "--filter",
-                &format!("label={OWNER_LABEL}"),
-                "--format",
-                "{{.ID}} {{.Labels}}",
-            ])
-            .stderr(Stdio::null())
-            .output()
-        else {
-            return;
-        };
-        let boot = boot_id();
-        let mut stale = Vec::new();
-        for line in String::from_utf8_lossy(&out.stdout).lines() {
-            let Some((id, labels)) = line.split_once(' ') else {
-                continue;
-            };
-            let Some(owner) = label_value(labels, OWNER_LABEL) else {
-                continue;
-            };
-            let mut parts = owner.split('-');
-            let (Some(b), Some(pid), Some(start)) = (parts.next(), parts.next(), parts.next())
-            else {
-                continue;
-            };
-            if b != boot {
-                continue; // another machine's (a shared engine) or before a reboot
-            }
-            let Ok(pid) = pid.parse::<i32>() else {
-                continue;
-            };
-            if owner_of(pid).as_deref() != Some(&format!("{b}-{pid}-{start}")) {
-                stale.push(id.to_string());
-            }
-        }
-        if !stale.is_empty() {
-            tracing::info!(
-                count = stale.len(),
-                "container backend: removing containers left by a process that is gone"
-            );
-            self.remove(&stale);
-        }
+        self.placement.reap_stale(self);
     }
 
     /// Start the watcher that removes this runtime's containers should this
@@ -811,8 +1025,8 @@ impl Container {
             client.push(h.clone());
         }
         let script = format!(
-            "ids=$(\"$@\" ps -aq --filter name={}-); [ -z \"$ids\" ] || \"$@\" rm -f $ids; rm -rf -- {}",
-            self.name(),
+            "{}; rm -rf -- {}",
+            self.placement.crash_script(self),
             shq(&self.shared.display().to_string())
         );
         let child = Command::new(shim)
@@ -840,29 +1054,23 @@ impl Container {
         }
     }
 
-    /// `rm -f` containers (their processes are killed with them).
-    fn remove(&self, ids: &[String]) {
-        if ids.is_empty() {
+    /// Remove containers (their processes are killed with them).
+    fn remove(&self, gone: &[Placed]) {
+        if gone.is_empty() {
             return;
         }
         {
             let mut adopted = lock(&self.adopted);
-            for id in ids {
-                adopted.remove(id);
+            for p in gone {
+                adopted.remove(&p.id);
             }
         }
-        let _ = self
-            .client()
-            .args(["rm", "-f"])
-            .args(ids)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
+        self.placement.remove(self, gone);
     }
 
-    /// Run `script` in container `id`.
-    fn run_in(&self, id: &str, script: &str, stdin: &[u8]) -> io::Result<ScriptOutput> {
-        let argv = self.exec_argv(id, false, true, None, script);
+    /// Run `script` in the container at `at`.
+    fn run_in(&self, at: &Placed, script: &str, stdin: &[u8]) -> io::Result<ScriptOutput> {
+        let argv = self.exec_argv(at, false, true, None, script);
         let mut cmd = Command::new(&argv[0]);
         cmd.args(&argv[1..])
             .env_clear()
@@ -920,7 +1128,7 @@ impl Container {
     /// Start task `task`'s next exec ahead, unless it has one or its
     /// container changed meanwhile. A failure only costs the next command
     /// the cold path.
-    fn prestart(&self, task: &str, id: &str, generation: u64, n: u64) {
+    fn prestart(&self, task: &str, at: &Placed, generation: u64, n: u64) {
         if self.cfg.prestart == 0 || self.closed.load(Ordering::Acquire) {
             return;
         }
@@ -928,13 +1136,13 @@ impl Container {
             return;
         };
         let mut cur = lock(&slot);
-        if cur.generation != generation || cur.id.as_deref() != Some(id) {
+        if cur.generation != generation || cur.at.as_ref().map(|p| &p.id) != Some(&at.id) {
             return;
         }
         while cur.warm.len() < self.cfg.prestart {
             let suffix = self.new_suffix(n);
             let token = format!("{}{suffix}", self.id);
-            let argv = self.exec_argv(id, false, true, Some(&token), WARM_READER);
+            let argv = self.exec_argv(at, false, true, Some(&token), WARM_READER);
             match spawn_argv_fed(&argv, &self.client_request(false)) {
                 Ok((sp, feed)) => cur.warm.push_back(Warm {
                     generation,
@@ -950,10 +1158,10 @@ impl Container {
         }
     }
 
-    /// Whether container `id` still runs (asked only after a failure).
-    fn running(&self, id: &str) -> bool {
-        self.client()
-            .args(["inspect", "-f", "{{.State.Running}}", id])
+    /// Whether the container at `at` still runs (asked only after a failure).
+    fn running(&self, at: &Placed) -> bool {
+        self.client_at(at.host.as_deref().or(self.cfg.host.as_deref()))
+            .args(["inspect", "-f", "{{.State.Running}}", &at.id])
             .stderr(Stdio::null())
             .output()
             .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "true")
@@ -968,27 +1176,27 @@ impl Container {
     /// memory or by `kill -9`); if not, the engine is asked again for up to
     /// [`KILL_SETTLE`] (an exec can also fail in a live container whose
     /// pids limit is reached, and a live container is never forgotten).
-    fn still_running(&self, id: &str, code: i32) -> bool {
-        if !self.running(id) {
+    fn still_running(&self, at: &Placed, code: i32) -> bool {
+        if !self.running(at) {
             return false;
         }
-        if code != 128 + libc::SIGKILL || self.answers(id) {
+        if code != 128 + libc::SIGKILL || self.answers(at) {
             return true;
         }
         let until = Instant::now() + KILL_SETTLE;
         while Instant::now() < until {
             std::thread::sleep(Duration::from_millis(100));
-            if !self.running(id) {
+            if !self.running(at) {
                 return false;
             }
         }
         true
     }
 
-    /// Whether `true` runs in container `id`.
-    fn answers(&self, id: &str) -> bool {
-        self.client()
-            .args(["exec", id, "true"])
+    /// Whether `true` runs in the container at `at`.
+    fn answers(&self, at: &Placed) -> bool {
+        self.client_at(at.host.as_deref().or(self.cfg.host.as_deref()))
+            .args(["exec", &at.id, "true"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
@@ -997,17 +1205,17 @@ impl Container {
 
     /// Forget task `task`'s container `id` (it is gone); the task's next
     /// command starts another.
-    fn forget(&self, task: &str, id: &str) {
+    fn forget(&self, task: &str, at: &Placed) {
         let Some(slot) = lock(&self.slots).get(task_key(task)).cloned() else {
             return;
         };
         let mut cur = lock(&slot);
-        if cur.id.as_deref() == Some(id) {
+        if cur.at.as_ref().map(|p| &p.id) == Some(&at.id) {
             let (_, warm) = cur.vacate();
             drop(cur);
             discard_all(warm);
             // Whatever is left of it (a stopped container) goes.
-            self.remove(&[id.to_string()]);
+            self.remove(std::slice::from_ref(at));
         }
     }
 
@@ -1037,7 +1245,7 @@ impl Container {
         if out.code != 0 {
             return Err(io::Error::other(format!(
                 "{}: cannot prepare the container: {}",
-                self.cfg.engine.name(),
+                self.kind(),
                 String::from_utf8_lossy(&out.stderr).trim()
             )));
         }
@@ -1049,7 +1257,7 @@ impl Container {
 
 /// The part of a `ps --format '{{.Labels}}'` line after `key`: docker
 /// prints `k=v,k2=v2`, podman `map[k:v k2:v2]`.
-fn label_value<'a>(labels: &'a str, key: &str) -> Option<&'a str> {
+pub fn label_value<'a>(labels: &'a str, key: &str) -> Option<&'a str> {
     let at = labels.find(key)? + key.len();
     let rest = labels[at..].strip_prefix(['=', ':'])?;
     let end = rest.find([',', ' ', ']']).unwrap_or(rest.len());
@@ -1057,7 +1265,7 @@ fn label_value<'a>(labels: &'a str, key: &str) -> Option<&'a str> {
 }
 
 /// This boot of this machine (8 hex digits).
-fn boot_id() -> String {
+pub fn boot_id() -> String {
     std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
         .map(|s| {
             s.trim()
@@ -1069,8 +1277,25 @@ fn boot_id() -> String {
         .unwrap_or_else(|_| "0".into())
 }
 
+/// Whether owner label `owner` (`<boot id>-<pid>-<start time>`) names a
+/// process of this boot of this machine that is gone. Another boot's (a
+/// reboot, or another machine sharing the engine) is not judged here.
+pub fn owner_gone(owner: &str) -> bool {
+    let mut parts = owner.split('-');
+    let (Some(b), Some(pid), Some(start)) = (parts.next(), parts.next(), parts.next()) else {
+        return false;
+    };
+    if b != boot_id() {
+        return false;
+    }
+    let Ok(pid) = pid.parse::<i32>() else {
+        return false;
+    };
+    owner_of(pid).as_deref() != Some(&format!("{b}-{pid}-{start}"))
+}
+
 /// `<boot id>-<pid>-<start time>` of a live process (a pid alone can be reused).
-fn owner_of(pid: i32) -> Option<String> {
+pub fn owner_of(pid: i32) -> Option<String> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let (_, rest) = stat.rsplit_once(')')?;
     // Fields after the command: state is field 3, start time field 22.
@@ -1092,28 +1317,40 @@ fn container_gone(stderr: &[u8]) -> bool {
 
 impl RemoteShell for Container {
     fn run_script(&self, task: &str, script: &str, stdin: &[u8]) -> io::Result<ScriptOutput> {
-        let (id, _, _) = self.ensure(task)?;
-        let out = self.run_in(&id, script, stdin)?;
+        let (at, _, _) = self.ensure(task)?;
+        let out = self.run_in(&at, script, stdin)?;
         if out.code != 0 && container_gone(&out.stderr) {
             // Killed or removed from outside: once more in a new one.
-            self.forget(task, &id);
-            let (id, _, _) = self.ensure(task)?;
-            return self.run_in(&id, script, stdin);
+            self.forget(task, &at);
+            let (at, _, _) = self.ensure(task)?;
+            return self.run_in(&at, script, stdin);
+        }
+        if out.code != 0
+            && let Some(why) = self.placement.lost(self, &at)
+        {
+            // Its node went away during the call: say so, as `ensure` does.
+            self.forget(task, &at);
+            return Err(io::Error::new(
+                io::ErrorKind::ConnectionAborted,
+                format!(
+                    "{why}; the task's files and processes there are lost. The next command starts a new container."
+                ),
+            ));
         }
         Ok(out)
     }
     fn label(&self) -> String {
-        format!("{} container {}", self.cfg.engine.name(), self.name())
+        format!("{} container {}", self.kind(), self.name())
     }
 }
 
 impl Environment for Container {
     fn name(&self) -> &'static str {
-        self.cfg.engine.name()
+        self.kind()
     }
 
     fn spawn(&self, req: &SpawnRequest<'_>) -> io::Result<Spawned> {
-        let (id, generation, n) = self.ensure(req.task)?;
+        let (at, generation, n) = self.ensure(req.task)?;
         let env = self.proxy_env(req);
         let req = &SpawnRequest {
             env: env.as_deref().unwrap_or(req.env),
@@ -1130,12 +1367,12 @@ impl Environment for Container {
             None => {
                 let suffix = self.new_suffix(n);
                 let token = format!("{}{suffix}", self.id);
-                let argv = self.exec_argv(&id, req.pty, false, Some(&token), &script);
+                let argv = self.exec_argv(&at, req.pty, false, Some(&token), &script);
                 (spawn_argv(&argv, &self.client_request(req.pty))?, suffix)
             }
         };
         if !req.pty {
-            self.prestart(req.task, &id, generation, n);
+            self.prestart(req.task, &at, generation, n);
         }
         let mut started = lock(&self.started);
         if started.len() > 1024 {
@@ -1165,11 +1402,11 @@ impl Environment for Container {
         // and what ran in it with it).
         let current = lock(&self.slots).get(&task).cloned().and_then(|slot| {
             let cur = lock(&slot);
-            cur.id.clone().filter(|_| cur.generation == generation)
+            cur.at.clone().filter(|_| cur.generation == generation)
         });
         // Killing the local client alone would leave the command running inside.
-        let inside_ok = current.is_some_and(|id| {
-            self.run_in(&id, &self.kill_script(&token, signal), b"")
+        let inside_ok = current.is_some_and(|at| {
+            self.run_in(&at, &self.kill_script(&token, signal), b"")
                 .is_ok_and(|o| o.code == 0)
         });
         if !inside_ok || signal == libc::SIGKILL {
@@ -1181,7 +1418,8 @@ impl Environment for Container {
         // Held across the check: a start of the task waits for it.
         let slot = self.slot(task);
         let cur = lock(&slot);
-        if let Some(id) = &cur.id {
+        if let Some(at) = &cur.at {
+            let id = &at.id;
             return Err(io::Error::new(
                 io::ErrorKind::ResourceBusy,
                 format!(
@@ -1210,9 +1448,9 @@ impl Environment for Container {
             (id, warm, cur.n)
         };
         discard_all(warm);
-        if let Some(id) = id {
-            tracing::debug!(container = %id, task = %task_key(task), "container backend: task cleaned up, container removed");
-            self.remove(&[id]);
+        if let Some(at) = id {
+            tracing::debug!(container = %at.id, task = %task_key(task), "container backend: task cleaned up, container removed");
+            self.remove(&[at]);
         }
         if self.cfg.share_runs {
             let _ = std::fs::remove_dir_all(self.shared.join(n.to_string()));
@@ -1238,12 +1476,7 @@ impl Environment for Container {
     }
 
     fn location(&self) -> String {
-        format!(
-            "in {} container {} (image {})",
-            self.cfg.engine.name(),
-            self.name(),
-            self.cfg.image
-        )
+        self.placement.location(self)
     }
 
     fn remote(&self) -> Option<&dyn Remote> {
@@ -1282,23 +1515,33 @@ impl Remote for Container {
     }
     fn explain_exit(&self, pid: i32, code: i32) -> Option<String> {
         let s = lock(&self.started).remove(&pid)?;
+        if code == 0 {
+            return None;
+        }
+        let slot = lock(&self.slots).get(&s.task).cloned()?;
+        let at = {
+            let cur = lock(&slot);
+            cur.at.clone().filter(|_| cur.generation == s.generation)?
+        };
+        // A placement that can lose its node answers cheaply (no engine call).
+        if let Some(why) = self.placement.lost(self, &at) {
+            self.forget(&s.task, &at);
+            return Some(format!(
+                "{why} during the command; it may have partly run. The next command starts a new container."
+            ));
+        }
         // The client's own failures and kills (125-127, 128+signal); a
         // command's ordinary failures cost no extra call.
         if (0..125).contains(&code) {
             return None;
         }
-        let slot = lock(&self.slots).get(&s.task).cloned()?;
-        let id = {
-            let cur = lock(&slot);
-            cur.id.clone().filter(|_| cur.generation == s.generation)?
-        };
-        if self.still_running(&id, code) {
+        if self.still_running(&at, code) {
             return None;
         }
-        self.forget(&s.task, &id);
+        self.forget(&s.task, &at);
         Some(format!(
             "the {} container of this task ({}) stopped during the command (killed or removed from outside?); it may have partly run. The next command starts a new container.",
-            self.cfg.engine.name(),
+            self.kind(),
             self.name()
         ))
     }
@@ -1322,7 +1565,7 @@ impl ContainerBackend {
 
 impl Environment for ContainerBackend {
     fn name(&self) -> &'static str {
-        self.0.cfg.engine.name()
+        self.0.kind()
     }
     fn spawn(&self, req: &SpawnRequest<'_>) -> io::Result<Spawned> {
         self.0.spawn(req)
@@ -1346,7 +1589,7 @@ impl Environment for ContainerBackend {
         Some(&*self.0)
     }
     fn files(&self, task: &str) -> Option<Arc<dyn crate::fs::FileSystem>> {
-        let name = self.0.cfg.engine.name();
+        let name = self.0.kind();
         Some(Arc::new(crate::remote_fs::RemoteFs::new(
             self.0.clone(),
             task_key(task),

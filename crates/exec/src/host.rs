@@ -323,6 +323,7 @@ pub const RESERVED_NAMES: &[&str] = &[
     "ssh",
     "docker",
     "podman",
+    "swarm",
     "apptainer",
     "singularity",
     "modal",

@@ -34,6 +34,7 @@ pub mod sandbox;
 pub mod spawn;
 pub mod ssh;
 pub mod supervisor;
+pub mod swarm;
 #[allow(unsafe_code)]
 pub mod sys;
 pub mod tree;

@@ -212,6 +212,20 @@ impl Config {
                     .validate(&cfg.terminal.backend, cfg.terminal.cwd.as_deref())
                     .map_err(|e| Error::invalid(format!("runtime config: {e}")))?,
             },
+            "swarm" => match &cfg.terminal.docker {
+                None => {
+                    return Err(Error::invalid(
+                        "runtime config: terminal.backend 'swarm' needs a terminal.docker section with at least \"image\" (and \"host\": a swarm manager)",
+                    ));
+                }
+                Some(d) => cfg
+                    .terminal
+                    .swarm
+                    .clone()
+                    .unwrap_or_default()
+                    .validate(d, cfg.terminal.cwd.as_deref())
+                    .map_err(|e| Error::invalid(format!("runtime config: {e}")))?,
+            },
             "apptainer" | "singularity" => match &cfg.terminal.apptainer {
                 None => {
                     return Err(Error::invalid(
@@ -240,7 +254,7 @@ impl Config {
             other if cfg.terminal.host_env(other).is_some() => {}
             other => {
                 return Err(Error::invalid(format!(
-                    "runtime config: terminal.backend: unknown backend '{other}' (auto, local, sandbox, ssh, docker, podman, apptainer, singularity, modal, daytona, or an environment the host registered)"
+                    "runtime config: terminal.backend: unknown backend '{other}' (auto, local, sandbox, ssh, docker, podman, swarm, apptainer, singularity, modal, daytona, or an environment the host registered)"
                 )));
             }
         }

@@ -244,6 +244,10 @@ fn runs_on(config: &Config) -> Option<String> {
                 d.image
             )
         }),
+        "swarm" => t
+            .docker
+            .as_ref()
+            .map(|d| format!("in a swarm service (image {})", d.image)),
         "apptainer" | "singularity" => t
             .apptainer
             .as_ref()
@@ -519,7 +523,7 @@ impl Runtime {
                     limits: tcfg.sandbox_limits.to_exec(),
                 },
             ))),
-            "ssh" | "docker" | "podman" => match &self.terminal {
+            "ssh" | "docker" | "podman" | "swarm" => match &self.terminal {
                 Some(term) => per_task(term.backend.clone()),
                 None if tcfg.backend == "ssh" => {
                     // The file toolset without the terminal: connections of its own.
@@ -530,6 +534,22 @@ impl Runtime {
                     })?;
                     per_task(Arc::new(
                         hermes_exec::ssh::SshBackend::new(section.to_exec())
+                            .map_err(|e| Error::invalid(format!("runtime config: {e}")))?,
+                    ))
+                }
+                None if tcfg.backend == "swarm" => {
+                    // The file toolset without the terminal: services of its own.
+                    let docker = tcfg.docker.as_ref().ok_or_else(|| {
+                        Error::invalid("runtime config: terminal.backend 'swarm' needs a terminal.docker section")
+                    })?;
+                    let c = tcfg
+                        .swarm
+                        .clone()
+                        .unwrap_or_default()
+                        .to_exec(docker, tcfg.cwd.as_deref())
+                        .map_err(|e| Error::invalid(format!("runtime config: {e}")))?;
+                    per_task(Arc::new(
+                        hermes_exec::swarm::backend(c)
                             .map_err(|e| Error::invalid(format!("runtime config: {e}")))?,
                     ))
                 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 #[serde(deny_unknown_fields, default)]
 pub struct TerminalConfig {
     /// "auto" (the default: "sandbox" where bubblewrap works, else
-    /// "local"), "local", "sandbox", "ssh", "docker", "podman", "apptainer"
+    /// "local"), "local", "sandbox", "ssh", "docker", "podman", "swarm", "apptainer"
     /// (alias "singularity"), "modal", "daytona", or an environment the host registered.
     pub backend: String,
     pub cwd: Option<String>,
@@ -60,8 +60,11 @@ pub struct TerminalConfig {
     pub sandbox_limits: SandboxLimitsSection,
     /// ssh backend: where and how to connect.
     pub ssh: Option<SshSection>,
-    /// docker / podman backend: the image and the container's limits.
+    /// docker / podman backend: the image and the container's limits
+    /// (the swarm backend's too: its image, limits and manager address).
     pub docker: Option<ContainerSection>,
+    /// swarm backend: placement, reservations, node addresses.
+    pub swarm: Option<SwarmSection>,
     /// apptainer / singularity backend: the image, overlays and limits.
     pub apptainer: Option<ApptainerSection>,
     /// daytona backend: the API, the image and the sandbox's resources.
@@ -214,6 +217,69 @@ impl ContainerSection {
     /// One-line errors for a section that cannot work.
     pub fn validate(&self, backend: &str, cwd: Option<&str>) -> Result<(), String> {
         self.to_exec(backend, cwd)?.validate()
+    }
+}
+
+/// `"terminal": {"swarm": {...}}`: what the swarm backend adds to
+/// `terminal.docker` (whose `host` is a manager's address and whose
+/// `max_containers` counts the whole swarm's task containers).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwarmSection {
+    /// Placement constraints (`"node.labels.pool==agents"`).
+    #[serde(default)]
+    pub constraints: Vec<String>,
+    /// Placement preferences (`"spread=node.labels.zone"`).
+    #[serde(default)]
+    pub preferences: Vec<String>,
+    /// Engine address per node id or hostname (else the node's
+    /// `hermes-tools.engine` label, else the manager's own address).
+    #[serde(default)]
+    pub nodes: BTreeMap<String, String>,
+    /// Memory reserved per task (default: `terminal.docker.memory`).
+    pub reserve_memory: Option<String>,
+    /// CPUs reserved per task (default 0.1).
+    pub reserve_cpus: Option<f64>,
+    /// Task containers started at once (default 8).
+    pub start_concurrency: Option<usize>,
+    /// Seconds a task container may take to start (default 120).
+    pub start_timeout: Option<u64>,
+    /// With `terminal.docker.network` on: networks to attach.
+    #[serde(default)]
+    pub networks: Vec<String>,
+}
+
+impl SwarmSection {
+    /// The exec layer's config, over `docker` (the image and limits).
+    pub fn to_exec(
+        &self,
+        docker: &ContainerSection,
+        cwd: Option<&str>,
+    ) -> Result<hermes_exec::swarm::SwarmConfig, String> {
+        let d = hermes_exec::swarm::SwarmConfig::default();
+        Ok(hermes_exec::swarm::SwarmConfig {
+            base: docker.to_exec("docker", cwd)?,
+            constraints: self.constraints.clone(),
+            preferences: self.preferences.clone(),
+            nodes: self.nodes.clone(),
+            reserve_memory: self.reserve_memory.clone(),
+            reserve_cpus: self.reserve_cpus,
+            start_concurrency: self.start_concurrency.unwrap_or(d.start_concurrency),
+            start_timeout: self
+                .start_timeout
+                .map(std::time::Duration::from_secs)
+                .unwrap_or(d.start_timeout),
+            networks: self.networks.clone(),
+            events: None,
+        })
+    }
+
+    /// One-line errors for a section that cannot work.
+    pub fn validate(&self, docker: &ContainerSection, cwd: Option<&str>) -> Result<(), String> {
+        if self.start_timeout.is_some_and(|t| t > 86_400) {
+            return Err("terminal.swarm.start_timeout: at most 86400 seconds".into());
+        }
+        self.to_exec(docker, cwd)?.validate()
     }
 }
 
@@ -521,6 +587,7 @@ impl Default for TerminalConfig {
             sandbox_limits: SandboxLimitsSection::default(),
             ssh: None,
             docker: None,
+            swarm: None,
             apptainer: None,
             daytona: None,
             modal: None,

@@ -199,6 +199,33 @@ fn base_env(cfg: &TerminalConfig, remote: Option<Vec<(String, String)>>) -> Vec<
     m.into_iter().collect()
 }
 
+/// Where the swarm backend placed a task's container, and a node lost:
+/// `swarm.placed` and `swarm.lost` events.
+struct SwarmServices(Arc<dyn ToolServices>);
+
+impl hermes_exec::swarm::SwarmEvents for SwarmServices {
+    fn placed(&self, task: &str, at: &hermes_exec::container::Placed, node_name: &str) {
+        self.0.emit_event(serde_json::json!({
+            "type": "swarm.placed",
+            "task_id": task,
+            "service": at.service,
+            "node": node_name,
+            "node_id": at.node,
+            "container": at.id,
+        }));
+    }
+
+    fn lost(&self, at: &hermes_exec::container::Placed, why: &str) {
+        self.0.emit_event(serde_json::json!({
+            "type": "swarm.lost",
+            "service": at.service,
+            "node_id": at.node,
+            "container": at.id,
+            "message": why,
+        }));
+    }
+}
+
 /// What the network proxy tells and asks the host: `network.refused`
 /// events, and with `ask` on, the approval handler (one prompt per host).
 struct NetServices(Arc<dyn ToolServices>);
@@ -365,6 +392,24 @@ fn environment(
                 .map(|s| Arc::new(s) as Arc<dyn Environment>)
                 .map_err(|e| Error::invalid(format!("runtime config: {e}")))
         }
+        "swarm" => {
+            let docker = cfg.docker.as_ref().ok_or_else(|| {
+                Error::invalid(
+                    "runtime config: terminal.backend 'swarm' needs a terminal.docker section with at least \"image\" (and \"host\": a swarm manager)",
+                )
+            })?;
+            let mut c = cfg
+                .swarm
+                .clone()
+                .unwrap_or_default()
+                .to_exec(docker, cfg.cwd.as_deref())
+                .map_err(|e| Error::invalid(format!("runtime config: {e}")))?;
+            c.events = services
+                .map(|s| Arc::new(SwarmServices(s)) as Arc<dyn hermes_exec::swarm::SwarmEvents>);
+            hermes_exec::swarm::backend(c)
+                .map(|s| Arc::new(s) as Arc<dyn Environment>)
+                .map_err(|e| Error::invalid(format!("runtime config: {e}")))
+        }
         "apptainer" | "singularity" => {
             let section = cfg.apptainer.as_ref().ok_or_else(|| {
                 Error::invalid(
@@ -405,7 +450,7 @@ fn environment(
         other => match cfg.host_env(other) {
             Some(env) => Ok(Arc::new(hermes_exec::host::HostBackend(env.clone()))),
             None => Err(Error::invalid(format!(
-                "runtime config: terminal.backend: unknown backend '{other}' (auto, local, sandbox, ssh, docker, podman, apptainer, singularity, modal, daytona, or an environment the host registered)"
+                "runtime config: terminal.backend: unknown backend '{other}' (auto, local, sandbox, ssh, docker, podman, swarm, apptainer, singularity, modal, daytona, or an environment the host registered)"
             ))),
         },
     }
