@@ -41,6 +41,7 @@
 #include <pthread.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -221,6 +222,13 @@ inline std::string tool_spec(std::string_view name, std::string_view toolset, st
   return s;
 }
 
+/// An OAuth handler's answer: the full URL the browser was redirected to.
+inline std::string oauth_redirect(std::string_view redirect_url) {
+  return "{\"redirect_url\":" + json_string(redirect_url) + "}";
+}
+/// An OAuth handler's answer giving the sign-in (or a token-store request) up.
+inline std::string oauth_error(std::string_view reason) { return "{\"error\":" + json_string(reason) + "}"; }
+
 /// A tool call handed to a host handler. Move-only. Answer it exactly once
 /// with respond() or respond_error(), from any thread, now or later. The
 /// borrowed views are valid until then. A Call destroyed without an answer
@@ -375,20 +383,25 @@ class Hook {
   ht_hook *hook_ = nullptr;
 };
 
-/// A command-approval request (see Runtime::set_approval_handler_async).
-/// Move-only; answer once with respond() or a shortcut, from any thread, now
-/// or later. Destroyed unanswered it denies (or, for a reviewer, escalates).
+/// A request for the host: a command approval (Runtime::set_approval_handler_async),
+/// a smart-review request (is_reviewer()) or an OAuth request
+/// (Runtime::set_oauth_handler_async, is_oauth()). Move-only; answer once
+/// with respond() or a shortcut, from any thread, now or later. Destroyed
+/// unanswered it denies (a reviewer escalates; an OAuth request gives the
+/// sign-in up with {"error":...}).
 class Approval {
  public:
   Approval() noexcept = default;
-  Approval(ht_approval *a, bool reviewer) noexcept : approval_(a), reviewer_(reviewer) {}
+  Approval(ht_approval *a, bool reviewer, bool oauth = false) noexcept
+      : approval_(a), reviewer_(reviewer), oauth_(oauth) {}
   Approval(Approval &&o) noexcept
-      : approval_(std::exchange(o.approval_, nullptr)), reviewer_(o.reviewer_) {}
+      : approval_(std::exchange(o.approval_, nullptr)), reviewer_(o.reviewer_), oauth_(o.oauth_) {}
   Approval &operator=(Approval &&o) noexcept {
     if (this != &o) {
       abandon();
       approval_ = std::exchange(o.approval_, nullptr);
       reviewer_ = o.reviewer_;
+      oauth_ = o.oauth_;
     }
     return *this;
   }
@@ -397,7 +410,9 @@ class Approval {
   ~Approval() { abandon(); }
 
   /// The request JSON (kind, verdict, rules, reasons, commands,
-  /// untrusted_command_text, suggested_scope, choices, ids, timeout_s).
+  /// untrusted_command_text, suggested_scope, choices, ids, timeout_s; for
+  /// OAuth: kind, server, authorization_url, redirect_uri, scopes, step_up,
+  /// timeout_s, or tokens for "oauth_tokens_save": secret, never log it).
   /// Borrowed until answered.
   std::string_view request_json() const noexcept {
     size_t n = 0;
@@ -407,8 +422,12 @@ class Approval {
   bool pending() const noexcept { return approval_ != nullptr; }
   /// True for a smart-reviewer request (answer {"decision":...}).
   bool is_reviewer() const noexcept { return reviewer_; }
+  /// True for a request of the OAuth handler (answer with redirect(),
+  /// respond_error() or, for the token kinds, respond()).
+  bool is_oauth() const noexcept { return oauth_; }
   /// Answers with a decision: {"choice":"once"|"session"|"always"|"deny","scope"?:[...]}
-  /// for the handler, {"decision":"approve"|"deny"|"escalate"} for the reviewer.
+  /// for the handler, {"decision":"approve"|"deny"|"escalate"} for the reviewer,
+  /// {"redirect_url":...}, {"code":...}, {"tokens":...}, {} or {"error":...} for OAuth.
   Status respond(std::string_view decision_json) noexcept {
     ht_approval *a = std::exchange(approval_, nullptr);
     if (a == nullptr) return Status::NotFound;
@@ -417,19 +436,90 @@ class Approval {
   Status approve_once() noexcept { return respond(reviewer_ ? R"({"decision":"approve"})" : R"({"choice":"once"})"); }
   Status approve_session() noexcept { return respond(R"({"choice":"session"})"); }
   Status approve_always() noexcept { return respond(R"({"choice":"always"})"); }
-  Status deny() noexcept { return respond(reviewer_ ? R"({"decision":"deny"})" : R"({"choice":"deny"})"); }
+  Status deny() noexcept {
+    if (oauth_) return respond(R"({"error":"the host declined the sign-in"})");
+    return respond(reviewer_ ? R"({"decision":"deny"})" : R"({"choice":"deny"})");
+  }
   Status escalate() noexcept { return respond(R"({"decision":"escalate"})"); }
+  /// OAuth: the full URL the authorization server redirected the browser to.
+  Status redirect(std::string_view redirect_url) noexcept {
+    try {
+      return respond("{\"redirect_url\":" + json_string(redirect_url) + "}");
+    } catch (...) {
+      return respond(R"({"error":"out of memory"})");
+    }
+  }
+  /// OAuth: give the sign-in (or a token-store request) up with a reason.
+  Status respond_error(std::string_view reason) noexcept {
+    try {
+      return respond("{\"error\":" + json_string(reason) + "}");
+    } catch (...) {
+      return respond(R"({"error":"out of memory"})");
+    }
+  }
   ht_approval *capi() const noexcept { return approval_; }
   ht_approval *release() noexcept { return std::exchange(approval_, nullptr); }
 
  private:
   void abandon() noexcept {
     if (approval_ != nullptr) {
-      if (reviewer_) escalate(); else deny();
+      if (oauth_) respond(R"({"error":"the host's OAuth handler gave no answer"})");
+      else if (reviewer_) escalate();
+      else deny();
     }
   }
   ht_approval *approval_ = nullptr;
   bool reviewer_ = false;
+  bool oauth_ = false;
+};
+
+/// A server of Runtime::serve_mcp. Move-only; the destructor (or close())
+/// stops it (calls in flight are cancelled) and frees the handle, waiting up
+/// to 5 s for its thread: never from a tool call this same server is serving.
+/// It may outlive its Runtime (closing the runtime stops the server, the
+/// handle stays valid until freed). address() and wait() are thread-safe.
+class McpServer {
+ public:
+  McpServer() noexcept = default;
+  explicit McpServer(ht_mcp_server *s) noexcept : server_(s) {}
+  McpServer(McpServer &&) noexcept = default;
+  McpServer &operator=(McpServer &&) noexcept = default;
+  McpServer(const McpServer &) = delete;
+  McpServer &operator=(const McpServer &) = delete;
+  ~McpServer() = default;
+
+  /// Where to reach it (JSON): {"transport":"http","url":...,"auth":"bearer"|"none",
+  /// "token_file":PATH|null} or {"transport":"stdio"}. "" once closed.
+  std::string address() const {
+    const char *a = server_ ? ht_mcp_server_address(server_.get()) : nullptr;
+    return a != nullptr ? std::string(a) : std::string();
+  }
+  /// Waits up to `timeout` (0: just look) for the server to end: true when it
+  /// ended (or is closed), false while it still serves; throws Error when it
+  /// ended with an error.
+  bool wait(std::chrono::milliseconds timeout = std::chrono::milliseconds(0)) const {
+    if (!server_) return true;
+    ht_error *err = nullptr;
+    ht_status st = ht_mcp_server_wait(server_.get(), static_cast<uint64_t>(timeout.count() < 0 ? 0 : timeout.count()),
+                                      &err);
+    if (st == HT_STATUS_TIMEOUT) {
+      ht_error_free(err);
+      return false;
+    }
+    detail::check(st, err);
+    return true;
+  }
+  /// Stops serving and frees the handle (idempotent).
+  void close() noexcept { server_.reset(); }
+  explicit operator bool() const noexcept { return server_ != nullptr; }
+  ht_mcp_server *capi() const noexcept { return server_.get(); }
+  ht_mcp_server *capi_release() noexcept { return server_.release(); }
+
+ private:
+  struct Deleter {
+    void operator()(ht_mcp_server *s) const noexcept { ht_mcp_server_free(s); }
+  };
+  std::unique_ptr<ht_mcp_server, Deleter> server_;
 };
 
 /// Sync handler: return the result text; throw to report an error to the model.
@@ -451,6 +541,15 @@ using Completion = std::function<void(Status, std::string_view result)>;
 /// escalates).
 using ApprovalHandler = std::function<std::string(std::string_view request_json)>;
 using AsyncApprovalHandler = std::function<void(Approval &&)>;
+/// Sync OAuth handler: gets the request JSON ("kind": "oauth_authorize",
+/// or for servers with oauth.token_store "host" "oauth_tokens_load" /
+/// "oauth_tokens_save" / "oauth_tokens_clear") and returns the answer JSON
+/// (oauth_redirect(url), {"code":...}, {"tokens":...}, {} or
+/// oauth_error(reason)). It runs on the library's callback thread while the
+/// sign-in waits, holding up events and completions: for a browser step that
+/// takes a human, use set_oauth_handler_async. An exception gives the
+/// sign-in up ({"error": what()}).
+using OAuthHandler = std::function<std::string(std::string_view request_json)>;
 using EventHandler = std::function<void(std::string_view event_json)>;
 /// level: 1 error, 2 warn, 3 info, 4 debug, 5 trace.
 using LogHandler = std::function<void(int level, std::string_view message)>;
@@ -616,12 +715,13 @@ inline void hook_trampoline(void *ud, ht_hook *raw) noexcept {
 struct ApprovalData {
   ApprovalHandler sync;
   AsyncApprovalHandler async;
-  bool reviewer;
+  bool reviewer = false;
+  bool oauth = false;
 };
 
 inline void approval_trampoline(void *ud, ht_approval *raw) noexcept {
   auto *d = static_cast<ApprovalData *>(ud);
-  Approval a(raw, d->reviewer);
+  Approval a(raw, d->reviewer, d->oauth);
   try {
     if (d->sync) {
       std::string decision = d->sync(a.request_json());
@@ -630,7 +730,14 @@ inline void approval_trampoline(void *ud, ht_approval *raw) noexcept {
       d->async(std::move(a));
     }
   } catch (...) {
-    // ~Approval denies (reviewer: escalates) if still unanswered
+    // ~Approval denies (reviewer: escalates) if still unanswered; an OAuth
+    // request is given up with the exception's message.
+    if (d->oauth && a.pending()) {
+      try {
+        a.respond_error(std::string("the OAuth handler threw: ") + what_of(std::current_exception()));
+      } catch (...) {
+      }
+    }
   }
 }
 
@@ -1144,16 +1251,96 @@ class Runtime {
   /// Sets the handler asked when a command needs approval (empty removes it;
   /// then `ask` commands are denied unless approvals.non_interactive is "allow").
   void set_approval_handler(ApprovalHandler handler) {
-    set_approval(false, std::move(handler), {});
+    set_approval_data(Kind::Approval, std::move(handler), {});
   }
   /// Async approval handler: take the Approval and answer it later (e.g. after asking a human).
   void set_approval_handler_async(AsyncApprovalHandler handler) {
-    set_approval(false, {}, std::move(handler));
+    set_approval_data(Kind::Approval, {}, std::move(handler));
   }
   /// Sets the smart reviewer (approvals.mode "smart"): answers
   /// {"decision":"approve"|"deny"|"escalate"}; it can never allow a block-tier command.
-  void set_approval_reviewer(ApprovalHandler reviewer) { set_approval(true, std::move(reviewer), {}); }
-  void set_approval_reviewer_async(AsyncApprovalHandler reviewer) { set_approval(true, {}, std::move(reviewer)); }
+  void set_approval_reviewer(ApprovalHandler reviewer) {
+    set_approval_data(Kind::Reviewer, std::move(reviewer), {});
+  }
+  void set_approval_reviewer_async(AsyncApprovalHandler reviewer) {
+    set_approval_data(Kind::Reviewer, {}, std::move(reviewer));
+  }
+
+  /// Sets the OAuth handler: the browser step of MCP HTTP servers' OAuth 2.1
+  /// sign-in (the library does discovery, registration, PKCE, tokens and
+  /// refresh). It gets {"kind":"oauth_authorize","server","authorization_url",
+  /// "redirect_uri","scopes","step_up","timeout_s"}: show the user the URL and
+  /// answer oauth_redirect(<the URL the browser was sent back to>) or
+  /// oauth_error(reason). Servers with oauth.token_store "host" also send
+  /// "oauth_tokens_load" (answer {"tokens":<saved>|null}), "oauth_tokens_save"
+  /// (keep "tokens" secret, answer {}) and "oauth_tokens_clear" (answer {}).
+  /// Set it before add_mcp_server. Empty removes it (a server that needs
+  /// authorization then fails, see mcp_status()). The previous handler is
+  /// released when replaced or when the runtime closes.
+  void set_oauth_handler(OAuthHandler handler) { set_approval_data(Kind::OAuth, std::move(handler), {}); }
+  /// Async OAuth handler: take the Approval (is_oauth()) and answer it later
+  /// from any thread with redirect(), respond_error() or respond(); the
+  /// sign-in waits up to the request's timeout_s.
+  void set_oauth_handler_async(AsyncApprovalHandler handler) {
+    set_approval_data(Kind::OAuth, {}, std::move(handler));
+  }
+
+  /// The state of every MCP server as a JSON object keyed by name ("{}" without
+  /// servers): state ("connecting"|"ready"|"disconnected"|"failed"|"disabled"|
+  /// "closed"), transport, toolset, tools, pid, connects, failures, last_error,
+  /// protocol_version, ... (docs/json-shapes.md). Never waits for a server.
+  std::string mcp_status() const {
+    char *out = nullptr;
+    size_t n = 0;
+    ht_error *err = nullptr;
+    detail::check(ht_runtime_mcp_status(raw(), &out, &n, &err), err);
+    return detail::take(out, n);
+  }
+  /// Adds an MCP server at run time: `config_json` is one mcp_servers entry
+  /// ({"command","args",...} or {"url","headers","oauth",...}). Blocks for the
+  /// server's first connection attempt (its tools, named mcp__<name>__<tool>,
+  /// are registered when it returns), or leaves it retrying in the background
+  /// (see mcp_status()). Throws Error(Conflict) for a name in use,
+  /// Error(InvalidJson) / Error(InvalidArgument) for a bad config. Not from a
+  /// tool handler of this runtime (that call would wait for the server).
+  void add_mcp_server(std::string_view name, std::string_view config_json) {
+    ht_error *err = nullptr;
+    detail::check(
+        ht_runtime_add_mcp_server(raw(), name.data(), name.size(), config_json.data(), config_json.size(), &err),
+        err);
+  }
+  /// Stops an MCP server (configured or added) and deregisters its tools;
+  /// calls in flight to it end with an error. Error(NotFound) when unknown.
+  /// Blocks at most about 0.5 s.
+  void remove_mcp_server(std::string_view name) {
+    ht_error *err = nullptr;
+    detail::check(ht_runtime_remove_mcp_server(raw(), name.data(), name.size(), &err), err);
+  }
+  /// Accepts the changed definitions of a server's held tools (status
+  /// "held_tools", pin on). Error(NotFound) when unknown, Error(Timeout) when
+  /// the new listing takes longer (the tools then come back in the background).
+  void accept_mcp_tools(std::string_view name) {
+    ht_error *err = nullptr;
+    detail::check(ht_runtime_mcp_accept_tools(raw(), name.data(), name.size(), &err), err);
+  }
+  /// Serves this runtime's enabled tools (host tools included) as an MCP
+  /// server on a library thread. `options_json`: "" or "{}" for stdio on
+  /// descriptors 0 and 1 ({"read_fd","write_fd"} for others);
+  /// {"transport":"http"} for streamable HTTP on a free loopback port with a
+  /// generated bearer token (McpServer::address() names the URL and the token
+  /// file); the header documents the rest (address, token, auth, limits,
+  /// approvals). Throws Error(InvalidJson / InvalidArgument) for bad options,
+  /// Error(Internal) for an address in use.
+  McpServer serve_mcp(std::string_view options_json = {}) const {
+    ht_mcp_server *server = nullptr;
+    ht_error *err = nullptr;
+    detail::check(ht_runtime_serve_mcp(raw(), options_json.data(), options_json.size(), &server, &err), err);
+    return McpServer(server);
+  }
+#ifdef HT_CPP_HAS_NLOHMANN
+  /// mcp_status() as a JSON value.
+  nlohmann::json mcp_status_json() const { return nlohmann::json::parse(mcp_status()); }
+#endif
 
   /// The persistent allowlist (JSON array of {"rule","argv_prefix","exact","added_at","note"}).
   std::string allowlist_json() const {
@@ -1266,8 +1453,12 @@ class Runtime {
     d.release();
   }
 
-  void set_approval(bool reviewer, ApprovalHandler sync, AsyncApprovalHandler async) {
-    auto setter = reviewer ? &ht_runtime_set_approval_reviewer : &ht_runtime_set_approval_handler;
+  enum class Kind { Approval, Reviewer, OAuth };
+
+  void set_approval_data(Kind kind, ApprovalHandler sync, AsyncApprovalHandler async) {
+    auto setter = kind == Kind::Reviewer ? &ht_runtime_set_approval_reviewer
+                  : kind == Kind::OAuth  ? &ht_runtime_set_oauth_handler
+                                         : &ht_runtime_set_approval_handler;
     ht_error *err = nullptr;
     if (!sync && !async) {
       detail::check(setter(raw(), nullptr, nullptr, nullptr, &err), err);
@@ -1276,7 +1467,8 @@ class Runtime {
     auto d = std::make_unique<detail::ApprovalData>();
     d->sync = std::move(sync);
     d->async = std::move(async);
-    d->reviewer = reviewer;
+    d->reviewer = kind == Kind::Reviewer;
+    d->oauth = kind == Kind::OAuth;
     detail::check(setter(raw(), &detail::approval_trampoline, d.get(),
                          &detail::delete_trampoline<detail::ApprovalData>, &err),
                   err);

@@ -92,10 +92,20 @@ func htgoApproval(handle C.uintptr_t, approval C.uintptr_t) {
 	p := C.htgo_approval_request(approval, &n)
 	req := borrowed(p, n)
 	var e *approvalEntry
+	var o *oauthEntry
 	func() {
 		defer func() { _ = recover() }()
-		e, _ = cgo.Handle(handle).Value().(*approvalEntry)
+		switch v := cgo.Handle(handle).Value().(type) {
+		case *approvalEntry:
+			e = v
+		case *oauthEntry:
+			o = v
+		}
 	}()
+	if o != nil {
+		go runOAuth(o, req, uintptr(approval))
+		return
+	}
 	if e == nil {
 		respondApproval(uintptr(approval), Deny)
 		return

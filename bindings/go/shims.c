@@ -87,6 +87,10 @@ ht_status htgo_set_approval_handler(ht_runtime *rt, bool reviewer, uintptr_t han
   if (handle == 0) return ht_runtime_set_approval_handler(rt, NULL, NULL, NULL, out_err);
   return ht_runtime_set_approval_handler(rt, tramp_approval, (void *)handle, tramp_free, out_err);
 }
+ht_status htgo_set_oauth_handler(ht_runtime *rt, uintptr_t handle, ht_error **out_err) {
+  if (handle == 0) return ht_runtime_set_oauth_handler(rt, NULL, NULL, NULL, out_err);
+  return ht_runtime_set_oauth_handler(rt, tramp_approval, (void *)handle, tramp_free, out_err);
+}
 const char *htgo_approval_request(uintptr_t approval, size_t *out_len) {
   return ht_approval_request_json((const ht_approval *)approval, out_len);
 }

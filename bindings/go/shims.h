@@ -27,6 +27,8 @@ ht_status htgo_set_log_handler(int32_t level, uintptr_t handle);
 
 /* reviewer: the smart reviewer instead of the approval handler; handle 0 removes it. */
 ht_status htgo_set_approval_handler(ht_runtime *rt, bool reviewer, uintptr_t handle, ht_error **out_err);
+/* handle 0 removes the OAuth handler. */
+ht_status htgo_set_oauth_handler(ht_runtime *rt, uintptr_t handle, ht_error **out_err);
 const char *htgo_approval_request(uintptr_t approval, size_t *out_len);
 ht_status htgo_approval_respond(uintptr_t approval, const char *decision, size_t len);
 

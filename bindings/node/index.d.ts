@@ -354,6 +354,88 @@ export interface AllowlistEntry {
   [key: string]: unknown;
 }
 
+/** One server's entry of Runtime.mcpStatus() (docs/json-shapes.md). */
+export interface McpServerStatus {
+  state: 'connecting' | 'ready' | 'disconnected' | 'failed' | 'disabled' | 'closed';
+  transport: 'stdio' | 'http';
+  /** 'mcp-<server>' */
+  toolset?: string;
+  /** Registered tool names, 'mcp__<server>__<tool>'. */
+  tools: string[];
+  skipped_tools?: string[];
+  /** Tools whose definitions changed, held until acceptMcpTools(). */
+  held_tools?: string[];
+  pid?: number | null;
+  connects?: number;
+  failures?: number;
+  retry_in_ms?: number | null;
+  /** Why the last connection attempt failed (null when it did not). */
+  last_error?: string | null;
+  protocol_version?: string | null;
+  server_info?: { name: string; version: string; [key: string]: unknown } | null;
+  [key: string]: unknown;
+}
+
+/** A request to the OAuth handler (Runtime.setOAuthHandler). */
+export interface OAuthRequest {
+  /** The token kinds come only for servers with oauth.token_store 'host'. */
+  kind: 'oauth_authorize' | 'oauth_tokens_load' | 'oauth_tokens_save' | 'oauth_tokens_clear';
+  server: string;
+  /** oauth_authorize: show it to the user (open a browser). */
+  authorization_url?: string;
+  /** oauth_authorize: where the authorization server sends the browser back. */
+  redirect_uri?: string;
+  scopes?: string[];
+  /** A step-up to more scopes (the server answered 403 insufficient_scope). */
+  step_up?: boolean;
+  timeout_s?: number;
+  /** oauth_tokens_save: secret; store it as it is, never log it. */
+  tokens?: { [key: string]: unknown };
+  [key: string]: unknown;
+}
+/**
+ * The OAuth handler's answer: the redirect URL (a string), {redirect_url},
+ * {code} or {error} for oauth_authorize; {tokens} (or nothing: none saved)
+ * for oauth_tokens_load; nothing for oauth_tokens_save / _clear.
+ */
+export type OAuthAnswer =
+  | string
+  | { redirect_url: string }
+  | { code: string }
+  | { tokens: { [key: string]: unknown } | null }
+  | { error: string }
+  | Record<string, never>
+  | undefined
+  | void;
+
+/** ht_mcp_server_address: where and how to reach a served runtime. */
+export interface McpAddress {
+  transport: 'http' | 'stdio';
+  url?: string;
+  auth?: 'bearer' | 'none';
+  /** The generated bearer token's file (null when the host gave the token or auth is off). */
+  token_file?: string | null;
+}
+
+/**
+ * A server of Runtime.serveMcp. close() stops it (calls in flight are
+ * cancelled); it may outlive its runtime (closing the runtime stops it, the
+ * handle stays until close()).
+ */
+export declare class McpServer {
+  /** ht_mcp_server_address's JSON. */
+  readonly address: McpAddress;
+  /** The streamable HTTP URL (undefined for stdio). */
+  readonly url: string | undefined;
+  /** The generated bearer token (null when there is no token file). */
+  token(): string | null;
+  /** Wait up to timeoutMs (0: just look; null: for ever): true when the server ended, false while it serves. */
+  wait(timeoutMs?: number | null): Promise<boolean>;
+  /** Stop serving and free the handle (on a worker thread). Idempotent. */
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
 /** A Promise of an async call's result text, with the id for cancel(). */
 export type PendingCall = Promise<string> & { callId: number };
 
@@ -500,6 +582,35 @@ export declare class Runtime {
   setApprovalHandler(fn: ((request: ApprovalRequest) => ApprovalAnswer | Promise<ApprovalAnswer>) | null): void;
   /** The smart reviewer (approvals.mode 'smart'); a throw escalates. null removes it. */
   setApprovalReviewer(fn: ((request: ApprovalRequest) => ReviewAnswer | Promise<ReviewAnswer>) | null): void;
+  /**
+   * The browser step of MCP servers' OAuth 2.1 sign-in (the library does
+   * discovery, registration, PKCE, tokens and refresh): show the user
+   * request.authorization_url and answer the URL the browser was redirected
+   * to. With oauth.token_store 'host' it also loads, saves and clears the
+   * tokens. A throw or rejection gives the sign-in up. Set it before
+   * addMcpServer; null removes it (such servers then fail, see mcpStatus()).
+   */
+  setOAuthHandler(fn: ((request: OAuthRequest) => OAuthAnswer | Promise<OAuthAnswer>) | null): void;
+  /** Each MCP server's state, keyed by name ({} without servers); never waits for a server. */
+  mcpStatus(): { [server: string]: McpServerStatus };
+  /**
+   * Start an MCP server at run time (one mcp_servers entry: {command, args, ...}
+   * or {url, headers, oauth, ...}). Resolves after its first connection
+   * attempt, with its tools registered or the server 'failed' in mcpStatus()
+   * (retrying in the background). Rejects with INVALID_JSON / INVALID_ARGUMENT
+   * for a bad config, CONFLICT for a name in use.
+   */
+  addMcpServer(name: string, config: { [key: string]: unknown } | string): Promise<void>;
+  /** Stop an MCP server and deregister its tools; rejects with NOT_FOUND when unknown. */
+  removeMcpServer(name: string): Promise<void>;
+  /** Accept the changed definitions of a server's held tools (held_tools). */
+  acceptMcpTools(name: string): Promise<void>;
+  /**
+   * Serve this runtime's tools as an MCP server on a library thread: null / {}
+   * for stdio on descriptors 0 and 1, {transport: 'http'} for streamable HTTP
+   * on a free loopback port with a generated bearer token. Close it when done.
+   */
+  serveMcp(options?: { [key: string]: unknown } | string | null): McpServer;
   /** The persistent allowlist ('always' answers). */
   allowlist(): AllowlistEntry[];
   /** Replace the allowlist (validated; saved to approvals.allowlist_path when configured). */

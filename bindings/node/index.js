@@ -271,6 +271,30 @@ Object.assign(C, {
   clearSessionApprovals: optional(
     'int32_t ht_runtime_clear_session_approvals(void *rt, const uint8_t *session_id, size_t len, _Out_ void **out_err)',
   ),
+  setOAuthHandler: optional(
+    'int32_t ht_runtime_set_oauth_handler(void *rt, ht_approval_fn *fn, uintptr_t user_data, ' +
+      'ht_free_fn *free_user_data, _Out_ void **out_err)',
+  ),
+  mcpStatus: optional(
+    'int32_t ht_runtime_mcp_status(void *rt, _Out_ void **out_json, _Out_ size_t *out_len, _Out_ void **out_err)',
+  ),
+  addMcpServer: optional(
+    'int32_t ht_runtime_add_mcp_server(void *rt, const uint8_t *name, size_t name_len, ' +
+      'const uint8_t *config, size_t config_len, _Out_ void **out_err)',
+  ),
+  removeMcpServer: optional(
+    'int32_t ht_runtime_remove_mcp_server(void *rt, const uint8_t *name, size_t name_len, _Out_ void **out_err)',
+  ),
+  mcpAcceptTools: optional(
+    'int32_t ht_runtime_mcp_accept_tools(void *rt, const uint8_t *name, size_t name_len, _Out_ void **out_err)',
+  ),
+  serveMcp: optional(
+    'int32_t ht_runtime_serve_mcp(void *rt, const uint8_t *options, size_t options_len, ' +
+      '_Out_ void **out_server, _Out_ void **out_err)',
+  ),
+  mcpServerAddress: optional('const char *ht_mcp_server_address(const void *server)'),
+  mcpServerWait: optional('int32_t ht_mcp_server_wait(const void *server, uint64_t timeout_ms, _Out_ void **out_err)'),
+  mcpServerFree: optional('void ht_mcp_server_free(void *server)'),
 });
 
 function need(fn, name) {
@@ -279,8 +303,17 @@ function need(fn, name) {
 }
 
 /** Normalise a host approval answer (see Runtime.setApprovalHandler / setApprovalReviewer). */
-function approvalAnswer(kind, value) {
+function approvalAnswer(kind, value, request) {
   if (value && typeof value === 'object') return value;
+  if (kind === 'oauth') {
+    // A string is the redirect URL; nothing means: no tokens saved (load),
+    // done (save, clear), or giving the sign-in up (authorize).
+    if (typeof value === 'string') return { redirect_url: value };
+    const what = request && request.kind;
+    if (what === 'oauth_tokens_load') return { tokens: null };
+    if (what === 'oauth_tokens_save' || what === 'oauth_tokens_clear') return {};
+    return { error: "the host's OAuth handler gave no redirect URL" };
+  }
   if (kind === 'review') {
     if (value === true) return { decision: 'approve' };
     if (value === false) return { decision: 'deny' };
@@ -1032,6 +1065,78 @@ function maxParallel(config) {
   return 8;
 }
 
+/**
+ * A server of Runtime.serveMcp. `address` is ht_mcp_server_address's JSON
+ * ({transport, url, auth, token_file}). close() stops it (calls in flight are
+ * cancelled); it may outlive its runtime (closing the runtime stops it, the
+ * handle stays until close()).
+ */
+class McpServer {
+  constructor(ptr) {
+    this._ptr = ptr;
+    this._waits = new Set();
+    this._closing = null;
+    const raw = C.mcpServerAddress(ptr);
+    this.address = raw ? JSON.parse(raw) : {};
+  }
+
+  /** The streamable HTTP URL (undefined for stdio). */
+  get url() {
+    return this.address.url;
+  }
+
+  /** The generated bearer token (null when the host gave one or auth is off). */
+  token() {
+    if (!this.address.token_file) return null;
+    return fs.readFileSync(this.address.token_file, 'utf8').split('\n')[0].trim();
+  }
+
+  /**
+   * Wait up to timeoutMs (0: just look; null: for ever) for the server to
+   * end: true when it ended (or was closed), false while it still serves.
+   * Rejects when it ended with an error. Waits on a worker thread.
+   */
+  async wait(timeoutMs = null) {
+    const deadline = timeoutMs === null ? Infinity : Date.now() + Math.max(0, timeoutMs);
+    for (;;) {
+      if (this._ptr === null || this._closing) return true;
+      const step = Math.max(0, Math.min(200, deadline - Date.now()));
+      const err = [null];
+      const p = callAsync(C.mcpServerWait, this._ptr, step, err);
+      this._waits.add(p);
+      let st;
+      try {
+        st = await p;
+      } finally {
+        this._waits.delete(p);
+      }
+      if (st !== Status.TIMEOUT) {
+        check(st, err);
+        return true;
+      }
+      takeError(st, err); // frees the error object
+      if (Date.now() >= deadline) return false;
+    }
+  }
+
+  /** Stop serving and free the handle, on a worker thread (waits up to 5 s for the server's thread). Idempotent. */
+  close() {
+    if (this._closing) return this._closing;
+    if (this._ptr === null) return Promise.resolve();
+    const ptr = this._ptr;
+    this._closing = (async () => {
+      await Promise.allSettled([...this._waits]);
+      await callAsync(C.mcpServerFree, ptr);
+      this._ptr = null;
+    })();
+    return this._closing;
+  }
+
+  async [Symbol.asyncDispose]() {
+    await this.close();
+  }
+}
+
 class Runtime {
   /**
    * @param {object|string} [config] ht_runtime_new config, e.g. {builtin_toolsets: ["terminal"]}
@@ -1225,30 +1330,43 @@ class Runtime {
     const approval = C.approvalRespond
       ? koffi.register((ud, approvalPtr) => {
           const entry = handles.get(Number(ud));
-          let kind = entry && entry.kind === 'reviewer' ? 'review' : 'approval';
+          let kind = entry && entry.kind === 'reviewer' ? 'review' : entry && entry.kind === 'oauth' ? 'oauth' : 'approval';
           let answered = false;
-          const answer = (value, failed) => {
+          let request = {};
+          const answer = (value, failed, exc) => {
             if (answered) return;
             answered = true;
             let text;
             try {
-              // Fail closed: a broken handler denies, a broken reviewer escalates.
-              const v = failed ? (kind === 'review' ? { decision: 'escalate' } : { choice: 'deny' }) : value;
-              text = JSON.stringify(approvalAnswer(kind, v));
+              // Fail closed: a broken handler denies, a broken reviewer
+              // escalates, a broken OAuth handler gives the sign-in up.
+              const v = failed
+                ? kind === 'review'
+                  ? { decision: 'escalate' }
+                  : kind === 'oauth'
+                    ? { error: `the OAuth handler failed: ${exc === undefined ? 'unknown error' : errText(exc)}` }
+                    : { choice: 'deny' }
+                : value;
+              text = JSON.stringify(approvalAnswer(kind, v, request));
             } catch (e) {
               warn(
                 `hermes-tools: the approval ${kind === 'review' ? 'reviewer' : 'handler'} returned an answer ` +
                   `that cannot be encoded as JSON (${errText(e)}); failing closed`,
                 'HERMES_TOOLS_UNSERIALIZABLE_RESULT',
               );
-              text = kind === 'review' ? '{"decision":"escalate"}' : '{"choice":"deny"}';
+              text =
+                kind === 'review'
+                  ? '{"decision":"escalate"}'
+                  : kind === 'oauth'
+                    ? '{"error":"the OAuth handler gave an answer that is not JSON"}'
+                    : '{"choice":"deny"}';
             }
             const [b, n] = bytes(text);
             C.approvalRespond(approvalPtr, b, n);
           };
           try {
             const text = borrowed(C.approvalRequestJson, approvalPtr);
-            const request = text ? JSON.parse(text) : {};
+            request = text ? JSON.parse(text) : {};
             if (request.kind === 'review') kind = 'review';
             if (!entry) {
               answer(undefined);
@@ -1259,7 +1377,7 @@ class Runtime {
               Promise.resolve(v)
                 .then(
                   (d) => answer(d),
-                  () => answer(undefined, true),
+                  (e) => answer(undefined, true, e),
                 )
                 .catch((e) => reportUncaught('approval handler', e));
               return;
@@ -1267,7 +1385,7 @@ class Runtime {
             answer(v);
           } catch (e) {
             try {
-              answer(undefined, true);
+              answer(undefined, true, e);
             } catch (e2) {
               reportUncaught('approval handler', e2);
             }
@@ -1778,6 +1896,90 @@ class Runtime {
     this._setApprovalFn(C.setApprovalReviewer, 'ht_runtime_set_approval_reviewer', 'reviewer', fn);
   }
 
+  /**
+   * The browser step of MCP servers' OAuth 2.1 sign-in (the library does
+   * discovery, registration, PKCE, tokens and refresh). fn(request) gets
+   * {kind: 'oauth_authorize', server, authorization_url, redirect_uri, scopes,
+   * step_up, timeout_s}: show the user the URL and return (or resolve with)
+   * the full URL the browser was redirected to, {code}, or {error: reason}.
+   * Servers with oauth.token_store 'host' also ask 'oauth_tokens_load'
+   * (return {tokens} or nothing), 'oauth_tokens_save' (keep request.tokens,
+   * secret) and 'oauth_tokens_clear'. A throw or rejection gives the sign-in
+   * up. Set it before addMcpServer; null removes it.
+   */
+  setOAuthHandler(fn) {
+    this._setApprovalFn(C.setOAuthHandler, 'ht_runtime_set_oauth_handler', 'oauth', fn);
+  }
+
+  // -- MCP servers ------------------------------------------------------------
+
+  /**
+   * Each MCP server's state, keyed by name ({} without servers): state
+   * ('connecting'|'ready'|'disconnected'|'failed'|'disabled'|'closed'),
+   * transport, toolset, tools, pid, connects, failures, last_error, ...
+   * Never waits for a server.
+   */
+  mcpStatus() {
+    need(C.mcpStatus, 'ht_runtime_mcp_status');
+    const out = [null];
+    const len = [0];
+    const err = [null];
+    check(C.mcpStatus(this._rt(), out, len, err), err);
+    return JSON.parse(takeString(out, len));
+  }
+
+  /**
+   * Start an MCP server at run time (config: one mcp_servers entry, an object
+   * or JSON text). Resolves after its first connection attempt, on a worker
+   * thread (the OAuth handler runs on this thread meanwhile): its tools
+   * (mcp__<name>__<tool>) are registered, or the server is 'failed' in
+   * mcpStatus() and retries in the background. Rejects with
+   * HermesToolsError INVALID_JSON / INVALID_ARGUMENT (bad config), CONFLICT
+   * (name in use).
+   */
+  async addMcpServer(name, config) {
+    need(C.addMcpServer, 'ht_runtime_add_mcp_server');
+    const [nb, nn] = bytes(name);
+    const [cb, cn] = bytes(jsonArg(config));
+    const err = [null];
+    const st = await callAsync(C.addMcpServer, this._rt(), nb, nn, cb, cn, err);
+    check(st, err);
+  }
+
+  /** Stop an MCP server and deregister its tools; rejects with NOT_FOUND when unknown. */
+  async removeMcpServer(name) {
+    need(C.removeMcpServer, 'ht_runtime_remove_mcp_server');
+    const [b, n] = bytes(name);
+    const err = [null];
+    const st = await callAsync(C.removeMcpServer, this._rt(), b, n, err);
+    check(st, err);
+  }
+
+  /** Accept the changed definitions of a server's held tools (status held_tools). */
+  async acceptMcpTools(name) {
+    need(C.mcpAcceptTools, 'ht_runtime_mcp_accept_tools');
+    const [b, n] = bytes(name);
+    const err = [null];
+    const st = await callAsync(C.mcpAcceptTools, this._rt(), b, n, err);
+    check(st, err);
+  }
+
+  /**
+   * Serve this runtime's tools (host tools included) as an MCP server on a
+   * library thread. options: null / {} for stdio on descriptors 0 and 1;
+   * {transport: 'http'} for streamable HTTP on a free loopback port with a
+   * generated bearer token (server.url, server.token()). Close the returned
+   * McpServer when done.
+   */
+  serveMcp(options = null) {
+    need(C.serveMcp, 'ht_runtime_serve_mcp');
+    const [b, n] = bytes(jsonArg(options));
+    const out = [null];
+    const err = [null];
+    check(C.serveMcp(this._rt(), b, n, out, err), err);
+    return new McpServer(out[0]);
+  }
+
   /** The persistent allowlist ('always' answers). */
   allowlist() {
     need(C.allowlistJson, 'ht_runtime_allowlist_json');
@@ -1825,6 +2027,7 @@ module.exports = {
   Status,
   EVENT_TYPES,
   HermesToolsError,
+  McpServer,
   Runtime,
   ToolCall,
   abiVersion,

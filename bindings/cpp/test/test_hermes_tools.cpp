@@ -20,6 +20,10 @@
 #include <spawn.h>
 #include <sys/wait.h>
 #include <signal.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <cctype>
 
 extern char **environ;
 
@@ -904,6 +908,192 @@ TEST(host_environment) {
   CHECK(std::system(rm.c_str()) == 0);
 }
 
+// A path in the repository: HT_REPO_ROOT, else this file's own (relative or
+// absolute) path with bindings/cpp/test/... cut off.
+static std::string repo_path(const std::string &rel) {
+  if (const char *root = std::getenv("HT_REPO_ROOT")) return std::string(root) + "/" + rel;
+  std::string here = __FILE__;
+  auto at = here.rfind("bindings/cpp/test/");
+  return (at == std::string::npos ? std::string() : here.substr(0, at)) + rel;
+}
+
+// A stdio MCP server (crates/runtime/tests/fixtures/versioned_server.py, one
+// tool "offered") added at run time, listed with its tools, called, removed.
+TEST(mcp_servers_add_status_call_remove) {
+  ht::Runtime rt("{}");
+  CHECK(rt.mcp_status() == "{}");
+  expect_error(ht::Status::InvalidJson, [&] { rt.add_mcp_server("bad", "{not json"); });
+  expect_error(ht::Status::InvalidArgument, [&] { rt.add_mcp_server("", R"({"command":"python3"})"); });
+  expect_error(ht::Status::NotFound, [&] { rt.remove_mcp_server("nobody"); }, "nobody");
+  std::string cfg = R"({"command":"python3","args":[)" +
+                    ht::json_string(repo_path("crates/runtime/tests/fixtures/versioned_server.py")) +
+                    R"(],"connect_timeout":20})";
+  rt.add_mcp_server("v", cfg);
+  std::string st = rt.mcp_status();
+  CONTAINS(st, "\"v\":{");
+  CONTAINS(st, "\"state\":\"ready\"");
+  CONTAINS(st, "\"mcp__v__offered\"");
+  CONTAINS(rt.definitions(), "mcp__v__offered");
+  expect_error(ht::Status::Conflict, [&] { rt.add_mcp_server("v", cfg); });
+  // The tool reports the protocol version the client offered.
+  CONTAINS(rt.dispatch("mcp__v__offered"), "2025-11-25");
+  CONTAINS(rt.dispatch_async("mcp__v__offered").get(), "2025-11-25");
+  rt.remove_mcp_server("v");
+  CHECK(rt.mcp_status().find("\"v\"") == std::string::npos);
+  CHECK(rt.definitions().find("mcp__v__offered") == std::string::npos);
+  expect_error(ht::Status::NotFound, [&] { rt.remove_mcp_server("v"); });
+  // A server that cannot start is visible: failed, with the cause.
+  rt.add_mcp_server("broken", R"({"command":"ht-no-such-command-xyz","connect_timeout":5})");
+  st = rt.mcp_status();
+  CONTAINS(st, "\"broken\":{");
+  CONTAINS(st, "\"state\":\"failed\"");
+  CHECK(st.find("\"last_error\":null") == std::string::npos);
+  rt.remove_mcp_server("broken");
+  rt.close();
+  expect_error(ht::Status::Closed, [&] { rt.mcp_status(); });
+#ifdef HT_CPP_HAS_NLOHMANN
+  ht::Runtime rt2("{}");
+  CHECK(rt2.mcp_status_json().empty());
+#endif
+}
+
+// One runtime serves a host tool over streamable HTTP (serve_mcp); a second
+// runtime adds it as an MCP server with the generated bearer token and calls it.
+TEST(serve_mcp_round_trip) {
+  ht::Runtime host("{}");
+  host.register_tool(ht::tool_spec("shout", "demo", "Upper-cases text", ECHO_PARAMS), [](const ht::Call &c) {
+    std::string a(c.args_json());
+    for (auto &ch : a) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    return a;
+  });
+  expect_error(ht::Status::InvalidJson, [&] { host.serve_mcp("{nope"); });
+  ht::McpServer server = host.serve_mcp(R"({"transport":"http"})");
+  CHECK(static_cast<bool>(server));
+  std::string addr = server.address();
+  CONTAINS(addr, "\"transport\":\"http\"");
+  CONTAINS(addr, "\"auth\":\"bearer\"");
+  CHECK(!server.wait(std::chrono::milliseconds(0)));  // still serving
+  auto field = [&](const std::string &key) {
+    auto at = addr.find("\"" + key + "\":\"");
+    CHECK(at != std::string::npos);
+    at += key.size() + 4;
+    return addr.substr(at, addr.find('"', at) - at);
+  };
+  std::string url = field("url"), token_file = field("token_file");
+  std::string token;
+  {
+    FILE *f = std::fopen(token_file.c_str(), "r");
+    CHECK(f != nullptr);
+    char buf[256] = {0};
+    CHECK(std::fgets(buf, sizeof buf, f) != nullptr);
+    std::fclose(f);
+    token = buf;
+    while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
+  }
+  ht::Runtime client("{}");
+  client.add_mcp_server("loop", R"({"url":)" + ht::json_string(url) + R"(,"headers":{"Authorization":)" +
+                                    ht::json_string("Bearer " + token) + "}}");
+  CONTAINS(client.mcp_status(), "\"mcp__loop__shout\"");
+  CONTAINS(client.dispatch("mcp__loop__shout", R"({"text":"quiet"})"), "QUIET");
+  client.remove_mcp_server("loop");
+  server.close();
+  CHECK(!server);
+  CHECK(server.wait());
+  CHECK(server.address().empty());
+  // A server handle outlives its runtime: closing the runtime stops it.
+  ht::McpServer s2 = host.serve_mcp(R"({"transport":"http"})");
+  host.close();
+  CHECK(s2.wait(std::chrono::milliseconds(5000)));
+}
+
+// A one-shot HTTP server on 127.0.0.1 that answers every request 401 with a
+// bearer challenge (an MCP server behind OAuth, minus the authorization server).
+struct Http401 {
+  int fd = -1;
+  int port = 0;
+  std::thread th;
+  std::atomic<bool> stop{false};
+  Http401() {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    CHECK(::bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0);
+    CHECK(::listen(fd, 16) == 0);
+    socklen_t len = sizeof a;
+    ::getsockname(fd, reinterpret_cast<sockaddr *>(&a), &len);
+    port = ntohs(a.sin_port);
+    th = std::thread([this] {
+      for (;;) {
+        int c = ::accept(fd, nullptr, nullptr);
+        if (c < 0 || stop) {
+          if (c >= 0) ::close(c);
+          return;
+        }
+        char buf[8192];
+        (void)::recv(c, buf, sizeof buf, 0);
+        static const char resp[] =
+            "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer realm=\"mcp\"\r\n"
+            "Content-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}";
+        (void)::send(c, resp, sizeof resp - 1, MSG_NOSIGNAL);
+        ::close(c);
+      }
+    });
+  }
+  ~Http401() {
+    stop = true;
+    ::shutdown(fd, SHUT_RDWR);
+    ::close(fd);
+    th.join();
+  }
+};
+
+TEST(oauth_handler_set_replace_clear) {
+  ht::Runtime rt("{}");
+  std::atomic<int> destroyed{0};
+  {
+    auto t = std::make_shared<Tracker>(&destroyed);
+    rt.set_oauth_handler([t](std::string_view) { return ht::oauth_error("no browser here"); });
+  }
+  CHECK(destroyed == 0);
+  {
+    auto t = std::make_shared<Tracker>(&destroyed);
+    rt.set_oauth_handler_async([t](ht::Approval &&a) {
+      CHECK(a.is_oauth());
+      a.respond_error("no browser here");
+    });
+  }
+  for (int i = 0; i < 200 && destroyed < 1; i++) std::this_thread::sleep_for(5ms);
+  CHECK(destroyed == 1);  // replaced: the first handler was released
+  rt.set_oauth_handler({});
+  for (int i = 0; i < 200 && destroyed < 2; i++) std::this_thread::sleep_for(5ms);
+  CHECK(destroyed == 2);  // cleared
+  CHECK(ht::oauth_redirect("http://127.0.0.1:1/cb?code=a\"b") == R"({"redirect_url":"http://127.0.0.1:1/cb?code=a\"b"})");
+  // A handler still set when the runtime closes is released by the close.
+  {
+    auto t = std::make_shared<Tracker>(&destroyed);
+    rt.set_oauth_handler([t](std::string_view) { return std::string("{}"); });
+  }
+  rt.close();
+  CHECK(destroyed == 3);
+}
+
+// A server that answers 401 and offers no working authorization server:
+// add_mcp_server still returns, and mcp_status shows the failure and why.
+TEST(oauth_server_without_handler_fails) {
+  Http401 srv;
+  std::string url = "http://127.0.0.1:" + std::to_string(srv.port) + "/mcp";
+  std::string cfg = R"({"url":)" + ht::json_string(url) + R"(,"connect_timeout":5,"oauth":{"token_store":"memory","timeout":5}})";
+  ht::Runtime rt("{}");
+  rt.add_mcp_server("secure", cfg);
+  std::string st = rt.mcp_status();
+  CONTAINS(st, "\"state\":\"failed\"");
+  // This server has no authorization server behind its challenge, so the
+  // sign-in fails before the browser step: visibly, with the reason.
+  CONTAINS(st, "authorization failed");
+  rt.remove_mcp_server("secure");
+}
+
 int main() {
   RUN(versions_and_features);
   RUN(json_helpers);
@@ -930,6 +1120,10 @@ int main() {
   RUN(terminal_process_write_cwd_env);
   RUN(interceptor);
   RUN(host_environment);
+  RUN(mcp_servers_add_status_call_remove);
+  RUN(serve_mcp_round_trip);
+  RUN(oauth_handler_set_replace_clear);
+  RUN(oauth_server_without_handler_fails);
 #ifdef HT_CPP_HAS_NLOHMANN
   RUN(typed_tools_with_nlohmann);
 #else
