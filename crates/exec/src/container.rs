@@ -1415,6 +1415,12 @@ impl Environment for Container {
     }
 
     fn set_task_network(&self, task: &str, net: Option<crate::env::TaskNetwork>) -> io::Result<()> {
+        if matches!(net, Some(crate::env::TaskNetwork::Proxy(_))) && self.kind() == "swarm" {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "an allow-list does not work on the swarm backend (its proxy runs on this machine, the task's container may not): \"off\" or \"on\" only",
+            ));
+        }
         // Held across the check: a start of the task waits for it.
         let slot = self.slot(task);
         let cur = lock(&slot);
