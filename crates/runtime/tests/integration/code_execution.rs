@@ -176,6 +176,15 @@ fn env(backend: &str, code: Value, extra: Value) -> Option<Env> {
             return None;
         }
     }
+    if backend == "daytona" {
+        // Daytona's API by its published contract, commands as processes
+        // here: the relay, as on modal.
+        let srv = crate::daytona_server::Server::start();
+        cfg["terminal"]["daytona"] = json!({
+            "api_url": srv.api(), "api_key": crate::daytona_server::KEY, "image": "debian:12",
+        });
+        server = Some(Box::new(srv));
+    }
     if let (Value::Object(a), Value::Object(b)) = (&mut cfg, extra) {
         a.extend(b);
     }
@@ -219,6 +228,10 @@ macro_rules! on_every_backend {
             #[test]
             fn modal() {
                 super::$scenario("modal");
+            }
+            #[test]
+            fn daytona() {
+                super::$scenario("daytona");
             }
         }
     };

@@ -10,6 +10,8 @@
 mod common;
 #[path = "../container_common/mod.rs"]
 mod container_common;
+#[path = "../../../exec/tests/daytona_server/mod.rs"]
+mod daytona_server;
 #[path = "../mcp_common/mod.rs"]
 mod mcp_common;
 #[cfg(feature = "modal")]
