@@ -5,8 +5,10 @@
 //! stream those backends give back, the command's output: the script's
 //! output and each request line of each connection. The answers come back
 //! as files the runtime writes into the run's `resp` folder through the
-//! backend's file operations (`<connection>.<sequence>`, written
-//! atomically), which the relay hands to the connection in order.
+//! backend's file operations (`<connection>.<sequence>`, written beside
+//! and renamed into place, since a backend's native upload may write in
+//! place), which the relay hands to the connection in order; an empty
+//! file says the channel closed that connection.
 //!
 //! Only the relay writes the command's output (the script's goes through
 //! it), so frames never interleave. A frame is
@@ -35,7 +37,9 @@ def frame(kind, conn, data=b""):
         out.write(line)
         out.flush()
 
-def answers(conn, n, closed):
+def answers(conn, n):
+    # Until the runtime's end marker (an empty answer file): a client that
+    # half-closes after its request still gets its answers.
     seq, idle = 0, 0.0005
     while True:
         p = os.path.join(resp_dir, "%d.%d" % (n, seq))
@@ -43,22 +47,25 @@ def answers(conn, n, closed):
             with open(p, "rb") as f:
                 data = f.read()
         except FileNotFoundError:
-            if closed.is_set():
-                return
             time.sleep(idle)
             idle = min(idle * 2, 0.004)
             continue
         idle = 0.0005
         os.unlink(p)
         seq += 1
+        if not data:
+            break
         try:
             conn.sendall(data)
         except OSError:
-            return
+            break
+    try:
+        conn.close()
+    except OSError:
+        pass
 
 def requests(conn, n):
-    closed = threading.Event()
-    threading.Thread(target=answers, args=(conn, n, closed), daemon=True).start()
+    threading.Thread(target=answers, args=(conn, n), daemon=True).start()
     buf = b""
     while True:
         try:
@@ -67,7 +74,6 @@ def requests(conn, n):
             b = b""
         if not b:
             frame(b"C", n)
-            closed.set()
             return
         buf += b
         while b"\n" in buf:
@@ -216,14 +222,30 @@ impl Relay {
                 let mut line = Vec::new();
                 for seq in 0u64.. {
                     line.clear();
-                    match r.read_until(b'\n', &mut line) {
-                        Ok(0) | Err(_) => return,
-                        Ok(_) => {}
+                    // The channel's side ended: an empty file tells the
+                    // relay to close the connection there.
+                    let end = matches!(r.read_until(b'\n', &mut line), Ok(0) | Err(_));
+                    if end {
+                        line.clear();
                     }
-                    if let Err(e) =
-                        fs.write_atomic(&resp.join(format!("{n}.{seq}")), &line, Some(0o600))
+                    // Written beside, then renamed: a backend's native
+                    // upload may write in place, and the relay must never
+                    // read half an answer (or an empty file: the end).
+                    let path = resp.join(format!("{n}.{seq}"));
+                    let part = resp.join(format!("{n}.{seq}.part"));
+                    let mut tries = 0;
+                    while let Err(e) = fs
+                        .write_atomic(&part, &line, Some(0o600))
+                        .and_then(|()| fs.rename(&part, &path))
                     {
-                        tracing::debug!("execute_code relay: cannot write an answer: {e}");
+                        tries += 1;
+                        if tries == 3 {
+                            tracing::warn!("execute_code relay: cannot write an answer where the script runs: {e}");
+                            return;
+                        }
+                        std::thread::sleep(std::time::Duration::from_millis(50 * tries));
+                    }
+                    if end {
                         return;
                     }
                 }

@@ -135,6 +135,33 @@ fn prefix_of(ev: &Events) -> String {
 /// per task; limits and reservations; no route out; placement events;
 /// `max_containers` over the whole swarm; cleanup of a task, at close and
 /// of a crashed runtime's leftovers.
+/// execute_code on swarm: no folder is shared with the task's node and no
+/// socket forwarded, so the run's channel goes through the relay (the
+/// image has python3); inner calls reach the task's container.
+#[test]
+fn execute_code_runs_through_the_relay() {
+    let s = swarm_or_skip!();
+    let _turn = swarm_common::turn();
+    let on_manager = json!({"constraints": ["node.role==manager"]});
+    let (rt, _ev) = runtime(
+        s,
+        &["terminal", "file", "code_execution"],
+        json!({}),
+        on_manager,
+    );
+    let code = "from hermes_tools import terminal, write_file, read_file\n\
+                write_file('/tmp/relay.txt', 'hello through the relay')\n\
+                print(read_file('/tmp/relay.txt')['content'])\n\
+                print(terminal('echo from-the-container $(cat /tmp/relay.txt | wc -c)')['output'])";
+    let v = call(&rt, "execute_code", "t", json!({"code": code}));
+    assert_eq!(v["status"], "success", "{v}");
+    let o = out(&v);
+    assert!(o.contains("hello through the relay"), "{v}");
+    assert!(o.contains("from-the-container 23"), "{v}");
+    assert_eq!(v["tool_calls_made"], 3, "{v}");
+    rt.close();
+}
+
 #[test]
 fn one_node_tasks_are_locked_down_services() {
     let s = swarm_or_skip!();

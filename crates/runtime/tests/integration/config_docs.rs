@@ -59,6 +59,7 @@ fn every_config_key_is_documented() {
         ),
         ("terminal.daytona", json!({"terminal": {"daytona": bad()}})),
         ("terminal.modal", json!({"terminal": {"modal": bad()}})),
+        ("terminal.swarm", json!({"terminal": {"swarm": bad()}})),
         (
             "terminal.sandbox_limits",
             json!({"terminal": {"sandbox_limits": bad()}}),
@@ -77,6 +78,14 @@ fn every_config_key_is_documented() {
         ("availability", json!({"availability": bad()})),
         ("limits", json!({"limits": bad()})),
         ("mcp_servers.NAME", json!({"mcp_servers": {"s": bad()}})),
+        (
+            "mcp_servers.NAME.oauth",
+            json!({"mcp_servers": {"s": {"url": "http://127.0.0.1:1/mcp", "oauth": bad()}}}),
+        ),
+        (
+            "mcp_servers.NAME.sampling",
+            json!({"mcp_servers": {"s": {"command": "true", "sampling": bad()}}}),
+        ),
     ];
     let text = docs();
     let mut missing = Vec::new();

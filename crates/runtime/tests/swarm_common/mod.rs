@@ -234,7 +234,9 @@ fn start_node(client: &Path, tag: char) -> Result<Node, String> {
 
 fn import_image(client: &Path, node: &Node) -> Result<(), String> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/test-image.sh");
+    // With python3: execute_code's relay runs in the task's container.
     let out = Command::new(script)
+        .env("HT_TEST_IMAGE_PYTHON", "1")
         .arg(IMAGE)
         .arg(client)
         .args(["-H", &node.host])
