@@ -109,6 +109,11 @@ os._exit(code if code >= 0 else 128 - code)
 /// output (a request line is bounded by the channel's own limit anyway).
 const MAX_FRAME: usize = 64 << 20;
 
+/// The most far connections open at once: the script writes the frames,
+/// and each connection costs a socket and a thread here (the relay itself
+/// listens with a backlog of 64).
+const MAX_CONNS: usize = 64;
+
 /// This side of a relayed run: parses the frames of the command's output,
 /// hands the script's output on, opens one connection to the run's channel
 /// per connection of the far side and writes the channel's answers back
@@ -181,6 +186,12 @@ impl Relay {
             b'O' => out(&data),
             b'Q' => {
                 if !self.conns.contains_key(&conn) {
+                    if self.conns.len() >= MAX_CONNS {
+                        tracing::debug!(
+                            "execute_code relay: too many connections, a request dropped"
+                        );
+                        return;
+                    }
                     match self.open(conn) {
                         Ok(s) => {
                             self.conns.insert(conn, s);
@@ -257,6 +268,31 @@ impl Relay {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A script forging request frames for thousands of connections gets
+    /// no more than MAX_CONNS connections (and threads) here.
+    #[test]
+    fn forged_connections_are_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let sock = dir.path().join("c.sock");
+        let l = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        l.set_nonblocking(true).unwrap();
+        let fs: Arc<dyn hermes_exec::fs::FileSystem> = Arc::new(hermes_exec::fs::HostFs::local());
+        let mut r = Relay::new(&sock, fs, dir.path().to_path_buf());
+        let b64 = base64::engine::general_purpose::STANDARD.encode(b"{}");
+        let mut stream = String::new();
+        for n in 0..1000 {
+            stream.push_str(&format!("\x1eHTQ {n} {b64}\n"));
+        }
+        let mut accepted = Vec::new();
+        r.feed(stream.as_bytes(), &mut |_| {});
+        while let Ok((c, _)) = l.accept() {
+            accepted.push(c);
+        }
+        assert_eq!(r.conns.len(), MAX_CONNS);
+        assert_eq!(accepted.len(), MAX_CONNS);
+        r.finish(&mut |_| {});
+    }
 
     #[test]
     fn frames_split_across_chunks_and_plain_lines() {
