@@ -427,30 +427,9 @@ impl Apptainer {
         Ok(name)
     }
 
-    /// Task `task`'s shared folder on this machine, made if missing:
-    /// inside this runtime's folder (0700: no other user of this machine
-    /// reaches it), itself open (0755) to the instance's user.
+    /// Task `task`'s shared folder on this machine, made if missing.
     fn shared_here(&self, task: &str) -> io::Result<PathBuf> {
-        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-        match std::fs::DirBuilder::new().mode(0o700).create(&self.shared) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(e),
-        }
-        let meta = std::fs::symlink_metadata(&self.shared)?;
-        if !meta.is_dir() || meta.permissions().mode() & 0o077 != 0 {
-            return Err(io::Error::other(format!(
-                "{} is not a private folder of this user",
-                self.shared.display()
-            )));
-        }
-        let here = self.shared.join(slug(task_key(task), 40));
-        match std::fs::create_dir(&here) {
-            Ok(()) => std::fs::set_permissions(&here, std::fs::Permissions::from_mode(0o755))?,
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(e),
-        }
-        Ok(here)
+        crate::container::shared_folder(&self.shared, &slug(task_key(task), 40))
     }
 
     fn stop(&self, name: &str) {

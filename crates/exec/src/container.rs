@@ -119,6 +119,33 @@ pub struct ContainerConfig {
 /// Where a task's container sees its shared folder ([`ContainerConfig::share_runs`]).
 pub const SHARED_INSIDE: &str = "/run/hermes-tools";
 
+/// A task's folder shared with its container or instance, made if
+/// missing: `root/name`, where `root` is the runtime's own (0700: no other
+/// user of this machine reaches it) and the task's folder is open (0755)
+/// since the user inside may be any.
+pub(crate) fn shared_folder(root: &Path, name: &str) -> io::Result<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    match std::fs::DirBuilder::new().mode(0o700).create(root) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    let meta = std::fs::symlink_metadata(root)?;
+    if !meta.is_dir() || meta.permissions().mode() & 0o077 != 0 {
+        return Err(io::Error::other(format!(
+            "{} is not a private folder of this user",
+            root.display()
+        )));
+    }
+    let here = root.join(name);
+    match std::fs::create_dir(&here) {
+        Ok(()) => std::fs::set_permissions(&here, std::fs::Permissions::from_mode(0o755))?,
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    Ok(here)
+}
+
 impl Default for ContainerConfig {
     fn default() -> Self {
         ContainerConfig {
@@ -958,26 +985,7 @@ impl Container {
     /// this runtime's folder (0700: no other user of this machine reaches
     /// it), itself open (0755) since the container's user may be any.
     fn shared_here(&self, n: u64) -> io::Result<PathBuf> {
-        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-        match std::fs::DirBuilder::new().mode(0o700).create(&self.shared) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(e),
-        }
-        let meta = std::fs::symlink_metadata(&self.shared)?;
-        if !meta.is_dir() || meta.permissions().mode() & 0o077 != 0 {
-            return Err(io::Error::other(format!(
-                "{} is not a private folder of this user",
-                self.shared.display()
-            )));
-        }
-        let here = self.shared.join(n.to_string());
-        match std::fs::create_dir(&here) {
-            Ok(()) => std::fs::set_permissions(&here, std::fs::Permissions::from_mode(0o755))?,
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(e),
-        }
-        Ok(here)
+        shared_folder(&self.shared, &n.to_string())
     }
 
     /// Make the proxy's listener in container `id`'s network namespace.
