@@ -874,8 +874,16 @@ impl Container {
     /// does not have, nor carry another proxy's secret placeholders.
     fn proxy_env(&self, req: &SpawnRequest<'_>) -> Option<Vec<(String, String)>> {
         let (_, proxy) = self.net_for(req.task);
-        if self.cfg.proxy.is_none() && proxy.is_none() {
-            return None;
+        if proxy.is_none() {
+            // No proxy for this task: none of a proxy's variables, whether
+            // from the base environment or the task's captured state.
+            return Some(
+                req.env
+                    .iter()
+                    .filter(|(k, v)| !crate::netproxy::NetProxy::is_proxy_variable(k, v))
+                    .cloned()
+                    .collect(),
+            );
         }
         let own = proxy.map(|p| p.sandbox_env()).unwrap_or_default();
         let names: std::collections::HashSet<String> = self

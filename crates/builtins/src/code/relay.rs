@@ -120,6 +120,8 @@ const MAX_CONNS: usize = 64;
 /// as files.
 pub struct Relay {
     buf: Vec<u8>,
+    /// How much of `buf` is known to hold no newline (not scanned again).
+    scanned: usize,
     socket: PathBuf,
     fs: Arc<dyn hermes_exec::fs::FileSystem>,
     resp: PathBuf,
@@ -131,6 +133,7 @@ impl Relay {
     pub fn new(socket: &Path, fs: Arc<dyn hermes_exec::fs::FileSystem>, resp: PathBuf) -> Relay {
         Relay {
             buf: Vec::new(),
+            scanned: 0,
             socket: socket.to_path_buf(),
             fs,
             resp,
@@ -141,16 +144,22 @@ impl Relay {
     /// A chunk of the command's output; the script's output goes to `out`.
     pub fn feed(&mut self, chunk: &[u8], out: &mut dyn FnMut(&[u8])) {
         self.buf.extend_from_slice(chunk);
+        // Scan only what is new: a line that never ends must cost linear
+        // time, or the pump falls behind the script's timeout.
         let mut start = 0;
-        while let Some(i) = memchr::memchr(b'\n', &self.buf[start..]) {
-            let end = start + i;
+        let mut from = self.scanned;
+        while let Some(i) = memchr::memchr(b'\n', &self.buf[from..]) {
+            let end = from + i;
             let line = self.buf[start..end].to_vec();
             self.frame(&line, out);
             start = end + 1;
+            from = start;
         }
         self.buf.drain(..start);
+        self.scanned = self.buf.len();
         if self.buf.len() > MAX_FRAME {
             out(&std::mem::take(&mut self.buf));
+            self.scanned = 0;
         }
     }
 
@@ -159,6 +168,7 @@ impl Relay {
         if !self.buf.is_empty() {
             out(&std::mem::take(&mut self.buf));
         }
+        self.scanned = 0;
         for (_, c) in self.conns.drain() {
             let _ = c.shutdown(std::net::Shutdown::Both);
         }
@@ -292,6 +302,26 @@ mod tests {
         assert_eq!(r.conns.len(), MAX_CONNS);
         assert_eq!(accepted.len(), MAX_CONNS);
         r.finish(&mut |_| {});
+    }
+
+    /// A line that never ends (written by the script straight to the
+    /// relay's output) is scanned once, not once per chunk: 48 MiB in
+    /// 4 KiB chunks took quadratic time before (the call overran its
+    /// timeout by as long again).
+    #[test]
+    fn an_endless_line_is_scanned_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs: Arc<dyn hermes_exec::fs::FileSystem> = Arc::new(hermes_exec::fs::HostFs::local());
+        let mut r = Relay::new(&dir.path().join("none.sock"), fs, dir.path().to_path_buf());
+        let chunk = vec![b'A'; 4096];
+        let mut seen = 0usize;
+        // Linear: a fraction of a second; the quadratic scan of 48 MiB in
+        // 4 KiB steps is ~300 GB of memchr (the test does not end).
+        for _ in 0..(48 << 20) / 4096 {
+            r.feed(&chunk, &mut |b| seen += b.len());
+        }
+        r.finish(&mut |b| seen += b.len());
+        assert_eq!(seen, 48 << 20);
     }
 
     #[test]

@@ -200,6 +200,27 @@ impl NetProxy {
         v
     }
 
+    /// Whether `(name, value)` is one of the variables a proxy gives a
+    /// command ([`NetProxy::sandbox_env`]) with the value a proxy gives it:
+    /// a task whose proxy is gone (its network set to "on" or "off") must
+    /// not keep them from its captured state, pointing at a proxy it no
+    /// longer has or carrying a placeholder. A variable the user set to
+    /// another value (a proxy of their own) is kept.
+    pub fn is_proxy_variable(name: &str, value: &str) -> bool {
+        let http = format!("http://127.0.0.1:{PORT_INSIDE}");
+        let socks = format!("socks5h://127.0.0.1:{PORT_INSIDE}");
+        match name.to_ascii_uppercase().as_str() {
+            "HTTP_PROXY" | "HTTPS_PROXY" | "ALL_PROXY" => value == http || value == socks,
+            "SSL_CERT_FILE"
+            | "CURL_CA_BUNDLE"
+            | "REQUESTS_CA_BUNDLE"
+            | "PIP_CERT"
+            | "GIT_SSL_CAINFO"
+            | "NODE_EXTRA_CA_CERTS" => value == CA_INSIDE,
+            _ => value.starts_with(secrets::PLACEHOLDER_PREFIX),
+        }
+    }
+
     /// Host variables a sandboxed command must not get (the sources of
     /// secrets' values).
     pub fn unset_env(&self) -> Vec<String> {

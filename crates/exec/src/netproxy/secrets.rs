@@ -2,6 +2,9 @@
 
 use super::policy;
 
+/// How every placeholder starts (`hermes-secret-<NAME>-<random>`).
+pub const PLACEHOLDER_PREFIX: &str = "hermes-secret-";
+
 /// A value the command never sees: it gets [`Secret::placeholder`] in the
 /// variable `name`, and the proxy puts `value` in its place in requests to
 /// `hosts` only.
@@ -62,7 +65,7 @@ impl Secret {
             value,
             hosts: pats,
             unset,
-            placeholder: format!("hermes-secret-{name}-{}", random_hex(16)),
+            placeholder: format!("{PLACEHOLDER_PREFIX}{name}-{}", random_hex(16)),
         })
     }
 }

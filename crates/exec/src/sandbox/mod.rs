@@ -1161,10 +1161,14 @@ impl Environment for Sandbox {
         // loader acts on (`LD_PRELOAD=$PWD/evil.so`) would run the
         // command's code there. They get the environment without them; the
         // command gets them through `--setenv` (see `argv`).
+        // A task without a proxy keeps no proxy variables from its
+        // captured state (it had one before its network was changed).
+        let proxied = self.net_for(req.task).1.is_some();
         let host_env: Vec<(String, String)> = req
             .env
             .iter()
             .filter(|(k, _)| !is_loader_var(k))
+            .filter(|(k, v)| proxied || !crate::netproxy::NetProxy::is_proxy_variable(k, v))
             .cloned()
             .collect();
         let req = &SpawnRequest {

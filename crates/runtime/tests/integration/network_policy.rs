@@ -383,6 +383,12 @@ fn a_task_gets_its_own_network_setting() {
         text.contains("proxy=\n") || text.ends_with("proxy="),
         "{out}"
     );
+    // Given the network after the list: no proxy variables are left from
+    // the captured state (found by a red team: HTTP_PROXY pointed at the
+    // proxy the task no longer had).
+    rt.set_task_network("listed", &json!("on")).unwrap();
+    let out = run_in(&rt, "listed", "echo \"proxy=$HTTP_PROXY\"");
+    assert_eq!(out["output"], "proxy=", "{out}");
     // Back to the runtime's setting.
     rt.set_task_network("listed", &Value::Null).unwrap();
     let out = run_in(&rt, "listed", &curl);
