@@ -87,7 +87,8 @@ fn watchdog(dir: &Path, start: &str, on_exit: &str) -> Result<(), String> {
         .map_err(|e| e.to_string())
 }
 
-fn wait_ready(mut probe: impl FnMut() -> bool, what: &str, log: &Path) -> Result<(), String> {
+/// Poll `probe` until it holds (40 s at most); else the daemon's last log lines.
+pub fn wait_ready(mut probe: impl FnMut() -> bool, what: &str, log: &Path) -> Result<(), String> {
     let until = Instant::now() + Duration::from_secs(40);
     while Instant::now() < until {
         if probe() {

@@ -17,7 +17,6 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Mutex, MutexGuard, OnceLock};
-use std::time::{Duration, Instant};
 
 pub const IMAGE: &str = "hermes-tools-test:1";
 
@@ -135,20 +134,7 @@ fn sh(script: &str) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-fn wait_ready(mut probe: impl FnMut() -> bool, what: &str, log: &Path) -> Result<(), String> {
-    let until = Instant::now() + Duration::from_secs(40);
-    while Instant::now() < until {
-        if probe() {
-            return Ok(());
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let log = std::fs::read_to_string(log).unwrap_or_default();
-    Err(format!(
-        "{what} did not become ready: {}",
-        log.lines().rev().take(3).collect::<Vec<_>>().join(" | ")
-    ))
-}
+use crate::container_common::wait_ready;
 
 /// Start a node's dockerd in network namespace `netns`; returns the node
 /// (without its swarm id yet).
