@@ -925,7 +925,7 @@ impl Placement for SwarmPlacement {
         let p = c.name();
         format!(
             "ids=$(\"$@\" service ls -q --filter name={p}-); [ -z \"$ids\" ] || \"$@\" service rm $ids; \
-             n=$(\"$@\" network ls -q --filter name={p}-); [ -z \"$n\" ] || \"$@\" network rm $n || {{ sleep 2; \"$@\" network rm $n; }}"
+             for i in 1 2 3 4 5 6 7 8 9 10 11 12; do n=$(\"$@\" network ls -q --filter name={p}-); [ -z \"$n\" ] && break; \"$@\" network rm $n >/dev/null 2>&1 || sleep 2; done"
         )
     }
 
